@@ -1,0 +1,11 @@
+/* sandbox.h: umbrella header of libsandbox-e2b. */
+#ifndef SANDBOX_H
+#define SANDBOX_H
+#include "sandbox/common.h"
+#include "sandbox/e2b.h"
+#include "sandbox/error.h"
+#include "sandbox/log.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/signal.h"
+#include "sandbox/validate.h"
+#endif

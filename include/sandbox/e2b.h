@@ -1,0 +1,87 @@
+/*
+ * sandbox/e2b.h: the E2B provider of the sandbox@1 contract and its
+ * deployment config (seed plugin.json configSchemas.deployment, seed
+ * dist/index.mjs DeploymentConfig and createE2BSandbox).
+ */
+#ifndef SANDBOX_E2B_H
+#define SANDBOX_E2B_H
+
+#include "common.h"
+#include "error.h"
+#include "log.h"
+#include "sandbox.h"
+
+SBX_BEGIN_DECLS
+
+/**
+ * A normalized deployment config, defaults filled in. Made by
+ * sbx_e2b_config_parse(); owned by the caller, freed with
+ * sbx_e2b_config_free(). Read-only once made; safe to share between threads.
+ */
+typedef struct sbx_e2b_config {
+	char *api_key;           /**< secret: never log or print it */
+	char *api_url;           /**< "apiUrl" as given, or NULL */
+	char *domain;            /**< default "e2b.app" */
+	char *template_id;       /**< "template" */
+	int64_t timeout_seconds; /**< 60..86400, default 3600 */
+	bool domain_allowlist;   /**< default true */
+	bool allow_open_egress;  /**< default false */
+	char *effective_api_url; /**< api_url, or "https://api.<domain>" */
+} sbx_e2b_config;
+
+/**
+ * Parse and validate a deployment config JSON object with exactly the seed's
+ * keys and rules: apiKey (required, non-empty string), apiUrl (optional http
+ * or https URL), domain (hostname pattern, default "e2b.app"), template
+ * (required, non-empty), timeoutSeconds (integer 60..86400, default 3600),
+ * domainAllowlist (boolean, default true), allowOpenEgress (boolean, default
+ * false). Unknown keys, wrong types and out-of-range values are errors.
+ *
+ * @param[out] out  the config; caller frees with sbx_e2b_config_free().
+ * @param json, len the JSON text (bytes; need not be NUL-terminated).
+ * @return 0, SBX_EINVALID (err->message names every offending key and its
+ *         rule, separated by "; "), SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len,
+                                    sbx_error *err);
+
+/** Free a config (zeroing the API key first). Accepts NULL. */
+SBX_EXTERN void sbx_e2b_config_free(sbx_e2b_config *cfg);
+
+/**
+ * Render the normalized config as a JSON object (all seven keys in the
+ * seed's order, defaults filled in, apiUrl omitted when unset) with apiKey
+ * replaced by "[redacted]".
+ * @param[out] out  NUL-terminated JSON; caller frees with sbx_free().
+ * @return 0, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_e2b_config_to_json(char **out, const sbx_e2b_config *cfg, sbx_error *err);
+
+#define SBX_E2B_OPTIONS_VERSION 1
+
+/** Options of sbx_e2b_provider_new(). Initialise with SBX_E2B_OPTIONS_INIT. */
+typedef struct sbx_e2b_options {
+	unsigned int version; /**< SBX_E2B_OPTIONS_VERSION */
+	/**
+	 * envd base URL override (the seed's test-only `envdUrl`), e.g.
+	 * "http://127.0.0.1:49983" for fake-e2b or a self-hosted gateway; requests
+	 * are routed by the E2b-Sandbox-Id header. NULL: https://49983-<id>.<domain>.
+	 * Copied.
+	 */
+	const char *envd_url;
+	sbx_logger logger;    /**< NULL fn = silent */
+} sbx_e2b_options;
+
+#define SBX_E2B_OPTIONS_INIT {SBX_E2B_OPTIONS_VERSION, NULL, {NULL, NULL}}
+
+/**
+ * Create an E2B provider. The config is copied; `opts` may be NULL.
+ * @param[out] out  caller frees with sbx_provider_free().
+ * @return 0, SBX_EINVALID (bad options), SBX_ENOMEM, SBX_EINTERNAL.
+ */
+SBX_EXTERN int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg,
+                                    const sbx_e2b_options *opts, sbx_error *err);
+
+SBX_END_DECLS
+
+#endif

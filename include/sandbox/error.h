@@ -1,0 +1,58 @@
+/*
+ * sandbox/error.h: the one error type of the library.
+ *
+ * Every fallible function returns 0 or a negative sbx_error_code and, when
+ * given a non-NULL `sbx_error *err`, fills it where the failure was detected.
+ * The first failure stays: outer layers never overwrite it. Messages never
+ * contain the API key, an envd access token or an Authorization header, and
+ * quote at most 64 bytes of server data with non-printable bytes escaped.
+ */
+#ifndef SANDBOX_ERROR_H
+#define SANDBOX_ERROR_H
+
+#include "common.h"
+
+SBX_BEGIN_DECLS
+
+/**
+ * Stable error codes to branch on. Never renumbered; a retired code keeps a
+ * placeholder.
+ */
+typedef enum sbx_error_code {
+	SBX_OK = 0,
+	SBX_EINVALID = -1,  /**< bad argument or config; detected before any request */
+	SBX_EGONE = -2,     /**< the sandbox no longer exists (E2B-format 404, or no envd token) */
+	SBX_EABORTED = -3,  /**< the abort signal fired */
+	SBX_ETIMEOUT = -4,  /**< a call's own deadline passed (e.g. 60 s per control-plane call) */
+	SBX_ETOOLARGE = -5, /**< the peer sent more than a named cap allows */
+	SBX_ENOMEM = -6,    /**< allocation failed; objects are unchanged, nothing leaked */
+	SBX_EPROTOCOL = -7, /**< malformed server reply (bad JSON, bad frame, missing end-stream) */
+	SBX_EHTTP = -8,     /**< the server answered with an HTTP error status (see http_status) */
+	SBX_ENETWORK = -9,  /**< could not reach the server (DNS, connect, TLS, reset) */
+	SBX_EUSER = -10,    /**< a caller's callback returned non-zero; never raised by the library itself */
+	SBX_ESANDBOX = -11, /**< an in-sandbox step failed (e.g. the write script exited non-zero) */
+	SBX_EINTERNAL = -12 /**< a local system call failed unexpectedly */
+} sbx_error_code;
+
+#define SBX_ERROR_MESSAGE_MAX 512
+
+/**
+ * A caller-allocated error. Zero-initialise it (`sbx_error e = {0};`) or pass
+ * NULL where you do not need details.
+ */
+typedef struct sbx_error {
+	int code;          /**< an sbx_error_code; 0 while no error was recorded */
+	int http_status;   /**< HTTP status when the failure was an HTTP answer, else 0 */
+	char e2b_code[32]; /**< E2B/Connect error code from the body ("404", "not_found"), or "" */
+	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */
+} sbx_error;
+
+/** Name of a code, e.g. "SBX_EGONE". Static string; unknown codes give "SBX_E?". */
+SBX_EXTERN const char *sbx_error_code_name(int code);
+
+/** Reset an error to the "no error" state. Accepts NULL. */
+SBX_EXTERN void sbx_error_clear(sbx_error *err);
+
+SBX_END_DECLS
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * sandbox/validate.h: validators of the sandbox@1 contract (design brief §2).
+ *
+ * Pure functions, thread-safe, no allocation. Each returns 0 when the value is
+ * valid, else SBX_EINVALID with `err` (if non-NULL) naming the rule broken.
+ */
+#ifndef SANDBOX_VALIDATE_H
+#define SANDBOX_VALIDATE_H
+
+#include "common.h"
+#include "error.h"
+#include "sandbox.h"
+
+SBX_BEGIN_DECLS
+
+/** Sandbox tag: ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$ */
+SBX_EXTERN int sbx_validate_tag(const char *tag, sbx_error *err);
+
+/**
+ * Sandbox path: absolute, at most 4096 bytes, no NUL or other control
+ * character, no empty, "." or ".." segment (one trailing "/" allowed), each
+ * segment at most 255 bytes. `len` is the byte length (NUL bytes inside are
+ * rejected); pass strlen(path) for C strings.
+ */
+SBX_EXTERN int sbx_validate_path(const char *path, size_t len, sbx_error *err);
+
+/**
+ * Allow host: a lowercase hostname (the seed's hostname pattern), optionally
+ * prefixed by "*.", or an IPv4 address or IPv4 CIDR (/0../32).
+ */
+SBX_EXTERN int sbx_validate_allow_host(const char *host, sbx_error *err);
+
+/** Environment variable name: ^[A-Za-z_][A-Za-z0-9_]*$ */
+SBX_EXTERN int sbx_validate_env_key(const char *key, sbx_error *err);
+
+/** Limits: cpu, memory_mb, disk_mb finite and > 0; allow hosts valid when egress is allowlist. */
+SBX_EXTERN int sbx_validate_limits(const sbx_limits *limits, sbx_error *err);
+
+SBX_END_DECLS
+
+#endif

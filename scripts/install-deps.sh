@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what sandbox-e2b needs to build, test and run its demo on Debian 12.
+# Idempotent: re-running installs nothing new. Must run as root (or with sudo).
+set -euo pipefail
+
+pkgs=(
+	build-essential cmake pkg-config git ca-certificates
+	libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev uuid-dev libssl-dev
+	util-linux procps coreutils iproute2 make gcc
+)
+# Node.js and npm only run the peer test and the SDK benchmark; keep a newer
+# Node the machine already has rather than Debian's.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,47 @@
+/*
+ * contract/provider.h: the seam between the public contract (sandbox.h) and a
+ * provider implementation. Knows nothing of E2B.
+ *
+ * src/contract/provider.c implements the public sbx_sandbox_* functions: it
+ * checks arguments that every provider shares (NULL pointers, an already
+ * aborted signal, tags, paths, env keys, limits), zeroes outputs, then calls
+ * the provider's vtable. A provider (src/e2b/provider.c) fills a vtable and
+ * wraps its state with sbx__provider_new().
+ */
+#ifndef SBX_CONTRACT_PROVIDER_H
+#define SBX_CONTRACT_PROVIDER_H
+
+#include <sandbox/sandbox.h>
+
+typedef struct sbx_provider_vtable {
+	const char *name; /* "e2b" */
+	bool concurrent_exec;
+	int (*create)(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+	              sbx_signal *sig, sbx_error *err);
+	int (*resume)(void *impl, sbx_resume_status *out, const char *id, sbx_signal *sig,
+	              sbx_error *err);
+	int (*suspend)(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+	int (*destroy)(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+	int (*destroy_by_name)(void *impl, const char *name, sbx_signal *sig, sbx_error *err);
+	int (*kill_all)(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+	int (*kill_tagged)(void *impl, const char *id, const char *const *tags, size_t ntags,
+	                   sbx_signal *sig, sbx_error *err);
+	int (*exec)(void *impl, sbx_exec_result *out, const char *id, const char *command,
+	            const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*read_file)(void *impl, sbx_file **out, const char *id, const char *path,
+	                 size_t max_bytes, sbx_signal *sig, sbx_error *err);
+	int (*write_file)(void *impl, const char *id, const char *path, const void *data,
+	                  size_t len, sbx_signal *sig, sbx_error *err);
+	int (*stat)(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
+	            sbx_error *err);
+	void (*free)(void *impl);
+} sbx_provider_vtable;
+
+/*
+ * Wrap `impl` in a provider. On success the provider owns impl (freed by
+ * vt->free in sbx_provider_free()); on failure (SBX_ENOMEM) impl is untouched.
+ */
+int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *impl,
+                      sbx_error *err);
+
+#endif

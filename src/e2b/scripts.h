@@ -1,0 +1,52 @@
+/*
+ * e2b/scripts.h: the in-sandbox shell scripts (data) and the exec wrapper's
+ * arguments, exactly as the seed (dist/index.mjs) defines them. Each script
+ * in scripts.c carries a comment saying what it guarantees.
+ */
+#ifndef SBX_E2B_SCRIPTS_H
+#define SBX_E2B_SCRIPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SBX_E2B_SANDBOX_USER "sandbox"
+#define SBX_E2B_ROOT_USER "root"
+#define SBX_E2B_UPLOAD_DIR "/opt/capybara/upload"
+#define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
+
+extern const char sbx__e2b_exec_wrapper[];      /* EXEC_WRAPPER */
+extern const char sbx__e2b_kill_script[];       /* KILL_SCRIPT (KILL_TREE + ...) */
+extern const char sbx__e2b_kill_all_script[];   /* KILL_ALL_SCRIPT */
+extern const char sbx__e2b_kill_tagged_script[];/* KILL_TAGGED_SCRIPT */
+extern const char sbx__e2b_read_script[];       /* READ_SCRIPT */
+extern const char sbx__e2b_stat_script[];       /* STAT_SCRIPT */
+extern const char sbx__e2b_user_write_script[]; /* USER_WRITE_SCRIPT */
+extern const char sbx__e2b_skills_write_script[]; /* SKILLS_WRITE_SCRIPT */
+
+/*
+ * In-sandbox timeout of the `timeout -s KILL` backstop: ceil(timeout_ms / 1000)
+ * + 5 seconds, computed without overflow for any uint64_t.
+ */
+uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms);
+
+/*
+ * The argv of `setsid` for an exec (the seed's execArgs):
+ * {"-w", "/bin/sh", "-c", EXEC_WRAPPER, "capybara-exec", ctl, command, "<seconds>"}.
+ * `seconds_buf` (>= 24 bytes) holds the decimal seconds; args[] (8 entries)
+ * borrow from the inputs and seconds_buf.
+ */
+#define SBX_E2B_EXEC_ARGC 8
+void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, size_t buflen,
+                        const char *ctl, const char *command, uint64_t timeout_ms);
+
+/*
+ * The exec control path: "/tmp/.capybara-exec-<uuid>" or
+ * "/tmp/.capybara-exec-<tag>-<uuid>" (lowercase UUID v4). `out` >= 128 bytes.
+ * The tag must already be valid. Returns 0, SBX_EINTERNAL.
+ */
+int sbx__e2b_exec_control_path(char *out, size_t outlen, const char *tag);
+
+/* A lowercase random UUID v4 (36 chars + NUL) into out (>= 37 bytes). */
+void sbx__uuid(char out[37]);
+
+#endif
