@@ -1,0 +1,161 @@
+/*
+ * util/buf.c: the one growable byte buffer, always capped (style brief §2.11).
+ *
+ * `max` bounds the bytes held; `cap` bounds the allocation, which is at most
+ * max + 1 (room for the trailing NUL kept for convenience). Growth doubles,
+ * clamped to max + 1. Since max <= SIZE_MAX / 2 no size computed here can
+ * overflow. Exceeding max is SBX_ETOOLARGE (the peer sent too much), a failed
+ * allocation SBX_ENOMEM; either way the buffer is left unchanged.
+ */
+#include "util/buf.h"
+
+#include <assert.h>
+#include <sandbox/error.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+#define BUF_MIN_CAP 64
+
+void sbx_buf_init(sbx_buf *b, size_t max)
+{
+	assert(max <= SIZE_MAX / 2);
+	b->ptr = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+/* Make cap >= need (need <= max + 1 by the callers' checks). */
+static int buf_grow(sbx_buf *b, size_t need)
+{
+	size_t cap;
+	unsigned char *p;
+
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : BUF_MIN_CAP;
+	while (cap < need)
+		cap *= 2; /* cap <= 2 * (max + 1) <= SIZE_MAX: no overflow */
+	if (cap > b->max + 1)
+		cap = b->max + 1;
+	if (!(p = sbx__realloc(b->ptr, cap)))
+		return SBX_ENOMEM;
+	if (!b->ptr)
+		p[0] = '\0';
+	b->ptr = p;
+	b->cap = cap;
+	return 0;
+}
+
+int sbx_buf_reserve(sbx_buf *b, size_t want, unsigned char **tail)
+{
+	int error;
+	if (want > b->max - b->len) /* len <= max always holds */
+		return SBX_ETOOLARGE;
+	if ((error = buf_grow(b, b->len + want + 1)) < 0)
+		return error;
+	*tail = b->ptr + b->len;
+	return 0;
+}
+
+void sbx_buf_commit(sbx_buf *b, size_t n)
+{
+	assert(n <= b->cap - b->len - 1);
+	b->len += n;
+	b->ptr[b->len] = '\0';
+}
+
+int sbx_buf_put(sbx_buf *b, const void *data, size_t len)
+{
+	unsigned char *tail;
+	int error;
+	if ((error = sbx_buf_reserve(b, len, &tail)) < 0)
+		return error;
+	if (len)
+		memcpy(tail, data, len);
+	sbx_buf_commit(b, len);
+	return 0;
+}
+
+int sbx_buf_puts(sbx_buf *b, const char *s)
+{
+	return sbx_buf_put(b, s, strlen(s));
+}
+
+int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap)
+{
+	unsigned char *tail;
+	va_list copy;
+	int n, error;
+
+	va_copy(copy, ap);
+	n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return SBX_EINVALID;
+	if ((error = sbx_buf_reserve(b, (size_t)n, &tail)) < 0)
+		return error;
+	vsnprintf((char *)tail, (size_t)n + 1, fmt, ap);
+	sbx_buf_commit(b, (size_t)n);
+	return 0;
+}
+
+int sbx_buf_printf(sbx_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int error;
+	va_start(ap, fmt);
+	error = sbx_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return error;
+}
+
+void sbx_buf_consume(sbx_buf *b, size_t n)
+{
+	assert(n <= b->len);
+	if (n == 0)
+		return;
+	memmove(b->ptr, b->ptr + n, b->len - n);
+	b->len -= n;
+	b->ptr[b->len] = '\0';
+}
+
+void sbx_buf_clear(sbx_buf *b)
+{
+	b->len = 0;
+	if (b->ptr)
+		b->ptr[0] = '\0';
+}
+
+int sbx_buf_detach(sbx_buf *b, unsigned char **out, size_t *len_out)
+{
+	if (!b->ptr) {
+		/* Never NULL on success: an empty buffer detaches as "". */
+		unsigned char *p = sbx__malloc(1);
+		if (!p)
+			return SBX_ENOMEM;
+		p[0] = '\0';
+		*out = p;
+		if (len_out)
+			*len_out = 0;
+		return 0;
+	}
+	*out = b->ptr;
+	if (len_out)
+		*len_out = b->len;
+	b->ptr = NULL;
+	b->len = 0;
+	b->cap = 0;
+	return 0;
+}
+
+void sbx_buf_dispose(sbx_buf *b)
+{
+	sbx__free(b->ptr);
+	b->ptr = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
