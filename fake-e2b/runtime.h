@@ -1,0 +1,306 @@
+/*
+ * fake-e2b/runtime.h — the sandbox runtime of fake-e2b (issue 3).
+ *
+ * Owns: making sandboxes ("boxes") real on this Linux machine — one PID + mount (+ network when
+ * egress is none) namespace per box with a tiny PID-1, a freezer cgroup per box for pause, the
+ * processes started inside (envd `process.Process`, e2b-protocol.md §4) and the files API (envd
+ * `/files` and `filesystem.Filesystem`, e2b-protocol.md §5).
+ * Must not know: HTTP, Connect framing, JSON, tokens, timeouts of the control plane. fake-e2b's
+ * HTTP side (fakesrv) maps wire requests onto these calls.
+ *
+ * Addressing: boxes are named by the sandbox id string the server chose; processes by
+ * (box id, pid as seen inside the box). Every call looks the box up under a lock, so a box
+ * destroyed concurrently just yields FK_ENOTFOUND. All functions are thread-safe unless said
+ * otherwise.
+ *
+ * Errors: functions return 0 or a negative `fk_code`; the optional last parameter `fk_err *err`
+ * (may be NULL) receives the code, the errno if any and a message meant for the wire
+ * (e.g. "cwd '/nope' does not exist", "path '/x' is a directory"). Messages never hold secrets.
+ *
+ * Without root, user namespaces or the freezer cgroup the runtime degrades (processes run in a
+ * per-box temp dir without isolation; freeze uses SIGSTOP/SIGCONT) and says so on stderr once;
+ * `fk_rt_isolated()` tells tests whether to skip.
+ */
+#ifndef FAKE_E2B_RUNTIME_H
+#define FAKE_E2B_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum fk_code {
+	FK_OK = 0,
+	FK_EINVAL = -1, /* bad argument (empty path, bad signal, ...) -> invalid_argument / 400 */
+	FK_ENOTFOUND = -2, /* box, pid, tag or path does not exist -> not_found / 404 */
+	FK_ENOCWD =
+	    -3, /* Start: cwd does not exist -> invalid_argument "cwd '<p>' does not exist" */
+	FK_EISDIR =
+	    -4, /* path is a directory where a file is needed -> 400 "path is a directory" */
+	FK_ENOTDIR = -5,   /* a path component (or MakeDir/ListDir target) is not a directory */
+	FK_EEXIST = -6,    /* MakeDir: a directory already exists -> already_exists; box id taken */
+	FK_ENOUSER = -7,   /* unknown user name -> unauthenticated / 401 */
+	FK_ESTATE = -8,    /* box is in the wrong state (e.g. start on a frozen box) */
+	FK_ENOSPC = -9,    /* ENOSPC / EDQUOT -> 507 */
+	FK_ETIMEOUT = -10, /* fk_sub_next: no event within the timeout (send a keepalive) */
+	FK_EIO = -11,      /* any other system failure (errno in fk_err.errnum) -> internal / 500 */
+	FK_ENOMEM = -12,   /* out of memory */
+	FK_ESPAWN = -13,   /* Start: execve or setup in the child failed -> invalid_argument
+	                      "error starting process ..." */
+	FK_ECLOSED = -14,  /* stdin already closed / not a pipe; subscription already ended */
+} fk_code;
+
+typedef struct fk_err {
+	int code;          /* an fk_code */
+	int errnum;        /* errno behind the failure, 0 if none */
+	char message[256]; /* NUL-terminated, for the wire */
+} fk_err;
+
+/* Static name of a code ("FK_ENOTFOUND"); never NULL. */
+const char *fk_code_name(int code);
+
+/* ---------------------------------------------------------------- runtime */
+
+typedef struct fk_rt fk_rt;
+
+typedef struct fk_rt_options {
+	/* Directory holding one state dir per box (<state_dir>/<box id>/{root,upper...}); created
+	 * if missing. NULL: a fresh mkdtemp("/tmp/fake-e2b-XXXXXX") removed by fk_rt_free. */
+	const char *state_dir;
+	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
+	bool no_isolation;
+} fk_rt_options;
+
+/* Creates the runtime. Probes root, namespaces and the freezer (/sys/fs/cgroup/freezer/fake-e2b)
+ * and prints once on stderr what is unavailable. Call before starting threads that fork.
+ * `opts` may be NULL (defaults). Caller frees with fk_rt_free(). */
+int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err);
+
+/* Destroys every box (processes killed, mounts gone, state dirs removed), joins the runtime's
+ * threads and frees. Subscriptions and process refs still held become inert (their next() returns
+ * FK_ECLOSED) but must still be freed by their owners; do that before fk_rt_free when possible.
+ * Accepts NULL. */
+void fk_rt_free(fk_rt *rt);
+
+/* True when boxes get real namespaces + freezer; false in the degraded mode. */
+bool fk_rt_isolated(const fk_rt *rt);
+
+/* ---------------------------------------------------------------- boxes */
+
+typedef struct fk_box_options {
+	/* Egress none: the box gets its own network namespace with only `lo` up. */
+	bool net_none;
+	/* Default environment of every process ("KEY=VALUE", e.g. "E2B_SANDBOX=true",
+	 * "E2B_SANDBOX_ID=<id>", create-time envVars), applied after PATH/HOME/USER/LOGNAME and
+	 * before request envs. Copied. May be NULL with n_envs 0. */
+	const char *const *envs;
+	size_t n_envs;
+	/* User for calls passing user NULL; NULL means "root". Copied. */
+	const char *default_user;
+} fk_box_options;
+
+/* Creates and boots box `id` (1..64 chars of [A-Za-z0-9_-]): builds its root (host /usr, /bin,
+ * /lib... read-only; private /etc with user `sandbox` 1000:1000 HOME /workspace; /workspace,
+ * /skills 0755 root, /opt/capybara 0700 root, /tmp 1777), starts its init. FK_EEXIST if the id is
+ * taken. `opts` may be NULL. */
+int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err);
+
+/* Pause: every process of the box stops making progress (freezer cgroup FROZEN). Idempotent. */
+int fk_box_freeze(fk_rt *rt, const char *id, fk_err *err);
+
+/* Resume after fk_box_freeze. Idempotent. */
+int fk_box_thaw(fk_rt *rt, const char *id, fk_err *err);
+
+/* Cold boot (connect memory:false): every process ends (subscribers get their end event with
+ * "signal: killed"), files are kept, a new init starts; the box is running (thawed) afterwards.
+ * Works on a frozen or running box. */
+int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err);
+
+/* Everything ends, mounts are gone, the state dir is removed; works on a frozen box. Subscribers
+ * get their end event. FK_ENOTFOUND if no such box. */
+int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
+
+/* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
+bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
+
+/* Host pid of the box's init (for tests: /proc/<pid>/ns/...), 0 if none / degraded. */
+pid_t fk_box_init_pid(fk_rt *rt, const char *id);
+
+/* ---------------------------------------------------------------- processes */
+
+typedef struct fk_proc fk_proc; /* refcounted handle on one process (live or retained exit) */
+typedef struct fk_sub fk_sub;   /* one subscriber's queue of events of one process */
+
+typedef struct fk_proc_spec {
+	const char *cmd;         /* required; run via /bin/sh -c 'exec "$@"' like envd */
+	const char *const *args; /* argv[1..], may be NULL when n_args is 0 */
+	size_t n_args;
+	const char *const *env_keys; /* request envs, parallel arrays, applied last */
+	const char *const *env_values;
+	size_t n_envs;
+	const char *cwd;  /* NULL/"" = default (/workspace for sandbox, home for others); "~" and
+	                     relative paths resolve against the user's home */
+	const char *user; /* NULL = box default user; unknown -> FK_ENOUSER */
+	const char *tag;  /* optional, for List and Connect-by-tag */
+	bool stdin_pipe;  /* true: stdin is a pipe (SendInput/CloseStdin); false: /dev/null */
+} fk_proc_spec;
+
+/* Starts a process in box `box_id` as `spec->user` (uid, gid, supplementary groups), env not
+ * inherited (PATH, HOME, USER, LOGNAME, then box envs, then request envs). Returns only once the
+ * exec succeeded (status pipe): FK_ENOCWD, FK_ENOUSER, FK_ESPAWN, FK_ESTATE (box frozen),
+ * FK_ENOTFOUND (no box). If `sub_out` is non-NULL a subscription is attached before the process
+ * can produce output (so a Start stream misses nothing); caller frees it with fk_sub_free().
+ * `proc_out` (may be NULL) receives a reference; caller drops it with fk_proc_unref(). */
+int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
+                  fk_sub **sub_out, fk_err *err);
+
+/* Finds a live process, or one that exited less than 30 s ago (Connect), by in-box pid / by tag.
+ * New reference in *out. FK_ENOTFOUND otherwise. */
+int fk_proc_find(fk_rt *rt, const char *box_id, uint32_t pid, fk_proc **out, fk_err *err);
+int fk_proc_find_tag(fk_rt *rt, const char *box_id, const char *tag, fk_proc **out, fk_err *err);
+
+void fk_proc_ref(fk_proc *p);
+void fk_proc_unref(fk_proc *p); /* accepts NULL */
+
+uint32_t fk_proc_pid(const fk_proc *p); /* pid inside the box (what envd reports) */
+/* True once the end event exists; then *wait_status_out (may be NULL) is the waitpid status. */
+bool fk_proc_ended(fk_proc *p, int *wait_status_out);
+
+/* Attaches a subscriber. On an ended process the queue holds just the end event. Output produced
+ * while a process has no subscriber is read and discarded. Caller frees with fk_sub_free(). */
+int fk_sub_new(fk_proc *p, fk_sub **out, fk_err *err);
+
+typedef enum fk_event_type {
+	FK_EV_STDOUT = 1,
+	FK_EV_STDERR = 2,
+	FK_EV_END = 3,
+} fk_event_type;
+
+typedef struct fk_event {
+	fk_event_type type;
+	unsigned char *data; /* STDOUT/STDERR: 1..32768 bytes, owned; freed by fk_event_clear() */
+	size_t len;
+	int wait_status; /* END: waitpid() status (WIFEXITED/WIFSIGNALED/WCOREDUMP) */
+} fk_event;
+
+/* Waits up to `timeout_ms` (-1 = forever) for the next event. 0 and *ev filled; FK_ETIMEOUT when
+ * nothing came (send a keepalive, call again); FK_ECLOSED after the end event was returned or the
+ * runtime was freed. Backpressure: each subscriber's queue is capped (1 MiB); while a subscriber's
+ * queue is full the process's pipes are not read, so a slow reader slows the process instead of
+ * growing memory. One thread per fk_sub at a time. */
+int fk_sub_next(fk_sub *s, fk_event *ev, int timeout_ms);
+
+/* Wakes a thread blocked in fk_sub_next on `s` (it returns FK_ETIMEOUT). Any thread. */
+void fk_sub_wake(fk_sub *s);
+
+void fk_event_clear(fk_event *ev); /* frees ev->data; accepts a zeroed event */
+
+/* Detaches and frees; the process keeps running. Accepts NULL. Not concurrently with
+ * fk_sub_next on the same sub. */
+void fk_sub_free(fk_sub *s);
+
+/* SendSignal: `sig` is SIGKILL or SIGTERM (others: FK_EINVAL), sent to the pid only. Also stops
+ * output forwarding so the end event comes right after reaping even if descendants hold the
+ * pipes. FK_ENOTFOUND ("process with pid N not found") if not live. */
+int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err *err);
+
+/* SendInput / CloseStdin. FK_ENOTFOUND if not live; FK_ECLOSED if stdin is not an open pipe.
+ * Writes block until the child reads (pipe full), like envd. */
+int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
+                        fk_err *err);
+int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err);
+
+typedef struct fk_proc_info {
+	uint32_t pid;
+	char *tag; /* NULL if none */
+	char *cmd;
+	char **args; /* n_args strings */
+	size_t n_args;
+	char **env_keys; /* the request envs, as given */
+	char **env_values;
+	size_t n_envs;
+	char *cwd; /* as requested; NULL if none */
+} fk_proc_info;
+
+/* List: live processes of the box (not retained exits), ordered by pid. Caller frees the array
+ * with fk_proc_info_free(). */
+int fk_proc_list(fk_rt *rt, const char *box_id, fk_proc_info **out, size_t *n_out, fk_err *err);
+void fk_proc_info_free(fk_proc_info *infos, size_t n);
+
+/* ---------------------------------------------------------------- files */
+
+/* Paths: absolute inside the box, or "~", "~/x" or relative — resolved against the user's home.
+ * All operations run as root inside the box's view (chroot to the box root): symlinks are followed
+ * inside the box and can never reach the host's files. `user` NULL = box default user; it owns
+ * created parents/files; unknown -> FK_ENOUSER. */
+
+typedef enum fk_file_type {
+	FK_FT_FILE = 1,
+	FK_FT_DIR = 2,
+	FK_FT_SYMLINK = 3,
+	FK_FT_OTHER = 4,
+} fk_file_type;
+
+typedef struct fk_entry {
+	char *name; /* base name */
+	char *path; /* absolute path inside the box */
+	fk_file_type type;
+	int64_t size;
+	uint32_t mode;        /* raw st_mode (type bits included); envd sends mode & 0777 */
+	char permissions[11]; /* "-rw-r--r--", "drwxr-xr-x", "lrwxrwxrwx" */
+	char *owner;          /* user name, or the uid as digits */
+	char *group;          /* group name, or the gid as digits */
+	int64_t mtime_sec;
+	int32_t mtime_nsec;
+	char *symlink_target; /* NULL unless a symlink (readlink text) */
+} fk_entry;
+
+void fk_entry_clear(fk_entry *e);            /* frees the strings; accepts zeroed */
+void fk_entries_free(fk_entry *e, size_t n); /* clears each and frees the array */
+
+typedef struct fk_writer fk_writer;
+
+/* Upload: creates missing parents (0755, chowned to user), refuses a directory (FK_EISDIR
+ * "path is a directory: <p>"), a parent that is a file -> FK_ENOTDIR; chowns an existing file to
+ * the user BEFORE truncating it; new files 0644 owned by the user. The final path (after
+ * resolution, inside the box) goes to *abs_path_out if non-NULL (caller frees with free()).
+ * Writes go straight to the opened fd (fast). Caller finishes with fk_writer_close(). */
+int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                       fk_writer **out, char **abs_path_out, fk_err *err);
+int fk_writer_write(fk_writer *w, const void *data, size_t len, fk_err *err); /* FK_ENOSPC... */
+/* Sets xattr user.e2b.<key> = value on the file (X-Metadata-*); before or after writes. */
+int fk_writer_set_meta(fk_writer *w, const char *key, const char *value, fk_err *err);
+/* Flushes and closes; frees `w` whatever the result. Accepts NULL. */
+int fk_writer_close(fk_writer *w, fk_err *err);
+
+/* Download: opens the file (following symlinks inside the box) read-only; *fd_out is the caller's
+ * (O_CLOEXEC; hand it to MHD_create_response_from_fd), *size_out its size. FK_ENOTFOUND
+ * "path '<p>' does not exist", FK_EISDIR "path '<p>' is a directory". */
+int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                      int *fd_out, uint64_t *size_out, fk_err *err);
+
+/* Stat (final component not followed, so symlinks report FK_FT_SYMLINK + target). */
+int fk_file_stat(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
+                 fk_err *err);
+
+/* ListDir: entries under `path` (a symlinked dir is followed) down to `depth` levels (0 -> 1),
+ * sorted by path. FK_ENOTFOUND, FK_ENOTDIR. Caller frees with fk_entries_free(). */
+int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *user, unsigned depth,
+                 fk_entry **out, size_t *n_out, fk_err *err);
+
+/* MakeDir with parents (chowned to user). FK_EEXIST if a directory exists, FK_ENOTDIR if a file
+ * exists there. `out` (may be NULL) receives the new entry. */
+int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
+                  fk_err *err);
+
+/* Remove recursively; a missing path is not an error. */
+int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_err *err);
+
+/* Move (rename; creates destination parents chowned to user). FK_ENOTFOUND if source missing.
+ * `out` (may be NULL) receives the destination entry. */
+int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst, const char *user,
+                 fk_entry *out, fk_err *err);
+
+#endif /* FAKE_E2B_RUNTIME_H */
