@@ -1,0 +1,310 @@
+/*
+ * contract/provider.c: the public sbx_sandbox_* functions.
+ *
+ * Each one zeroes its outputs, then runs the checks every provider shares in
+ * the seed's order (dist/index.mjs: signal.throwIfAborted() first, then the
+ * argument checks), and only then calls the provider's vtable, so a bad
+ * argument or an aborted signal never reaches the network. Checks that depend
+ * on the provider (sandbox ids, names, limits on create) are the provider's.
+ */
+#include "contract/provider.h"
+
+#include <sandbox/validate.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/err.h"
+
+struct sbx_provider {
+	const sbx_provider_vtable *vt;
+	void *impl;
+};
+
+int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *impl, sbx_error *err)
+{
+	sbx_provider *p;
+	if (!out || !vt)
+		return sbx__error_set(err, SBX_EINVALID, "provider vtable is required");
+	*out = NULL;
+	if (!(p = sbx__malloc(sizeof(*p))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	p->vt = vt;
+	p->impl = impl;
+	*out = p;
+	return 0;
+}
+
+void sbx_provider_free(sbx_provider *p)
+{
+	if (!p)
+		return;
+	if (p->vt->free)
+		p->vt->free(p->impl);
+	sbx__free(p);
+}
+
+bool sbx_provider_concurrent_exec(const sbx_provider *p)
+{
+	return p && p->vt->concurrent_exec;
+}
+
+void sbx_exec_result_free(sbx_exec_result *res)
+{
+	if (!res)
+		return;
+	sbx__free(res->stdout_data);
+	sbx__free(res->stderr_data);
+	memset(res, 0, sizeof(*res));
+}
+
+void sbx_file_free(sbx_file *file)
+{
+	if (!file)
+		return;
+	sbx__free(file->data);
+	sbx__free(file);
+}
+
+/* The checks every call starts with: aborted signal, then a provider. */
+static int check_common(const sbx_provider *p, const sbx_signal *sig, sbx_error *err)
+{
+	if (sbx_signal_aborted(sig))
+		return sbx__error_set(err, SBX_EABORTED, "aborted");
+	if (!p)
+		return sbx__error_set(err, SBX_EINVALID, "provider is NULL");
+	return 0;
+}
+
+static int missing(sbx_error *err, const char *what)
+{
+	return sbx__error_set(err, SBX_EINVALID, "%s is NULL", what);
+}
+
+static int unsupported(sbx_error *err, const sbx_provider *p, const char *method)
+{
+	return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement %s",
+	                      p->vt->name ? p->vt->name : "?", method);
+}
+
+int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *name, const sbx_limits *limits,
+                       sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if (id_out)
+		*id_out = NULL;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!id_out)
+		return missing(err, "id_out");
+	if (!name)
+		return missing(err, "name");
+	if (!limits)
+		return missing(err, "limits");
+	if (!p->vt->create)
+		return unsupported(err, p, "create");
+	/* The provider validates the name first, then sbx_validate_limits (seed create). */
+	if ((error = p->vt->create(p->impl, id_out, name, limits, sig, err)) < 0 && *id_out) {
+		sbx__free(*id_out);
+		*id_out = NULL;
+	}
+	return error;
+}
+
+int sbx_sandbox_resume(sbx_resume_status *out, sbx_provider *p, const char *id, sbx_signal *sig,
+                       sbx_error *err)
+{
+	int error;
+	if (out)
+		*out = SBX_RESUMED;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return missing(err, "out");
+	if (!id)
+		return missing(err, "id");
+	if (!p->vt->resume)
+		return unsupported(err, p, "resume");
+	return p->vt->resume(p->impl, out, id, sig, err);
+}
+
+/* suspend, destroy, kill_all: (impl, id, sig, err) */
+typedef int (*id_method)(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+
+static int call_id_method(id_method fn, const char *method, sbx_provider *p, const char *id,
+                          sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!id)
+		return missing(err, "id");
+	if (!fn)
+		return unsupported(err, p, method);
+	return fn(p->impl, id, sig, err);
+}
+
+int sbx_sandbox_suspend(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	return call_id_method(p ? p->vt->suspend : NULL, "suspend", p, id, sig, err);
+}
+
+int sbx_sandbox_destroy(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	return call_id_method(p ? p->vt->destroy : NULL, "destroy", p, id, sig, err);
+}
+
+int sbx_sandbox_kill_all(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	return call_id_method(p ? p->vt->kill_all : NULL, "kill_all", p, id, sig, err);
+}
+
+int sbx_sandbox_destroy_by_name(sbx_provider *p, const char *name, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!name)
+		return missing(err, "name");
+	if (!p->vt->destroy_by_name)
+		return unsupported(err, p, "destroy_by_name");
+	return p->vt->destroy_by_name(p->impl, name, sig, err);
+}
+
+int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *tags, size_t ntags,
+                            sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!id)
+		return missing(err, "id");
+	if (ntags > 0 && !tags)
+		return missing(err, "tags");
+	for (size_t i = 0; i < ntags; i++) {
+		if ((error = sbx_validate_tag(tags[i], err)) < 0)
+			return error;
+	}
+	if (ntags == 0)
+		return 0; /* seed killTagged: an empty list sends no request */
+	if (!p->vt->kill_tagged)
+		return unsupported(err, p, "kill_tagged");
+	return p->vt->kill_tagged(p->impl, id, tags, ntags, sig, err);
+}
+
+/* The seed's exec checks, in its order: tag, env keys; then ours (timeout). */
+static int check_exec_options(const sbx_exec_options *o, sbx_error *err)
+{
+	int error;
+	if (o->version != SBX_EXEC_OPTIONS_VERSION)
+		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_exec_options version %u",
+		                      o->version);
+	if (o->tag && (error = sbx_validate_tag(o->tag, err)) < 0)
+		return error;
+	if (o->env_count > 0 && !o->env)
+		return missing(err, "env");
+	for (size_t i = 0; i < o->env_count; i++) {
+		if ((error = sbx_validate_env_key(o->env[i].key, err)) < 0)
+			return error;
+		if (!o->env[i].value)
+			return sbx__error_set(err, SBX_EINVALID,
+			                      "environment variable %s has a NULL value",
+			                      o->env[i].key);
+	}
+	if (o->timeout_ms == 0)
+		return sbx__error_set(err, SBX_EINVALID, "exec timeout_ms must be positive");
+	return 0;
+}
+
+int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, const char *command,
+                     const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+{
+	static const sbx_exec_options defaults = SBX_EXEC_OPTIONS_INIT;
+	int error;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return missing(err, "out");
+	if (!id)
+		return missing(err, "id");
+	if (!opts)
+		opts = &defaults;
+	if ((error = check_exec_options(opts, err)) < 0)
+		return error;
+	if (!command)
+		return missing(err, "command");
+	if (!p->vt->exec)
+		return unsupported(err, p, "exec");
+	if ((error = p->vt->exec(p->impl, out, id, command, opts, sig, err)) < 0)
+		sbx_exec_result_free(out); /* on failure out is zeroed, nothing leaks */
+	return error;
+}
+
+static int check_path(const char *path, sbx_error *err)
+{
+	if (!path)
+		return missing(err, "path");
+	return sbx_validate_path(path, strlen(path), err);
+}
+
+int sbx_sandbox_read_file(sbx_file **out, sbx_provider *p, const char *id, const char *path,
+                          size_t max_bytes, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if (out)
+		*out = NULL;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return missing(err, "out");
+	if (!id)
+		return missing(err, "id");
+	if ((error = check_path(path, err)) < 0)
+		return error;
+	if (!p->vt->read_file)
+		return unsupported(err, p, "read_file");
+	if ((error = p->vt->read_file(p->impl, out, id, path, max_bytes, sig, err)) < 0) {
+		sbx_file_free(*out);
+		*out = NULL;
+	}
+	return error;
+}
+
+int sbx_sandbox_write_file(sbx_provider *p, const char *id, const char *path, const void *data,
+                           size_t len, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!id)
+		return missing(err, "id");
+	if ((error = check_path(path, err)) < 0)
+		return error;
+	if (len > 0 && !data)
+		return missing(err, "data");
+	if (!p->vt->write_file)
+		return unsupported(err, p, "write_file");
+	return p->vt->write_file(p->impl, id, path, data ? data : "", len, sig, err);
+}
+
+int sbx_sandbox_stat(sbx_stat *out, sbx_provider *p, const char *id, const char *path,
+                     sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return missing(err, "out");
+	if (!id)
+		return missing(err, "id");
+	if ((error = check_path(path, err)) < 0)
+		return error;
+	if (!p->vt->stat)
+		return unsupported(err, p, "stat");
+	if ((error = p->vt->stat(p->impl, out, id, path, sig, err)) < 0)
+		memset(out, 0, sizeof(*out));
+	return error;
+}
