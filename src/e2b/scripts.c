@@ -1,0 +1,160 @@
+/*
+ * e2b/scripts.c: the in-sandbox shell scripts, byte for byte as the seed
+ * (dist/index.mjs) defines them, with its template literals expanded. They
+ * are data: the provider passes them to `/bin/sh -c SCRIPT NAME ARGS...`, so
+ * "$1", "$2", ... are the arguments after the script name. Every value from a
+ * caller travels as an argument, never pasted into a script. Unit tests pin
+ * each script's SHA-256 to the seed's string.
+ *
+ * Also here: the exec wrapper's argv (the seed's execArgs), the exec control
+ * path and UUIDs, so that the protocol code knows nothing of shell.
+ */
+#include "e2b/scripts.h"
+
+#include <inttypes.h>
+#include <sandbox/error.h>
+#include <stdio.h>
+#include <uuid/uuid.h>
+
+/*
+ * KILL_TREE: defines k PID, which SIGKILLs the process groups of PID's
+ * children, PID's own process group, and every process in PID's session
+ * (pkill -s), so a command that started its own groups or daemons under the
+ * exec session still dies. Errors are silenced: the targets may be gone.
+ */
+#define KILL_TREE                                                                                  \
+	"k() { for t in $(pgrep -P \"$1\"); do kill -9 -\"$t\" 2>/dev/null; done; kill -9 "        \
+	"-\"$1\" "                                                                                 \
+	"2>/dev/null; pkill -9 -s \"$1\" 2>/dev/null; }; "
+
+/*
+ * EXEC_WRAPPER (run as `setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD SECONDS`):
+ * records its pid (the session leader) in CTL.pid so a killer can find the
+ * session; exits 137 without running CMD when CTL.kill already exists (the
+ * kill raced ahead of the start); runs CMD with /bin/bash under an in-sandbox
+ * `timeout -s KILL SECONDS` backstop that holds even if the client vanished;
+ * removes CTL.pid and exits with CMD's status. "capybara-exec CTL" in its
+ * argv is what KILL_SCRIPT, KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT match.
+ */
+const char sbx__e2b_exec_wrapper[] =
+    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; timeout -s "
+    "KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
+
+/*
+ * KILL_SCRIPT CTL (as the sandbox user): creates CTL.kill first so a wrapper
+ * that has not started yet never runs its command; waits up to 1 s (20 x 50
+ * ms) for CTL.pid, kills that session's tree; then kills every wrapper still
+ * matching "capybara-exec CTL" and its tree; removes CTL.pid. Always exits 0:
+ * success means the kill ran, not that there was something to kill.
+ */
+const char sbx__e2b_kill_script[] =
+    KILL_TREE "c=$1; : > \"$c.kill\" 2>/dev/null; i=0; while [ ! -s \"$c.pid\" ] && [ $i -lt 20 ]; "
+              "do sleep 0.05; i=$((i+1)); done; p=$(cat \"$c.pid\" 2>/dev/null); if [ -n \"$p\" ]; "
+              "then k \"$p\"; rm -f \"$c.kill\"; fi; for q in $(pgrep -f -- \"capybara-exec $c\"); "
+              "do k \"$q\"; kill -9 \"$q\" 2>/dev/null; done; rm -f \"$c.pid\"; exit 0";
+
+/*
+ * KILL_ALL_SCRIPT (as the sandbox user): kills every exec wrapper (any
+ * "capybara-exec /tmp/.capybara-exec-..." process, tagged or not) with its
+ * whole tree. Commands not started through exec are left alone. Exits 0.
+ */
+const char sbx__e2b_kill_all_script[] =
+    KILL_TREE "for q in $(pgrep -f -- \"capybara-exec /tmp/[.]capybara-exec-\"); do k \"$q\"; kill "
+              "-9 \"$q\" 2>/dev/null; done; exit 0";
+
+/*
+ * KILL_TAGGED_SCRIPT TAG... (as the sandbox user): for each tag, kills the
+ * wrappers whose control path is exactly /tmp/.capybara-exec-TAG-<uuid>
+ * (the UUID pattern and the "( |$)" end keep tag "a" from matching tag
+ * "a-b"), with their trees. Tags are validated before (letters, digits, _
+ * and -), so they are safe inside the pgrep pattern. Exits 0.
+ */
+const char sbx__e2b_kill_tagged_script[] =
+    KILL_TREE "u='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'; for t in \"$@\"; "
+              "do for q in $(pgrep -f -- \"capybara-exec /tmp/[.]capybara-exec-$t-$u( |$)\"); do k "
+              "\"$q\"; kill -9 \"$q\" 2>/dev/null; done; done; exit 0";
+
+/*
+ * READ_SCRIPT PATH N (as the sandbox user): exit 3 when PATH does not exist,
+ * 4 when it is a directory, else the first N bytes of PATH on stdout (the
+ * provider asks for max_bytes + 1 to detect truncation). Permissions are the
+ * sandbox user's.
+ */
+const char sbx__e2b_read_script[] = "if [ ! -e \"$1\" ]; then exit 3; fi; if [ -d \"$1\" ]; then "
+                                    "exit 4; fi; exec head -c \"$2\" -- \"$1\"";
+
+/*
+ * STAT_SCRIPT PATH (as the sandbox user): exit 3 when PATH does not exist,
+ * else prints "<size> directory" or "<size> file" (size through stat -L,
+ * falling back to wc -c), which the provider parses with
+ * ^(\d+) (file|directory)\n?$.
+ */
+const char sbx__e2b_stat_script[] =
+    "if [ ! -e \"$1\" ]; then exit 3; fi; s=$(stat -L -c %s -- \"$1\" 2>/dev/null) || s=$(($(wc -c "
+    "< \"$1\"))); if [ -d \"$1\" ]; then echo \"$s directory\"; else echo \"$s file\"; fi";
+
+/*
+ * USER_WRITE_SCRIPT PATH STAGING (as root): root opens the root-only staging
+ * file STAGING and feeds it on stdin to a shell running as the sandbox user,
+ * which creates PATH's parents and writes PATH: the write happens with the
+ * sandbox user's permissions, so a symlink cannot make root write outside
+ * what the user may write. The staging file is always removed; exit 0 only
+ * when the write succeeded.
+ */
+const char sbx__e2b_user_write_script[] =
+    "s=1; runuser -u " SBX_E2B_SANDBOX_USER
+    " -- /bin/sh -c 'set -e; mkdir -p -- \"$(dirname -- \"$1\")\"; cat > \"$1\"' capybara-write "
+    "\"$1\" < \"$2\" && s=0; rm -f -- \"$2\"; exit $s";
+
+/*
+ * SKILLS_WRITE_SCRIPT PATH STAGING (as root, for /skills and below): writes
+ * PATH as root with mode 0644 (umask 022 for new parents), so skills are
+ * readable but not writable by the sandbox user. Removes the staging file;
+ * exit 0 only when every step succeeded.
+ */
+const char sbx__e2b_skills_write_script[] =
+    "umask 022; s=1; mkdir -p -- \"$(dirname -- \"$1\")\" && cat -- \"$2\" > \"$1\" && chmod 0644 "
+    "\"$1\" && s=0; rm -f -- \"$2\"; exit $s";
+
+uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms)
+{
+	/* ceil(ms / 1000) + 5 without the overflow of (ms + 999) / 1000:
+	 * UINT64_MAX / 1000 + 1 + 5 is far below UINT64_MAX. */
+	return timeout_ms / 1000 + (timeout_ms % 1000 != 0) + SBX_E2B_IN_SANDBOX_GRACE_SECONDS;
+}
+
+void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, size_t buflen,
+                        const char *ctl, const char *command, uint64_t timeout_ms)
+{
+	snprintf(seconds_buf, buflen, "%" PRIu64, sbx__e2b_exec_seconds(timeout_ms));
+	args[0] = "-w";
+	args[1] = "/bin/sh";
+	args[2] = "-c";
+	args[3] = sbx__e2b_exec_wrapper;
+	args[4] = "capybara-exec";
+	args[5] = ctl;
+	args[6] = command;
+	args[7] = seconds_buf;
+}
+
+int sbx__e2b_exec_control_path(char *out, size_t outlen, const char *tag)
+{
+	char uuid[37];
+	int n;
+
+	sbx__uuid(uuid);
+	if (tag)
+		n = snprintf(out, outlen, "/tmp/.capybara-exec-%s-%s", tag, uuid);
+	else
+		n = snprintf(out, outlen, "/tmp/.capybara-exec-%s", uuid);
+	if (n < 0 || (size_t)n >= outlen)
+		return SBX_EINTERNAL;
+	return 0;
+}
+
+void sbx__uuid(char out[37])
+{
+	uuid_t u;
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, out);
+}
