@@ -1,0 +1,183 @@
+/* Unit tests of util/buf.c: the capped buffer. */
+#include "unit.h"
+
+#include <sandbox/error.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+
+static void test_buf__put_appends_and_keeps_a_nul(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(100);
+	assert_int_equal(sbx_buf_put(&b, "ab", 2), 0);
+	assert_int_equal(sbx_buf_puts(&b, "cd"), 0);
+	assert_int_equal(b.len, 4);
+	assert_memory_equal(b.ptr, "abcd", 5);
+	sbx_buf_dispose(&b);
+	assert_null(b.ptr);
+	assert_int_equal(b.max, 100);
+}
+
+static void test_buf__exactly_max_fits_one_more_is_too_large(void **state)
+{
+	(void)state;
+	sbx_buf b;
+	sbx_buf_init(&b, 5);
+	assert_int_equal(sbx_buf_put(&b, "abc", 3), 0);
+	assert_int_equal(sbx_buf_put(&b, "de", 2), 0);
+	assert_int_equal(sbx_buf_put(&b, "f", 1), SBX_ETOOLARGE);
+	assert_int_equal(b.len, 5);
+	assert_memory_equal(b.ptr, "abcde", 6);
+	assert_true(b.cap <= b.max + 1);
+	assert_int_equal(sbx_buf_put(&b, "", 0), 0);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__huge_length_is_too_large_not_overflow(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(16);
+	assert_int_equal(sbx_buf_put(&b, "x", 1), 0);
+	assert_int_equal(sbx_buf_put(&b, "x", SIZE_MAX), SBX_ETOOLARGE);
+	assert_int_equal(sbx_buf_put(&b, "x", SIZE_MAX - 1), SBX_ETOOLARGE);
+	unsigned char *tail;
+	assert_int_equal(sbx_buf_reserve(&b, SIZE_MAX, &tail), SBX_ETOOLARGE);
+	assert_int_equal(b.len, 1);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__zero_max_holds_nothing(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(0);
+	assert_int_equal(sbx_buf_put(&b, "", 0), 0);
+	assert_int_equal(sbx_buf_put(&b, "a", 1), SBX_ETOOLARGE);
+	assert_int_equal(b.len, 0);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__oom_leaves_the_buffer_unchanged(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+	assert_int_equal(sbx_buf_put(&b, "abc", 3), 0);
+	char big[200];
+	memset(big, 'x', sizeof(big));
+	sbx__alloc_fail_after(0);
+	assert_int_equal(sbx_buf_put(&b, big, sizeof(big)), SBX_ENOMEM);
+	assert_int_equal(sbx_buf_printf(&b, "%200s", "y"), SBX_ENOMEM);
+	sbx__alloc_fail_after(-1);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.ptr, "abc", 4);
+	sbx_buf_dispose(&b);
+
+	sbx_buf e = SBX_BUF_INIT(10);
+	sbx__alloc_fail_after(0);
+	assert_int_equal(sbx_buf_put(&e, "a", 1), SBX_ENOMEM);
+	sbx__alloc_fail_after(-1);
+	assert_null(e.ptr);
+	assert_int_equal(e.len, 0);
+}
+
+static void test_buf__growth_is_capped_at_max_plus_one(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(1000);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(sbx_buf_put(&b, "z", 1), 0);
+	assert_int_equal(b.len, 1000);
+	assert_int_equal(b.cap, 1001);
+	assert_int_equal(b.ptr[1000], 0);
+	assert_int_equal(sbx_buf_put(&b, "z", 1), SBX_ETOOLARGE);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__printf_formats_and_respects_the_cap(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(10);
+	assert_int_equal(sbx_buf_printf(&b, "%d-%s", 42, "ab"), 0);
+	assert_string_equal((char *)b.ptr, "42-ab");
+	assert_int_equal(sbx_buf_printf(&b, "%s", "123456"), SBX_ETOOLARGE);
+	assert_string_equal((char *)b.ptr, "42-ab");
+	assert_int_equal(sbx_buf_printf(&b, "%s", "12345"), 0);
+	assert_int_equal(b.len, 10);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__reserve_then_commit_reads_into_the_tail(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(64);
+	unsigned char *tail;
+	assert_int_equal(sbx_buf_put(&b, "ab", 2), 0);
+	assert_int_equal(sbx_buf_reserve(&b, 10, &tail), 0);
+	memcpy(tail, "cdef", 4);
+	sbx_buf_commit(&b, 4);
+	assert_int_equal(b.len, 6);
+	assert_memory_equal(b.ptr, "abcdef", 7);
+	assert_int_equal(sbx_buf_reserve(&b, 59, &tail), SBX_ETOOLARGE);
+	assert_int_equal(sbx_buf_reserve(&b, 58, &tail), 0);
+	sbx_buf_dispose(&b);
+}
+
+static void test_buf__consume_clear_detach(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(64);
+	unsigned char *out;
+	size_t len;
+	assert_int_equal(sbx_buf_puts(&b, "hello world"), 0);
+	sbx_buf_consume(&b, 6);
+	assert_int_equal(b.len, 5);
+	assert_memory_equal(b.ptr, "world", 6);
+	sbx_buf_consume(&b, 0);
+	assert_int_equal(sbx_buf_detach(&b, &out, &len), 0);
+	assert_int_equal(len, 5);
+	assert_string_equal((char *)out, "world");
+	assert_null(b.ptr);
+	assert_int_equal(b.len, 0);
+	sbx__free(out);
+
+	assert_int_equal(sbx_buf_detach(&b, &out, &len), 0); /* empty gives "" */
+	assert_non_null(out);
+	assert_int_equal(len, 0);
+	assert_string_equal((char *)out, "");
+	sbx__free(out);
+
+	assert_int_equal(sbx_buf_puts(&b, "abc"), 0);
+	sbx_buf_clear(&b);
+	assert_int_equal(b.len, 0);
+	assert_string_equal((char *)b.ptr, "");
+	sbx_buf_dispose(&b);
+	sbx_buf_dispose(&b); /* twice is harmless */
+}
+
+static void test_buf__binary_data_with_nul_bytes(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(16);
+	static const unsigned char bin[] = {0, 1, 0, 255};
+	assert_int_equal(sbx_buf_put(&b, bin, sizeof(bin)), 0);
+	assert_int_equal(b.len, 4);
+	assert_memory_equal(b.ptr, bin, 4);
+	sbx_buf_dispose(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_buf__put_appends_and_keeps_a_nul),
+	    cmocka_unit_test(test_buf__exactly_max_fits_one_more_is_too_large),
+	    cmocka_unit_test(test_buf__huge_length_is_too_large_not_overflow),
+	    cmocka_unit_test(test_buf__zero_max_holds_nothing),
+	    cmocka_unit_test(test_buf__oom_leaves_the_buffer_unchanged),
+	    cmocka_unit_test(test_buf__growth_is_capped_at_max_plus_one),
+	    cmocka_unit_test(test_buf__printf_formats_and_respects_the_cap),
+	    cmocka_unit_test(test_buf__reserve_then_commit_reads_into_the_tail),
+	    cmocka_unit_test(test_buf__consume_clear_detach),
+	    cmocka_unit_test(test_buf__binary_data_with_nul_bytes),
+	};
+	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
+}
