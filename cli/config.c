@@ -1,0 +1,220 @@
+/*
+ * cli/config.c: where the tool's deployment config comes from, and the
+ * provider made from it.
+ *
+ * Sources, first found wins: --config FILE; SANDBOX_E2B_CONFIG (the JSON
+ * itself); E2B_API_KEY with E2B_API_URL / E2B_DOMAIN and --template or
+ * E2B_TEMPLATE, the variables E2B users already have. Every source becomes the
+ * seed's deployment-config JSON and goes through sbx_e2b_config_parse(), so one
+ * validator decides. The API key is never printed.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_MAX_CONFIG (1024 * 1024)
+
+int cli_read_file(const char *path, char **data, size_t *len, size_t max)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t cap = 4096, n = 0;
+	char *buf;
+	int error = 0;
+
+	if (!f)
+		return -errno;
+	if (!(buf = malloc(cap + 1))) {
+		error = -ENOMEM;
+		goto done;
+	}
+	for (;;) {
+		size_t got;
+		if (n == cap) {
+			char *nb;
+			if (cap >= max) {
+				error = -EFBIG;
+				goto done;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			if (!(nb = realloc(buf, cap + 1))) {
+				error = -ENOMEM;
+				goto done;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				error = -EIO;
+			break;
+		}
+	}
+done:
+	if (f != stdin)
+		fclose(f);
+	if (error) {
+		free(buf);
+		return error;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+bool cli_have_credentials(const cli *c)
+{
+	return c->config_path || env("SANDBOX_E2B_CONFIG") || env("E2B_API_KEY");
+}
+
+/* {"apiKey":...,"template":...,"apiUrl"?,"domain"?} from the E2B_* variables. */
+static json_t *config_from_env(const cli *c)
+{
+	json_t *o = json_object();
+	const char *tpl = c->template_id ? c->template_id : env("E2B_TEMPLATE");
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "apiKey", json_string(env("E2B_API_KEY")));
+	if (tpl)
+		json_object_set_new(o, "template", json_string(tpl));
+	if (env("E2B_API_URL"))
+		json_object_set_new(o, "apiUrl", json_string(env("E2B_API_URL")));
+	if (env("E2B_DOMAIN"))
+		json_object_set_new(o, "domain", json_string(env("E2B_DOMAIN")));
+	return o;
+}
+
+/* Apply --template to a config given as text; text that is not an object is left to the validator.
+ */
+static int override_template(cli *c, char **json, size_t len)
+{
+	json_error_t jerr;
+	json_t *o;
+	char *text;
+
+	if (!c->template_id)
+		return 0;
+	o = json_loadb(*json, len, 0, &jerr);
+	if (!o || !json_is_object(o)) {
+		json_decref(o);
+		return 0;
+	}
+	json_object_set_new(o, "template", json_string(c->template_id));
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return cli_usage_error(c, "out of memory");
+	free(*json);
+	*json = text;
+	return 0;
+}
+
+int cli_config_json(cli *c, char **out)
+{
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	if (c->config_path) {
+		char ebuf[128];
+		if ((rc = cli_read_file(c->config_path, &text, &len, CLI_MAX_CONFIG)) < 0)
+			return cli_usage_error(c, "cannot read config file '%s': %s",
+			                       c->config_path,
+			                       cli_strerror(-rc, ebuf, sizeof(ebuf)));
+	} else if (env("SANDBOX_E2B_CONFIG")) {
+		if (!(text = strdup(env("SANDBOX_E2B_CONFIG"))))
+			return cli_usage_error(c, "out of memory");
+		len = strlen(text);
+	} else if (env("E2B_API_KEY")) {
+		json_t *o = config_from_env(c);
+		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+		if (!text)
+			return cli_usage_error(c, "out of memory");
+		*out = text;
+		return 0;
+	} else {
+		return cli_usage_error(
+		    c, "no E2B configuration: set E2B_API_KEY and E2B_TEMPLATE (or --template), "
+		       "or pass --config FILE, or set SANDBOX_E2B_CONFIG to the config JSON "
+		       "(try 'sandbox-e2b demo', which needs none)");
+	}
+	if ((rc = override_template(c, &text, len)) != 0) {
+		free(text);
+		return rc;
+	}
+	*out = text;
+	return 0;
+}
+
+int cli_config_parse(cli *c, const char *json, sbx_e2b_config **out)
+{
+	sbx_error err = {0};
+	int rc = sbx_e2b_config_parse(out, json, strlen(json), &err);
+
+	if (rc == 0)
+		return 0;
+	if (rc != SBX_EINVALID)
+		return cli_fail(c, rc, &err);
+	fprintf(stderr, "%s: invalid deployment config: %s\n", c->prog, err.message);
+	fprintf(stderr,
+	        "%s: fix the keys named above (see docs/cli.md \"Configuration\"; "
+	        "check a file with '%s config check FILE')\n",
+	        c->prog, c->prog);
+	if (c->json) {
+		json_t *o =
+		    json_pack("{s:b,s:{s:s,s:s,s:s}}", "valid", 0, "error", "code", "SBX_EINVALID",
+		              "message", err.message, "hint", "fix the keys named in the message");
+		cli_json_print(o);
+	}
+	return CLI_EXIT_USAGE;
+}
+
+static void log_to_stderr(sbx_log_level level, const char *message, const sbx_log_field *fields,
+                          size_t nfields, void *payload)
+{
+	const cli *c = payload;
+
+	if (level < SBX_LOG_WARN && !c->verbose)
+		return;
+	flockfile(stderr);
+	fprintf(stderr, "%s: %s: %s", c->prog, sbx_log_level_name(level), message);
+	for (size_t i = 0; i < nfields; i++)
+		fprintf(stderr, " %s=%s", fields[i].key, fields[i].value ? fields[i].value : "");
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+int cli_provider(cli *c)
+{
+	sbx_e2b_options opts = SBX_E2B_OPTIONS_INIT;
+	sbx_error err = {0};
+	char *json = NULL;
+	int rc;
+
+	if (c->prov)
+		return 0;
+	if ((rc = cli_config_json(c, &json)) != 0)
+		return rc;
+	rc = cli_config_parse(c, json, &c->cfg);
+	free(json);
+	if (rc != 0)
+		return rc;
+	opts.envd_url = c->envd_url;
+	opts.logger.fn = log_to_stderr;
+	opts.logger.payload = c;
+	if ((rc = sbx_e2b_provider_new(&c->prov, c->cfg, &opts, &err)) < 0)
+		return cli_fail(c, rc, &err);
+	return 0;
+}

@@ -1,0 +1,767 @@
+/*
+ * cli/demo.c: `sandbox-e2b demo`, an agent-like session end to end.
+ *
+ * Without E2B credentials it starts the local fake-e2b (port 0) and stops it
+ * afterwards; with them it uses E2B. It then creates a sandbox, writes the
+ * wordfreq example (a multi-file C program and its Makefile, embedded at build
+ * time) into /workspace, builds and runs it with make and gcc, reads and stats
+ * the report the program wrote, kills a tagged background command, pauses and
+ * resumes the sandbox, checks the files are still there, and destroys it. One
+ * narrated line per step with its time in ms; the first failing step is named
+ * and the exit code is 1.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEMO_DIR           "/workspace/wordfreq"
+#define DEMO_REPORT        DEMO_DIR "/report.txt"
+#define DEMO_FAKE_START_MS 30000
+#define DEMO_FAKE_STOP_MS  15000
+#define DEMO_BUILD_MS      180000
+#define DEMO_BG_WAIT_MS    30000
+#define DEMO_BG_RETURN_MS  60000
+
+const char cli_demo_help[] =
+    "Usage: sandbox-e2b demo [--fake-e2b PATH] [--local] [--keep] [--name NAME]\n"
+    "\n"
+    "Runs an agent-like session and narrates each step with its time in ms: create a\n"
+    "sandbox, write a multi-file C program (wordfreq) and its Makefile into\n"
+    "/workspace, build and run it with make and gcc, read and stat the report it\n"
+    "wrote, start 'sleep 300' tagged 'bg' and kill it by tag, pause and resume the\n"
+    "sandbox and check the files are still there, then destroy it.\n"
+    "\n"
+    "Without E2B credentials (--config, SANDBOX_E2B_CONFIG or E2B_API_KEY) it starts\n"
+    "the local fake-e2b server on a free port and stops it afterwards. fake-e2b is\n"
+    "looked up as --fake-e2b PATH, $FAKE_E2B, ../fake-e2b/fake-e2b next to this\n"
+    "program (the build tree), this program's directory, then PATH.\n"
+    "\n"
+    "  --fake-e2b PATH   the fake-e2b binary to start\n"
+    "  --local           use fake-e2b even when E2B credentials are set\n"
+    "  --keep            do not destroy the sandbox at the end (prints its id)\n"
+    "  --name NAME       sandbox name (default sbx-demo-<pid>)\n"
+    "\n"
+    "Exit 0 when every step passed; 1 naming the failed step; 130 on Ctrl-C.\n"
+    "\n"
+    "Examples:\n"
+    "  sandbox-e2b demo\n"
+    "  E2B_API_KEY=e2b_... E2B_TEMPLATE=capybara-sandbox sandbox-e2b demo\n";
+
+/* ---- narration -------------------------------------------------------------------- */
+
+typedef struct demo {
+	cli *c;
+	const char *fake_path;
+	bool local, keep;
+	const char *name;
+	char name_buf[64];
+	char *id;
+	int step;
+	uint64_t t0, t_step;
+	/* the local server */
+	pid_t fake_pid;
+	int fake_fd;
+	pthread_t drain;
+	bool drain_started;
+	char url[64];
+	/* the report as first read, to compare after resume */
+	unsigned char *report;
+	size_t report_len;
+} demo;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void step_begin(demo *d)
+{
+	d->step++;
+	d->t_step = now_ms();
+}
+
+static void step_ok(demo *d, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void step_ok(demo *d, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("[%2d] %-20s %6" PRIu64 " ms  ", d->step, name, now_ms() - d->t_step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* Name the failed step and why; returns the demo's exit code. */
+static int step_fail(demo *d, const char *name, int code, const sbx_error *err, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+static int step_fail(demo *d, const char *name, int code, const sbx_error *err, const char *fmt,
+                     ...)
+{
+	va_list ap;
+	char msg[768];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("[%2d] %-20s %6" PRIu64 " ms  FAILED\n", d->step, name, now_ms() - d->t_step);
+	fflush(stdout);
+	fprintf(stderr, "%s demo: step %d '%s' failed: %s\n", d->c->prog, d->step, name, msg);
+	if (code < 0) {
+		fprintf(stderr, "%s demo: %s (%s)\n", d->c->prog,
+		        err && err->message[0] ? err->message : "", sbx_error_code_name(code));
+		fprintf(stderr, "%s demo: %s\n", d->c->prog, cli_hint(d->c, code, err));
+	}
+	return code == SBX_EABORTED ? cli_abort_exit() : CLI_EXIT_ERROR;
+}
+
+/* Print bytes indented by 6 spaces, for program output inside the narration. */
+static void print_indented(const unsigned char *p, size_t len)
+{
+	bool bol = true;
+
+	for (size_t i = 0; i < len; i++) {
+		if (bol)
+			fputs("      | ", stdout);
+		putchar(p[i]);
+		bol = p[i] == '\n';
+	}
+	if (!bol)
+		putchar('\n');
+	fflush(stdout);
+}
+
+/* ---- the local fake-e2b ----------------------------------------------------------- */
+
+static bool executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* out = dir + suffix when it fits and names an executable. */
+static bool try_path(char *out, size_t outlen, const char *dir, int dirlen, const char *suffix)
+{
+	int n = snprintf(out, outlen, "%.*s%s", dirlen, dir, suffix);
+	return n > 0 && (size_t)n < outlen && executable(out);
+}
+
+/* Where fake-e2b is (see --help); `out` gets the path. */
+static bool find_fake(demo *d, char *out, size_t outlen)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+	const char *path;
+
+	if (d->fake_path || (getenv("FAKE_E2B") && *getenv("FAKE_E2B"))) {
+		snprintf(out, outlen, "%s", d->fake_path ? d->fake_path : getenv("FAKE_E2B"));
+		return executable(out);
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/'))) {
+			*slash = '\0';
+			if (try_path(out, outlen, self, (int)strlen(self),
+			             "/../fake-e2b/fake-e2b") ||
+			    try_path(out, outlen, self, (int)strlen(self), "/fake-e2b"))
+				return true;
+		}
+	}
+	path = getenv("PATH");
+	while (path && *path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		if (try_path(out, outlen, len ? path : ".", len ? (int)len : 1, "/fake-e2b"))
+			return true;
+		path = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Read fake-e2b's stdout until EOF so it never blocks on a full pipe. */
+static void *drain_main(void *arg)
+{
+	demo *d = arg;
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(d->fake_fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && d->c->verbose)
+			(void)!write(STDERR_FILENO, buf, (size_t)n);
+	}
+	return NULL;
+}
+
+/* Wait for "fake-e2b listening on http://127.0.0.1:PORT"; fills d->url. */
+static int wait_listening(demo *d, char *why, size_t whylen)
+{
+	char line[512];
+	size_t len = 0;
+	uint64_t deadline = now_ms() + DEMO_FAKE_START_MS;
+	const char *marker = "listening on ";
+
+	for (;;) {
+		struct pollfd pfd = {d->fake_fd, POLLIN, 0};
+		uint64_t now = now_ms();
+		char *nl, *url;
+		ssize_t n;
+		int rc;
+
+		if (now >= deadline || sbx_signal_aborted(d->c->sig)) {
+			snprintf(why, whylen, "fake-e2b did not say it was listening within %d ms",
+			         DEMO_FAKE_START_MS);
+			return -1;
+		}
+		rc = poll(&pfd, 1, (int)(deadline - now > 200 ? 200 : deadline - now));
+		if (rc <= 0)
+			continue;
+		n = read(d->fake_fd, line + len, sizeof(line) - 1 - len);
+		if (n <= 0) {
+			snprintf(why, whylen,
+			         "fake-e2b exited before listening (run with -v, or "
+			         "run fake-e2b by hand to see why)");
+			return -1;
+		}
+		len += (size_t)n;
+		line[len] = '\0';
+		if (!(nl = strchr(line, '\n'))) {
+			if (len == sizeof(line) - 1)
+				len = 0;
+			continue;
+		}
+		*nl = '\0';
+		if ((url = strstr(line, marker)) &&
+		    strncmp(url + strlen(marker), "http://", 7) == 0) {
+			snprintf(d->url, sizeof(d->url), "%s", url + strlen(marker));
+			return 0;
+		}
+		memmove(line, nl + 1, len - (size_t)(nl + 1 - line));
+		len -= (size_t)(nl + 1 - line);
+	}
+}
+
+static int spawn_fake(demo *d, const char *path, char *why, size_t whylen)
+{
+	char *argv[] = {(char *)path, "--port", "0", d->c->verbose ? NULL : "--quiet", NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t defaults, none;
+	int fds[2], rc;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		char ebuf[128];
+		snprintf(why, whylen, "pipe: %s", cli_strerror(errno, ebuf, sizeof(ebuf)));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	posix_spawnattr_init(&attr);
+	/* Its own process group: Ctrl-C reaches us, and we stop it after cleaning up. */
+	sigemptyset(&none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGPIPE);
+	sigaddset(&defaults, SIGINT);
+	sigaddset(&defaults, SIGTERM);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+	                                    POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&d->fake_pid, path, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fds[1]);
+	if (rc != 0) {
+		char ebuf[128];
+		close(fds[0]);
+		d->fake_pid = 0;
+		if (snprintf(why, whylen, "cannot start %s: %s", path,
+		             cli_strerror(rc, ebuf, sizeof(ebuf))) < 0)
+			why[0] = '\0';
+		return -1;
+	}
+	d->fake_fd = fds[0];
+	return 0;
+}
+
+static void stop_fake(demo *d)
+{
+	uint64_t deadline = now_ms() + DEMO_FAKE_STOP_MS;
+	int status;
+
+	if (d->fake_pid <= 0)
+		return;
+	kill(d->fake_pid, SIGTERM);
+	while (waitpid(d->fake_pid, &status, WNOHANG) == 0) {
+		if (now_ms() >= deadline) {
+			fprintf(stderr, "%s demo: fake-e2b did not stop within %d ms; killing it\n",
+			        d->c->prog, DEMO_FAKE_STOP_MS);
+			kill(d->fake_pid, SIGKILL);
+			waitpid(d->fake_pid, &status, 0);
+			break;
+		}
+		usleep(20000);
+	}
+	d->fake_pid = 0;
+	if (d->drain_started)
+		pthread_join(d->drain, NULL);
+	d->drain_started = false;
+	close(d->fake_fd);
+}
+
+static int start_local(demo *d)
+{
+	sbx_e2b_options opts = SBX_E2B_OPTIONS_INIT;
+	sbx_error err = {0};
+	char path[PATH_MAX], why[512], json[256];
+	int rc;
+
+	step_begin(d);
+	if (!find_fake(d, path, sizeof(path)))
+		return step_fail(d, "start fake-e2b", 0, NULL,
+		                 "cannot find fake-e2b: build it (cmake --build BUILD --target "
+		                 "fake-e2b), pass --fake-e2b PATH or set FAKE_E2B, or set "
+		                 "E2B_API_KEY and E2B_TEMPLATE to use E2B");
+	if (spawn_fake(d, path, why, sizeof(why)) < 0 || wait_listening(d, why, sizeof(why)) < 0)
+		return step_fail(d, "start fake-e2b", 0, NULL, "%s", why);
+	if (pthread_create(&d->drain, NULL, drain_main, d) == 0)
+		d->drain_started = true;
+	step_ok(d, "start fake-e2b", "%s (pid %d)", d->url, (int)d->fake_pid);
+
+	/* Any e2b_ key works; the fake runs any template from the host's own tools. */
+	snprintf(json, sizeof(json),
+	         "{\"apiKey\":\"e2b_demo\",\"template\":\"base\",\"apiUrl\":\"%s\"}", d->url);
+	if ((rc = sbx_e2b_config_parse(&d->c->cfg, json, strlen(json), &err)) < 0)
+		return step_fail(d, "configure", rc, &err, "local config rejected");
+	opts.envd_url = d->url;
+	if ((rc = sbx_e2b_provider_new(&d->c->prov, d->c->cfg, &opts, &err)) < 0)
+		return step_fail(d, "configure", rc, &err, "cannot make the provider");
+	return 0;
+}
+
+/* ---- the session ------------------------------------------------------------------- */
+
+static int demo_create(demo *d)
+{
+	sbx_limits lim = {1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0};
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	if ((rc = sbx_sandbox_create(&d->id, d->c->prov, d->name, &lim, d->c->sig, &err)) < 0)
+		return step_fail(d, "create sandbox", rc, &err, "create '%s'", d->name);
+	step_ok(d, "create sandbox", "id %s (name %s)", d->id, d->name);
+	return 0;
+}
+
+static int demo_write(demo *d)
+{
+	sbx_error err = {0};
+	char path[256];
+	size_t total = 0;
+	int rc;
+
+	step_begin(d);
+	for (size_t i = 0; i < cli_wordfreq_nfiles; i++) {
+		const cli_embedded_file *f = &cli_wordfreq_files[i];
+		snprintf(path, sizeof(path), "%s/%s", DEMO_DIR, f->path);
+		if ((rc = sbx_sandbox_write_file(d->c->prov, d->id, path, f->data, f->len,
+		                                 d->c->sig, &err)) < 0)
+			return step_fail(d, "write program", rc, &err, "write %s", path);
+		total += f->len;
+	}
+	step_ok(d, "write program", "%zu files, %zu bytes into %s", cli_wordfreq_nfiles, total,
+	        DEMO_DIR);
+	return 0;
+}
+
+/* Run a command in DEMO_DIR; a non-zero exit fails the step and shows its output. */
+static int demo_exec(demo *d, const char *name, const char *cmd, bool show)
+{
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_result r = {0};
+	sbx_error err = {0};
+	int rc;
+
+	o.cwd = DEMO_DIR;
+	o.timeout_ms = DEMO_BUILD_MS;
+	step_begin(d);
+	if ((rc = sbx_sandbox_exec(&r, d->c->prov, d->id, cmd, &o, d->c->sig, &err)) < 0)
+		return step_fail(d, name, rc, &err, "exec '%s'", cmd);
+	if (!r.has_exit_code || r.exit_code != 0) {
+		print_indented(r.stdout_data, r.stdout_len);
+		print_indented(r.stderr_data, r.stderr_len);
+		rc = step_fail(d, name, r.aborted ? SBX_EABORTED : 0, NULL, "'%s' %s %d%s", cmd,
+		               r.has_exit_code ? "exited" : "ended without exit code",
+		               r.has_exit_code ? r.exit_code : -1,
+		               r.timed_out ? " (timed out)" : "");
+		sbx_exec_result_free(&r);
+		return rc;
+	}
+	step_ok(d, name, "$ %s -> exit 0", cmd);
+	if (show) {
+		print_indented(r.stdout_data, r.stdout_len);
+		print_indented(r.stderr_data, r.stderr_len);
+	}
+	sbx_exec_result_free(&r);
+	return 0;
+}
+
+static int demo_read(demo *d, const char *name, bool compare)
+{
+	sbx_file *f = NULL;
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	if ((rc = sbx_sandbox_read_file(&f, d->c->prov, d->id, DEMO_REPORT, 1 << 20, d->c->sig,
+	                                &err)) < 0)
+		return step_fail(d, name, rc, &err, "read %s", DEMO_REPORT);
+	if (!f)
+		return step_fail(d, name, 0, NULL, "%s is missing", DEMO_REPORT);
+	if (compare) {
+		bool same = f->len == d->report_len && memcmp(f->data, d->report, f->len) == 0;
+		sbx_file_free(f);
+		if (!same)
+			return step_fail(d, name, 0, NULL, "%s changed across pause/resume",
+			                 DEMO_REPORT);
+		step_ok(d, name, "%s still there, %zu bytes, unchanged", DEMO_REPORT,
+		        d->report_len);
+		return 0;
+	}
+	if (!(d->report = malloc(f->len + 1))) {
+		sbx_file_free(f);
+		return step_fail(d, name, SBX_ENOMEM, NULL, "out of memory");
+	}
+	memcpy(d->report, f->data, f->len);
+	d->report_len = f->len;
+	step_ok(d, name, "%s, %zu bytes:", DEMO_REPORT, f->len);
+	print_indented(f->data, f->len);
+	sbx_file_free(f);
+	return 0;
+}
+
+static int demo_stat(demo *d)
+{
+	sbx_stat st;
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	if ((rc = sbx_sandbox_stat(&st, d->c->prov, d->id, DEMO_REPORT, d->c->sig, &err)) < 0)
+		return step_fail(d, "stat report", rc, &err, "stat %s", DEMO_REPORT);
+	if (!st.exists || st.is_dir || st.size != d->report_len)
+		return step_fail(
+		    d, "stat report", 0, NULL,
+		    "expected a file of %zu bytes, got exists=%d is_dir=%d size=%" PRIu64,
+		    d->report_len, st.exists, st.is_dir, st.size);
+	step_ok(d, "stat report", "file, %" PRIu64 " bytes", st.size);
+	return 0;
+}
+
+/* ---- background command killed by tag ------------------------------------------------- */
+
+typedef struct bg_job {
+	demo *d;
+	sbx_signal *sig;
+	sbx_exec_result r;
+	sbx_error err;
+	int rc;
+	uint64_t t_end;
+	volatile bool done;
+} bg_job;
+
+static void *bg_main(void *arg)
+{
+	bg_job *j = arg;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+
+	o.tag = "bg";
+	o.timeout_ms = 600000;
+	j->rc = sbx_sandbox_exec(&j->r, j->d->c->prov, j->d->id, "sleep 300", &o, j->sig, &j->err);
+	j->t_end = now_ms();
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool bg_done(bg_job *j)
+{
+	return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+/* Poll until a `sleep` runs in the sandbox (the bg command started). */
+static int wait_bg_running(demo *d, bg_job *j, sbx_error *err)
+{
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	uint64_t deadline = now_ms() + DEMO_BG_WAIT_MS;
+	int rc;
+
+	o.timeout_ms = 10000;
+	while (now_ms() < deadline && !bg_done(j)) {
+		sbx_exec_result r = {0};
+		if ((rc = sbx_sandbox_exec(&r, d->c->prov, d->id, "pgrep -x sleep >/dev/null", &o,
+		                           d->c->sig, err)) < 0)
+			return rc;
+		rc = r.has_exit_code && r.exit_code == 0;
+		sbx_exec_result_free(&r);
+		if (rc)
+			return 0;
+		usleep(100000);
+	}
+	return 1;
+}
+
+/* Join the bg thread, aborting it when the run is interrupted or it overstays. */
+static bool bg_join(demo *d, pthread_t t, bg_job *j)
+{
+	uint64_t deadline = now_ms() + DEMO_BG_RETURN_MS;
+	bool in_time = true;
+
+	while (!bg_done(j)) {
+		if (sbx_signal_aborted(d->c->sig)) {
+			sbx_signal_abort(j->sig);
+		} else if (now_ms() >= deadline) {
+			in_time = false;
+			sbx_signal_abort(j->sig);
+		}
+		usleep(10000);
+	}
+	pthread_join(t, NULL);
+	return in_time;
+}
+
+static int demo_background(demo *d)
+{
+	static const char *const tags[] = {"bg"};
+	bg_job j = {.d = d};
+	sbx_error err = {0};
+	pthread_t t;
+	uint64_t t_kill = 0;
+	bool in_time;
+	int rc;
+
+	step_begin(d);
+	if (sbx_signal_new(&j.sig) < 0)
+		return step_fail(d, "start bg command", SBX_ENOMEM, NULL, "no abort signal");
+	if (pthread_create(&t, NULL, bg_main, &j) != 0) {
+		sbx_signal_free(j.sig);
+		return step_fail(d, "start bg command", SBX_EINTERNAL, NULL, "pthread_create");
+	}
+	rc = wait_bg_running(d, &j, &err);
+	if (rc == 0)
+		step_ok(d, "start bg command", "$ sleep 300 (tag bg) is running, in a thread");
+	else
+		rc =
+		    step_fail(d, "start bg command", rc < 0 ? rc : 0, &err,
+		              bg_done(&j) ? "the bg exec returned early" : "sleep never showed up");
+	if (rc != 0)
+		sbx_signal_abort(j.sig); /* do not leave the bg command running */
+	if (rc == 0) {
+		step_begin(d);
+		t_kill = now_ms();
+		if ((rc = sbx_sandbox_kill_tagged(d->c->prov, d->id, tags, 1, d->c->sig, &err)) < 0)
+			rc = step_fail(d, "kill-tagged bg", rc, &err, "kill_tagged");
+	}
+	in_time = bg_join(d, t, &j);
+	if (rc == 0 && (!in_time || j.rc < 0 || j.r.timed_out))
+		rc = step_fail(d, "kill-tagged bg", j.rc < 0 ? j.rc : 0, &j.err,
+		               "the bg exec did not end by the kill (rc %d, timed_out %d)", j.rc,
+		               j.r.timed_out);
+	else if (rc == 0 && j.r.has_exit_code)
+		step_ok(d, "kill-tagged bg",
+		        "bg exec returned %" PRIu64 " ms after the kill: exit %d", j.t_end - t_kill,
+		        j.r.exit_code);
+	else if (rc == 0)
+		step_ok(d, "kill-tagged bg",
+		        "bg exec returned %" PRIu64 " ms after the kill: killed", j.t_end - t_kill);
+	sbx_exec_result_free(&j.r);
+	sbx_signal_free(j.sig);
+	return rc;
+}
+
+/* ---- pause, resume, destroy -------------------------------------------------------- */
+
+static int demo_pause_resume(demo *d)
+{
+	sbx_resume_status st;
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	if ((rc = sbx_sandbox_suspend(d->c->prov, d->id, d->c->sig, &err)) < 0)
+		return step_fail(d, "suspend", rc, &err, "pause %s", d->id);
+	step_ok(d, "suspend", "paused (files and memory kept)");
+	step_begin(d);
+	if ((rc = sbx_sandbox_resume(&st, d->c->prov, d->id, d->c->sig, &err)) < 0)
+		return step_fail(d, "resume", rc, &err, "resume %s", d->id);
+	if (st != SBX_RESUMED)
+		return step_fail(d, "resume", 0, NULL, "the sandbox is gone after pause");
+	step_ok(d, "resume", "resumed");
+	return 0;
+}
+
+static int demo_destroy(demo *d)
+{
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	/* Not d->c->sig: cleanup must still happen after Ctrl-C. */
+	if ((rc = sbx_sandbox_destroy(d->c->prov, d->id, NULL, &err)) < 0)
+		return step_fail(d, "destroy", rc, &err, "destroy %s", d->id);
+	step_ok(d, "destroy", "deleted %s", d->id);
+	sbx_free(d->id);
+	d->id = NULL;
+	return 0;
+}
+
+static int demo_check_gone(demo *d, const char *id)
+{
+	sbx_resume_status st;
+	sbx_error err = {0};
+	int rc;
+
+	step_begin(d);
+	if ((rc = sbx_sandbox_resume(&st, d->c->prov, id, d->c->sig, &err)) < 0)
+		return step_fail(d, "check gone", rc, &err, "resume after destroy");
+	if (st != SBX_RESUME_GONE)
+		return step_fail(d, "check gone", 0, NULL,
+		                 "the sandbox still exists after destroy");
+	step_ok(d, "check gone", "resume answers gone");
+	return 0;
+}
+
+static int demo_session(demo *d)
+{
+	char id[160];
+	int rc;
+
+	if ((rc = demo_create(d)) || (rc = demo_write(d)) ||
+	    (rc = demo_exec(d, "build (make)", "make", true)) ||
+	    (rc = demo_exec(d, "run program", "./wordfreq -n 8 input.txt report.txt", true)) ||
+	    (rc = demo_read(d, "read report", false)) || (rc = demo_stat(d)) ||
+	    (rc = demo_background(d)) || (rc = demo_pause_resume(d)) ||
+	    (rc = demo_read(d, "files after resume", true)) ||
+	    (rc = demo_exec(d, "run after resume", "ls -l report.txt wordfreq", true)))
+		return rc;
+	if (d->keep) {
+		printf("kept sandbox %s (destroy it with 'sandbox-e2b destroy %s')\n", d->id,
+		       d->id);
+		return 0;
+	}
+	snprintf(id, sizeof(id), "%s", d->id);
+	if ((rc = demo_destroy(d)) != 0)
+		return rc;
+	return demo_check_gone(d, id);
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+enum { OPT_FAKE = 1, OPT_LOCAL, OPT_KEEP, OPT_NAME };
+
+static int demo_opt(cli *c, void *state, int id, const char *v)
+{
+	demo *d = state;
+
+	switch (id) {
+	case OPT_FAKE:
+		d->fake_path = v;
+		break;
+	case OPT_LOCAL:
+		d->local = true;
+		break;
+	case OPT_KEEP:
+		d->keep = true;
+		break;
+	case OPT_NAME:
+		d->name = v;
+		break;
+	}
+	return 0;
+}
+
+int cli_cmd_demo(cli *c, int argc, char **argv)
+{
+	static const cli_opt opts[] = {
+	    {"fake-e2b", true, OPT_FAKE},
+	    {"local", false, OPT_LOCAL},
+	    {"keep", false, OPT_KEEP},
+	    {"name", true, OPT_NAME},
+	    {NULL, false, 0},
+	};
+	demo d = {.c = c, .fake_fd = -1};
+	cli_args a;
+	int rc;
+
+	if ((rc = cli_parse(&a, c, argc, argv, opts, demo_opt, &d)) != 0)
+		return rc;
+	if (a.help)
+		return cli_print_help(c);
+	if (a.npos)
+		return cli_usage_error(c, "unexpected argument '%s'", a.pos[0]);
+	if (!d.name) {
+		snprintf(d.name_buf, sizeof(d.name_buf), "sbx-demo-%d", (int)getpid());
+		d.name = d.name_buf;
+	}
+	d.local = d.local || !cli_have_credentials(c);
+	d.t0 = now_ms();
+	if (d.local) {
+		printf("sandbox-e2b demo: local fake-e2b (no E2B credentials; set E2B_API_KEY and "
+		       "E2B_TEMPLATE to use E2B)\n");
+		fflush(stdout);
+		rc = start_local(&d);
+	} else {
+		if ((rc = cli_provider(c)) == 0) {
+			printf("sandbox-e2b demo: E2B at %s, template %s\n",
+			       c->cfg->effective_api_url, c->cfg->template_id);
+			fflush(stdout);
+		}
+	}
+	if (rc == 0)
+		rc = demo_session(&d);
+	if (d.id && !d.keep) {
+		sbx_error err = {0};
+		/* Cleanup after a failed step; no abort signal so Ctrl-C still cleans up. */
+		if (sbx_sandbox_destroy(c->prov, d.id, NULL, &err) < 0)
+			fprintf(stderr,
+			        "%s demo: could not destroy sandbox %s: %s; run '%s destroy "
+			        "%s'\n",
+			        c->prog, d.id, err.message, c->prog, d.id);
+	}
+	if (d.local && d.fake_pid > 0) {
+		uint64_t t = now_ms();
+		/* Free the provider first: it must not outlive its server's connections. */
+		sbx_provider_free(c->prov);
+		c->prov = NULL;
+		stop_fake(&d);
+		if (rc == 0)
+			printf("[%2d] %-20s %6" PRIu64 " ms  stopped\n", ++d.step, "stop fake-e2b",
+			       now_ms() - t);
+	}
+	if (rc == 0)
+		printf("demo passed: %d steps in %" PRIu64 " ms\n", d.step, now_ms() - d.t0);
+	sbx_free(d.id);
+	free(d.report);
+	return rc;
+}

@@ -1,0 +1,145 @@
+/*
+ * cli/output.c: how the tool reports results and failures.
+ *
+ * Human output goes to stdout (results) and stderr (messages). With --json,
+ * stdout carries exactly one JSON object per run; byte strings that are not
+ * valid UTF-8 are sent base64-encoded in "<key>_b64" with "<key>" null, so no
+ * byte is lost (docs/cli.md "JSON output"). Errors always say what to do next.
+ */
+#include "cli.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+volatile int cli_signo;
+
+const char *cli_strerror(int errnum, char *buf, size_t len)
+{
+	/* GNU strerror_r (the tool is built with _GNU_SOURCE): may return a static string. */
+	return strerror_r(errnum, buf, len);
+}
+
+int cli_abort_exit(void)
+{
+	return cli_signo ? 128 + cli_signo : CLI_EXIT_ABORTED;
+}
+
+void cli_json_print(json_t *obj)
+{
+	char *text;
+
+	if (!obj) {
+		fputs("{\"error\":{\"code\":\"SBX_ENOMEM\",\"message\":\"out of memory\"}}\n",
+		      stdout);
+		return;
+	}
+	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(obj);
+	if (!text) {
+		fputs("{\"error\":{\"code\":\"SBX_ENOMEM\",\"message\":\"out of memory\"}}\n",
+		      stdout);
+		return;
+	}
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	free(text);
+}
+
+int cli_json_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len)
+{
+	char b64key[64];
+	unsigned char *enc;
+	json_t *s;
+
+	/* json_stringn() accepts any valid UTF-8, NUL bytes included (sent as \u0000). */
+	if ((s = json_stringn((const char *)data, len)))
+		return json_object_set_new(obj, key, s);
+	if (len > (size_t)INT32_MAX / 4 * 3)
+		return -1;
+	if (!(enc = malloc(4 * ((len + 2) / 3) + 1)))
+		return -1;
+	EVP_EncodeBlock(enc, data, (int)len);
+	snprintf(b64key, sizeof(b64key), "%s_b64", key);
+	json_object_set_new(obj, key, json_null());
+	json_object_set_new(obj, b64key, json_string((const char *)enc));
+	free(enc);
+	return 0;
+}
+
+static const char *http_hint(int status)
+{
+	if (status == 401 || status == 403)
+		return "check the API key (E2B_API_KEY or the config's apiKey) and that it may use "
+		       "this template";
+	if (status == 404)
+		return "check the sandbox id, the template and the API address (apiUrl / "
+		       "E2B_API_URL, domain / E2B_DOMAIN)";
+	if (status == 409)
+		return "the sandbox is changing state; retry in a moment";
+	if (status == 429)
+		return "E2B's concurrency or rate limit was reached; destroy unused sandboxes "
+		       "('sandbox-e2b destroy ID') or retry later";
+	if (status >= 500)
+		return "the E2B server failed; retry later";
+	return "check the arguments and the config; run with -v for details";
+}
+
+const char *cli_hint(const cli *c, int code, const sbx_error *err)
+{
+	switch (code) {
+	case SBX_EINVALID:
+		return "check the arguments (see --help) and the config ('sandbox-e2b config check "
+		       "FILE')";
+	case SBX_EGONE:
+		return "the sandbox no longer exists; create a new one with 'sandbox-e2b create "
+		       "NAME'";
+	case SBX_EABORTED:
+		return "interrupted; the remote command (if any) was killed";
+	case SBX_ETIMEOUT:
+		return "E2B did not answer in time; retry, and check the network and apiUrl / "
+		       "E2B_API_URL";
+	case SBX_ETOOLARGE:
+		return "the server sent more than allowed; lower --max-bytes / --max-output-bytes";
+	case SBX_ENOMEM:
+		return "out of memory; lower --max-bytes / --max-output-bytes";
+	case SBX_EPROTOCOL:
+		return "unexpected reply; check that apiUrl / E2B_API_URL and --envd-url point at "
+		       "E2B (or fake-e2b)";
+	case SBX_EHTTP:
+		return http_hint(err ? err->http_status : 0);
+	case SBX_ENETWORK:
+		return c->envd_url ? "could not reach the server; check the network, apiUrl / "
+		                     "E2B_API_URL and --envd-url / SANDBOX_E2B_ENVD_URL"
+		                   : "could not reach the server; check the network and apiUrl / "
+		                     "E2B_API_URL (or domain / E2B_DOMAIN)";
+	case SBX_ESANDBOX:
+		return "a step inside the sandbox failed; check the path and its permissions "
+		       "(the sandbox user owns /workspace; /skills is root's)";
+	default:
+		return "run again with -v for details";
+	}
+}
+
+int cli_fail(cli *c, int code, const sbx_error *err)
+{
+	const char *msg = err && err->message[0] ? err->message : sbx_error_code_name(code);
+	const char *hint = cli_hint(c, code, err);
+	int exit_code = code == SBX_EABORTED ? cli_abort_exit() : CLI_EXIT_ERROR;
+
+	fprintf(stderr, "%s %s: %s (%s)\n", c->prog, c->cmd ? c->cmd : "", msg,
+	        sbx_error_code_name(code));
+	fprintf(stderr, "%s %s: %s\n", c->prog, c->cmd ? c->cmd : "", hint);
+	if (c->json) {
+		json_t *e = json_pack("{s:s,s:s,s:s}", "code", sbx_error_code_name(code), "message",
+		                      msg, "hint", hint);
+		if (e && err && err->http_status)
+			json_object_set_new(e, "http_status", json_integer(err->http_status));
+		if (e && err && err->e2b_code[0])
+			json_object_set_new(e, "e2b_code", json_string(err->e2b_code));
+		cli_json_print(e ? json_pack("{s:o}", "error", e) : NULL);
+	}
+	return exit_code;
+}
