@@ -32,7 +32,8 @@ static void test_err__http_records_status_and_code(void **state)
 {
 	(void)state;
 	sbx_error e = {0};
-	sbx__error_set_http(&e, SBX_EHTTP, 404, "not_found", "E2B %s failed: HTTP %d", "GET /x", 404);
+	sbx__error_set_http(&e, SBX_EHTTP, 404, "not_found", "E2B %s failed: HTTP %d", "GET /x",
+	                    404);
 	assert_int_equal(e.code, SBX_EHTTP);
 	assert_int_equal(e.http_status, 404);
 	assert_string_equal(e.e2b_code, "not_found");
@@ -61,7 +62,8 @@ static void test_err__quote_escapes_and_caps_at_64_bytes(void **state)
 	(void)state;
 	char q[SBX_QUOTE_SIZE];
 	assert_string_equal(sbx__quote(q, sizeof(q), "abc", 3), "abc");
-	assert_string_equal(sbx__quote(q, sizeof(q), "a\nb\0c\x7f\xff\\", 8), "a\\x0ab\\x00c\\x7f\\xff\\\\");
+	assert_string_equal(sbx__quote(q, sizeof(q), "a\nb\0c\x7f\xff\\", 8),
+	                    "a\\x0ab\\x00c\\x7f\\xff\\\\");
 	char in[100];
 	memset(in, 'x', sizeof(in));
 	sbx__quote(q, sizeof(q), in, 64);
