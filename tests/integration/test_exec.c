@@ -1,0 +1,556 @@
+/*
+ * tests/integration/test_exec.c: exec of the E2B provider against fake-e2b
+ * (seed README "exec and files"; seed dist/index.mjs exec, run, execArgs,
+ * killer, reboot, exitCodeOf, decodeOutput).
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <setjmp.h>
+
+/* The seed's EXEC_WRAPPER, byte for byte. */
+static const char SEED_WRAPPER[] =
+    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; timeout "
+    "-s KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
+
+static char *g_id; /* one sandbox for the whole file */
+
+static int setup(void **state)
+{
+	if (h_group_setup(state) < 0)
+		return -1;
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "exec");
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	sbx_error err = {0};
+	if (sbx_sandbox_create(&g_id, h->p, name, &l, NULL, &err) < 0) {
+		fprintf(stderr, "create failed: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	h_ctx *h = *state;
+	if (h && g_id)
+		sbx_sandbox_destroy(h->p, g_id, NULL, NULL);
+	sbx_free(g_id);
+	return h_group_teardown(state);
+}
+
+static void assert_out(const sbx_exec_result *r, const char *out, const char *err)
+{
+	if (r->stdout_len != strlen(out) || memcmp(r->stdout_data, out, r->stdout_len) != 0)
+		fail_msg("stdout: got [%.*s] want [%s]", (int)r->stdout_len, r->stdout_data, out);
+	if (err &&
+	    (r->stderr_len != strlen(err) || memcmp(r->stderr_data, err, r->stderr_len) != 0))
+		fail_msg("stderr: got [%.*s] want [%s]", (int)r->stderr_len, r->stderr_data, err);
+}
+
+static int run(h_ctx *h, sbx_exec_result *r, const char *cmd, const sbx_exec_options *o,
+               sbx_signal *sig)
+{
+	sbx_error err = {0};
+	int rc = h_exec_opts(h, r, g_id, cmd, o, sig, &err);
+	if (rc != 0)
+		print_message("exec %s: %s (%s)\n", cmd, sbx_error_code_name(rc), err.message);
+	return rc;
+}
+
+static void test_exec__stdout_stderr_exit_code(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	assert_int_equal(run(h, &r, "echo out; echo err >&2; exit 3", NULL, NULL), 0);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 3);
+	assert_out(&r, "out\n", "err\n");
+	assert_false(r.truncated);
+	assert_false(r.timed_out);
+	assert_false(r.aborted);
+	sbx_exec_result_free(&r);
+
+	assert_int_equal(run(h, &r, "true", NULL, NULL), 0);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 0);
+	assert_out(&r, "", "");
+	sbx_exec_result_free(&r);
+
+	/* bash's own output is binary-safe: NUL bytes survive */
+	assert_int_equal(run(h, &r, "printf 'a\\000b'", NULL, NULL), 0);
+	assert_int_equal(r.stdout_len, 3);
+	assert_memory_equal(r.stdout_data, "a\0b", 3);
+	sbx_exec_result_free(&r);
+}
+
+static void test_exec__signal_exit_is_128_plus_n(void **state)
+{
+	h_ctx *h = *state;
+	static const struct {
+		const char *cmd;
+		int code;
+	} cases[] = {{"kill -SEGV $$", 139},
+	             {"kill -TERM $$", 143},
+	             {"kill -KILL $$", 137},
+	             {"kill -INT $$", 130},
+	             {"kill -HUP $$", 129}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbx_exec_result r;
+		assert_int_equal(run(h, &r, cases[i].cmd, NULL, NULL), 0);
+		if (!r.has_exit_code || r.exit_code != cases[i].code)
+			fail_msg("%s: has %d code %d, want %d", cases[i].cmd, r.has_exit_code,
+			         r.exit_code, cases[i].code);
+		assert_false(r.timed_out);
+		sbx_exec_result_free(&r);
+	}
+}
+
+static void test_exec__cwd_default_and_custom(void **state)
+{
+	h_ctx *h = *state;
+	char *s = h_sh(h, g_id, "pwd");
+	assert_string_equal(s, "/workspace\n");
+	free(s);
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.cwd = "/tmp";
+	sbx_exec_result r;
+	assert_int_equal(run(h, &r, "pwd", &o, NULL), 0);
+	assert_out(&r, "/tmp\n", "");
+	sbx_exec_result_free(&r);
+}
+
+static void test_exec__runs_as_sandbox_user_with_env(void **state)
+{
+	h_ctx *h = *state;
+	sbx_env_var env[] = {{"FOO", "bar baz"}, {"_X1", "\xe2\x82\xac"}};
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.env = env;
+	o.env_count = 2;
+	sbx_exec_result r;
+	assert_int_equal(run(h, &r, "echo \"$(id -un):$(id -u):$HOME:$LANG:$FOO:$_X1\"", &o, NULL),
+	                 0);
+	assert_out(&r, "sandbox:1000:/workspace:C.UTF-8:bar baz:\xe2\x82\xac\n", "");
+	sbx_exec_result_free(&r);
+
+	/* user env is applied after HOME and LANG */
+	sbx_env_var over[] = {{"HOME", "/tmp"}, {"LANG", "C"}};
+	o.env = over;
+	o.env_count = 2;
+	assert_int_equal(run(h, &r, "echo \"$HOME:$LANG\"", &o, NULL), 0);
+	assert_out(&r, "/tmp:C\n", "");
+	sbx_exec_result_free(&r);
+}
+
+static void test_exec__invalid_env_key_sends_no_request(void **state)
+{
+	h_ctx *h = *state;
+	static const char *bad[] = {"1A", "A-B", "", "A B", "A=B", "\xc3\xa9"};
+	h_reset(h);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_env_var env[] = {{"OK", "1"}, {bad[i], "v"}};
+		sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+		o.env = env;
+		o.env_count = 2;
+		sbx_exec_result r;
+		sbx_error err = {0};
+		assert_int_equal(h_exec_opts(h, &r, g_id, "true", &o, NULL, &err), SBX_EINVALID);
+	}
+	/* an invalid tag too */
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.tag = "-bad";
+	sbx_exec_result r;
+	assert_int_equal(h_exec_opts(h, &r, g_id, "true", &o, NULL, NULL), SBX_EINVALID);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(json_array_size(log), 0);
+	json_decref(log);
+}
+
+/* The connect before an exec asks for min(86400, max(timeoutSeconds, ceil(ms/1000) + 120)). */
+static void test_exec__connect_timeout_covers_command(void **state)
+{
+	h_ctx *h = *state;
+	static const struct {
+		uint64_t ms;
+		long want;
+		const char *seconds; /* the wrapper's in-sandbox timeout */
+	} cases[] = {
+	    {1000, 3600, "6"},       {3480000, 3600, "3485"},    {3480001, 3601, "3486"},
+	    {4000000, 4120, "4005"}, {86280000, 86400, "86285"}, {100000000ULL, 86400, "100005"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+		o.timeout_ms = cases[i].ms;
+		sbx_exec_result r;
+		h_reset(h);
+		assert_int_equal(run(h, &r, "true", &o, NULL), 0);
+		assert_int_equal(r.exit_code, 0);
+		sbx_exec_result_free(&r);
+		json_t *log = h_reqlog(h);
+		json_t *c = h_find(log, "POST", "/v2/sandboxes/", 0);
+		assert_non_null(c);
+		json_t *b = h_entry_json(c);
+		if (json_integer_value(json_object_get(b, "timeout")) != cases[i].want)
+			fail_msg("timeout_ms %llu: connect timeout %lld, want %ld",
+			         (unsigned long long)cases[i].ms,
+			         (long long)json_integer_value(json_object_get(b, "timeout")),
+			         cases[i].want);
+		assert_int_equal(json_object_size(b), 1);
+		json_decref(b);
+		json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
+		b = h_entry_json(s);
+		json_t *args = json_object_get(json_object_get(b, "process"), "args");
+		assert_string_equal(json_string_value(json_array_get(args, 7)), cases[i].seconds);
+		json_decref(b);
+		json_decref(log);
+	}
+}
+
+static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char *tag,
+                                const char *cwd)
+{
+	json_t *hd = json_object_get(s, "headers");
+	assert_string_equal(json_string_value(json_object_get(hd, "e2b-sandbox-id")), g_id);
+	assert_string_equal(json_string_value(json_object_get(hd, "e2b-sandbox-port")), "49983");
+	assert_string_equal(json_string_value(json_object_get(hd, "keepalive-ping-interval")),
+	                    "50");
+	assert_string_equal(json_string_value(json_object_get(hd, "connect-protocol-version")),
+	                    "1");
+	assert_string_equal(json_string_value(json_object_get(hd, "content-type")),
+	                    "application/connect+json");
+	assert_string_equal(json_string_value(json_object_get(hd, "x-access-token")), "***");
+	assert_string_equal(json_string_value(json_object_get(hd, "authorization")), "***");
+	assert_null(json_object_get(hd, "connect-timeout-ms"));
+	json_t *b = h_entry_json(s);
+	assert_non_null(b);
+	assert_true(json_is_false(json_object_get(b, "stdin")));
+	json_t *p = json_object_get(b, "process");
+	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "setsid");
+	assert_string_equal(json_string_value(json_object_get(p, "cwd")), cwd);
+	json_t *args = json_object_get(p, "args");
+	assert_int_equal(json_array_size(args), 8);
+	assert_string_equal(json_string_value(json_array_get(args, 0)), "-w");
+	assert_string_equal(json_string_value(json_array_get(args, 1)), "/bin/sh");
+	assert_string_equal(json_string_value(json_array_get(args, 2)), "-c");
+	assert_string_equal(json_string_value(json_array_get(args, 3)), SEED_WRAPPER);
+	assert_string_equal(json_string_value(json_array_get(args, 4)), "capybara-exec");
+	char pat[256];
+	snprintf(
+	    pat, sizeof(pat),
+	    "^/tmp/\\.capybara-exec-%s%s[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+	    "[0-9a-f]{12}$",
+	    tag ? tag : "", tag ? "-" : "");
+	regex_t re;
+	assert_int_equal(regcomp(&re, pat, REG_EXTENDED | REG_NOSUB), 0);
+	const char *ctl = json_string_value(json_array_get(args, 5));
+	if (!ctl || regexec(&re, ctl, 0, NULL, 0) != 0)
+		fail_msg("control path %s does not match %s", ctl ? ctl : "(null)", pat);
+	regfree(&re);
+	assert_string_equal(json_string_value(json_array_get(args, 6)), cmd);
+	assert_string_equal(json_string_value(json_array_get(args, 7)), "65"); /* 60 s + 5 */
+	json_t *envs = json_object_get(p, "envs");
+	assert_string_equal(json_string_value(json_object_get(envs, "HOME")), "/workspace");
+	assert_string_equal(json_string_value(json_object_get(envs, "LANG")), "C.UTF-8");
+	json_decref(b);
+	(void)h;
+}
+
+static void test_exec__start_request_is_the_seed_wrapper(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	const char *cmd = "echo \"it's\" $((1+1)) | cat";
+	h_reset(h);
+	assert_int_equal(run(h, &r, cmd, NULL, NULL), 0);
+	assert_out(&r, "it's 2\n", "");
+	sbx_exec_result_free(&r);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count(log, "POST", "/process.Process/Start"), 1);
+	assert_int_equal(json_array_size(log), 2); /* connect + Start, nothing else */
+	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0), cmd, NULL,
+	                    "/workspace");
+	json_decref(log);
+
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.tag = "agent_7-x";
+	o.cwd = "/";
+	h_reset(h);
+	assert_int_equal(run(h, &r, "true", &o, NULL), 0);
+	sbx_exec_result_free(&r);
+	log = h_reqlog(h);
+	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0), "true",
+	                    "agent_7-x", "/");
+	json_decref(log);
+}
+
+static void test_exec__shared_budget_utf8_safe_cut(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_result r;
+
+	/* a 3-byte character straddles the 10-byte cap: cut before it */
+	o.max_output_bytes = 10;
+	assert_int_equal(run(h, &r, "printf 'abcdefghi\\342\\202\\254xyz'", &o, NULL), 0);
+	assert_true(r.truncated);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 0);
+	assert_out(&r, "abcdefghi", "");
+	sbx_exec_result_free(&r);
+
+	/* exactly the cap: not truncated */
+	assert_int_equal(run(h, &r, "printf 1234567890", &o, NULL), 0);
+	assert_false(r.truncated);
+	assert_out(&r, "1234567890", "");
+	sbx_exec_result_free(&r);
+
+	/* a character ending exactly at the cap is kept */
+	o.max_output_bytes = 11;
+	assert_int_equal(run(h, &r, "printf 'abcdefgh\\342\\202\\254xyz'", &o, NULL), 0);
+	assert_true(r.truncated);
+	assert_out(&r, "abcdefgh\xe2\x82\xac", "");
+	sbx_exec_result_free(&r);
+
+	/* stdout and stderr share one budget */
+	o.max_output_bytes = 8;
+	assert_int_equal(
+	    run(h, &r, "printf 12345; sleep 0.3; printf 67890abc >&2; exit 4", &o, NULL), 0);
+	assert_true(r.truncated);
+	assert_int_equal(r.exit_code, 4);
+	assert_out(&r, "12345", "678");
+	sbx_exec_result_free(&r);
+
+	/* budget used up by stdout: stderr empty */
+	o.max_output_bytes = 4;
+	assert_int_equal(run(h, &r, "printf 12345; sleep 0.3; echo more >&2", &o, NULL), 0);
+	assert_true(r.truncated);
+	assert_out(&r, "1234", "");
+	sbx_exec_result_free(&r);
+}
+
+static void test_exec__timeout_reports_timed_out_without_exit_code(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.timeout_ms = 1000;
+	sbx_exec_result r;
+	uint64_t t0 = h_now_ms();
+	assert_int_equal(run(h, &r, "echo before; sleep 60; echo after", &o, NULL), 0);
+	uint64_t took = h_now_ms() - t0;
+	assert_true(r.timed_out);
+	assert_false(r.has_exit_code);
+	assert_false(r.aborted);
+	assert_out(&r, "before\n", NULL);
+	print_message("timeout of 1 s returned after %llu ms\n", (unsigned long long)took);
+	assert_true(took >= 1000 && took < 15000);
+	sbx_exec_result_free(&r);
+	char *s = h_sh(h, g_id, "pgrep -f 'sleep 6[0]' || true");
+	assert_string_equal(s, "");
+	free(s);
+}
+
+typedef struct aborter {
+	sbx_signal *sig;
+	unsigned delay_ms;
+	uint64_t at;
+} aborter;
+
+static void *abort_later(void *arg)
+{
+	aborter *a = arg;
+	usleep(a->delay_ms * 1000u);
+	a->at = h_now_ms();
+	sbx_signal_abort(a->sig);
+	return NULL;
+}
+
+static void test_exec__abort_after_start_returns_output_so_far(void **state)
+{
+	h_ctx *h = *state;
+	aborter a = {NULL, 1500, 0};
+	assert_int_equal(sbx_signal_new(&a.sig), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, abort_later, &a);
+	sbx_exec_result r;
+	assert_int_equal(run(h, &r, "echo started; sleep 60", NULL, a.sig), 0);
+	uint64_t done = h_now_ms();
+	pthread_join(t, NULL);
+	assert_true(r.aborted);
+	assert_false(r.timed_out);
+	assert_false(r.has_exit_code);
+	assert_out(&r, "started\n", NULL);
+	print_message("exec returned %llu ms after the abort\n", (unsigned long long)(done - a.at));
+	assert_true(done - a.at < 10000); /* kill script + SendSignal; no reboot needed */
+	sbx_exec_result_free(&r);
+	sbx_signal_free(a.sig);
+	char *s = h_sh(h, g_id, "pgrep -f 'sleep 6[0]' || true");
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void test_exec__already_aborted_sends_no_request(void **state)
+{
+	h_ctx *h = *state;
+	sbx_signal *sig = NULL;
+	assert_int_equal(sbx_signal_new(&sig), 0);
+	sbx_signal_abort(sig);
+	h_reset(h);
+	sbx_exec_result r;
+	sbx_error err = {0};
+	assert_int_equal(h_exec_opts(h, &r, g_id, "true", NULL, sig, &err), SBX_EABORTED);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(json_array_size(log), 0);
+	json_decref(log);
+	sbx_signal_free(sig);
+}
+
+/* nohup and setsid children that keep the output pipes: all gone after the timeout. */
+static void test_exec__escaped_children_gone_after_timeout(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.timeout_ms = 1500;
+	sbx_exec_result r;
+	uint64_t t0 = h_now_ms();
+	assert_int_equal(run(h, &r,
+	                     "nohup sleep 300 & setsid sleep 301 & (setsid nohup sleep 303 "
+	                     ">/dev/null 2>&1 </dev/null &); echo ok; sleep 302",
+	                     &o, NULL),
+	                 0);
+	uint64_t took = h_now_ms() - t0;
+	assert_true(r.timed_out);
+	assert_false(r.has_exit_code);
+	print_message("escaped children: exec returned after %llu ms\n", (unsigned long long)took);
+	assert_true(took < 60000);
+	sbx_exec_result_free(&r);
+	char *s = h_sh(h, g_id, "pgrep -f 'sleep 30[0-3]' || true");
+	assert_string_equal(s, "");
+	free(s);
+}
+
+/* A command whose kill has no effect: pause + cold connect, a warning, still timed_out. */
+static void test_exec__reboot_fallback_when_kill_is_ignored(void **state)
+{
+	h_ctx *h = *state;
+	const char *warn = "sandbox-e2b: could not stop a command cleanly; rebooting the sandbox";
+	size_t before = h_log_count(h, SBX_LOG_WARN, warn);
+	h_reset(h);
+	h_fault_kind(h, "POST", "/process.Process/Start", "kill_ignored", 1);
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.timeout_ms = 1000;
+	sbx_exec_result r;
+	uint64_t t0 = h_now_ms();
+	assert_int_equal(run(h, &r, "echo x; sleep 120", &o, NULL), 0);
+	uint64_t took = h_now_ms() - t0;
+	assert_true(r.timed_out);
+	assert_false(r.has_exit_code);
+	assert_out(&r, "x\n", NULL);
+	print_message("reboot fallback: exec returned after %llu ms\n", (unsigned long long)took);
+	assert_true(took >= 3000 && took < 60000); /* 3 s grace, then the reboot */
+	sbx_exec_result_free(&r);
+	assert_int_equal(h_log_count(h, SBX_LOG_WARN, warn), before + 1);
+	json_t *log = h_reqlog(h);
+	char pause[128], conn[128];
+	snprintf(pause, sizeof(pause), "/sandboxes/%s/pause", g_id);
+	snprintf(conn, sizeof(conn), "/v2/sandboxes/%s/connect", g_id);
+	assert_int_equal(h_count(log, "POST", pause), 1);
+	/* the last connect is the cold one, after the pause */
+	size_t nconn = h_count(log, "POST", conn);
+	assert_true(nconn >= 2);
+	json_t *cold = h_find(log, "POST", conn, nconn - 1);
+	json_t *b = h_entry_json(cold);
+	json_t *want = json_loads("{\"timeout\":3600,\"memory\":false}", 0, NULL);
+	assert_true(json_equal(b, want));
+	json_decref(want);
+	json_decref(b);
+	size_t i, ipause = 0, icold = 0;
+	json_t *e;
+	json_array_foreach(log, i, e)
+	{
+		if (strcmp(h_entry_path(e), pause) == 0)
+			ipause = i;
+		if (e == cold)
+			icold = i;
+	}
+	assert_true(ipause < icold);
+	json_decref(log);
+	h_faults_clear(h);
+	/* the sandbox works afterwards, and the stuck command is gone */
+	char *s = h_sh(h, g_id, "pgrep -f 'sleep 12[0]' || true");
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void test_exec__reboot_fallback_on_abort(void **state)
+{
+	h_ctx *h = *state;
+	const char *warn = "sandbox-e2b: could not stop a command cleanly; rebooting the sandbox";
+	size_t before = h_log_count(h, SBX_LOG_WARN, warn);
+	h_reset(h);
+	h_fault_kind(h, "POST", "/process.Process/Start", "kill_ignored", 1);
+	aborter a = {NULL, 1000, 0};
+	assert_int_equal(sbx_signal_new(&a.sig), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, abort_later, &a);
+	sbx_exec_result r;
+	assert_int_equal(run(h, &r, "echo y; sleep 120", NULL, a.sig), 0);
+	pthread_join(t, NULL);
+	assert_true(r.aborted);
+	assert_false(r.has_exit_code);
+	assert_false(r.timed_out);
+	sbx_exec_result_free(&r);
+	sbx_signal_free(a.sig);
+	assert_int_equal(h_log_count(h, SBX_LOG_WARN, warn), before + 1);
+	json_t *log = h_reqlog(h);
+	char pause[128];
+	snprintf(pause, sizeof(pause), "/sandboxes/%s/pause", g_id);
+	assert_int_equal(h_count(log, "POST", pause), 1);
+	json_decref(log);
+	h_faults_clear(h);
+}
+
+/* A sandbox paused between calls is auto-started by exec (the contract's auto-start). */
+static void test_exec__resumes_a_paused_sandbox(void **state)
+{
+	h_ctx *h = *state;
+	char *s = h_sh(h, g_id, "echo keep > /tmp/keep; (sleep 1000 &) ; echo ok");
+	free(s);
+	assert_int_equal(sbx_sandbox_suspend(h->p, g_id, NULL, NULL), 0);
+	s = h_sh(h, g_id, "cat /tmp/keep; pgrep -c -f 'sleep 100[0]'");
+	assert_string_equal(s, "keep\n1\n");
+	free(s);
+	s = h_sh(h, g_id, "pkill -f 'sleep 100[0]'; true");
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exec__stdout_stderr_exit_code),
+	    cmocka_unit_test(test_exec__signal_exit_is_128_plus_n),
+	    cmocka_unit_test(test_exec__cwd_default_and_custom),
+	    cmocka_unit_test(test_exec__runs_as_sandbox_user_with_env),
+	    cmocka_unit_test(test_exec__invalid_env_key_sends_no_request),
+	    cmocka_unit_test(test_exec__connect_timeout_covers_command),
+	    cmocka_unit_test(test_exec__start_request_is_the_seed_wrapper),
+	    cmocka_unit_test(test_exec__shared_budget_utf8_safe_cut),
+	    cmocka_unit_test(test_exec__timeout_reports_timed_out_without_exit_code),
+	    cmocka_unit_test(test_exec__abort_after_start_returns_output_so_far),
+	    cmocka_unit_test(test_exec__already_aborted_sends_no_request),
+	    cmocka_unit_test(test_exec__resumes_a_paused_sandbox),
+	    cmocka_unit_test(test_exec__escaped_children_gone_after_timeout),
+	    cmocka_unit_test(test_exec__reboot_fallback_when_kill_is_ignored),
+	    cmocka_unit_test(test_exec__reboot_fallback_on_abort),
+	};
+	return cmocka_run_group_tests_name("integration_exec", tests, setup, teardown);
+}

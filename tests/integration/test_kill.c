@@ -1,0 +1,231 @@
+/*
+ * tests/integration/test_kill.c: kill_all and kill_tagged of the E2B provider
+ * against fake-e2b (seed README "Lifecycle" killAll, "Concurrent use"
+ * killTagged; seed dist/index.mjs KILL_ALL_SCRIPT, KILL_TAGGED_SCRIPT).
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <setjmp.h>
+
+static char *g_id;
+
+static int setup(void **state)
+{
+	if (h_group_setup(state) < 0)
+		return -1;
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "kill");
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	sbx_error err = {0};
+	if (sbx_sandbox_create(&g_id, h->p, name, &l, NULL, &err) < 0) {
+		fprintf(stderr, "create failed: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	h_ctx *h = *state;
+	if (h && g_id)
+		sbx_sandbox_destroy(h->p, g_id, NULL, NULL);
+	sbx_free(g_id);
+	return h_group_teardown(state);
+}
+
+typedef struct job {
+	h_ctx *h;
+	const char *cmd;
+	const char *tag;
+	int rc;
+	sbx_exec_result r;
+	sbx_error err;
+	pthread_t t;
+} job;
+
+static void *job_run(void *arg)
+{
+	job *j = arg;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.tag = j->tag;
+	o.timeout_ms = 120000;
+	j->rc = sbx_sandbox_exec(&j->r, j->h->p, g_id, j->cmd, &o, NULL, &j->err);
+	return NULL;
+}
+
+static int count_running(h_ctx *h, const char *pattern)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "pgrep -c -f '%s' || true", pattern);
+	char *s = h_sh(h, g_id, cmd);
+	int n = atoi(s);
+	free(s);
+	return n;
+}
+
+static void wait_running(h_ctx *h, const char *pattern, int want)
+{
+	uint64_t deadline = h_now_ms() + 30000;
+	int n;
+	while ((n = count_running(h, pattern)) != want) {
+		if (h_now_ms() > deadline)
+			fail_msg("%s: %d running, want %d", pattern, n, want);
+		usleep(100 * 1000);
+	}
+}
+
+static void assert_killed(job *j)
+{
+	pthread_join(j->t, NULL);
+	h_note_err(j->h, &j->err);
+	if (j->rc != 0)
+		fail_msg("%s: %s %s", j->cmd, sbx_error_code_name(j->rc), j->err.message);
+	assert_false(j->r.timed_out);
+	assert_false(j->r.aborted);
+	/* SIGKILL from the kill script: 128 + 9 when envd sees the signal (setsid -w may
+	 * report the child's death its own way), never a clean exit */
+	print_message("%s killed: has_exit_code %d exit_code %d\n", j->cmd, j->r.has_exit_code,
+	              j->r.exit_code);
+	assert_true(!j->r.has_exit_code || j->r.exit_code != 0);
+	sbx_exec_result_free(&j->r);
+}
+
+static void test_kill_tagged__only_that_tag(void **state)
+{
+	h_ctx *h = *state;
+	job jobs[3] = {{h, "sleep 101", "agent1", 0, {0}, {0}, 0},
+	               {h, "sleep 110", "agent10", 0, {0}, {0}, 0},
+	               {h, "sleep 199", NULL, 0, {0}, {0}, 0}};
+	for (int i = 0; i < 3; i++)
+		pthread_create(&jobs[i].t, NULL, job_run, &jobs[i]);
+	wait_running(h, "^sleep 10[1]", 1);
+	wait_running(h, "^sleep 11[0]", 1);
+	wait_running(h, "^sleep 19[9]", 1);
+
+	h_reset(h);
+	const char *tags[] = {"agent1"};
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, tags, 1, NULL, &err), 0);
+	h_note_err(h, &err);
+	json_t *log = h_reqlog(h);
+	json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
+	json_t *b = h_entry_json(s);
+	json_t *p = json_object_get(b, "process");
+	json_t *args = json_object_get(p, "args");
+	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/sh");
+	assert_int_equal(json_array_size(args), 4);
+	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-killtagged");
+	assert_string_equal(json_string_value(json_array_get(args, 3)), "agent1");
+	json_decref(b);
+	json_decref(log);
+
+	assert_killed(&jobs[0]);
+	assert_int_equal(count_running(h, "^sleep 11[0]"), 1);
+	assert_int_equal(count_running(h, "^sleep 19[9]"), 1);
+
+	/* kill_all ends the rest */
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), 0);
+	assert_killed(&jobs[1]);
+	assert_killed(&jobs[2]);
+	assert_int_equal(count_running(h, "^sleep 1[0-9][0-9]"), 0);
+}
+
+static void test_kill_tagged__several_tags(void **state)
+{
+	h_ctx *h = *state;
+	job jobs[3] = {{h, "sleep 121", "a", 0, {0}, {0}, 0},
+	               {h, "sleep 122", "b", 0, {0}, {0}, 0},
+	               {h, "sleep 123", "c", 0, {0}, {0}, 0}};
+	for (int i = 0; i < 3; i++)
+		pthread_create(&jobs[i].t, NULL, job_run, &jobs[i]);
+	wait_running(h, "^sleep 12[123]", 3);
+	const char *tags[] = {"a", "c"};
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, tags, 2, NULL, NULL), 0);
+	assert_killed(&jobs[0]);
+	assert_killed(&jobs[2]);
+	assert_int_equal(count_running(h, "^sleep 12[2]"), 1);
+	const char *tb[] = {"b"};
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, tb, 1, NULL, NULL), 0);
+	assert_killed(&jobs[1]);
+}
+
+static void test_kill_tagged__invalid_tag_sends_no_request(void **state)
+{
+	h_ctx *h = *state;
+	char longtag[66];
+	memset(longtag, 'a', 65);
+	longtag[65] = '\0';
+	const char *bad[][2] = {{"ok", "-bad"},  {"", "ok"},    {"a b", "ok"},
+	                        {"ok", longtag}, {"ok", "a/b"}, {"_x", "ok"}};
+	h_reset(h);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_error err = {0};
+		assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, bad[i], 2, NULL, &err),
+		                 SBX_EINVALID);
+		h_note_err(h, &err);
+	}
+	json_t *log = h_reqlog(h);
+	assert_int_equal(json_array_size(log), 0);
+	json_decref(log);
+}
+
+static void test_kill_tagged__empty_list_sends_nothing(void **state)
+{
+	h_ctx *h = *state;
+	h_reset(h);
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, NULL, 0, NULL, NULL), 0);
+	const char *tags[] = {"x"};
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, tags, 0, NULL, NULL), 0);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(json_array_size(log), 0);
+	json_decref(log);
+}
+
+static void test_kill_all__nothing_running_is_success(void **state)
+{
+	h_ctx *h = *state;
+	h_reset(h);
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), 0);
+	h_note_err(h, &err);
+	json_t *log = h_reqlog(h);
+	json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
+	json_t *b = h_entry_json(s);
+	json_t *args = json_object_get(json_object_get(b, "process"), "args");
+	assert_int_equal(json_array_size(args), 3);
+	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-killall");
+	json_decref(b);
+	json_decref(log);
+}
+
+static void test_kill_all__on_missing_sandbox_is_gone(void **state)
+{
+	h_ctx *h = *state;
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_kill_all(h->p, "i0missing0000000000000", NULL, &err),
+	                 SBX_EGONE);
+	h_note_err(h, &err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_kill_tagged__only_that_tag),
+	    cmocka_unit_test(test_kill_tagged__several_tags),
+	    cmocka_unit_test(test_kill_tagged__invalid_tag_sends_no_request),
+	    cmocka_unit_test(test_kill_tagged__empty_list_sends_nothing),
+	    cmocka_unit_test(test_kill_all__nothing_running_is_success),
+	    cmocka_unit_test(test_kill_all__on_missing_sandbox_is_gone),
+	};
+	return cmocka_run_group_tests_name("integration_kill", tests, setup, teardown);
+}

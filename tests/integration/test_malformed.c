@@ -1,0 +1,293 @@
+/*
+ * tests/integration/test_malformed.c: malformed and hostile server replies
+ * (fake-e2b faults stream_garbage, stream_oversize, stream_keepalive_only,
+ * stream_no_end, HTML and non-JSON bodies) give clean errors: no crash, no
+ * hang, no raw server bytes beyond a short quote, and the provider keeps working.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <setjmp.h>
+
+static char *g_id;
+
+static int setup(void **state)
+{
+	if (h_group_setup(state) < 0)
+		return -1;
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "malf");
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	sbx_error err = {0};
+	if (sbx_sandbox_create(&g_id, h->p, name, &l, NULL, &err) < 0) {
+		fprintf(stderr, "create failed: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	h_ctx *h = *state;
+	if (h && g_id)
+		sbx_sandbox_destroy(h->p, g_id, NULL, NULL);
+	sbx_free(g_id);
+	return h_group_teardown(state);
+}
+
+/* The provider still works after a fault. */
+static void still_works(h_ctx *h)
+{
+	h_faults_clear(h);
+	char *s = h_sh(h, g_id, "echo ok");
+	assert_string_equal(s, "ok\n");
+	free(s);
+}
+
+static int exec_with_fault(h_ctx *h, const char *kind, uint64_t timeout_ms, sbx_exec_result *r,
+                           sbx_error *err, uint64_t *took)
+{
+	h_reset(h);
+	h_fault_kind(h, "POST", "/process.Process/Start", kind, 1);
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	o.timeout_ms = timeout_ms;
+	uint64_t t0 = h_now_ms();
+	int rc = h_exec_opts(h, r, g_id, "echo hi; sleep 2; echo bye", &o, NULL, err);
+	*took = h_now_ms() - t0;
+	print_message("%s: rc %s (%s) after %llu ms\n", kind, sbx_error_code_name(rc), err->message,
+	              (unsigned long long)*took);
+	return rc;
+}
+
+static void test_malformed__stream_garbage_is_protocol_error(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	sbx_error err = {0};
+	uint64_t took;
+	int rc = exec_with_fault(h, "stream_garbage", 30000, &r, &err, &took);
+	assert_int_equal(rc, SBX_EPROTOCOL);
+	assert_int_equal(err.code, SBX_EPROTOCOL);
+	assert_true(took < 20000);
+	still_works(h);
+}
+
+static void test_malformed__stream_oversize_fails_without_allocating(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	sbx_error err = {0};
+	uint64_t took;
+	int rc = exec_with_fault(h, "stream_oversize", 30000, &r, &err, &took);
+	assert_true(rc == SBX_ETOOLARGE || rc == SBX_EPROTOCOL);
+	assert_true(took < 20000);
+	still_works(h);
+}
+
+static void test_malformed__stream_no_end_is_protocol_error(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	sbx_error err = {0};
+	uint64_t took;
+	int rc = exec_with_fault(h, "stream_no_end", 30000, &r, &err, &took);
+	/* seed: "E2B process stream ended without an end-of-stream message" */
+	assert_int_equal(rc, SBX_EPROTOCOL);
+	assert_true(took < 20000);
+	still_works(h);
+}
+
+static void test_malformed__stream_no_end_after_timeout_is_timed_out(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	sbx_error err = {0};
+	uint64_t took;
+	int rc = exec_with_fault(h, "stream_no_end", 500, &r, &err, &took);
+	assert_int_equal(rc, 0);
+	assert_true(r.timed_out);
+	assert_false(r.has_exit_code);
+	sbx_exec_result_free(&r);
+	assert_true(took < 30000);
+	still_works(h);
+}
+
+static void test_malformed__keepalive_only_stream_ends_at_timeout(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	sbx_error err = {0};
+	uint64_t took;
+	int rc = exec_with_fault(h, "stream_keepalive_only", 1500, &r, &err, &took);
+	assert_int_equal(rc, 0);
+	assert_true(r.timed_out);
+	assert_false(r.has_exit_code);
+	sbx_exec_result_free(&r);
+	assert_true(took >= 1500 && took < 60000);
+	still_works(h);
+}
+
+static void test_malformed__html_500_bodies_are_http_errors(void **state)
+{
+	h_ctx *h = *state;
+	char html[4096];
+	int n = snprintf(html, sizeof(html),
+	                 "<!DOCTYPE html><html><head><title>500 Internal Server "
+	                 "Error</title></head><body>");
+	while (n < 3000)
+		n += snprintf(html + n, sizeof(html) - (size_t)n, "<p>filler filler filler</p>");
+	snprintf(html + n, sizeof(html) - (size_t)n, "MARKER-AT-THE-END</body></html>");
+	static const struct {
+		const char *method, *path;
+	} routes[] = {{"POST", "/v2/sandboxes"},
+	              {"GET", "/v2/sandboxes"},
+	              {"POST", "/v2/sandboxes/*/connect"},
+	              {"POST", "/process.Process/Start"},
+	              {"POST", "/files"}};
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		h_reset(h);
+		h_fault_status(h, routes[i].method, routes[i].path, 500, html, 1);
+		sbx_error err = {0};
+		int rc;
+		if (i < 2) {
+			char *id = NULL;
+			sbx_limits l = h_limits(SBX_EGRESS_NONE);
+			char name[64];
+			h_name(name, sizeof(name), "html");
+			rc = sbx_sandbox_create(&id, h->p, name, &l, NULL, &err);
+			assert_null(id);
+		} else if (i < 4) {
+			sbx_exec_result r;
+			rc = h_exec_opts(h, &r, g_id, "true", NULL, NULL, &err);
+		} else {
+			rc = sbx_sandbox_write_file(h->p, g_id, "/workspace/h", "x", 1, NULL, &err);
+		}
+		h_note_err(h, &err);
+		print_message("HTML 500 on %s %s: %s %s\n", routes[i].method, routes[i].path,
+		              sbx_error_code_name(rc), err.message);
+		assert_int_equal(rc, SBX_EHTTP);
+		assert_int_equal(err.http_status, 500);
+		assert_non_null(strstr(err.message, "500"));
+		assert_null(strstr(err.message, "MARKER-AT-THE-END"));
+		assert_true(strlen(err.message) < SBX_ERROR_MESSAGE_MAX);
+	}
+	still_works(h);
+}
+
+static void test_malformed__non_json_success_bodies_are_protocol_errors(void **state)
+{
+	h_ctx *h = *state;
+	sbx_error err = {0};
+	sbx_resume_status rs;
+	h_reset(h);
+	h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 200, "{not json", 1);
+	assert_int_equal(sbx_sandbox_resume(&rs, h->p, g_id, NULL, &err), SBX_EPROTOCOL);
+	h_note_err(h, &err);
+
+	/* create answered without a sandboxID */
+	sbx_error_clear(&err);
+	h_fault_status(h, "POST", "/v2/sandboxes", 201, "{\"templateID\":\"base\"}", 1);
+	char *id = NULL, name[64];
+	h_name(name, sizeof(name), "noid");
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	assert_true(sbx_sandbox_create(&id, h->p, name, &l, NULL, &err) < 0);
+	assert_null(id);
+	h_note_err(h, &err);
+
+	/* create answered with a hostile sandboxID */
+	sbx_error_clear(&err);
+	h_fault_status(h, "POST", "/v2/sandboxes", 201,
+	               "{\"sandboxID\":\"../../etc/passwd\",\"envdAccessToken\":\"x\"}", 1);
+	assert_true(sbx_sandbox_create(&id, h->p, name, &l, NULL, &err) < 0);
+	assert_null(id);
+	h_note_err(h, &err);
+
+	/* list answered with an object instead of an array */
+	sbx_error_clear(&err);
+	h_fault_status(h, "GET", "/v2/sandboxes", 200, "{\"a\":1}", 1);
+	assert_true(sbx_sandbox_destroy_by_name(h->p, name, NULL, &err) < 0);
+	h_note_err(h, &err);
+
+	/* deeply nested JSON */
+	char deep[20010];
+	for (int i = 0; i < 10000; i++) {
+		deep[i] = '[';
+		deep[10000 + i] = ']';
+	}
+	deep[20000] = '\0';
+	sbx_error_clear(&err);
+	h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 200, deep, 1);
+	assert_true(sbx_sandbox_resume(&rs, h->p, g_id, NULL, &err) < 0);
+	h_note_err(h, &err);
+	still_works(h);
+}
+
+typedef struct call {
+	h_ctx *h;
+	sbx_signal *sig;
+	int rc;
+	uint64_t done;
+	sbx_error err;
+} call;
+
+static void *resume_call(void *arg)
+{
+	call *c = arg;
+	sbx_resume_status rs;
+	c->rc = sbx_sandbox_resume(&rs, c->h->p, g_id, c->sig, &c->err);
+	c->done = h_now_ms();
+	return NULL;
+}
+
+/* A connect that hangs for 20 s: an abort still returns within milliseconds. */
+static void test_malformed__hanging_connect_aborts_promptly(void **state)
+{
+	h_ctx *h = *state;
+	h_reset(h);
+	json_t *f =
+	    json_pack("{s:s, s:s, s:s, s:i, s:i}", "method", "POST", "path",
+	              "/v2/sandboxes/*/connect", "kind", "delay", "delayMs", 20000, "times", 1);
+	char *text = json_dumps(f, JSON_COMPACT);
+	h_fault(h, text);
+	free(text);
+	json_decref(f);
+	call c = {h, NULL, 0, 0, {0}};
+	assert_int_equal(sbx_signal_new(&c.sig), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, resume_call, &c);
+	usleep(500 * 1000);
+	uint64_t at = h_now_ms();
+	sbx_signal_abort(c.sig);
+	pthread_join(t, NULL);
+	h_note_err(h, &c.err);
+	assert_int_equal(c.rc, SBX_EABORTED);
+	print_message("hanging connect returned %llu ms after the abort\n",
+	              (unsigned long long)(c.done - at));
+	assert_true(c.done - at < 250);
+	sbx_signal_free(c.sig);
+	h_faults_clear(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_malformed__stream_garbage_is_protocol_error),
+	    cmocka_unit_test(test_malformed__stream_oversize_fails_without_allocating),
+	    cmocka_unit_test(test_malformed__stream_no_end_is_protocol_error),
+	    cmocka_unit_test(test_malformed__stream_no_end_after_timeout_is_timed_out),
+	    cmocka_unit_test(test_malformed__keepalive_only_stream_ends_at_timeout),
+	    cmocka_unit_test(test_malformed__html_500_bodies_are_http_errors),
+	    cmocka_unit_test(test_malformed__non_json_success_bodies_are_protocol_errors),
+	    cmocka_unit_test(test_malformed__hanging_connect_aborts_promptly),
+	};
+	return cmocka_run_group_tests_name("integration_malformed", tests, setup, teardown);
+}
