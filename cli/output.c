@@ -127,7 +127,10 @@ int cli_fail(cli *c, int code, const sbx_error *err)
 {
 	const char *msg = err && err->message[0] ? err->message : sbx_error_code_name(code);
 	const char *hint = cli_hint(c, code, err);
-	int exit_code = code == SBX_EABORTED ? cli_abort_exit() : CLI_EXIT_ERROR;
+	/* Bad arguments the library rejects before any request are usage errors. */
+	int exit_code = code == SBX_EABORTED   ? cli_abort_exit()
+	                : code == SBX_EINVALID ? CLI_EXIT_USAGE
+	                                       : CLI_EXIT_ERROR;
 
 	fprintf(stderr, "%s %s: %s (%s)\n", c->prog, c->cmd ? c->cmd : "", msg,
 	        sbx_error_code_name(code));

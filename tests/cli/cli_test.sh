@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# tests/cli/cli_test.sh: the sandbox-e2b CLI end to end.
+#
+#   cli_test.sh SECTION CLI JSON_GET [FAKE_E2B] [HELLO]
+#
+# SECTION: help (every --help, usage errors), config (config check, config
+# sources, the API key never printed), commands (every subcommand against a
+# fake-e2b started here, exit codes, --json), demo (sandbox-e2b demo).
+# Prints "N passed, N failed" and exits non-zero when a check failed.
+set -uo pipefail
+
+section=$1 cli=$2 jget=$3 fake=${4:-} hello=${5:-}
+pass=0 fail=0
+tmp=$(mktemp -d /tmp/cli-test.XXXXXX)
+fake_pid=
+SECRET=e2b_cli_test_secret_0123456789
+
+cleanup() {
+	if [ -n "$fake_pid" ]; then
+		kill -TERM "$fake_pid" 2>/dev/null
+		wait "$fake_pid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+no() {
+	fail=$((fail + 1))
+	echo "FAIL - $1"
+	[ -n "${2:-}" ] && echo "       $2"
+	[ -s "$tmp/out" ] && sed 's/^/       stdout: /' "$tmp/out" | head -20
+	[ -s "$tmp/err" ] && sed 's/^/       stderr: /' "$tmp/err" | head -20
+	return 0
+}
+# run ARGS...: the CLI with stdout/stderr to $tmp/out, $tmp/err; exit code in $rc.
+run() {
+	"$cli" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+expect_rc() { # NAME WANT
+	if [ "$rc" -eq "$2" ]; then ok "$1"; else no "$1" "exit $rc, want $2"; fi
+}
+expect_eq() { # NAME GOT WANT
+	if [ "$2" == "$3" ]; then ok "$1"; else no "$1" "got '$2', want '$3'"; fi
+}
+expect_grep() { # NAME PATTERN FILE
+	if grep -q -- "$2" "$3"; then ok "$1"; else no "$1" "'$2' not in $(basename "$3")"; fi
+}
+jq_out() { "$jget" "$1" <"$tmp/out"; }
+no_secret() { # NAME: the API key appears in neither stdout nor stderr
+	if grep -q "$SECRET" "$tmp/out" "$tmp/err"; then no "$1: API key printed"; else ok "$1: API key not printed"; fi
+}
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+# ---- help --------------------------------------------------------------------------
+test_help() {
+	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
+	run --help
+	expect_rc "--help exits 0" 0
+	expect_grep "--help lists exec" "exec" "$tmp/out"
+	expect_grep "--help documents exit 124" "124" "$tmp/out"
+	for c in create resume suspend destroy destroy-by-name kill-all kill-tagged exec read write stat config demo; do
+		run "$c" --help
+		expect_rc "$c --help exits 0" 0
+		expect_grep "$c --help shows usage" "Usage: sandbox-e2b $c" "$tmp/out"
+		expect_grep "$c --help has an example" "Example" "$tmp/out"
+		run help "$c"
+		expect_rc "help $c exits 0" 0
+	done
+	run
+	expect_rc "no command exits 2" 2
+	run frobnicate
+	expect_rc "unknown command exits 2" 2
+	expect_grep "unknown command says what next" "--help" "$tmp/err"
+	run exec
+	expect_rc "exec without ID exits 2" 2
+	run read onlyid
+	expect_rc "read without PATH exits 2" 2
+	run exec someid --bogus -- true
+	expect_rc "unknown option exits 2" 2
+	run exec someid --timeout-ms abc -- true
+	expect_rc "bad number exits 2" 2
+	run create x --egress sideways
+	expect_rc "bad egress exits 2" 2
+	run create x
+	expect_rc "no configuration exits 2" 2
+	expect_grep "no configuration names E2B_API_KEY" "E2B_API_KEY" "$tmp/err"
+	run create x --json
+	expect_rc "usage error with --json exits 2" 2
+	expect_eq "usage error --json is one object" "$(jq_out error.code)" "usage"
+	run --version
+	expect_rc "--version exits 0" 0
+	finish
+}
+
+# ---- config --------------------------------------------------------------------------
+test_config() {
+	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
+	printf '{"apiKey":"%s","template":"base"}' "$SECRET" >"$tmp/valid.json"
+	run config check "$tmp/valid.json"
+	expect_rc "config check valid exits 0" 0
+	no_secret "config check valid"
+	"$jget" apiKey <"$tmp/out" >"$tmp/v"
+	expect_eq "config check redacts apiKey" "$(cat "$tmp/v")" "[redacted]"
+	expect_eq "config check fills domain" "$("$jget" domain <"$tmp/out")" "e2b.app"
+	expect_eq "config check fills timeoutSeconds" "$("$jget" timeoutSeconds <"$tmp/out")" "3600"
+
+	run config check "$tmp/valid.json" --json
+	expect_rc "config check --json exits 0" 0
+	expect_eq "config check --json valid" "$(jq_out valid)" "true"
+	expect_eq "config check --json redacted" "$(jq_out config.apiKey)" "[redacted]"
+
+	printf '{"apiKey":"%s","template":"base","timeoutSeconds":5}' "$SECRET" >"$tmp/bad1.json"
+	run config check "$tmp/bad1.json"
+	expect_rc "timeoutSeconds out of range exits 2" 2
+	expect_grep "reason names timeoutSeconds" "timeoutSeconds" "$tmp/err"
+	no_secret "config check invalid"
+
+	printf '{"apiKey":"%s","template":"base","color":"red"}' "$SECRET" >"$tmp/bad2.json"
+	run config check "$tmp/bad2.json"
+	expect_rc "unknown key exits 2" 2
+	expect_grep "reason names the unknown key" "color" "$tmp/err"
+	no_secret "config check unknown key"
+
+	printf '{"apiKey":"%s"}' "$SECRET" >"$tmp/bad3.json"
+	run config check "$tmp/bad3.json" --json
+	expect_rc "missing template exits 2" 2
+	expect_grep "reason names template" "template" "$tmp/err"
+	expect_eq "invalid --json valid=false" "$(jq_out valid)" "false"
+	no_secret "config check missing template"
+
+	printf 'not json' >"$tmp/bad4.json"
+	run config check "$tmp/bad4.json"
+	expect_rc "not JSON exits 2" 2
+
+	run config check "$tmp/nonexistent.json"
+	expect_rc "missing file exits 2" 2
+
+	run config check "$tmp/bad3.json" --template tpl-x
+	expect_rc "--template fills a missing template" 0
+	expect_eq "--template overrides" "$("$jget" template <"$tmp/out")" "tpl-x"
+
+	E2B_API_KEY=$SECRET E2B_TEMPLATE=envtpl E2B_DOMAIN=e2b.example.com run config check
+	expect_rc "E2B_* variables make a valid config" 0
+	expect_eq "E2B_TEMPLATE used" "$("$jget" template <"$tmp/out")" "envtpl"
+	expect_eq "E2B_DOMAIN used" "$("$jget" domain <"$tmp/out")" "e2b.example.com"
+	no_secret "config from E2B_* variables"
+
+	E2B_API_KEY=$SECRET run config check
+	expect_rc "E2B_API_KEY without template exits 2" 2
+	expect_grep "missing template named" "template" "$tmp/err"
+
+	E2B_API_KEY=$SECRET E2B_TEMPLATE=t E2B_API_URL=ftp://x run config check
+	expect_rc "bad E2B_API_URL exits 2" 2
+	expect_grep "bad apiUrl named" "apiUrl" "$tmp/err"
+
+	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"j\",\"allowOpenEgress\":true}" run config check
+	expect_rc "SANDBOX_E2B_CONFIG is used" 0
+	expect_eq "SANDBOX_E2B_CONFIG allowOpenEgress" "$("$jget" allowOpenEgress <"$tmp/out")" "true"
+	no_secret "SANDBOX_E2B_CONFIG"
+
+	SANDBOX_E2B_CONFIG='{"apiKey":"x","template":"j"}' run config check "$tmp/valid.json"
+	expect_rc "an explicit file wins over SANDBOX_E2B_CONFIG" 0
+	finish
+}
+
+# ---- commands against fake-e2b ---------------------------------------------------------
+start_fake() {
+	"$fake" --port 0 --quiet --port-file "$tmp/port" >"$tmp/fake.out" 2>"$tmp/fake.err" &
+	fake_pid=$!
+	for _ in $(seq 1 300); do
+		grep -q "listening on" "$tmp/fake.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/fake.out")
+	if [ -z "$url" ]; then
+		echo "fake-e2b did not start:"
+		cat "$tmp/fake.err"
+		exit 1
+	fi
+	export SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"base\",\"apiUrl\":\"$url\"}"
+	export SANDBOX_E2B_ENVD_URL=$url
+	unset E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
+}
+
+# wait until `sleep` runs in sandbox $1
+wait_sleep() {
+	for _ in $(seq 1 100); do
+		"$cli" exec "$1" -- 'pgrep -x sleep >/dev/null' >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+test_exec() { # ID
+	local id=$1
+	run exec "$id" -- echo hello
+	expect_rc "exec echo exits 0" 0
+	expect_eq "exec stdout" "$(cat "$tmp/out")" "hello"
+
+	run exec "$id" -- 'echo out; echo err >&2; exit 3'
+	expect_rc "exec exit 3 exits 3" 3
+	expect_eq "exec stdout of failing command" "$(cat "$tmp/out")" "out"
+	expect_grep "exec stderr to stderr" "err" "$tmp/err"
+
+	run exec "$id" 'exit 7'
+	expect_rc "exec without -- works" 7
+
+	run exec "$id" --timeout-ms 1000 -- sleep 30
+	expect_rc "exec timeout exits 124" 124
+	expect_grep "timeout says what to do" "timeout-ms" "$tmp/err"
+
+	run exec "$id" --json --timeout-ms 1000 -- 'echo before; sleep 30'
+	expect_rc "exec --json timeout exits 124" 124
+	expect_eq "--json timed_out" "$(jq_out timed_out)" "true"
+	expect_eq "--json exit_code null on timeout" "$(jq_out exit_code)" "null"
+
+	run exec "$id" --env FOO=bar --env BAZ=q=x -- 'echo "$FOO $BAZ"'
+	expect_eq "exec --env" "$(cat "$tmp/out")" "bar q=x"
+
+	run exec "$id" --cwd /tmp -- pwd
+	expect_eq "exec --cwd" "$(cat "$tmp/out")" "/tmp"
+
+	run exec "$id" -- whoami
+	expect_eq "exec runs as the sandbox user" "$(cat "$tmp/out")" "sandbox"
+
+	run exec "$id" --json -- 'echo hi; echo oops >&2; exit 4'
+	expect_rc "exec --json keeps the exit code" 4
+	expect_eq "--json exit_code" "$(jq_out exit_code)" "4"
+	expect_eq "--json stdout" "$(jq_out stdout)" "hi"
+	expect_eq "--json stderr" "$(jq_out stderr)" "oops"
+	expect_eq "--json truncated" "$(jq_out truncated)" "false"
+
+	run exec "$id" --json -- "printf 'ok\\xff\\xfe'"
+	expect_eq "--json invalid UTF-8 stdout is null" "$(jq_out stdout)" "null"
+	expect_eq "--json invalid UTF-8 in stdout_b64" "$(jq_out stdout_b64)" "b2v//g=="
+
+	run exec "$id" --json --max-output-bytes 10 -- 'seq 1 1000'
+	expect_eq "--max-output-bytes sets truncated" "$(jq_out truncated)" "true"
+	expect_eq "--max-output-bytes keeps 10 bytes" "$(jq_out stdout | head -c 100 | wc -c)" "11"
+
+	run exec "$id" --tag 'bad tag!' -- true
+	expect_rc "exec bad tag exits 2" 2
+
+	# kill-tagged: a tagged background exec returns once killed
+	"$cli" exec "$id" --tag bg -- sleep 300 >"$tmp/bg.out" 2>&1 &
+	local bg=$!
+	if wait_sleep "$id"; then ok "tagged command started"; else no "tagged command started"; fi
+	run kill-tagged "$id" other
+	expect_rc "kill-tagged other tag exits 0" 0
+	sleep 0.5
+	if kill -0 "$bg" 2>/dev/null; then ok "kill-tagged spares other tags"; else no "kill-tagged spares other tags"; fi
+	run kill-tagged "$id" bg --json
+	expect_rc "kill-tagged exits 0" 0
+	expect_eq "kill-tagged --json ok" "$(jq_out ok)" "true"
+	local t0=$SECONDS
+	wait "$bg"
+	local bgrc=$?
+	if [ $((SECONDS - t0)) -lt 60 ] && [ "$bgrc" -ne 0 ]; then ok "killed exec returned (exit $bgrc)"; else no "killed exec returned" "exit $bgrc after $((SECONDS - t0)) s"; fi
+
+	# kill-all
+	"$cli" exec "$id" -- sleep 300 >/dev/null 2>&1 &
+	bg=$!
+	wait_sleep "$id"
+	run kill-all "$id"
+	expect_rc "kill-all exits 0" 0
+	t0=$SECONDS
+	wait "$bg"
+	bgrc=$?
+	if [ $((SECONDS - t0)) -lt 60 ] && [ "$bgrc" -ne 0 ]; then ok "kill-all ended the exec (exit $bgrc)"; else no "kill-all ended the exec"; fi
+
+	# Ctrl-C: SIGINT to the CLI kills the remote command and exits 130
+	"$cli" exec "$id" -- 'sleep 300' >/dev/null 2>"$tmp/int.err" &
+	bg=$!
+	wait_sleep "$id"
+	kill -INT "$bg"
+	t0=$SECONDS
+	wait "$bg"
+	bgrc=$?
+	expect_eq "SIGINT during exec exits 130" "$bgrc" "130"
+	if [ $((SECONDS - t0)) -lt 30 ]; then ok "SIGINT answered promptly"; else no "SIGINT answered promptly"; fi
+	run exec "$id" -- 'pgrep -x sleep || echo none'
+	expect_eq "SIGINT killed the remote command" "$(cat "$tmp/out")" "none"
+}
+
+test_files() { # ID
+	local id=$1
+	printf 'line one\nline two\n' >"$tmp/a.txt"
+	run write "$id" /workspace/dir/a.txt "$tmp/a.txt"
+	expect_rc "write FILE exits 0" 0
+	run read "$id" /workspace/dir/a.txt
+	expect_rc "read exits 0" 0
+	if cmp -s "$tmp/out" "$tmp/a.txt"; then ok "read returns the bytes written"; else no "read returns the bytes written"; fi
+
+	head -c 70000 /dev/urandom >"$tmp/bin"
+	"$cli" write "$id" /workspace/bin.dat <"$tmp/bin" >/dev/null 2>"$tmp/err"
+	rc=$?
+	expect_rc "write from stdin exits 0" 0
+	run read "$id" /workspace/bin.dat
+	if cmp -s "$tmp/out" "$tmp/bin"; then ok "binary round trip"; else no "binary round trip"; fi
+	run read "$id" /workspace/bin.dat --json
+	jq_out content_b64 | base64 -d >"$tmp/bin2"
+	if cmp -s "$tmp/bin2" "$tmp/bin"; then ok "read --json content_b64 round trip"; else no "read --json content_b64 round trip"; fi
+	expect_eq "read --json size" "$(jq_out size)" "70000"
+
+	run read "$id" /workspace/dir/a.txt --json
+	expect_eq "read --json content" "$(jq_out content)" "$(cat "$tmp/a.txt")"
+	expect_eq "read --json truncated" "$(jq_out truncated)" "false"
+
+	run read "$id" /workspace/dir/a.txt --max-bytes 4
+	expect_eq "read --max-bytes" "$(cat "$tmp/out")" "line"
+	expect_grep "read truncation reported" "max-bytes" "$tmp/err"
+
+	run read "$id" /workspace/nope.txt
+	expect_rc "read missing exits 3" 3
+	run read "$id" /workspace/dir
+	expect_rc "read directory exits 3" 3
+	run read "$id" relative/path
+	expect_rc "read relative path exits 2" 2
+
+	run stat "$id" /workspace/dir/a.txt
+	expect_rc "stat exits 0" 0
+	expect_eq "stat file" "$(cat "$tmp/out")" "file 18 bytes"
+	run stat "$id" /workspace/dir --json
+	expect_eq "stat --json is_dir" "$(jq_out is_dir)" "true"
+	expect_eq "stat --json exists" "$(jq_out exists)" "true"
+	run stat "$id" /workspace/nope --json
+	expect_rc "stat missing exits 3" 3
+	expect_eq "stat --json missing" "$(jq_out exists)" "false"
+
+	run exec "$id" -- 'stat -c %U /workspace/dir/a.txt'
+	expect_eq "written as the sandbox user" "$(cat "$tmp/out")" "sandbox"
+	echo skill >"$tmp/s.md"
+	run write "$id" /skills/s.md "$tmp/s.md"
+	expect_rc "write /skills exits 0" 0
+	run exec "$id" -- 'stat -c "%U %a" /skills/s.md'
+	expect_eq "/skills written by root 0644" "$(cat "$tmp/out")" "root 644"
+}
+
+test_commands() {
+	start_fake
+	run create cli-test-a --json
+	expect_rc "create exits 0" 0
+	local id
+	id=$(jq_out id)
+	expect_eq "create --json name" "$(jq_out name)" "cli-test-a"
+	if [[ "$id" =~ ^[a-zA-Z0-9-]+$ ]]; then ok "create --json id"; else no "create --json id" "$id"; fi
+
+	run create 'bad name!'
+	expect_rc "create invalid name exits 2" 2
+	run create x --egress open
+	expect_rc "create open egress without allowOpenEgress exits 2" 2
+	expect_grep "open egress refusal explained" "allowOpenEgress" "$tmp/err"
+
+	test_exec "$id"
+	test_files "$id"
+
+	run exec "$id" -- 'echo kept > /workspace/keep.txt'
+	run suspend "$id"
+	expect_rc "suspend exits 0" 0
+	run suspend "$id" --json
+	expect_eq "suspend twice is ok" "$(jq_out ok)" "true"
+	run resume "$id"
+	expect_rc "resume exits 0" 0
+	expect_eq "resume prints resumed" "$(cat "$tmp/out")" "resumed"
+	run read "$id" /workspace/keep.txt
+	expect_eq "files survive suspend/resume" "$(cat "$tmp/out")" "kept"
+
+	run destroy "$id"
+	expect_rc "destroy exits 0" 0
+	run resume "$id" --json
+	expect_rc "resume after destroy exits 3" 3
+	expect_eq "resume --json gone" "$(jq_out status)" "gone"
+	run destroy "$id"
+	expect_rc "destroy of a missing sandbox exits 0" 0
+	run exec "$id" --json -- true
+	expect_rc "exec on a destroyed sandbox exits 1" 1
+	expect_eq "--json error code" "$(jq_out error.code)" "SBX_EGONE"
+	expect_grep "gone error says what next" "create" "$tmp/err"
+
+	# create by name replaces, destroy-by-name deletes
+	run create cli-test-b
+	local b1
+	b1=$(cat "$tmp/out")
+	run create cli-test-b
+	local b2
+	b2=$(cat "$tmp/out")
+	run resume "$b1"
+	expect_rc "create replaces the same name" 3
+	run destroy-by-name cli-test-b --json
+	expect_rc "destroy-by-name exits 0" 0
+	expect_eq "destroy-by-name --json" "$(jq_out ok)" "true"
+	run resume "$b2"
+	expect_rc "destroy-by-name deleted it" 3
+
+	if [ -n "$hello" ]; then
+		"$hello" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		expect_rc "examples/hello exits 0" 0
+		expect_eq "examples/hello prints hello" "$(cat "$tmp/out")" "hello"
+	fi
+	no_secret "whole session"
+	finish
+}
+
+# ---- demo ---------------------------------------------------------------------------
+test_demo() {
+	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
+	cd "$tmp" || exit 1
+	run demo --fake-e2b "$fake"
+	expect_rc "demo exits 0" 0
+	expect_grep "demo passed" "demo passed" "$tmp/out"
+	expect_grep "demo built the program" "build (make)" "$tmp/out"
+	expect_grep "demo shows the report" "word frequencies of input.txt" "$tmp/out"
+	expect_grep "demo killed by tag" "kill-tagged bg" "$tmp/out"
+	expect_grep "demo files survived resume" "unchanged" "$tmp/out"
+	FAKE_E2B=/nonexistent/fake-e2b run demo
+	expect_rc "demo without fake-e2b exits 1" 1
+	expect_grep "demo names the failed step" "start fake-e2b" "$tmp/err"
+	finish
+}
+
+case "$section" in
+help) test_help ;;
+config) test_config ;;
+commands) test_commands ;;
+demo) test_demo ;;
+*)
+	echo "unknown section $section"
+	exit 2
+	;;
+esac
