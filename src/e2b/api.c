@@ -1,0 +1,267 @@
+/*
+ * e2b/api.c: control-plane calls and E2B error bodies (seed createE2BApi,
+ * errorOf, destroyByName's query; e2b-protocol.md §1.1, §1.6).
+ */
+#include "e2b/api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "contract/utf8.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+int sbx__e2b_api_init(sbx_e2b_api *api, sbx_http *http, const char *base_url, const char *api_key,
+                      sbx_error *err)
+{
+	size_t n = strlen(base_url);
+	sbx_buf hdr = SBX_BUF_INIT(64 * 1024);
+
+	memset(api, 0, sizeof(*api));
+	api->http = http;
+	while (n > 0 && base_url[n - 1] == '/') /* base.replace(/\/+$/, "") */
+		n--;
+	if (!(api->base = sbx__strndup(base_url, n)) || !(api->api_key = sbx__strdup(api_key)) ||
+	    sbx_buf_printf(&hdr, "X-API-KEY: %s", api_key) < 0 ||
+	    sbx_buf_detach(&hdr, (unsigned char **)&api->key_header, NULL) < 0) {
+		sbx_buf_dispose(&hdr);
+		sbx__e2b_api_dispose(api);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void free_secret(char *s)
+{
+	if (!s)
+		return;
+	memset(s, 0, strlen(s));
+	sbx__free(s);
+}
+
+void sbx__e2b_api_dispose(sbx_e2b_api *api)
+{
+	sbx__free(api->base);
+	free_secret(api->key_header);
+	free_secret(api->api_key);
+	memset(api, 0, sizeof(*api));
+}
+
+void sbx__e2b_reply_dispose(sbx_e2b_reply *r)
+{
+	json_decref(r->json);
+	sbx__free(r->next_token);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The error text: printable, at most 300 bytes at a UTF-8 boundary, secrets replaced. */
+void sbx__e2b_clean_text(char *out, size_t outlen, const char *msg, size_t len, const char *secret1,
+                         const char *secret2)
+{
+	const char *secrets[2] = {secret1, secret2};
+	size_t o = 0, i = 0, slen, full = len;
+	bool hit;
+
+	/* Secrets are matched against the whole text, so one straddling the cut is hidden too. */
+	if (len > SBX_E2B_ERROR_MESSAGE_MAX)
+		len =
+		    sbx__utf8_keep_len((const unsigned char *)msg, SBX_E2B_ERROR_MESSAGE_MAX, true);
+	while (i < len && o + 1 < outlen) {
+		hit = false;
+		for (int k = 0; k < 2 && !hit; k++) {
+			slen = secrets[k] ? strlen(secrets[k]) : 0;
+			if (slen >= 4 && full - i >= slen &&
+			    memcmp(msg + i, secrets[k], slen) == 0) {
+				int w = snprintf(out + o, outlen - o, "[redacted]");
+				o += w > 0 && (size_t)w < outlen - o ? (size_t)w : 0;
+				i += slen;
+				hit = true;
+			}
+		}
+		if (hit)
+			continue;
+		unsigned char c = (unsigned char)msg[i++];
+		out[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+	}
+	out[o] = '\0';
+}
+
+int sbx__e2b_http_error(sbx_error *err, const char *what, long status, const unsigned char *body,
+                        size_t len, const char *secret1, const char *secret2, bool *not_found)
+{
+	char msg[4 * SBX_E2B_ERROR_MESSAGE_MAX + 16], code[32] = "";
+	const char *text = (const char *)body;
+	size_t tlen = len;
+	json_t *j = NULL, *m, *c;
+	bool nf = false;
+
+	if (len > 0 && (j = json_loadb((const char *)body, len, JSON_DECODE_ANY, NULL)) &&
+	    json_is_object(j)) {
+		if ((m = json_object_get(j, "message")) && json_is_string(m)) {
+			text = json_string_value(m);
+			tlen = json_string_length(m);
+		}
+		c = json_object_get(j, "code");
+		if (json_is_integer(c)) {
+			snprintf(code, sizeof(code), "%lld", (long long)json_integer_value(c));
+			nf = json_integer_value(c) == 404;
+		} else if (json_is_real(c)) {
+			snprintf(code, sizeof(code), "%g", json_real_value(c));
+			nf = json_real_value(c) == 404.0;
+		} else if (json_is_string(c)) {
+			snprintf(code, sizeof(code), "%s", json_string_value(c));
+		}
+	}
+	sbx__e2b_clean_text(msg, sizeof(msg), text ? text : "", text ? tlen : 0, secret1, secret2);
+	json_decref(j);
+	if (not_found)
+		*not_found = status == 404 && nf;
+	return sbx__error_set_http(err, SBX_EHTTP, (int)status, code, "E2B %s failed: HTTP %ld%s%s",
+	                           what, status, msg[0] ? ": " : "", msg);
+}
+
+int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *method,
+                      const char *path, const char *query, json_t *body, uint64_t timeout_ms,
+                      sbx_signal *sig, sbx_error *err)
+{
+	sbx_buf url = SBX_BUF_INIT(64 * 1024), what = SBX_BUF_INIT(1024);
+	const char *headers[2] = {api->key_header, "Content-Type: application/json"};
+	sbx_http_call *call = NULL;
+	sbx_http_req req = {0};
+	json_error_t jerr;
+	sbx_buf text = SBX_BUF_INIT(SBX_HTTP_MAX_BODY);
+	const sbx_buf *rb;
+	int error;
+
+	memset(reply, 0, sizeof(*reply));
+	if (sbx_buf_printf(&url, "%s%s%s%s", api->base, path, query ? "?" : "",
+	                   query ? query : "") < 0 ||
+	    sbx_buf_printf(&what, "E2B %s %s", method, path) < 0) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	if (body && (error = sbx__json_dump(&text, body)) < 0) {
+		error = sbx__error_set(err, error, "cannot serialise the request body");
+		goto done;
+	}
+	req.what = (const char *)what.ptr;
+	req.method = method;
+	req.url = (const char *)url.ptr;
+	req.headers = headers;
+	req.nheaders = body ? 2 : 1;
+	req.body = text.ptr;
+	req.body_len = text.len;
+	req.max_body = SBX_HTTP_MAX_BODY;
+	error = sbx__http_perform(
+	    &call, api->http, &req,
+	    sbx__now_ms() + (timeout_ms ? timeout_ms : SBX_E2B_API_TIMEOUT_MS), sig, err);
+	if (error < 0)
+		goto done;
+	reply->status = sbx__http_call_status(call);
+	rb = sbx__http_call_body(call);
+	if (reply->status < 200 || reply->status >= 300) {
+		error = sbx__e2b_http_error(err, (const char *)what.ptr + 4, reply->status, rb->ptr,
+		                            rb->len, api->api_key, NULL, &reply->not_found);
+		goto done;
+	}
+	if (rb->len > 0 &&
+	    !(reply->json = json_loadb((const char *)rb->ptr, rb->len, JSON_DECODE_ANY, &jerr))) {
+		error = sbx__error_set(err, SBX_EPROTOCOL, "%s returned invalid JSON (at byte %d)",
+		                       (const char *)what.ptr, jerr.position);
+		goto done;
+	}
+	reply->next_token = sbx__http_call_header(call, "X-Next-Token");
+	error = 0;
+done:
+	sbx__http_call_free(call);
+	sbx_buf_dispose(&text);
+	sbx_buf_dispose(&url);
+	sbx_buf_dispose(&what);
+	return error;
+}
+
+int sbx__json_dump(sbx_buf *out, const json_t *j)
+{
+	size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+	unsigned char *tail;
+	int error;
+
+	if (n == 0)
+		return SBX_ENOMEM;
+	if ((error = sbx_buf_reserve(out, n, &tail)) < 0)
+		return error;
+	if (json_dumpb(j, (char *)tail, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
+		return SBX_ENOMEM;
+	sbx_buf_commit(out, n);
+	return 0;
+}
+
+static const char hexdig[] = "0123456789ABCDEF";
+
+static int encode(sbx_buf *out, const char *s, size_t len, const char *keep, bool plus)
+{
+	unsigned char *tail, c;
+	size_t o = 0;
+	int error;
+
+	if (len > (SIZE_MAX / 2) / 3)
+		return SBX_ETOOLARGE;
+	if ((error = sbx_buf_reserve(out, len * 3, &tail)) < 0)
+		return error;
+	for (size_t i = 0; i < len; i++) {
+		c = (unsigned char)s[i];
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    (c && strchr(keep, c))) {
+			tail[o++] = c;
+		} else if (plus && c == ' ') {
+			tail[o++] = '+';
+		} else {
+			tail[o++] = '%';
+			tail[o++] = (unsigned char)hexdig[c >> 4];
+			tail[o++] = (unsigned char)hexdig[c & 15];
+		}
+	}
+	sbx_buf_commit(out, o);
+	return 0;
+}
+
+int sbx__uri_component_encode(sbx_buf *out, const char *s, size_t len)
+{
+	return encode(out, s, len, "-_.!~*'()", false);
+}
+
+int sbx__form_urlencode(sbx_buf *out, const char *s, size_t len)
+{
+	return encode(out, s, len, "*-._", true);
+}
+
+int sbx__e2b_list_query(sbx_buf *out, const char *name, const char *next_token)
+{
+	sbx_buf pair = SBX_BUF_INIT(64 * 1024);
+	sbx_buf inner = SBX_BUF_INIT(64 * 1024);
+	int error;
+
+	/* new URLSearchParams({[enc(METADATA_NAME)]: enc(name)}).toString() */
+	if ((error = sbx__uri_component_encode(&pair, SBX_E2B_METADATA_NAME,
+	                                       strlen(SBX_E2B_METADATA_NAME))) < 0 ||
+	    (error = sbx__form_urlencode(&inner, (const char *)pair.ptr, pair.len)) < 0 ||
+	    (error = sbx_buf_puts(&inner, "=")) < 0)
+		goto done;
+	sbx_buf_clear(&pair);
+	if ((error = sbx__uri_component_encode(&pair, name, strlen(name))) < 0 ||
+	    (error = sbx__form_urlencode(&inner, (const char *)pair.ptr, pair.len)) < 0)
+		goto done;
+	/* url.searchParams.set(k, v) for each query entry, in order */
+	if ((error = sbx_buf_puts(out, "metadata=")) < 0 ||
+	    (error = sbx__form_urlencode(out, (const char *)inner.ptr, inner.len)) < 0 ||
+	    (error = sbx_buf_printf(out, "&state=running%%2Cpaused&limit=%d", SBX_E2B_LIST_LIMIT)) <
+	        0)
+		goto done;
+	if (next_token && (error = sbx_buf_puts(out, "&nextToken=")) == 0)
+		error = sbx__form_urlencode(out, next_token, strlen(next_token));
+done:
+	sbx_buf_dispose(&pair);
+	sbx_buf_dispose(&inner);
+	return error;
+}

@@ -1,0 +1,475 @@
+/*
+ * e2b/envd.c: envd over Connect and HTTP (seed envdStart, envdKill,
+ * envdUpload; e2b-protocol.md §2, §3.2, §4, §5.1).
+ *
+ * The Start stream is decoded as it arrives: curl chunks → envelope state
+ * machine → one JSON message at a time → start/data/end events. Output is
+ * base64-decoded into one reused scratch buffer and handed to the caller, so
+ * memory stays bounded by the largest frame whatever the command prints.
+ */
+#include "e2b/envd.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "e2b/api.h"
+#include "e2b/envelope.h"
+#include "util/alloc.h"
+#include "util/err.h"
+
+#define ENVD_MAX_HEADERS 8
+
+typedef struct envd_headers {
+	char *line[ENVD_MAX_HEADERS];
+	size_t n;
+} envd_headers;
+
+struct sbx_envd_stream {
+	sbx_http_call *call;
+	const sbx_envd_target *t;
+	envd_headers hdrs;
+	sbx_buf url;
+	sbx_buf body;
+	sbx_envelope env;
+	sbx_buf scratch;
+	sbx_envd_handler handler;
+	bool ended;   /* the end-stream message arrived */
+	int end_code; /* its error, 0 for none */
+	sbx_error end_err;
+};
+
+void sbx__envd_target_dispose(sbx_envd_target *t)
+{
+	sbx__free(t->url);
+	sbx__free(t->sandbox_id);
+	if (t->token) {
+		memset(t->token, 0, strlen(t->token));
+		sbx__free(t->token);
+	}
+	memset(t, 0, sizeof(*t));
+}
+
+static void headers_dispose(envd_headers *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		memset(h->line[i], 0, strlen(h->line[i])); /* X-Access-Token is secret */
+		sbx__free(h->line[i]);
+	}
+	h->n = 0;
+}
+
+static int header_add(envd_headers *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int header_add(envd_headers *h, const char *fmt, ...)
+{
+	sbx_buf b = SBX_BUF_INIT(64 * 1024);
+	va_list ap;
+	int error;
+
+	if (h->n >= ENVD_MAX_HEADERS)
+		return SBX_EINTERNAL;
+	va_start(ap, fmt);
+	error = sbx_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (error == 0)
+		error = sbx_buf_detach(&b, (unsigned char **)&h->line[h->n], NULL);
+	if (error < 0) {
+		sbx_buf_dispose(&b);
+		return error;
+	}
+	h->n++;
+	return 0;
+}
+
+/* envdHeaders(t): routing by sandbox id plus the access token. */
+static int headers_envd(envd_headers *h, const sbx_envd_target *t)
+{
+	int error;
+	if ((error = header_add(h, "E2b-Sandbox-Id: %s", t->sandbox_id)) < 0 ||
+	    (error = header_add(h, "E2b-Sandbox-Port: %d", SBX_ENVD_PORT)) < 0 ||
+	    (error = header_add(h, "X-Access-Token: %s", t->token)) < 0)
+		return error;
+	return 0;
+}
+
+int sbx__base64_decode(sbx_buf *out, const char *in, size_t len)
+{
+	unsigned char *tail, *tmp = NULL;
+	const unsigned char *src = (const unsigned char *)in;
+	size_t pad = 0, n = len;
+	int got, error;
+	bool fix = false;
+
+	while (n > 0 && in[n - 1] == '=')
+		n--;
+	if (len - n > 2 || n % 4 == 1)
+		return SBX_EPROTOCOL;
+	for (size_t i = 0; i < n && !fix; i++)
+		fix = in[i] == '-' || in[i] == '_';
+	if (n == 0)
+		return 0;
+	if (fix || n % 4 != 0 || len != ((n + 3) / 4) * 4) {
+		/* URL-safe or unpadded: normalise to the padded standard alphabet. */
+		size_t m = ((n + 3) / 4) * 4;
+		if (!(tmp = sbx__malloc(m)))
+			return SBX_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			tmp[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : (unsigned char)in[i];
+		memset(tmp + n, '=', m - n);
+		src = tmp;
+		len = m;
+	}
+	pad = len - n;
+	if (len > INT32_MAX) {
+		sbx__free(tmp);
+		return SBX_ETOOLARGE;
+	}
+	if ((error = sbx_buf_reserve(out, len / 4 * 3, &tail)) < 0) {
+		sbx__free(tmp);
+		return error;
+	}
+	got = EVP_DecodeBlock(tail, src, (int)len);
+	sbx__free(tmp);
+	if (got < 0 || (size_t)got < pad)
+		return SBX_EPROTOCOL;
+	sbx_buf_commit(out, (size_t)got - pad); /* DecodeBlock counts the padding as zero bytes */
+	return 0;
+}
+
+static int output_event(sbx_envd_stream *s, int which, json_t *v, sbx_error *err)
+{
+	int error;
+
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return 0;
+	sbx_buf_clear(&s->scratch);
+	if ((error = sbx__base64_decode(&s->scratch, json_string_value(v), json_string_length(v))) <
+	    0)
+		return sbx__error_set(err, error, "E2B process stream: %s",
+		                      error == SBX_EPROTOCOL ? "invalid base64 in a data event"
+		                                             : "cannot decode a data event");
+	if (s->handler.on_output)
+		s->handler.on_output(which, s->scratch.ptr, s->scratch.len, s->handler.payload);
+	return 0;
+}
+
+static int event_message(sbx_envd_stream *s, json_t *root, sbx_error *err)
+{
+	json_t *ev = json_object_get(root, "event"), *x;
+	int error;
+
+	if (!json_is_object(ev))
+		return 0;
+	if ((x = json_object_get(ev, "start"))) {
+		json_t *pid = json_object_get(x, "pid");
+		if (s->handler.on_start)
+			s->handler.on_start(json_is_integer(pid) ? (uint32_t)json_integer_value(pid)
+			                                         : 0,
+			                    s->handler.payload);
+	} else if ((x = json_object_get(ev, "data"))) {
+		if ((error = output_event(s, 1, json_object_get(x, "stdout"), err)) < 0 ||
+		    (error = output_event(s, 2, json_object_get(x, "stderr"), err)) < 0)
+			return error;
+	} else if ((x = json_object_get(ev, "end"))) {
+		json_t *code = json_object_get(x, "exitCode"), *st = json_object_get(x, "status");
+		if (s->handler.on_end)
+			s->handler.on_end(json_is_true(json_object_get(x, "exited")),
+			                  json_is_integer(code) ? (int)json_integer_value(code) : 0,
+			                  json_is_string(st) ? json_string_value(st) : NULL,
+			                  s->handler.payload);
+	}
+	return 0;
+}
+
+/* The end-stream message: {} or {"error":{"code","message"},"metadata":{...}}. */
+static void end_message(sbx_envd_stream *s, json_t *root)
+{
+	json_t *e = root ? json_object_get(root, "error") : NULL, *c, *m;
+	char msg[4 * SBX_E2B_ERROR_MESSAGE_MAX + 16], code[64];
+
+	s->ended = true;
+	if (!e || json_is_null(e) || json_is_false(e))
+		return;
+	c = json_object_get(e, "code");
+	m = json_object_get(e, "message");
+	sbx__e2b_clean_text(code, sizeof(code),
+	                    json_is_string(c) ? json_string_value(c) : "unknown",
+	                    json_is_string(c) ? json_string_length(c) : 7, s->t->token, NULL);
+	sbx__e2b_clean_text(msg, sizeof(msg), json_is_string(m) ? json_string_value(m) : "",
+	                    json_is_string(m) ? json_string_length(m) : 0, s->t->token, NULL);
+	s->end_code = sbx__error_set_http(&s->end_err, SBX_EHTTP, 200, code,
+	                                  "E2B process stream failed: %s: %s", code, msg);
+}
+
+static int handle_message(sbx_envd_stream *s, sbx_error *err)
+{
+	const sbx_buf *p = &s->env.payload;
+	json_error_t jerr;
+	json_t *root = NULL;
+	int error = 0;
+
+	if (p->len > 0 && !(root = json_loadb((const char *)p->ptr, p->len, 0, &jerr)))
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B process stream: invalid JSON in a message (at byte %d)",
+		                      jerr.position);
+	if (s->env.flags & SBX_ENVELOPE_FLAG_END_STREAM)
+		end_message(s, root);
+	else if (root)
+		error = event_message(s, root, err);
+	else
+		error = sbx__error_set(err, SBX_EPROTOCOL, "E2B process stream: empty message");
+	json_decref(root);
+	return error;
+}
+
+static int on_stream_data(const unsigned char *p, size_t n, void *payload, sbx_error *err)
+{
+	sbx_envd_stream *s = payload;
+	size_t used;
+	int error;
+
+	while (n > 0 && !s->ended) {
+		if ((error = sbx__envelope_feed(&s->env, p, n, &used, err)) < 0)
+			return error;
+		p += used;
+		n -= used;
+		if (s->env.state == SBX_ENV_READY) {
+			if ((error = handle_message(s, err)) < 0)
+				return error;
+			sbx__envelope_next(&s->env);
+		}
+	}
+	return s->ended ? 1 : 0; /* after end-stream nothing more is read */
+}
+
+static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc)
+{
+	json_t *root = json_object(), *pr = json_object(), *args = json_array(), *envs = NULL;
+	sbx_buf text = SBX_BUF_INIT(SBX_MAX_ENVELOPE);
+	int error = SBX_ENOMEM;
+
+	if (!root || !pr || !args)
+		goto done;
+	for (size_t i = 0; i < proc->nargs; i++)
+		if (json_array_append_new(args, json_string(proc->args[i])) < 0)
+			goto done;
+	if (json_object_set_new(pr, "cmd", json_string(proc->cmd)) < 0 ||
+	    json_object_set(pr, "args", args) < 0)
+		goto done;
+	if (proc->env) {
+		if (!(envs = json_object()) || json_object_set_new(pr, "envs", envs) < 0)
+			goto done;
+		for (size_t i = 0; i < proc->nenv; i++)
+			if (json_object_set_new(envs, proc->env[i].key,
+			                        json_string(proc->env[i].value)) < 0)
+				goto done;
+	}
+	if (proc->cwd && json_object_set_new(pr, "cwd", json_string(proc->cwd)) < 0)
+		goto done;
+	if (json_object_set(root, "process", pr) < 0 ||
+	    json_object_set_new(root, "stdin", json_false()) < 0)
+		goto done;
+	if ((error = sbx__json_dump(&text, root)) < 0)
+		goto done;
+	error = sbx__envelope_encode(&s->body, 0, text.ptr, text.len);
+done:
+	sbx_buf_dispose(&text);
+	json_decref(args);
+	json_decref(pr);
+	json_decref(root);
+	return error;
+}
+
+int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
+                    const char *user, const sbx_envd_process *proc, const sbx_envd_handler *h,
+                    sbx_error *err)
+{
+	sbx_envd_stream *s;
+	sbx_http_req req = {0};
+	sbx_buf basic = SBX_BUF_INIT(4096);
+	unsigned char b64[4 * 256 / 3 + 8];
+	int error;
+
+	*out = NULL;
+	if (!(s = sbx__calloc(1, sizeof(*s))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	s->t = t;
+	s->handler = *h;
+	sbx_buf_init(&s->url, 64 * 1024);
+	sbx_buf_init(&s->body, SBX_MAX_ENVELOPE);
+	sbx_buf_init(&s->env.payload, SBX_MAX_ENVELOPE);
+	sbx_buf_init(&s->scratch, SBX_MAX_ENVELOPE);
+	if (strlen(user) > 128) {
+		error = sbx__error_set(err, SBX_EINVALID, "envd user name too long");
+		goto fail;
+	}
+	/* Authorization: Basic base64("<user>:") */
+	if ((error = sbx_buf_printf(&basic, "%s:", user)) < 0)
+		goto oom;
+	EVP_EncodeBlock(b64, basic.ptr, (int)basic.len);
+	if ((error = sbx_buf_printf(&s->url, "%s/process.Process/Start", t->url)) < 0 ||
+	    (error = headers_envd(&s->hdrs, t)) < 0 ||
+	    (error = header_add(&s->hdrs, "Content-Type: application/connect+json")) < 0 ||
+	    (error = header_add(&s->hdrs, "Connect-Protocol-Version: 1")) < 0 ||
+	    (error = header_add(&s->hdrs, "Authorization: Basic %s", (const char *)b64)) < 0 ||
+	    (error = header_add(&s->hdrs, "Keepalive-Ping-Interval: %d",
+	                        SBX_ENVD_KEEPALIVE_SECONDS)) < 0 ||
+	    (error = start_request(s, proc)) < 0)
+		goto oom;
+	req.what = "E2B process stream";
+	req.method = "POST";
+	req.url = (const char *)s->url.ptr;
+	req.headers = (const char *const *)s->hdrs.line;
+	req.nheaders = s->hdrs.n;
+	req.body = s->body.ptr;
+	req.body_len = s->body.len;
+	req.on_data = on_stream_data;
+	req.payload = s;
+	if ((error = sbx__http_call_start(&s->call, http, &req, err)) < 0)
+		goto fail;
+	sbx_buf_dispose(&basic);
+	*out = s;
+	return 0;
+oom:
+	error = sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
+	                       "cannot build the process start request");
+fail:
+	sbx_buf_dispose(&basic);
+	sbx__envd_stream_free(s);
+	return error;
+}
+
+int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	const sbx_buf *b;
+	long status;
+	int error;
+
+	if (!s->ended) {
+		error = sbx__http_call_wait(s->call, deadline_ms, sig, err);
+		if (error < 0)
+			return error;
+	}
+	if (s->ended) {
+		if (s->end_code < 0 && err && err->code == 0)
+			*err = s->end_err;
+		return s->end_code;
+	}
+	status = sbx__http_call_status(s->call);
+	if (status != 200) {
+		b = sbx__http_call_body(s->call);
+		return sbx__e2b_http_error(err, "process start", status, b->ptr, b->len,
+		                           s->t->token, NULL, NULL);
+	}
+	return sbx__error_set(err, SBX_EPROTOCOL,
+	                      "E2B process stream ended without an end-of-stream message");
+}
+
+void sbx__envd_stream_free(sbx_envd_stream *s)
+{
+	if (!s)
+		return;
+	sbx__http_call_free(s->call);
+	headers_dispose(&s->hdrs);
+	sbx_buf_dispose(&s->url);
+	sbx_buf_dispose(&s->body);
+	sbx__envelope_dispose(&s->env);
+	sbx_buf_dispose(&s->scratch);
+	sbx__free(s);
+}
+
+/* A unary envd call whose 2xx body is ignored; a non-2xx answer is errorOf(what). */
+static int envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
+                      uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_call *call = NULL;
+	const sbx_buf *b;
+	long status;
+	int error;
+
+	if ((error = sbx__http_perform(&call, http, req, deadline_ms, sig, err)) < 0)
+		return error;
+	status = sbx__http_call_status(call);
+	if (status < 200 || status >= 300) {
+		b = sbx__http_call_body(call);
+		error =
+		    sbx__e2b_http_error(err, what, status, b->ptr, b->len, t->token, NULL, NULL);
+	}
+	sbx__http_call_free(call);
+	return error;
+}
+
+int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint64_t deadline_ms,
+                   sbx_signal *sig, sbx_error *err)
+{
+	envd_headers h = {0};
+	sbx_buf url = SBX_BUF_INIT(64 * 1024), body = SBX_BUF_INIT(256);
+	sbx_http_req req = {0};
+	sbx_error local = {0};
+	int error;
+
+	if ((error = sbx_buf_printf(&url, "%s/process.Process/SendSignal", t->url)) < 0 ||
+	    (error =
+	         sbx_buf_printf(&body, "{\"process\":{\"pid\":%u},\"signal\":\"SIGNAL_SIGKILL\"}",
+	                        (unsigned)pid)) < 0 ||
+	    (error = headers_envd(&h, t)) < 0 ||
+	    (error = header_add(&h, "Content-Type: application/json")) < 0 ||
+	    (error = header_add(&h, "Connect-Protocol-Version: 1")) < 0) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	req.what = "E2B process signal";
+	req.method = "POST";
+	req.url = (const char *)url.ptr;
+	req.headers = (const char *const *)h.line;
+	req.nheaders = h.n;
+	req.body = body.ptr;
+	req.body_len = body.len;
+	error = envd_unary(http, t, &req, "process signal", deadline_ms, sig, &local);
+	/* the process is already gone: what the kill wanted */
+	if (error == SBX_EHTTP && local.http_status == 404 &&
+	    strcmp(local.e2b_code, "not_found") == 0)
+		error = 0;
+	if (error < 0 && err && err->code == 0)
+		*err = local;
+done:
+	headers_dispose(&h);
+	sbx_buf_dispose(&url);
+	sbx_buf_dispose(&body);
+	return error;
+}
+
+int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
+                     sbx_error *err)
+{
+	envd_headers h = {0};
+	sbx_buf url = SBX_BUF_INIT(64 * 1024);
+	sbx_http_req req = {0};
+	const char *slash = strrchr(path, '/');
+	int error;
+
+	if ((error = sbx_buf_printf(&url, "%s/files?path=", t->url)) < 0 ||
+	    (error = sbx__form_urlencode(&url, path, strlen(path))) < 0 ||
+	    (error = sbx_buf_puts(&url, "&username=")) < 0 ||
+	    (error = sbx__form_urlencode(&url, user, strlen(user))) < 0 ||
+	    (error = headers_envd(&h, t)) < 0) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	req.what = "E2B file upload";
+	req.method = "POST";
+	req.url = (const char *)url.ptr;
+	req.headers = (const char *const *)h.line;
+	req.nheaders = h.n;
+	req.upload_part = "file";
+	req.upload_filename = slash ? slash + 1 : path; /* path.split("/").pop() */
+	req.upload_data = data;
+	req.upload_len = len;
+	error = envd_unary(http, t, &req, "file upload", deadline_ms, sig, err);
+done:
+	headers_dispose(&h);
+	sbx_buf_dispose(&url);
+	return error;
+}

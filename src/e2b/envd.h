@@ -1,0 +1,100 @@
+/*
+ * e2b/envd.h: the envd client (seed envdStart, envdKill, envdUpload;
+ * e2b-protocol.md §2-§5): process.Process/Start as a Connect server stream,
+ * process.Process/SendSignal, and the multipart POST /files upload.
+ *
+ * Every request carries the seed's headers: E2b-Sandbox-Id, E2b-Sandbox-Port:
+ * 49983 and X-Access-Token (a secret: never logged, never in an error).
+ */
+#ifndef SBX_E2B_ENVD_H
+#define SBX_E2B_ENVD_H
+
+#include <sandbox/sandbox.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "e2b/http.h"
+#include "util/buf.h"
+
+#define SBX_ENVD_PORT              49983
+#define SBX_ENVD_KEEPALIVE_SECONDS 50
+
+/* Where a sandbox's envd is reached; owned strings, see sbx__envd_target_dispose(). */
+typedef struct sbx_envd_target {
+	char *url; /* base URL without trailing "/" */
+	char *sandbox_id;
+	char *token; /* envdAccessToken: secret */
+} sbx_envd_target;
+
+void sbx__envd_target_dispose(sbx_envd_target *t);
+
+/* A process to start (envd ProcessConfig). All borrowed for the call. */
+typedef struct sbx_envd_process {
+	const char *cmd;
+	const char *const *args;
+	size_t nargs;
+	const sbx_env_var *env; /* "envs" in order (later keys win); NULL with nenv 0: no "envs" */
+	size_t nenv;
+	const char *cwd; /* NULL: no "cwd" */
+} sbx_envd_process;
+
+/* Events of a Start stream (envd ProcessEvent), delivered from inside sbx__envd_stream_wait(). */
+typedef struct sbx_envd_handler {
+	void (*on_start)(uint32_t pid, void *payload);
+	/* stream 1 = stdout, 2 = stderr; decoded bytes */
+	void (*on_output)(int stream, const unsigned char *p, size_t n, void *payload);
+	/* end event: fields as received (absent = false / 0 / NULL) */
+	void (*on_end)(bool exited, int exit_code, const char *status, void *payload);
+	void *payload;
+} sbx_envd_handler;
+
+typedef struct sbx_envd_stream sbx_envd_stream;
+
+/*
+ * Prepare a Start call as `user` (Basic auth) with request
+ * {"process":{"cmd","args","envs"?,"cwd"?},"stdin":false}. Nothing is sent
+ * until sbx__envd_stream_wait(). `proc` is copied into the request body.
+ * Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
+ */
+int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
+                    const char *user, const sbx_envd_process *proc, const sbx_envd_handler *h,
+                    sbx_error *err);
+
+/*
+ * Drive the stream until its end-stream message (0), the monotonic deadline
+ * (SBX_ETIMEOUT, stream still usable) or an abort of `sig` (SBX_EABORTED,
+ * stream still usable); err is not filled for these two. Errors: SBX_EHTTP
+ * (non-200 answer "E2B process start failed: HTTP …", or an end-stream error
+ * "E2B process stream failed: <code>: <message>"), SBX_EPROTOCOL (bad frame
+ * or JSON, or "E2B process stream ended without an end-of-stream message"),
+ * SBX_ETOOLARGE, SBX_ENETWORK, SBX_ENOMEM.
+ */
+int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *sig,
+                          sbx_error *err);
+
+/* Disconnect (the process keeps running in the sandbox) and free. Accepts NULL. */
+void sbx__envd_stream_free(sbx_envd_stream *s);
+
+/*
+ * SendSignal SIGKILL to `pid`. A 404 with Connect code "not_found" (the
+ * process is gone) is success. 0, SBX_EHTTP, SBX_ETIMEOUT, SBX_EABORTED, ...
+ */
+int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint64_t deadline_ms,
+                   sbx_signal *sig, sbx_error *err);
+
+/*
+ * Upload `len` bytes to `path` as `user` (multipart part "file", filename the
+ * last path segment). 0, SBX_EHTTP ("E2B file upload failed: …"), ...
+ */
+int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
+                     sbx_error *err);
+
+/*
+ * Append the bytes of protobuf-JSON `bytes` text (standard or URL-safe
+ * base64, padded or not) to `out`. 0, SBX_EPROTOCOL (not base64),
+ * SBX_ETOOLARGE, SBX_ENOMEM.
+ */
+int sbx__base64_decode(sbx_buf *out, const char *in, size_t len);
+
+#endif

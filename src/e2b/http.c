@@ -1,0 +1,378 @@
+/*
+ * e2b/http.c: libcurl glue (see http.h for the rules it keeps).
+ *
+ * Each call runs on its own (multi, easy) pair, so a blocked call waits in
+ * curl_multi_poll() on exactly its socket, its deadline and its abort signal.
+ * Pairs come from a small mutex-protected pool so that keep-alive connections
+ * (cached per multi handle) survive between calls: a sequential exec costs
+ * two requests on warm connections instead of two TCP (and TLS) handshakes.
+ */
+#include "e2b/http.h"
+
+#include <curl/curl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sandbox/common.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+#define POLL_SLICE_MS 1000 /* longest single poll; deadlines and aborts end it sooner */
+
+typedef struct http_pair {
+	CURLM *multi;
+	CURL *easy;
+} http_pair;
+
+struct sbx_http {
+	pthread_mutex_t mu;
+	http_pair idle[SBX_HTTP_POOL_IDLE];
+	size_t nidle;
+};
+
+struct sbx_http_call {
+	sbx_http *h;
+	http_pair pair;
+	sbx_http_req req;
+	struct curl_slist *headers;
+	curl_mime *mime;
+	bool added;
+	bool done;    /* the transfer ended (result below) */
+	bool stopped; /* on_data asked to stop: the answer is complete for us */
+	CURLcode result;
+	long status;
+	sbx_buf body;
+	int cb_code; /* error raised inside the write callback */
+	sbx_error cb_err;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+int sbx__http_new(sbx_http **out, sbx_error *err)
+{
+	sbx_http *h;
+
+	*out = NULL;
+	if (sbx_global_init() < 0)
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot initialise libcurl");
+	if (!(h = sbx__calloc(1, sizeof(*h))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if (pthread_mutex_init(&h->mu, NULL) != 0) {
+		sbx__free(h);
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
+	}
+	*out = h;
+	return 0;
+}
+
+static void pair_cleanup(http_pair *p)
+{
+	if (p->easy)
+		curl_easy_cleanup(p->easy);
+	if (p->multi)
+		curl_multi_cleanup(p->multi);
+	p->easy = NULL;
+	p->multi = NULL;
+}
+
+void sbx__http_free(sbx_http *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nidle; i++)
+		pair_cleanup(&h->idle[i]);
+	pthread_mutex_destroy(&h->mu);
+	sbx__free(h);
+}
+
+static int pair_take(http_pair *out, sbx_http *h)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&h->mu);
+	if (h->nidle > 0) {
+		*out = h->idle[--h->nidle];
+		found = true;
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (found) {
+		curl_easy_reset(out->easy);
+		return 0;
+	}
+	out->multi = curl_multi_init();
+	out->easy = curl_easy_init();
+	if (!out->multi || !out->easy) {
+		pair_cleanup(out);
+		return SBX_ENOMEM;
+	}
+	return 0;
+}
+
+static void pair_give(sbx_http *h, http_pair *p)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&h->mu);
+	if (h->nidle < SBX_HTTP_POOL_IDLE) {
+		h->idle[h->nidle++] = *p;
+		kept = true;
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!kept)
+		pair_cleanup(p);
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	sbx_http_call *c = ud;
+	size_t n = size * nmemb, room;
+	int rc;
+
+	if (c->status == 0)
+		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &c->status);
+	if (c->stopped)
+		return n; /* drained: the caller already has its answer */
+	if (c->status == 200 && c->req.on_data) {
+		rc = c->req.on_data((const unsigned char *)ptr, n, c->req.payload, &c->cb_err);
+		if (rc < 0) {
+			c->cb_code = rc;
+			return 0; /* != n: curl fails the transfer with CURLE_WRITE_ERROR */
+		}
+		if (rc == 1)
+			c->stopped = true;
+		return n;
+	}
+	if (c->status >= 200 && c->status < 300) {
+		if ((rc = sbx_buf_put(&c->body, ptr, n)) < 0) {
+			c->cb_code = sbx__error_set(&c->cb_err, rc,
+			                            rc == SBX_ETOOLARGE
+			                                ? "%s: response body larger than %zu bytes"
+			                                : "%s: out of memory reading the response",
+			                            c->req.what, c->body.max);
+			return 0;
+		}
+		return n;
+	}
+	/* An error body: keep its head for the message, drop the rest. */
+	room = SBX_HTTP_MAX_ERROR_BODY - c->body.len;
+	if (sbx_buf_put(&c->body, ptr, n < room ? n : room) < 0)
+		c->cb_code = 0; /* best effort: the status alone still makes the error */
+	return n;
+}
+
+static int call_setup(sbx_http_call *c, sbx_error *err)
+{
+	CURL *e = c->pair.easy;
+	const sbx_http_req *r = &c->req;
+	struct curl_slist *l;
+	curl_mimepart *part;
+	CURLcode rc = CURLE_OK;
+
+	for (size_t i = 0; i < r->nheaders; i++) {
+		if (!(l = curl_slist_append(c->headers, r->headers[i])))
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		c->headers = l;
+	}
+	/* No "Expect: 100-continue" round trip for larger bodies. */
+	if (!(l = curl_slist_append(c->headers, "Expect:")))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	c->headers = l;
+
+	rc |= curl_easy_setopt(e, CURLOPT_URL, r->url);
+	rc |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+	rc |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+	if (r->upload_part) {
+		if (!(c->mime = curl_mime_init(e)) || !(part = curl_mime_addpart(c->mime)))
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		rc |= curl_mime_name(part, r->upload_part);
+		rc |= curl_mime_filename(part, r->upload_filename);
+		rc |= curl_mime_data(part, r->upload_data ? r->upload_data : "", r->upload_len);
+		rc |= curl_easy_setopt(e, CURLOPT_MIMEPOST, c->mime);
+	} else if (strcmp(r->method, "POST") == 0) {
+		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+	} else if (strcmp(r->method, "GET") == 0) {
+		rc |= curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	} else {
+		rc |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+		if (r->body) {
+			rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+			                       (curl_off_t)r->body_len);
+			rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+		}
+	}
+	if (rc != CURLE_OK)
+		return sbx__error_set(err, SBX_EINTERNAL, "%s: cannot set up the request", r->what);
+	if (curl_multi_add_handle(c->pair.multi, e) != CURLM_OK)
+		return sbx__error_set(err, SBX_EINTERNAL, "%s: cannot start the request", r->what);
+	c->added = true;
+	return 0;
+}
+
+int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *req, sbx_error *err)
+{
+	sbx_http_call *c;
+	int error;
+
+	*out = NULL;
+	if (!(c = sbx__calloc(1, sizeof(*c))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	c->h = h;
+	c->req = *req;
+	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
+	if (pair_take(&c->pair, h) < 0) {
+		sbx__free(c);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory creating a curl handle");
+	}
+	if ((error = call_setup(c, err)) < 0) {
+		sbx__http_call_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
+static int call_finish(sbx_http_call *c, sbx_error *err)
+{
+	if (c->result == CURLE_OK) {
+		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &c->status);
+		return 0;
+	}
+	if (c->cb_code < 0) {
+		if (err && err->code == 0)
+			*err = c->cb_err;
+		return c->cb_code;
+	}
+	return sbx__error_set(err, SBX_ENETWORK, "%s failed: %s", c->req.what,
+	                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(c->result));
+}
+
+int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	int sigfd = sig ? sbx_signal_fd(sig) : -1;
+	struct curl_waitfd wfd;
+	CURLMsg *msg;
+	uint64_t now, wait;
+	int running, queued;
+
+	for (;;) {
+		if (c->done)
+			return call_finish(c, err);
+		if (c->stopped)
+			return 0;
+		if (sig && sbx_signal_aborted(sig))
+			return SBX_EABORTED;
+		if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)
+			return sbx__error_set(err, SBX_EINTERNAL, "%s: curl_multi_perform failed",
+			                      c->req.what);
+		while ((msg = curl_multi_info_read(c->pair.multi, &queued))) {
+			if (msg->msg == CURLMSG_DONE) {
+				c->done = true;
+				c->result = msg->data.result;
+			}
+		}
+		if (c->done || c->stopped)
+			continue;
+		now = sbx__now_ms();
+		if (deadline_ms && now >= deadline_ms)
+			return SBX_ETIMEOUT;
+		wait = deadline_ms && deadline_ms - now < POLL_SLICE_MS ? deadline_ms - now
+		                                                        : POLL_SLICE_MS;
+		wfd.fd = sigfd;
+		wfd.events = CURL_WAIT_POLLIN;
+		wfd.revents = 0;
+		if (curl_multi_poll(c->pair.multi, sigfd >= 0 ? &wfd : NULL, sigfd >= 0 ? 1 : 0,
+		                    (int)wait, NULL) != CURLM_OK)
+			return sbx__error_set(err, SBX_EINTERNAL, "%s: curl_multi_poll failed",
+			                      c->req.what);
+	}
+}
+
+long sbx__http_call_status(const sbx_http_call *c)
+{
+	return c->status;
+}
+
+const sbx_buf *sbx__http_call_body(const sbx_http_call *c)
+{
+	return &c->body;
+}
+
+char *sbx__http_call_header(const sbx_http_call *c, const char *name)
+{
+	struct curl_header *hd = NULL;
+
+	if (curl_easy_header(c->pair.easy, name, 0, CURLH_HEADER, -1, &hd) != CURLHE_OK || !hd)
+		return NULL;
+	return sbx__strdup(hd->value);
+}
+
+void sbx__http_call_free(sbx_http_call *c)
+{
+	if (!c)
+		return;
+	if (c->added)
+		curl_multi_remove_handle(c->pair.multi,
+		                         c->pair.easy); /* cuts an unfinished transfer */
+	if (c->pair.easy) {
+		/* Drop pointers into this call before the pair outlives it. */
+		curl_easy_setopt(c->pair.easy, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(c->pair.easy, CURLOPT_MIMEPOST, NULL);
+		curl_easy_setopt(c->pair.easy, CURLOPT_ERRORBUFFER, NULL);
+		pair_give(c->h, &c->pair);
+	}
+	curl_mime_free(c->mime);
+	curl_slist_free_all(c->headers);
+	sbx_buf_dispose(&c->body);
+	sbx__free(c);
+}
+
+int sbx__http_perform(sbx_http_call **out, sbx_http *h, const sbx_http_req *req,
+                      uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_call *c;
+	int error;
+
+	*out = NULL;
+	if ((error = sbx__http_call_start(&c, h, req, err)) < 0)
+		return error;
+	error = sbx__http_call_wait(c, deadline_ms, sig, err);
+	if (error == SBX_ETIMEOUT)
+		sbx__error_set(err, error, "%s timed out", req->what);
+	else if (error == SBX_EABORTED)
+		sbx__error_set(err, error, "%s aborted", req->what);
+	if (error < 0) {
+		sbx__http_call_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
+int sbx__http_sleep(uint64_t ms, sbx_signal *sig, sbx_error *err)
+{
+	uint64_t deadline = sbx__now_ms() + ms, now;
+	struct pollfd pfd;
+
+	for (;;) {
+		if (sig && sbx_signal_aborted(sig))
+			return sbx__error_set(err, SBX_EABORTED, "aborted");
+		now = sbx__now_ms();
+		if (now >= deadline)
+			return 0;
+		pfd.fd = sig ? sbx_signal_fd(sig) : -1; /* poll() ignores a negative fd */
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		(void)poll(&pfd, 1,
+		           (int)(deadline - now < POLL_SLICE_MS ? deadline - now : POLL_SLICE_MS));
+	}
+}

@@ -1,0 +1,109 @@
+/*
+ * e2b/http.h: the libcurl glue under the control-plane and envd clients.
+ *
+ * One easy handle per call, driven by its own multi handle with
+ * curl_multi_poll(), whose extra fd is the abort signal's eventfd, so an abort
+ * from another thread wakes the call at once, and whose timeout is the call's
+ * monotonic deadline (style brief §2.18). Redirects are refused (a 3xx is
+ * reported as an HTTP error: following one would carry the API key), TLS
+ * verification stays on, no Accept-Encoding is sent, CURLOPT_NOSIGNAL is set.
+ *
+ * Connections are reused through a small per-client pool of (multi, easy)
+ * pairs: the multi handle owns the connection cache, so returning the pair to
+ * the pool keeps the connection alive for the next call. The pool is the only
+ * shared state and is mutex-protected; there is no global mutable state.
+ *
+ * This layer knows no E2B and no Connect: it moves bytes.
+ */
+#ifndef SBX_E2B_HTTP_H
+#define SBX_E2B_HTTP_H
+
+#include <sandbox/error.h>
+#include <sandbox/signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+#define SBX_HTTP_MAX_BODY       (8u << 20)  /* a buffered 2xx body (list pages, Sandbox objects) */
+#define SBX_HTTP_MAX_ERROR_BODY (64u << 10) /* error bodies are kept up to this, then cut */
+#define SBX_HTTP_POOL_IDLE      8           /* idle (multi, easy) pairs kept per client */
+
+typedef struct sbx_http sbx_http;
+typedef struct sbx_http_call sbx_http_call;
+
+/*
+ * Streaming body callback for 200 answers: (ptr, len) chunks of any size.
+ * Return 0 to go on, 1 to stop the transfer as complete (e.g. after a Connect
+ * end-stream message), or a negative SBX_E* code (with `err` filled) to fail.
+ */
+typedef int (*sbx_http_data_fn)(const unsigned char *p, size_t n, void *payload, sbx_error *err);
+
+typedef struct sbx_http_req {
+	const char *what;           /* for messages, e.g. "E2B GET /v2/sandboxes" */
+	const char *method;         /* "GET", "POST", "DELETE" */
+	const char *url;            /* full URL; never carries a secret */
+	const char *const *headers; /* "Name: value" lines; may carry secrets (never logged) */
+	size_t nheaders;
+	const void *body; /* request body (borrowed until the call is freed), or NULL */
+	size_t body_len;
+	/* multipart/form-data upload of one part (curl_mime), when upload_part is set */
+	const char *upload_part; /* part name, e.g. "file" */
+	const char *upload_filename;
+	const void *upload_data;
+	size_t upload_len;
+	sbx_http_data_fn on_data; /* NULL: buffer the body (cap max_body) */
+	void *payload;
+	size_t max_body; /* cap of a buffered 2xx body; 0 = SBX_HTTP_MAX_BODY */
+} sbx_http_req;
+
+/* A client (the pool). 0, SBX_ENOMEM, SBX_EINTERNAL. */
+int sbx__http_new(sbx_http **out, sbx_error *err);
+/* Free the client; no call may be in progress. Accepts NULL. */
+void sbx__http_free(sbx_http *h);
+
+/*
+ * Start a call: take a handle pair from the pool and set the request up. No
+ * byte is sent until sbx__http_call_wait(). `req` and what it points to must
+ * stay valid until the call is freed. Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
+ */
+int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *req, sbx_error *err);
+
+/*
+ * Drive the call until the transfer ends, the monotonic `deadline_ms` passes
+ * (0 = none) or `sig` (may be NULL) is aborted. May be called again after
+ * SBX_ETIMEOUT / SBX_EABORTED to keep going with a new deadline.
+ * Returns 0 when the response is complete (any HTTP status: check
+ * sbx__http_call_status), SBX_ETIMEOUT, SBX_EABORTED (err not filled for
+ * these two: the caller words them), SBX_ENETWORK, SBX_ETOOLARGE, or the
+ * on_data callback's error.
+ */
+int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
+
+/* HTTP status of the answer (0 before headers arrived). */
+long sbx__http_call_status(const sbx_http_call *c);
+/* The buffered body: every non-200 body (capped at SBX_HTTP_MAX_ERROR_BODY) and 2xx without
+ * on_data. */
+const sbx_buf *sbx__http_call_body(const sbx_http_call *c);
+/* A copy of a response header's value, or NULL when absent (or out of memory). Free with sbx__free.
+ */
+char *sbx__http_call_header(const sbx_http_call *c, const char *name);
+/* End the call (an unfinished transfer is cut) and return its handles to the pool. Accepts NULL. */
+void sbx__http_call_free(sbx_http_call *c);
+
+/*
+ * One whole call: start, wait until `deadline_ms` or `sig`, leave the call for
+ * the caller to inspect and free. On error *out is NULL. Timeout and abort are
+ * worded here as "<what> timed out" / "<what> aborted".
+ */
+int sbx__http_perform(sbx_http_call **out, sbx_http *h, const sbx_http_req *req,
+                      uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
+
+/*
+ * Wait `ms` milliseconds or until `sig` aborts (the seed's abortable sleep).
+ * 0, SBX_EABORTED (err filled with "aborted").
+ */
+int sbx__http_sleep(uint64_t ms, sbx_signal *sig, sbx_error *err);
+
+#endif

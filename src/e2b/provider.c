@@ -1,0 +1,531 @@
+/*
+ * e2b/provider.c: the sandbox@1 contract on E2B — the seed's createE2BSandbox
+ * (dist/index.mjs) method by method, plus sbx_e2b_provider_new().
+ *
+ * Lifecycle (create, resume, suspend, destroy, destroy_by_name) and attach()
+ * live here; running commands (exec, the kill path, the reboot fallback and
+ * the file operations built on in-sandbox scripts) live in provider_exec.c.
+ * Shared arguments (signal, tags, paths, env keys) were already checked by
+ * contract/provider.c; the E2B-specific ones (name, id, limits) are checked
+ * here, before any request.
+ *
+ * The provider is read-only after creation; the HTTP pool is the only shared
+ * mutable state and has its own mutex, so every method is thread-safe.
+ */
+#include "e2b/provider_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "contract/provider.h"
+#include "e2b/names.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include <sandbox/validate.h>
+
+#define MAX_TIMEOUT_SECONDS      86400 /* MAX_TIMEOUT_SECONDS: connect never asks for more */
+#define CONNECT_CONFLICT_RETRIES 5     /* CONNECT_CONFLICT_RETRIES */
+#define CONNECT_CONFLICT_WAIT_MS 500   /* CONNECT_CONFLICT_WAIT_MS */
+
+static const char OPEN_EGRESS_REFUSED[] =
+    "Sandbox egress \"open\" (sandbox.limits.egress) is refused: the sandbox-e2b plugin setting "
+    "allowOpenEgress is false. Set extensionConfig.\"sandbox-e2b\".allowOpenEgress to true "
+    "(trusted environments only), or set sandbox.limits.egress to \"allowlist\" or \"none\".";
+
+void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *msg,
+                  const sbx_log_field *fields, size_t n)
+{
+	if (p->logger.fn)
+		p->logger.fn(level, msg, fields, n, p->logger.payload);
+}
+
+void sbx__e2b_pass_error(sbx_error *err, const sbx_error *local)
+{
+	if (err && err->code == 0 && local->code != 0)
+		*err = *local;
+}
+
+int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err)
+{
+	if (sbx_signal_aborted(sig))
+		return sbx__error_set(err, SBX_EABORTED, "aborted");
+	return 0;
+}
+
+/* "/<prefix>/<id><suffix>"; ids are validated, so encodeURIComponent changes nothing. */
+static int id_path(char *out, size_t outlen, const char *prefix, const char *id, const char *suffix,
+                   sbx_error *err)
+{
+	int n = snprintf(out, outlen, "%s%s%s", prefix, id, suffix);
+	if (n < 0 || (size_t)n >= outlen)
+		return sbx__error_set(err, SBX_EINVALID, "sandbox id too long");
+	return 0;
+}
+
+/* targetOf(info): the envd target from a Sandbox object (seed createE2BSandbox). */
+static int target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *info, const char *id,
+                     sbx_error *err)
+{
+	json_t *jid = json_object_get(info, "sandboxID"), *jdom = json_object_get(info, "domain");
+	json_t *jtok = json_object_get(info, "envdAccessToken");
+	const char *sid = json_is_string(jid) ? json_string_value(jid) : id;
+	const char *domain = p->domain;
+	char dump[100], q[SBX_QUOTE_SIZE];
+	size_t n;
+	sbx_buf url = SBX_BUF_INIT(64 * 1024);
+	int error;
+
+	memset(t, 0, sizeof(*t));
+	if ((error = sbx__e2b_validate_sandbox_id(sid, err)) < 0)
+		return error;
+	if (json_is_string(jdom) && json_string_length(jdom) > 0)
+		domain = json_string_value(jdom);
+	else if (jdom && !json_is_null(jdom) && !json_is_false(jdom) && !json_is_string(jdom))
+		domain = NULL; /* a truthy non-string: never a hostname */
+	if (!domain || !sbx__is_hostname(domain, strlen(domain))) {
+		/* JSON.stringify(domain).slice(0, 100), quoted */
+		n = jdom ? json_dumpb(jdom, dump, sizeof(dump), JSON_ENCODE_ANY) : 0;
+		if (n > sizeof(dump))
+			n = sizeof(dump);
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B returned an invalid sandbox domain: %s",
+		                      sbx__quote(q, sizeof(q), n ? dump : "undefined", n ? n : 9));
+	}
+	if (!json_is_string(jtok) || json_string_length(jtok) == 0)
+		return sbx__error_set(
+		    err, SBX_EGONE,
+		    "E2B returned no envd access token for sandbox %s; refusing to use "
+		    "an unauthenticated sandbox (it will be recreated)",
+		    sid);
+	if (p->envd_url)
+		error = sbx_buf_puts(&url, p->envd_url);
+	else
+		error = sbx_buf_printf(&url, "https://%d-%s.%s", SBX_ENVD_PORT, sid, domain);
+	if (error < 0 || !(t->sandbox_id = sbx__strdup(sid)) ||
+	    !(t->token = sbx__strdup(json_string_value(jtok))) ||
+	    sbx_buf_detach(&url, (unsigned char **)&t->url, NULL) < 0) {
+		sbx_buf_dispose(&url);
+		sbx__envd_target_dispose(t);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static json_t *connect_body(int64_t timeout, bool reboot)
+{
+	json_t *b = json_object();
+	if (!b || json_object_set_new(b, "timeout", json_integer(timeout)) < 0 ||
+	    (reboot && json_object_set_new(b, "memory", json_false()) < 0)) {
+		json_decref(b);
+		return NULL;
+	}
+	return b;
+}
+
+int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
+                    sbx_signal *sig, sbx_error *err)
+{
+	char path[256];
+	int64_t timeout = p->timeout_seconds;
+	sbx_e2b_reply reply;
+	sbx_error local;
+	json_t *body;
+	int error;
+
+	memset(t, 0, sizeof(*t));
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_sandbox_id(id, err)) < 0 ||
+	    (error = id_path(path, sizeof(path), "/v2/sandboxes/", id, "/connect", err)) < 0)
+		return error;
+	if ((uint64_t)timeout < min_seconds)
+		timeout =
+		    min_seconds > MAX_TIMEOUT_SECONDS ? MAX_TIMEOUT_SECONDS : (int64_t)min_seconds;
+	if (timeout > MAX_TIMEOUT_SECONDS)
+		timeout = MAX_TIMEOUT_SECONDS;
+	if (!(body = connect_body(timeout, false)))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	for (int i = 0;; i++) {
+		memset(&local, 0, sizeof(local));
+		error =
+		    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, 0, sig, &local);
+		if (error == 0) {
+			error = target_of(p, t, reply.json, id, err);
+			break;
+		}
+		if (error == SBX_EHTTP && reply.not_found) {
+			error = sbx__error_set_http(err, SBX_EGONE, 404, "404",
+			                            "E2B sandbox %s no longer exists", id);
+			break;
+		}
+		if (error != SBX_EHTTP || reply.status != 409 || i >= CONNECT_CONFLICT_RETRIES) {
+			sbx__e2b_pass_error(err, &local);
+			break;
+		}
+		sbx__e2b_reply_dispose(&reply);
+		/* a resume in flight elsewhere: retry briefly, abortably */
+		if ((error = sbx__http_sleep(CONNECT_CONFLICT_WAIT_MS, sig, err)) < 0)
+			break;
+	}
+	sbx__e2b_reply_dispose(&reply);
+	json_decref(body);
+	return error;
+}
+
+/* kill(id): DELETE /sandboxes/{id}; an E2B-format 404 counts as success. */
+static int kill_sandbox(sbx__e2b_provider *p, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	char path[256];
+	sbx_e2b_reply reply;
+	sbx_error local = {0};
+	int error;
+
+	if ((error = sbx__e2b_validate_sandbox_id(id, err)) < 0 ||
+	    (error = id_path(path, sizeof(path), "/sandboxes/", id, "", err)) < 0)
+		return error;
+	error = sbx__e2b_api_call(&reply, &p->api, "DELETE", path, NULL, NULL, 0, sig, &local);
+	if (error == SBX_EHTTP && reply.not_found)
+		error = 0;
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
+	sbx__e2b_reply_dispose(&reply);
+	return error;
+}
+
+/* Collect the ids of one list page whose metadata name equals `name`. */
+static int collect_page(json_t *page, const char *name, json_t *ids, sbx_error *err)
+{
+	json_t *s, *md, *v, *sid;
+	size_t i;
+
+	if (!page || json_is_null(page))
+		return 0; /* r.data ?? [] */
+	if (!json_is_array(page))
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B GET /v2/sandboxes returned no array of sandboxes");
+	json_array_foreach(page, i, s)
+	{
+		md = json_object_get(s, "metadata");
+		v = json_object_get(md, SBX_E2B_METADATA_NAME);
+		if (!json_is_string(v) || strcmp(json_string_value(v), name) != 0)
+			continue;
+		sid = json_object_get(s, "sandboxID");
+		if (json_array_append_new(
+		        ids, json_string(json_is_string(sid) ? json_string_value(sid) : "")) < 0)
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_buf query = SBX_BUF_INIT(64 * 1024);
+	sbx_e2b_reply reply = {0};
+	char *token = NULL;
+	json_t *ids = json_array(), *v;
+	size_t i, pages = 0;
+	int error = 0;
+
+	if (!ids)
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		goto done;
+	do {
+		if (++pages > SBX_E2B_LIST_MAX_PAGES) {
+			error =
+			    sbx__error_set(err, SBX_EPROTOCOL,
+			                   "E2B list of sandboxes named %s has more than %d pages",
+			                   name, SBX_E2B_LIST_MAX_PAGES);
+			goto done;
+		}
+		sbx_buf_clear(&query);
+		if ((error = sbx__e2b_list_query(&query, name, token)) < 0) {
+			error = sbx__error_set(err, error, "cannot build the list query");
+			goto done;
+		}
+		sbx__e2b_reply_dispose(&reply);
+		if ((error = sbx__e2b_api_call(&reply, &p->api, "GET", "/v2/sandboxes",
+		                               (const char *)query.ptr, NULL, 0, sig, err)) < 0 ||
+		    (error = collect_page(reply.json, name, ids, err)) < 0)
+			goto done;
+		sbx__free(token);
+		token = reply.next_token && reply.next_token[0] ? reply.next_token : NULL;
+		if (token)
+			reply.next_token = NULL; /* taken */
+	} while (token);
+	json_array_foreach(ids, i, v)
+	{
+		if ((error = kill_sandbox(p, json_string_value(v), sig, err)) < 0)
+			goto done;
+	}
+done:
+	sbx__e2b_reply_dispose(&reply);
+	sbx__free(token);
+	sbx_buf_dispose(&query);
+	json_decref(ids);
+	return error;
+}
+
+/* The create body: template, metadata name, timeout, autoPause, secure, egress mapping. */
+static json_t *create_body(const sbx__e2b_provider *p, const char *name, const sbx_limits *l,
+                           sbx_egress egress)
+{
+	json_t *b = json_object(), *md = json_object(), *net = NULL, *allow, *deny;
+	bool ok = b && md;
+
+	ok = ok && json_object_set_new(b, "templateID", json_string(p->template_id)) == 0;
+	ok = ok && json_object_set_new(md, SBX_E2B_METADATA_NAME, json_string(name)) == 0;
+	ok = ok && json_object_set(b, "metadata", md) == 0;
+	ok = ok && json_object_set_new(b, "timeout", json_integer(p->timeout_seconds)) == 0;
+	ok = ok && json_object_set_new(b, "autoPause", json_true()) == 0;
+	ok = ok && json_object_set_new(b, "secure", json_true()) == 0;
+	if (ok && egress == SBX_EGRESS_ALLOWLIST && l->allow_hosts_count > 0) {
+		ok = (net = json_object()) && (allow = json_array()) &&
+		     json_object_set_new(net, "allowOut", allow) == 0 && (deny = json_array()) &&
+		     json_object_set_new(net, "denyOut", deny) == 0 &&
+		     json_array_append_new(deny, json_string("0.0.0.0/0")) == 0;
+		for (size_t i = 0; ok && i < l->allow_hosts_count; i++)
+			ok = json_array_append_new(allow, json_string(l->allow_hosts[i])) == 0;
+		ok = ok && json_object_set(b, "network", net) == 0;
+	} else if (ok) {
+		ok = json_object_set_new(b, "allow_internet_access",
+		                         json_boolean(egress == SBX_EGRESS_OPEN)) == 0;
+	}
+	json_decref(net);
+	json_decref(md);
+	if (!ok) {
+		json_decref(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                  sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_egress egress = limits->egress;
+	sbx_log_field f[1] = {{"name", name}};
+	sbx_e2b_reply reply = {0};
+	json_t *body = NULL, *sid;
+	int error;
+
+	*id_out = NULL;
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_name(name, err)) < 0 ||
+	    (error = sbx_validate_limits(limits, err)) < 0)
+		return error;
+	if (egress == SBX_EGRESS_OPEN && !p->allow_open_egress)
+		return sbx__error_set(err, SBX_EINVALID, "%s", OPEN_EGRESS_REFUSED);
+	if (egress == SBX_EGRESS_ALLOWLIST && !p->domain_allowlist) {
+		sbx__e2b_log(p, SBX_LOG_WARN,
+		             "sandbox-e2b: domain allowlists are disabled for this deployment "
+		             "(domainAllowlist is false); egress allowlist degraded to none",
+		             f, 1);
+		egress = SBX_EGRESS_NONE;
+	}
+	if ((error = destroy_by_name(p, name, sig, err)) < 0)
+		return error;
+	if (!(body = create_body(p, name, limits, egress)))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if ((error = sbx__e2b_api_call(&reply, &p->api, "POST", "/v2/sandboxes", NULL, body, 0, sig,
+	                               err)) < 0)
+		goto done;
+	sid = json_object_get(reply.json, "sandboxID");
+	if (!json_is_string(sid) || json_string_length(sid) == 0) {
+		error =
+		    sbx__error_set(err, SBX_EPROTOCOL, "E2B create sandbox returned no sandboxID");
+		goto done;
+	}
+	if ((error = sbx__e2b_validate_sandbox_id(json_string_value(sid), err)) < 0)
+		goto done;
+	if (!(*id_out = sbx__strdup(json_string_value(sid))))
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+done:
+	sbx__e2b_reply_dispose(&reply);
+	json_decref(body);
+	return error;
+}
+
+static int resume(void *impl, sbx_resume_status *out, const char *id, sbx_signal *sig,
+                  sbx_error *err)
+{
+	sbx_envd_target t;
+	sbx_error local = {0};
+	int error;
+
+	error = sbx__e2b_attach(impl, &t, id, 0, sig, &local);
+	sbx__envd_target_dispose(&t);
+	if (error == SBX_EGONE) {
+		*out = SBX_RESUME_GONE;
+		return 0;
+	}
+	if (error < 0) {
+		sbx__e2b_pass_error(err, &local);
+		return error;
+	}
+	*out = SBX_RESUMED;
+	return 0;
+}
+
+int sbx__e2b_pause(sbx__e2b_provider *p, const char *id, bool gone_ok, uint64_t timeout_ms,
+                   sbx_signal *sig, sbx_error *err)
+{
+	char path[256];
+	sbx_e2b_reply reply;
+	sbx_error local = {0};
+	json_t *body;
+	int error;
+
+	if ((error = sbx__e2b_validate_sandbox_id(id, err)) < 0 ||
+	    (error = id_path(path, sizeof(path), "/sandboxes/", id, "/pause", err)) < 0)
+		return error;
+	if (!(body = json_object()))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	error =
+	    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, timeout_ms, sig, &local);
+	/* 409: already paused (or pausing) */
+	if (error == SBX_EHTTP && (reply.status == 409 || (gone_ok && reply.not_found)))
+		error = 0;
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
+	sbx__e2b_reply_dispose(&reply);
+	json_decref(body);
+	return error;
+}
+
+int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeout_ms,
+                            sbx_error *err)
+{
+	char path[256];
+	sbx_e2b_reply reply;
+	json_t *body;
+	int error;
+
+	if ((error = id_path(path, sizeof(path), "/v2/sandboxes/", id, "/connect", err)) < 0)
+		return error;
+	if (!(body = connect_body(p->timeout_seconds, true)))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	error = sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, timeout_ms, NULL, err);
+	sbx__e2b_reply_dispose(&reply);
+	json_decref(body);
+	return error;
+}
+
+static int suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	return sbx__e2b_pause(impl, id, true, 0, sig, err);
+}
+
+static int destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	return kill_sandbox(impl, id, sig, err);
+}
+
+static void provider_free(void *impl)
+{
+	sbx__e2b_provider *p = impl;
+	if (!p)
+		return;
+	sbx__e2b_api_dispose(&p->api);
+	sbx__http_free(p->http);
+	sbx__free(p->domain);
+	sbx__free(p->template_id);
+	sbx__free(p->envd_url);
+	sbx__free(p);
+}
+
+static const sbx_provider_vtable e2b_vtable = {
+    .name = "e2b",
+    .concurrent_exec = true,
+    .create = create,
+    .resume = resume,
+    .suspend = suspend,
+    .destroy = destroy,
+    .destroy_by_name = destroy_by_name,
+    .kill_all = sbx__e2b_kill_all,
+    .kill_tagged = sbx__e2b_kill_tagged,
+    .exec = sbx__e2b_exec,
+    .read_file = sbx__e2b_read_file,
+    .write_file = sbx__e2b_write_file,
+    .stat = sbx__e2b_stat,
+    .free = provider_free,
+};
+
+static bool is_http_url(const char *u)
+{
+	return (strncmp(u, "http://", 7) == 0 && u[7]) || (strncmp(u, "https://", 8) == 0 && u[8]);
+}
+
+static int copy_config(sbx__e2b_provider *p, const sbx_e2b_config *cfg, const sbx_e2b_options *opts,
+                       sbx_error *err)
+{
+	sbx_buf api = SBX_BUF_INIT(64 * 1024);
+	size_t n;
+	int error;
+
+	p->timeout_seconds = cfg->timeout_seconds;
+	p->domain_allowlist = cfg->domain_allowlist;
+	p->allow_open_egress = cfg->allow_open_egress;
+	if (opts)
+		p->logger = opts->logger;
+	if (!(p->domain = sbx__strdup(cfg->domain ? cfg->domain : "e2b.app")) ||
+	    !(p->template_id = sbx__strdup(cfg->template_id)))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if (opts && opts->envd_url) {
+		n = strlen(opts->envd_url);
+		while (n > 0 && opts->envd_url[n - 1] == '/')
+			n--;
+		if (!(p->envd_url = sbx__strndup(opts->envd_url, n)))
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	if (cfg->effective_api_url)
+		error = sbx_buf_puts(&api, cfg->effective_api_url);
+	else if (cfg->api_url)
+		error = sbx_buf_puts(&api, cfg->api_url);
+	else
+		error = sbx_buf_printf(&api, "https://api.%s", p->domain);
+	if (error == 0 && (error = sbx_global_init()) < 0)
+		sbx__error_set(err, error, "cannot initialise libcurl");
+	if (error == 0 && (error = sbx__http_new(&p->http, err)) == 0)
+		error =
+		    sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr, cfg->api_key, err);
+	sbx_buf_dispose(&api);
+	return error < 0 ? sbx__error_set(err, error, "out of memory") : 0;
+}
+
+int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sbx_e2b_options *opts,
+                         sbx_error *err)
+{
+	sbx__e2b_provider *p;
+	int error;
+
+	if (!out)
+		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
+	*out = NULL;
+	if (!cfg || !cfg->api_key || !cfg->api_key[0] || !cfg->template_id || !cfg->template_id[0])
+		return sbx__error_set(err, SBX_EINVALID,
+		                      "an E2B config with apiKey and template is required");
+	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > MAX_TIMEOUT_SECONDS)
+		return sbx__error_set(err, SBX_EINVALID, "timeoutSeconds must be 60..86400");
+	if (opts && opts->version != SBX_E2B_OPTIONS_VERSION)
+		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_e2b_options version %u",
+		                      opts->version);
+	if (opts && opts->envd_url && !is_http_url(opts->envd_url))
+		return sbx__error_set(err, SBX_EINVALID, "envd_url must be an http or https URL");
+	if (!(p = sbx__calloc(1, sizeof(*p))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if ((error = copy_config(p, cfg, opts, err)) < 0 ||
+	    (error = sbx__provider_new(out, &e2b_vtable, p, err)) < 0) {
+		provider_free(p);
+		return error;
+	}
+	return 0;
+}

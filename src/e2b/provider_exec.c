@@ -1,0 +1,584 @@
+/*
+ * e2b/provider_exec.c: running commands in a sandbox — the seed's run(),
+ * killer(), reboot(), fileOp() and the exec / kill_all / kill_tagged /
+ * read_file / write_file / stat methods of createE2BSandbox (dist/index.mjs;
+ * seed README "exec and files").
+ *
+ * run() drives one envd Start stream in the calling thread. Output goes into
+ * two capped buffers that share one budget (max_output_bytes): bytes past the
+ * budget are counted and dropped, never stored. On timeout or abort an exec
+ * runs the kill script as a separate command, then SendSignal SIGKILL on the
+ * pid, then gives the stream 3 s to end; when the kill script failed or the
+ * grace passed, the sandbox is rebooted (pause + cold connect) and the call
+ * still returns its timed-out / aborted result.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "contract/utf8.h"
+#include "e2b/exit_status.h"
+#include "e2b/provider_int.h"
+#include "e2b/scripts.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+#define TIMEOUT_MARGIN_SECONDS 120         /* TIMEOUT_MARGIN_SECONDS: connect covers the command */
+#define KILL_GRACE_MS          3000        /* KILL_GRACE_MS: stream end after the kill */
+#define STDERR_ROOM            (64 * 1024) /* STDERR_ROOM */
+#define FILE_OP_TIMEOUT_MS     120000      /* FILE_OP_TIMEOUT_MS */
+#define KILL_OUTPUT_BYTES      4096        /* the kill script's output budget */
+#define KILL_TIMEOUT_MS        15000       /* the kill script's command timeout */
+#define KILL_DEADLINE_MS       20000       /* the kill script's own abort deadline */
+#define SIGNAL_DEADLINE_MS     15000       /* SendSignal's deadline */
+#define REBOOT_DEADLINE_MS     120000      /* pause + cold connect together */
+#define UPLOAD_DEADLINE_MS     600000      /* one upload (the seed has none; we bound it) */
+#define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
+#define STDERR_MESSAGE_MAX     500            /* stderrOf: .trim().slice(0, 500) */
+
+/* One command to run (the seed's run() options). */
+typedef struct run_opts {
+	const char *user;
+	const char *cmd;
+	const char *const *args;
+	size_t nargs;
+	const sbx_env_var *env; /* NULL: no envs */
+	size_t nenv;
+	const char *cwd;
+	size_t max_output;
+	uint64_t timeout_ms;
+	uint64_t abort_after_ms; /* a deadline acting as an abort (AbortSignal.timeout), 0 = none */
+	sbx_signal *sig;
+	/* exec only: kill on timeout/abort, reboot when that fails */
+	const char *ctl;
+	const char *sandbox_id;
+} run_opts;
+
+/* What run() collected. Dispose with run_result_dispose(). */
+typedef struct run_result {
+	sbx_buf out;
+	sbx_buf err;
+	size_t used;
+	bool truncated;
+	bool timed_out;
+	bool aborted;
+	bool got_end;
+	bool has_exit_code;
+	int exit_code;
+	bool have_pid;
+	uint32_t pid;
+	bool oom;
+} run_result;
+
+static void run_result_init(run_result *r, size_t max_output)
+{
+	memset(r, 0, sizeof(*r));
+	if (max_output > MAX_OUTPUT_CAP)
+		max_output = MAX_OUTPUT_CAP;
+	sbx_buf_init(&r->out, max_output);
+	sbx_buf_init(&r->err, max_output);
+}
+
+static void run_result_dispose(run_result *r)
+{
+	sbx_buf_dispose(&r->out);
+	sbx_buf_dispose(&r->err);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void on_start(uint32_t pid, void *payload)
+{
+	run_result *r = payload;
+	r->have_pid = true;
+	r->pid = pid;
+}
+
+/* collect(): one shared budget; bytes past it set truncated and are dropped. */
+static void on_output(int stream, const unsigned char *p, size_t n, void *payload)
+{
+	run_result *r = payload;
+	size_t room = r->out.max - r->used, keep = n < room ? n : room;
+
+	if (n > room)
+		r->truncated = true;
+	if (keep == 0)
+		return;
+	if (sbx_buf_put(stream == 1 ? &r->out : &r->err, p, keep) < 0) {
+		r->oom = true;
+		return;
+	}
+	r->used += keep;
+}
+
+static void on_end(bool exited, int exit_code, const char *status, void *payload)
+{
+	run_result *r = payload;
+	r->got_end = true;
+	r->has_exit_code = sbx__e2b_exit_code(exited, exit_code, status, &r->exit_code);
+}
+
+static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
+               sbx_error *err);
+
+/* killer(t, ctl)(pid): the kill script, then SendSignal on the pid. True when the script exited 0.
+ */
+static bool kill_command(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl,
+                         bool have_pid, uint32_t pid)
+{
+	const char *args[] = {"-c", sbx__e2b_kill_script, "capybara-kill", ctl};
+	run_opts ko = {0};
+	run_result kr;
+	bool ok;
+
+	ko.user = SBX_E2B_SANDBOX_USER;
+	ko.cmd = "/bin/sh";
+	ko.args = args;
+	ko.nargs = 4;
+	ko.cwd = "/";
+	ko.max_output = KILL_OUTPUT_BYTES;
+	ko.timeout_ms = KILL_TIMEOUT_MS;
+	ko.abort_after_ms = KILL_DEADLINE_MS;
+	run_result_init(&kr, ko.max_output);
+	ok = run(p, t, &ko, &kr, NULL) == 0 && !kr.timed_out && !kr.aborted && kr.has_exit_code &&
+	     kr.exit_code == 0;
+	run_result_dispose(&kr);
+	if (have_pid) /* a backstop: it only ends the session's first process */
+		(void)sbx__envd_kill(p->http, t, pid, sbx__now_ms() + SIGNAL_DEADLINE_MS, NULL,
+		                     NULL);
+	return ok;
+}
+
+/* reboot(id): pause (409 ok) then connect {timeout, memory:false}; failures only logged. */
+static void reboot(sbx__e2b_provider *p, const char *id)
+{
+	sbx_log_field f[2] = {{"sandboxId", id}, {"err", NULL}};
+	uint64_t deadline = sbx__now_ms() + REBOOT_DEADLINE_MS, now, left;
+	sbx_error e = {0};
+	char msg[STDERR_MESSAGE_MAX + 1];
+	int error;
+
+	sbx__e2b_log(p, SBX_LOG_WARN,
+	             "sandbox-e2b: could not stop a command cleanly; rebooting the sandbox", f, 1);
+	error = sbx__e2b_pause(p, id, false, SBX_E2B_API_TIMEOUT_MS, NULL, &e);
+	if (error == 0) {
+		now = sbx__now_ms();
+		left = deadline > now ? deadline - now : 1;
+		error = sbx__e2b_reconnect_cold(
+		    p, id, left < SBX_E2B_API_TIMEOUT_MS ? left : SBX_E2B_API_TIMEOUT_MS, &e);
+	}
+	if (error == 0)
+		return;
+	snprintf(msg, sizeof(msg), "%.500s", e.message);
+	f[1].value = msg;
+	sbx__e2b_log(p, SBX_LOG_WARN,
+	             "sandbox-e2b: sandbox reboot failed; the stuck command may still be running",
+	             f, 2);
+}
+
+/*
+ * After a timeout or abort: stop the command (exec only), then disconnect.
+ * Returns true when the sandbox must be rebooted ("wedged").
+ */
+static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o,
+                         run_result *r, sbx_envd_stream *s)
+{
+	int error;
+
+	if (!o->ctl)
+		return false; /* no killer: just disconnect */
+	if (!kill_command(p, t, o->ctl, r->have_pid, r->pid))
+		return true;
+	/* the stream should end now; data arriving meanwhile is still collected */
+	error = sbx__envd_stream_wait(s, sbx__now_ms() + KILL_GRACE_MS, NULL, NULL);
+	return error == SBX_ETIMEOUT;
+}
+
+static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
+               sbx_error *err)
+{
+	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd};
+	sbx_envd_handler h = {on_start, on_output, on_end, r};
+	sbx_envd_stream *s = NULL;
+	sbx_error local = {0};
+	uint64_t start = sbx__now_ms(), timer = add_sat(start, o->timeout_ms), until = timer;
+	bool wedged = false;
+	int error;
+
+	if ((error = sbx__e2b_aborted(o->sig, err)) < 0)
+		return error;
+	if (o->abort_after_ms && add_sat(start, o->abort_after_ms) < until)
+		until = add_sat(start, o->abort_after_ms);
+	if ((error = sbx__envd_start(&s, p->http, t, o->user, &proc, &h, err)) < 0)
+		return error;
+	error = sbx__envd_stream_wait(s, until, o->sig, &local);
+	if (error == SBX_ETIMEOUT) {
+		if (sbx__now_ms() >= timer)
+			r->timed_out = true;
+		else
+			r->aborted = true; /* the abort_after deadline acts as an abort signal */
+	} else if (error == SBX_EABORTED) {
+		r->aborted = true;
+	}
+	if (r->timed_out || r->aborted)
+		wedged = stop_command(p, t, o, r, s);
+	sbx__envd_stream_free(s); /* disconnect; the process does not depend on it */
+	if (wedged)
+		reboot(p, o->sandbox_id);
+	if (r->oom)
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory collecting command output");
+	if (r->timed_out || r->aborted) {
+		r->has_exit_code = false;
+		return 0;
+	}
+	if (error < 0) {
+		sbx__e2b_pass_error(err, &local);
+		return error;
+	}
+	if (!r->got_end)
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B process stream ended without an exit status");
+	return 0;
+}
+
+/* Hand a buffer to the caller, cut at a UTF-8 boundary when truncated (decodeOutput). */
+static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_t *len)
+{
+	size_t keep = sbx__utf8_keep_len(b->ptr, b->len, truncated);
+	int error;
+
+	if ((error = sbx_buf_detach(b, data, len)) < 0)
+		return error;
+	if (keep < *len) {
+		(*data)[keep] = '\0';
+		*len = keep;
+	}
+	return 0;
+}
+
+int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
+                  const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	const char *args[SBX_E2B_EXEC_ARGC];
+	char ctl[128], secs[32];
+	sbx_env_var *env = NULL;
+	sbx_envd_target t = {0};
+	run_opts o = {0};
+	run_result r;
+	uint64_t min_seconds;
+	int error;
+
+	run_result_init(&r, opts->max_output_bytes);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		goto done;
+	if ((error = sbx__e2b_exec_control_path(ctl, sizeof(ctl), opts->tag)) < 0) {
+		error = sbx__error_set(err, error, "cannot make an exec control path");
+		goto done;
+	}
+	if (opts->env_count > SIZE_MAX / sizeof(*env) - 2 ||
+	    !(env = sbx__calloc(opts->env_count + 2, sizeof(*env)))) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	env[0] = (sbx_env_var){"HOME", "/workspace"};
+	env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
+	for (size_t i = 0; i < opts->env_count; i++)
+		env[i + 2] = opts->env[i];
+	min_seconds =
+	    opts->timeout_ms / 1000 + (opts->timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
+	if ((error = sbx__e2b_attach(p, &t, id, min_seconds, sig, err)) < 0)
+		goto done;
+	sbx__e2b_exec_args(args, secs, sizeof(secs), ctl, command, opts->timeout_ms);
+	o.user = SBX_E2B_SANDBOX_USER;
+	o.cmd = "setsid";
+	o.args = args;
+	o.nargs = SBX_E2B_EXEC_ARGC;
+	o.env = env;
+	o.nenv = opts->env_count + 2;
+	o.cwd = opts->cwd ? opts->cwd : "/workspace";
+	o.max_output = opts->max_output_bytes;
+	o.timeout_ms = opts->timeout_ms;
+	o.sig = sig;
+	o.ctl = ctl;
+	o.sandbox_id = id;
+	if ((error = run(p, &t, &o, &r, err)) < 0)
+		goto done;
+	if ((error = detach_output(&r.out, r.truncated, &out->stdout_data, &out->stdout_len)) < 0 ||
+	    (error = detach_output(&r.err, r.truncated, &out->stderr_data, &out->stderr_len)) < 0) {
+		error = sbx__error_set(err, error, "out of memory");
+		goto done;
+	}
+	out->has_exit_code = r.has_exit_code;
+	out->exit_code = r.has_exit_code ? r.exit_code : 0;
+	out->truncated = r.truncated;
+	out->timed_out = r.timed_out;
+	out->aborted = r.aborted;
+done:
+	sbx__envd_target_dispose(&t);
+	run_result_dispose(&r);
+	sbx__free(env);
+	return error;
+}
+
+/* fileOp(): /bin/sh in "/", 120 s; a timeout is an error, an abort is SBX_EABORTED. */
+static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
+                   const char *const *args, size_t nargs, size_t max_output, sbx_signal *sig,
+                   run_result *r, sbx_error *err)
+{
+	run_opts o = {0};
+	int error;
+
+	o.user = user;
+	o.cmd = "/bin/sh";
+	o.args = args;
+	o.nargs = nargs;
+	o.cwd = "/";
+	o.max_output = max_output;
+	o.timeout_ms = FILE_OP_TIMEOUT_MS;
+	o.sig = sig;
+	run_result_init(r, max_output);
+	if ((error = run(p, t, &o, r, err)) < 0)
+		return error;
+	if (r->aborted)
+		return sbx__error_set(err, SBX_EABORTED, "aborted");
+	if (r->timed_out)
+		return sbx__error_set(err, SBX_ETIMEOUT, "sandbox file operation timed out");
+	return 0;
+}
+
+static bool exited_with(const run_result *r, int code)
+{
+	return r->has_exit_code && r->exit_code == code;
+}
+
+/* stderrOf(r): stderr as text, trimmed, at most 500 bytes (UTF-8 boundary). */
+static const char *stderr_of(run_result *r, char *buf, size_t buflen)
+{
+	const unsigned char *s = r->err.ptr ? r->err.ptr : (const unsigned char *)"";
+	size_t a = 0, b = r->err.len, n;
+
+	while (a < b && (s[a] == ' ' || (s[a] >= '\t' && s[a] <= '\r')))
+		a++;
+	while (b > a && (s[b - 1] == ' ' || (s[b - 1] >= '\t' && s[b - 1] <= '\r')))
+		b--;
+	n = b - a;
+	if (n > STDERR_MESSAGE_MAX)
+		n = sbx__utf8_keep_len(s + a, STDERR_MESSAGE_MAX, true);
+	if (n >= buflen)
+		n = buflen - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = s[a + i] ? (char)s[a + i] : ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The attach + file_op + exit-status check shared by kill_all and kill_tagged. */
+static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *args, size_t nargs,
+                       const char *failure, sbx_signal *sig, sbx_error *err)
+{
+	sbx_envd_target t = {0};
+	run_result r = {0};
+	char se[STDERR_MESSAGE_MAX + 1];
+	int error;
+
+	if ((error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
+		goto done;
+	if ((error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM, sig, &r, err)) <
+	    0)
+		goto done;
+	if (!exited_with(&r, 0))
+		error = sbx__error_set(err, SBX_ESANDBOX, "%s: %s", failure,
+		                       stderr_of(&r, se, sizeof(se)));
+done:
+	run_result_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+int sbx__e2b_kill_all(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
+{
+	const char *args[] = {"-c", sbx__e2b_kill_all_script, "capybara-killall"};
+	int error;
+
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	return kill_script(impl, id, args, 3, "cannot stop leftover commands", sig, err);
+}
+
+int sbx__e2b_kill_tagged(void *impl, const char *id, const char *const *tags, size_t ntags,
+                         sbx_signal *sig, sbx_error *err)
+{
+	const char **args;
+	int error;
+
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	if (ntags == 0)
+		return 0;
+	if (ntags > SIZE_MAX / sizeof(*args) - 3 || !(args = sbx__calloc(ntags + 3, sizeof(*args))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	args[0] = "-c";
+	args[1] = sbx__e2b_kill_tagged_script;
+	args[2] = "capybara-killtagged";
+	for (size_t i = 0; i < ntags; i++)
+		args[i + 3] = tags[i];
+	error = kill_script(impl, id, args, ntags + 3, "cannot stop crashed holders' commands", sig,
+	                    err);
+	sbx__free(args);
+	return error;
+}
+
+int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
+                       size_t max_bytes, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	run_result r = {0};
+	char want[32], se[STDERR_MESSAGE_MAX + 1];
+	const char *args[5] = {"-c", sbx__e2b_read_script, "capybara-read", path, want};
+	sbx_file *f = NULL;
+	int error;
+
+	*out = NULL;
+	if (max_bytes > MAX_OUTPUT_CAP - STDERR_ROOM - 1)
+		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
+	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
+	    (error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 5, max_bytes + 1 + STDERR_ROOM, sig,
+	                     &r, err)) < 0)
+		goto done;
+	if (exited_with(&r, 3) || exited_with(&r, 4))
+		goto done; /* missing, or a directory: NULL */
+	if (!exited_with(&r, 0)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+		goto done;
+	}
+	if (!(f = sbx__calloc(1, sizeof(*f)))) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	f->truncated = r.out.len > max_bytes;
+	if ((error = sbx_buf_detach(&r.out, &f->data, &f->len)) < 0) {
+		sbx__free(f);
+		error = sbx__error_set(err, error, "out of memory");
+		goto done;
+	}
+	if (f->truncated) {
+		f->len = max_bytes;
+		f->data[max_bytes] = '\0';
+	}
+	*out = f;
+done:
+	run_result_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+static bool is_skills_path(const char *path)
+{
+	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
+}
+
+int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
+                        sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	run_result r = {0};
+	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
+	bool skills = is_skills_path(path);
+	const char *args[5] = {"-c",
+	                       skills ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
+	                       "capybara-write", path, staging};
+	int error;
+
+	sbx__uuid(uuid);
+	snprintf(staging, sizeof(staging), "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
+		goto done;
+	/* bytes go to a root-only staging file; the script writes the target as the user */
+	if ((error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
+	                              sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, err)) < 0) {
+		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+			sbx__error_set(err, error,
+			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
+			                                     : "aborted");
+		goto done;
+	}
+	if ((error = file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, sig, &r, err)) < 0)
+		goto done;
+	if (!exited_with(&r, 0))
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+done:
+	run_result_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+/* ^(\d+) (file|directory)\n?$ */
+static bool parse_stat(const sbx_buf *b, uint64_t *size, bool *is_dir)
+{
+	const char *s = b->ptr ? (const char *)b->ptr : "", *end = s + b->len;
+	uint64_t v = 0;
+	size_t rest;
+
+	if (s == end || *s < '0' || *s > '9')
+		return false;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	rest = (size_t)(end - s);
+	if (end > s && end[-1] == '\n')
+		rest--;
+	if (rest == 5 && memcmp(s, " file", 5) == 0)
+		*is_dir = false;
+	else if (rest == 10 && memcmp(s, " directory", 10) == 0)
+		*is_dir = true;
+	else
+		return false;
+	*size = v;
+	return true;
+}
+
+int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
+                  sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	run_result r = {0};
+	const char *args[4] = {"-c", sbx__e2b_stat_script, "capybara-stat", path};
+	char se[STDERR_MESSAGE_MAX + 1];
+	uint64_t size;
+	bool is_dir;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
+	    (error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, STDERR_ROOM, sig, &r, err)) < 0)
+		goto done;
+	if (exited_with(&r, 3))
+		goto done; /* exists = false */
+	if (!exited_with(&r, 0) || !parse_stat(&r.out, &size, &is_dir)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot stat %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+		goto done;
+	}
+	out->exists = true;
+	out->size = size;
+	out->is_dir = is_dir;
+done:
+	run_result_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}

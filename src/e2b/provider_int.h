@@ -1,0 +1,65 @@
+/*
+ * e2b/provider_int.h: what provider.c (lifecycle, attach) and
+ * provider_exec.c (exec, kill path, reboot, file operations) share.
+ * Internal to the E2B provider.
+ */
+#ifndef SBX_E2B_PROVIDER_INT_H
+#define SBX_E2B_PROVIDER_INT_H
+
+#include <sandbox/e2b.h>
+#include <sandbox/sandbox.h>
+
+#include "e2b/api.h"
+#include "e2b/envd.h"
+#include "e2b/http.h"
+
+/* The provider's state: read-only after sbx_e2b_provider_new() (the pool locks itself). */
+typedef struct sbx__e2b_provider {
+	sbx_http *http;
+	sbx_e2b_api api;
+	char *domain;
+	char *template_id;
+	int64_t timeout_seconds;
+	bool domain_allowlist;
+	bool allow_open_egress;
+	char *envd_url; /* options.envd_url without trailing "/", or NULL */
+	sbx_logger logger;
+} sbx__e2b_provider;
+
+void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *msg,
+                  const sbx_log_field *fields, size_t n);
+/* Copy `local` into `err` unless err is NULL or already holds a failure. */
+void sbx__e2b_pass_error(sbx_error *err, const sbx_error *local);
+/* signal.throwIfAborted(): SBX_EABORTED "aborted" when `sig` is aborted. */
+int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
+
+/*
+ * attach(id, signal, minSeconds): connect with timeout
+ * min(86400, max(timeoutSeconds, min_seconds)), retrying a 409 five times
+ * 500 ms apart (abortable); an E2B-format 404 or a missing envd token is
+ * SBX_EGONE. On success `t` is filled; dispose it with sbx__envd_target_dispose()
+ * (also safe after a failure).
+ */
+int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
+                    sbx_signal *sig, sbx_error *err);
+/* POST /sandboxes/{id}/pause {}: a 409 is success, and an E2B-format 404 too when gone_ok. */
+int sbx__e2b_pause(sbx__e2b_provider *p, const char *id, bool gone_ok, uint64_t timeout_ms,
+                   sbx_signal *sig, sbx_error *err);
+/* POST /v2/sandboxes/{id}/connect {timeout, memory:false}: the reboot's cold start. */
+int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeout_ms,
+                            sbx_error *err);
+
+/* provider_exec.c: the vtable entries that run commands in the sandbox. */
+int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
+                  const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_kill_all(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_kill_tagged(void *impl, const char *id, const char *const *tags, size_t ntags,
+                         sbx_signal *sig, sbx_error *err);
+int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
+                       size_t max_bytes, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
+                        sbx_signal *sig, sbx_error *err);
+int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
+                  sbx_error *err);
+
+#endif
