@@ -88,7 +88,8 @@ static int load(json_t **root, const char *json, size_t len, sbx_error *err)
 		                      CONFIG_MAX_DEPTH);
 	/* Integers as reals: zod's int() accepts 3600.0, and a huge number then fails
 	 * the range check instead of the parse. */
-	*root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+	*root = json_loadb(
+	    json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, &jerr);
 	if (*root)
 		return 0;
 	switch (json_error_code(&jerr)) {
