@@ -1,0 +1,28 @@
+/*
+ * fake-e2b/admin.h: the test-only admin API under /_fake/ (fault rules, the
+ * request log, internal sandbox state). See README.md "Admin API".
+ * All state is per server instance and guarded by one mutex.
+ */
+#ifndef FK_ADMIN_H
+#define FK_ADMIN_H
+
+#include "server.h"
+
+fk_admin *fk_admin_new(void);
+void fk_admin_free(fk_admin *a);
+
+/* Route a /_fake/ request (body complete). */
+enum MHD_Result fk_admin_handle(fk_req *r);
+
+/*
+ * Find the first live rule matching (method, path), use up one of its
+ * `times`, and copy it to *out (out->body is the caller's, free with
+ * fk_fault_dispose). Returns 1 when a rule matched, else 0 (out zeroed).
+ */
+int fk_admin_match_fault(fk_admin *a, const char *method, const char *path, fk_fault *out);
+void fk_fault_dispose(fk_fault *f);
+
+/* Append one finished request to the log (steals entry). */
+void fk_admin_log(fk_admin *a, json_t *entry);
+
+#endif
