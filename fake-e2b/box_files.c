@@ -1,0 +1,863 @@
+/*
+ * fake-e2b/box_files.c — envd's files API (e2b-protocol.md §5) over a box's view.
+ *
+ * Everything resolves with openat2(RESOLVE_IN_ROOT) against an fd of the box's "/" taken from
+ * /proc/<init>/root: the walk crosses the box's own mounts (/usr...), absolute symlinks resolve
+ * inside the box and ".." cannot climb out, so a symlink planted in the box can never reach the
+ * host's files. No fork, no chroot: every call is an ordinary thread-safe system call. Like envd
+ * everything runs as root; the user only decides `~`, relative paths and who owns what is made.
+ */
+#define _GNU_SOURCE
+#include "runtime_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+static int open_in(int rootfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC),
+	    .mode = (flags & O_CREAT) ? mode : 0,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *p = path;
+	while (*p == '/')
+		p++;
+	if (!*p)
+		p = ".";
+	int fd;
+	do
+		fd = (int)syscall(SYS_openat2, rootfd, p, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	return fd;
+}
+
+int fk__box_rootfd(fk_box *b, fk_err *err)
+{
+	char p[4200];
+	if (b->init_pid > 0)
+		snprintf(p, sizeof(p), "/proc/%d/root", (int)b->init_pid);
+	else
+		snprintf(p, sizeof(p), "%s", b->root);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",
+		                strerror(errno));
+	return fd;
+}
+
+/* Lexically normalised absolute path: `~` and relative paths against `home`. */
+char *fk__path_resolve(const char *path, const char *home)
+{
+	char *joined;
+	if (!path || !*path)
+		path = "~";
+	if (path[0] == '~' && (path[1] == 0 || path[1] == '/')) {
+		if (asprintf(&joined, "%s/%s", home, path + 1) < 0)
+			return NULL;
+	} else if (path[0] != '/') {
+		if (asprintf(&joined, "%s/%s", home, path) < 0)
+			return NULL;
+	} else if (!(joined = strdup(path))) {
+		return NULL;
+	}
+	char *out = malloc(strlen(joined) + 2);
+	if (!out) {
+		free(joined);
+		return NULL;
+	}
+	size_t len = 0;
+	char *save = NULL;
+	for (char *seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			continue;
+		}
+		out[len++] = '/';
+		size_t n = strlen(seg);
+		memcpy(out + len, seg, n);
+		len += n;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = 0;
+	free(joined);
+	return out;
+}
+
+static FILE *fopen_in(int rootfd, const char *path)
+{
+	int fd = open_in(rootfd, path, O_RDONLY, 0);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err)
+{
+	if (!name)
+		name = b->default_user ? b->default_user : "root";
+	memset(out, 0, sizeof(*out));
+	FILE *f = fopen_in(rootfd, "/etc/passwd");
+	bool found = false;
+	if (f) {
+		struct passwd pw, *res;
+		char buf[2048];
+		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0) {
+			if (strcmp(pw.pw_name, name) != 0)
+				continue;
+			out->uid = pw.pw_uid;
+			out->gid = pw.pw_gid;
+			snprintf(out->name, sizeof(out->name), "%s", pw.pw_name);
+			snprintf(out->home, sizeof(out->home), "%s", pw.pw_dir);
+			snprintf(out->shell, sizeof(out->shell), "%s", pw.pw_shell);
+			found = true;
+			break;
+		}
+		fclose(f);
+	}
+	if (!found && !strcmp(name, "root")) { /* a box whose /etc/passwd was broken */
+		snprintf(out->name, sizeof(out->name), "root");
+		snprintf(out->home, sizeof(out->home), "/root");
+		snprintf(out->shell, sizeof(out->shell), "/bin/sh");
+		found = true;
+	}
+	if (!found)
+		return fk__fail(err, FK_ENOUSER, 0, "invalid username: '%s'", name);
+	out->groups[out->n_groups++] = out->gid;
+	f = fopen_in(rootfd, "/etc/group");
+	if (f) {
+		struct group gr, *res;
+		char buf[4096];
+		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0 && out->n_groups < 64) {
+			if (gr.gr_gid == out->gid)
+				continue;
+			for (char **m = gr.gr_mem; m && *m; m++) {
+				if (!strcmp(*m, name)) {
+					out->groups[out->n_groups++] = gr.gr_gid;
+					break;
+				}
+			}
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ per-call context */
+
+typedef struct names {
+	uid_t *uids;
+	char **unames;
+	size_t n_u;
+	gid_t *gids;
+	char **gnames;
+	size_t n_g;
+} names;
+
+typedef struct fctx {
+	fk_box *b;
+	int rootfd;
+	fk_user user;
+	char *abs; /* resolved target path */
+	names nm;
+	bool nm_loaded;
+} fctx;
+
+static int fctx_open(fctx *c, fk_rt *rt, const char *box_id, const char *path, const char *user,
+                     fk_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->rootfd = -1;
+	c->b = fk__box_get(rt, box_id);
+	if (!c->b)
+		return fk__fail(err, FK_ENOTFOUND, 0, "sandbox %s not found", box_id);
+	pthread_rwlock_rdlock(&c->b->life);
+	if (c->b->dead)
+		return fk__fail(err, FK_ENOTFOUND, 0, "sandbox %s not found", box_id);
+	c->rootfd = fk__box_rootfd(c->b, err);
+	if (c->rootfd < 0)
+		return c->rootfd;
+	int rc = fk__user_lookup(c->b, c->rootfd, user, &c->user, err);
+	if (rc < 0)
+		return rc;
+	if (path) {
+		if (strlen(path) > 4096)
+			return fk__fail(err, FK_EINVAL, 0, "path too long");
+		c->abs = fk__path_resolve(path, c->user.home);
+		if (!c->abs)
+			return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void names_free(names *nm)
+{
+	for (size_t i = 0; i < nm->n_u; i++)
+		free(nm->unames[i]);
+	for (size_t i = 0; i < nm->n_g; i++)
+		free(nm->gnames[i]);
+	free(nm->uids);
+	free(nm->unames);
+	free(nm->gids);
+	free(nm->gnames);
+}
+
+static void fctx_close(fctx *c)
+{
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	if (c->b) {
+		pthread_rwlock_unlock(&c->b->life);
+		fk__box_put(c->b);
+	}
+	free(c->abs);
+	names_free(&c->nm);
+}
+
+static void names_load(fctx *c)
+{
+	if (c->nm_loaded)
+		return;
+	c->nm_loaded = true;
+	names *nm = &c->nm;
+	size_t cap = 0;
+	FILE *f = fopen_in(c->rootfd, "/etc/passwd");
+	if (f) {
+		struct passwd pw, *res;
+		char buf[2048];
+		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0) {
+			if (nm->n_u == cap) {
+				cap = cap ? cap * 2 : 32;
+				uid_t *u = realloc(nm->uids, cap * sizeof(*u));
+				if (u)
+					nm->uids = u;
+				char **s = realloc(nm->unames, cap * sizeof(*s));
+				if (s)
+					nm->unames = s;
+				if (!u || !s)
+					break;
+			}
+			nm->uids[nm->n_u] = pw.pw_uid;
+			if (!(nm->unames[nm->n_u] = strdup(pw.pw_name)))
+				break;
+			nm->n_u++;
+		}
+		fclose(f);
+	}
+	cap = 0;
+	f = fopen_in(c->rootfd, "/etc/group");
+	if (f) {
+		struct group gr, *res;
+		char buf[4096];
+		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0) {
+			if (nm->n_g == cap) {
+				cap = cap ? cap * 2 : 32;
+				gid_t *g = realloc(nm->gids, cap * sizeof(*g));
+				if (g)
+					nm->gids = g;
+				char **s = realloc(nm->gnames, cap * sizeof(*s));
+				if (s)
+					nm->gnames = s;
+				if (!g || !s)
+					break;
+			}
+			nm->gids[nm->n_g] = gr.gr_gid;
+			if (!(nm->gnames[nm->n_g] = strdup(gr.gr_name)))
+				break;
+			nm->n_g++;
+		}
+		fclose(f);
+	}
+}
+
+static char *uid_name(fctx *c, uid_t uid)
+{
+	names_load(c);
+	for (size_t i = 0; i < c->nm.n_u; i++)
+		if (c->nm.uids[i] == uid)
+			return strdup(c->nm.unames[i]);
+	char *s;
+	return asprintf(&s, "%u", (unsigned)uid) < 0 ? NULL : s;
+}
+
+static char *gid_name(fctx *c, gid_t gid)
+{
+	names_load(c);
+	for (size_t i = 0; i < c->nm.n_g; i++)
+		if (c->nm.gids[i] == gid)
+			return strdup(c->nm.gnames[i]);
+	char *s;
+	return asprintf(&s, "%u", (unsigned)gid) < 0 ? NULL : s;
+}
+
+/* ------------------------------------------------------------ entries */
+
+static void perm_string(mode_t m, char out[11])
+{
+	char t = '-';
+	if (S_ISDIR(m))
+		t = 'd';
+	else if (S_ISLNK(m))
+		t = 'L';
+	else if (S_ISFIFO(m))
+		t = 'p';
+	else if (S_ISSOCK(m))
+		t = 'S';
+	else if (S_ISCHR(m))
+		t = 'c';
+	else if (S_ISBLK(m))
+		t = 'D';
+	out[0] = t;
+	const char *rwx = "rwxrwxrwx";
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (m & (0400 >> i)) ? rwx[i] : '-';
+	out[10] = 0;
+}
+
+void fk_entry_clear(fk_entry *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	free(e->path);
+	free(e->owner);
+	free(e->group);
+	free(e->symlink_target);
+	memset(e, 0, sizeof(*e));
+}
+
+void fk_entries_free(fk_entry *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++)
+		fk_entry_clear(&e[i]);
+	free(e);
+}
+
+static const char *base_of(const char *abs)
+{
+	const char *s = strrchr(abs, '/');
+	return (s && s[1]) ? s + 1 : "/";
+}
+
+/* Fills `e` for `abs` from an lstat done through `dirfd`/`name` (or `st` if given). */
+static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_entry *e,
+                      fk_err *err)
+{
+	struct stat st;
+	memset(e, 0, sizeof(*e));
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
+		return fk__fail(err, fk__errno_code(errno), errno, "path '%s' does not exist", abs);
+	e->type = S_ISDIR(st.st_mode)   ? FK_FT_DIR
+	          : S_ISREG(st.st_mode) ? FK_FT_FILE
+	          : S_ISLNK(st.st_mode) ? FK_FT_SYMLINK
+	                                : FK_FT_OTHER;
+	e->size = st.st_size;
+	e->mode = st.st_mode;
+	perm_string(st.st_mode, e->permissions);
+	e->mtime_sec = st.st_mtim.tv_sec;
+	e->mtime_nsec = (int32_t)st.st_mtim.tv_nsec;
+	e->name = strdup(base_of(abs));
+	e->path = strdup(abs);
+	e->owner = uid_name(c, st.st_uid);
+	e->group = gid_name(c, st.st_gid);
+	if (S_ISLNK(st.st_mode)) {
+		char t[4097];
+		ssize_t n = readlinkat(dirfd, name, t, sizeof(t) - 1);
+		if (n >= 0) {
+			t[n] = 0;
+			e->symlink_target = strdup(t);
+		}
+	}
+	if (!e->name || !e->path || !e->owner || !e->group ||
+	    (S_ISLNK(st.st_mode) && !e->symlink_target)) {
+		fk_entry_clear(e);
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Opens the parent directory of `abs` (following symlinks inside the box); *base_out points
+ * into abs. For "/" the parent is "/" and base ".". */
+static int open_parent(fctx *c, const char *abs, const char **base_out)
+{
+	const char *slash = strrchr(abs, '/');
+	if (!slash || (slash == abs && !slash[1])) {
+		*base_out = ".";
+		return open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
+	}
+	char *dir = strndup(abs, (size_t)(slash - abs));
+	if (!dir) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int fd = open_in(c->rootfd, dir[0] ? dir : "/", O_PATH | O_DIRECTORY, 0);
+	int e = errno;
+	free(dir);
+	errno = e;
+	*base_out = slash + 1;
+	return fd;
+}
+
+/* mkdir -p of `abs`, every directory made owned by the user (envd upload / MakeDir). Returns an
+ * O_PATH fd of the directory. */
+static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
+{
+	int fd = open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
+	if (fd >= 0 || errno != ENOENT) {
+		if (fd < 0)
+			return fk__fail(err, fk__errno_code(errno), errno,
+			                "cannot create directory '%s': %s", abs, strerror(errno));
+		return fd;
+	}
+	char *p = strdup(abs);
+	if (!p)
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		char saved = *s;
+		*s = 0;
+		const char *base;
+		int pfd = open_parent(c, p, &base);
+		if (pfd < 0) {
+			int e = errno;
+			free(p);
+			return fk__fail(err, fk__errno_code(e), e,
+			                "cannot create directory '%s': %s", abs, strerror(e));
+		}
+		if (mkdirat(pfd, base, 0755) == 0) {
+			if (fchownat(pfd, base, c->user.uid, c->user.gid, AT_SYMLINK_NOFOLLOW) < 0)
+				fprintf(stderr, "fake-e2b: chown %s: %s\n", p, strerror(errno));
+		} else if (errno != EEXIST) {
+			int e = errno;
+			close(pfd);
+			free(p);
+			return fk__fail(err, fk__errno_code(e), e,
+			                "cannot create directory '%s': %s", abs, strerror(e));
+		}
+		close(pfd);
+		*s = saved;
+		if (!saved)
+			break;
+	}
+	free(p);
+	fd = open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fk__fail(err, fk__errno_code(errno), errno,
+		                "cannot create directory '%s': %s", abs, strerror(errno));
+	return fd;
+}
+
+static int mkdir_parent_of(fctx *c, const char *abs, fk_err *err)
+{
+	const char *slash = strrchr(abs, '/');
+	if (!slash || slash == abs)
+		return open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
+	char *dir = strndup(abs, (size_t)(slash - abs));
+	if (!dir)
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	int fd = mkdir_parents(c, dir, err);
+	free(dir);
+	return fd;
+}
+
+/* ------------------------------------------------------------ writer */
+
+struct fk_writer {
+	int fd;
+	char *path;
+};
+
+static int open_for_write(fctx *c, fk_err *err)
+{
+	int pfd = mkdir_parent_of(c, c->abs, err);
+	if (pfd < 0)
+		return pfd;
+	close(pfd);
+	for (int tries = 0; tries < 8; tries++) {
+		/* an existing file is chowned to the user before it is truncated (envd upload.go)
+		 */
+		int fd = open_in(c->rootfd, c->abs, O_WRONLY | O_NOCTTY, 0);
+		if (fd >= 0) {
+			if (fchown(fd, c->user.uid, c->user.gid) < 0 || ftruncate(fd, 0) < 0) {
+				int e = errno;
+				close(fd);
+				return fk__fail(err, fk__errno_code(e), e,
+				                "error opening file '%s': %s", c->abs, strerror(e));
+			}
+			return fd;
+		}
+		if (errno == EISDIR)
+			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
+		if (errno != ENOENT)
+			return fk__fail(err, fk__errno_code(errno), errno,
+			                "error opening file '%s': %s", c->abs, strerror(errno));
+		fd = open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0644);
+		if (fd >= 0) {
+			if (fchown(fd, c->user.uid, c->user.gid) < 0)
+				fprintf(stderr, "fake-e2b: chown %s: %s\n", c->abs,
+				        strerror(errno));
+			return fd;
+		}
+		if (errno != EEXIST)
+			return fk__fail(err, fk__errno_code(errno), errno,
+			                "error opening file '%s': %s", c->abs, strerror(errno));
+	}
+	return fk__fail(err, FK_EIO, EAGAIN, "error opening file '%s'", c->abs);
+}
+
+int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                       fk_writer **out, char **abs_path_out, fk_err *err)
+{
+	fctx c;
+	*out = NULL;
+	if (abs_path_out)
+		*abs_path_out = NULL;
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc == 0)
+		rc = open_for_write(&c, err);
+	if (rc >= 0) {
+		fk_writer *w = calloc(1, sizeof(*w));
+		char *ap = abs_path_out ? strdup(c.abs) : NULL;
+		if (!w || (abs_path_out && !ap)) {
+			close(rc);
+			free(w);
+			free(ap);
+			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+		} else {
+			w->fd = rc;
+			w->path = NULL;
+			*out = w;
+			if (abs_path_out)
+				*abs_path_out = ap;
+			rc = 0;
+		}
+	}
+	fctx_close(&c);
+	return rc;
+}
+
+int fk_writer_write(fk_writer *w, const void *data, size_t len, fk_err *err)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(w->fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fk__fail(err, fk__errno_code(errno), errno, "write: %s",
+			                strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fk_writer_set_meta(fk_writer *w, const char *key, const char *value, fk_err *err)
+{
+	char name[300];
+	snprintf(name, sizeof(name), "user.e2b.%s", key);
+	for (char *s = name; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+	if (fsetxattr(w->fd, name, value, strlen(value), 0) < 0)
+		return fk__fail(err, fk__errno_code(errno), errno, "setxattr: %s", strerror(errno));
+	return 0;
+}
+
+int fk_writer_close(fk_writer *w, fk_err *err)
+{
+	if (!w)
+		return 0;
+	int rc = 0;
+	if (close(w->fd) < 0 && errno != EINTR)
+		rc = fk__fail(err, fk__errno_code(errno), errno, "close: %s", strerror(errno));
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+/* ------------------------------------------------------------ reader, stat, list */
+
+int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                      int *fd_out, uint64_t *size_out, fk_err *err)
+{
+	fctx c;
+	*fd_out = -1;
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc < 0)
+		goto done;
+	int fd = open_in(c.rootfd, c.abs, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	struct stat st;
+	if (fd < 0) {
+		rc = errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+		         ? fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs)
+		         : fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s",
+		                    c.abs, strerror(errno));
+		goto done;
+	}
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
+		close(fd);
+		rc = dir ? fk__fail(err, FK_EISDIR, EISDIR, "path '%s' is a directory", c.abs)
+		         : fk__fail(err, FK_EINVAL, 0, "path '%s' is not a regular file", c.abs);
+		goto done;
+	}
+	fcntl(fd, F_SETFL, 0);
+	*fd_out = fd;
+	*size_out = (uint64_t)st.st_size;
+done:
+	fctx_close(&c);
+	return rc;
+}
+
+static int stat_abs(fctx *c, const char *abs, fk_entry *out, fk_err *err)
+{
+	const char *base;
+	int pfd = open_parent(c, abs, &base);
+	if (pfd < 0)
+		return fk__fail(err, errno == ENOENT || errno == ENOTDIR ? FK_ENOTFOUND : FK_EIO,
+		                errno, "path '%s' does not exist", abs);
+	int rc = entry_fill(c, pfd, strcmp(base, ".") ? base : "", abs, out, err);
+	close(pfd);
+	return rc;
+}
+
+int fk_file_stat(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
+                 fk_err *err)
+{
+	fctx c;
+	memset(out, 0, sizeof(*out));
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc == 0)
+		rc = stat_abs(&c, c.abs, out, err);
+	fctx_close(&c);
+	return rc;
+}
+
+typedef struct elist {
+	fk_entry *v;
+	size_t n, cap;
+} elist;
+
+static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist *l, fk_err *err)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", dir_abs,
+		                strerror(errno));
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (l->n == l->cap) {
+			size_t nc = l->cap ? l->cap * 2 : 64;
+			fk_entry *nv = realloc(l->v, nc * sizeof(*nv));
+			if (!nv) {
+				rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+				break;
+			}
+			l->v = nv;
+			l->cap = nc;
+		}
+		char *abs;
+		if (asprintf(&abs, "%s/%s", strcmp(dir_abs, "/") ? dir_abs : "", de->d_name) < 0) {
+			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+			break;
+		}
+		if (entry_fill(c, dirfd(d), de->d_name, abs, &l->v[l->n], NULL) == 0) {
+			l->n++;
+			if (depth > 1 && l->v[l->n - 1].type == FK_FT_DIR) {
+				int sub = openat(dirfd(d), de->d_name,
+				                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub >= 0) {
+					rc = list_dir(c, sub, abs, depth - 1, l, err);
+					close(sub);
+				}
+			}
+		}
+		free(abs);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const fk_entry *)a)->path, ((const fk_entry *)b)->path);
+}
+
+int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *user, unsigned depth,
+                 fk_entry **out, size_t *n_out, fk_err *err)
+{
+	fctx c;
+	elist l = {0};
+	*out = NULL;
+	*n_out = 0;
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc < 0)
+		goto done;
+	int dfd = open_in(c.rootfd, c.abs, O_PATH | O_DIRECTORY, 0);
+	if (dfd < 0) {
+		int e = errno;
+		int fd = open_in(c.rootfd, c.abs, O_PATH, 0);
+		if (fd >= 0) {
+			close(fd);
+			rc = fk__fail(err, FK_ENOTDIR, ENOTDIR, "path '%s' is not a directory",
+			              c.abs);
+		} else {
+			rc = fk__fail(err, e == ENOENT || e == ENOTDIR ? FK_ENOTFOUND : FK_EIO, e,
+			              "path '%s' does not exist", c.abs);
+		}
+		goto done;
+	}
+	rc = list_dir(&c, dfd, c.abs, depth ? depth : 1, &l, err);
+	close(dfd);
+	if (rc < 0) {
+		fk_entries_free(l.v, l.n);
+		goto done;
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), entry_cmp);
+	*out = l.v;
+	*n_out = l.n;
+done:
+	fctx_close(&c);
+	return rc;
+}
+
+/* ------------------------------------------------------------ mkdir, remove, move */
+
+int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
+                  fk_err *err)
+{
+	fctx c;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc < 0)
+		goto done;
+	int fd = open_in(c.rootfd, c.abs, O_PATH, 0);
+	if (fd >= 0) {
+		struct stat st;
+		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+		close(fd);
+		rc = dir ? fk__fail(err, FK_EEXIST, EEXIST, "directory '%s' already exists", c.abs)
+		         : fk__fail(err, FK_ENOTDIR, EEXIST,
+		                    "path '%s' already exists and is not a directory", c.abs);
+		goto done;
+	}
+	fd = mkdir_parents(&c, c.abs, err);
+	if (fd < 0) {
+		rc = fd;
+		goto done;
+	}
+	close(fd);
+	if (out)
+		rc = stat_abs(&c, c.abs, out, err);
+done:
+	fctx_close(&c);
+	return rc;
+}
+
+int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_err *err)
+{
+	fctx c;
+	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc < 0)
+		goto done;
+	if (!strcmp(c.abs, "/")) {
+		rc = fk__fail(err, FK_EINVAL, 0, "cannot remove '/'");
+		goto done;
+	}
+	const char *base;
+	int pfd = open_parent(&c, c.abs, &base);
+	if (pfd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			rc =
+			    fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs, strerror(errno));
+		goto done;
+	}
+	/* O_PATH fds cannot be used with unlinkat's directory walk: reopen for reading */
+	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (dfd < 0 || fk__rm_rf_at(dfd, base) < 0)
+		rc = fk__fail(err, fk__errno_code(errno), errno, "remove '%s': %s", c.abs,
+		              strerror(errno));
+	if (dfd >= 0)
+		close(dfd);
+done:
+	fctx_close(&c);
+	return rc;
+}
+
+int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst, const char *user,
+                 fk_entry *out, fk_err *err)
+{
+	fctx c;
+	char *dabs = NULL;
+	int sfd = -1, dfd = -1;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	int rc = fctx_open(&c, rt, box_id, src, user, err);
+	if (rc < 0)
+		goto done;
+	if (!(dabs = fk__path_resolve(dst, c.user.home))) {
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+		goto done;
+	}
+	const char *sbase, *dbase;
+	sfd = open_parent(&c, c.abs, &sbase);
+	if (sfd < 0 || faccessat(sfd, sbase, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs);
+		goto done;
+	}
+	dfd = mkdir_parent_of(&c, dabs, err);
+	if (dfd < 0) {
+		rc = dfd;
+		goto done;
+	}
+	dbase = base_of(dabs);
+	if (renameat(sfd, sbase, dfd, dbase) < 0) {
+		rc = fk__fail(err, fk__errno_code(errno), errno, "move '%s' to '%s': %s", c.abs,
+		              dabs, strerror(errno));
+		goto done;
+	}
+	if (out)
+		rc = stat_abs(&c, dabs, out, err);
+done:
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dabs);
+	fctx_close(&c);
+	return rc;
+}

@@ -1,0 +1,417 @@
+/*
+ * fake-e2b/box_init.c — a box's files on the host and its PID 1.
+ *
+ * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
+ * pause, resume and reboot): a private copy of the host's /etc with the user `sandbox`, the
+ * template's directories (seed README "Template") and empty mount points. Its PID 1 is cloned
+ * into new PID + mount (+ network) namespaces; in its mount namespace it binds the host's /usr
+ * (and /bin, /lib... when they are directories) read-only into the root, builds /dev and /proc
+ * and pivots into the root. Every mount therefore lives only in the box's mount namespace and
+ * disappears with it: nothing has to be unmounted on the host.
+ *
+ * The server is multithreaded, so the cloned child only makes system calls on data prepared
+ * before the clone (async-signal-safe), then loops reaping orphans.
+ */
+#define _GNU_SOURCE
+#include "runtime_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define SANDBOX_UID 1000
+#define SANDBOX_GID 1000
+#define INIT_STACK  (256 * 1024)
+
+/* Host top-level entries the box gets from the host: a symlink is copied as a symlink
+ * (merged /usr), a directory is bind-mounted read-only. */
+static const char *const host_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+#define N_HOST_DIRS (sizeof(host_dirs) / sizeof(host_dirs[0]))
+
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+#define N_DEV_NODES (sizeof(dev_nodes) / sizeof(dev_nodes[0]))
+
+/* ------------------------------------------------------------ files on the host */
+
+static void mkdir_mode(const char *root, const char *rel, mode_t mode, uid_t uid, gid_t gid)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (mkdir(p, mode) == 0) {
+		chmod(p, mode); /* umask */
+		if (chown(p, uid, gid) < 0 && geteuid() == 0)
+			fprintf(stderr, "fake-e2b: chown %s: %s\n", p, strerror(errno));
+	}
+}
+
+void fk__box_prepare_fs(fk_box *b, bool fresh)
+{
+	const char *r = b->root;
+	(void)fresh;
+	mkdir_mode(r, "workspace", 0755, SANDBOX_UID, SANDBOX_GID);
+	mkdir_mode(r, "skills", 0755, 0, 0);
+	mkdir_mode(r, "opt", 0755, 0, 0);
+	mkdir_mode(r, "opt/capybara", 0700, 0, 0);
+	mkdir_mode(r, "tmp", 01777, 0, 0);
+	mkdir_mode(r, "var", 0755, 0, 0);
+	mkdir_mode(r, "var/tmp", 01777, 0, 0);
+	mkdir_mode(r, "root", 0700, 0, 0);
+	mkdir_mode(r, "home", 0755, 0, 0);
+	mkdir_mode(r, "run", 0755, 0, 0);
+	mkdir_mode(r, "proc", 0555, 0, 0);
+	mkdir_mode(r, "dev", 0755, 0, 0);
+	mkdir_mode(r, "sys", 0555, 0, 0);
+	mkdir_mode(r, "mnt", 0755, 0, 0);
+	for (size_t i = 0; i < N_HOST_DIRS; i++) {
+		char host[64], dst[4096], target[4096];
+		struct stat st;
+		snprintf(host, sizeof(host), "/%s", host_dirs[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", r, host_dirs[i]);
+		if (lstat(host, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlink(host, target, sizeof(target) - 1);
+			if (n > 0) {
+				target[n] = 0;
+				if (symlink(target, dst) < 0 && errno != EEXIST)
+					fprintf(stderr, "fake-e2b: symlink %s: %s\n", dst,
+					        strerror(errno));
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			mkdir(dst, 0755);
+		}
+	}
+}
+
+static int run_cp_etc(fk_box *b)
+{
+	char dst[4096];
+	snprintf(dst, sizeof(dst), "%s/etc", b->root);
+	char *argv[] = {"/bin/cp", "-a", "/etc", dst, NULL};
+	pid_t pid;
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		return -1;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0; /* unreadable host files are not fatal */
+}
+
+/* Rewrites <root>/etc/<name>: drops lines whose name is `sandbox` or whose id field
+ * (field `idfield`, 0-based) is 1000, then appends `line`. */
+static int rewrite_db(fk_box *b, const char *name, int idfield, const char *line)
+{
+	char path[4096], tmp[4200];
+	snprintf(path, sizeof(path), "%s/etc/%s", b->root, name);
+	snprintf(tmp, sizeof(tmp), "%s.fk-new", path);
+	FILE *in = fopen(path, "re");
+	FILE *out = fopen(tmp, "we");
+	if (!out) {
+		if (in)
+			fclose(in);
+		return -1;
+	}
+	char buf[4096];
+	while (in && fgets(buf, sizeof(buf), in)) {
+		char copy[4096];
+		snprintf(copy, sizeof(copy), "%s", buf);
+		char *save = NULL, *f = strtok_r(copy, ":", &save);
+		bool drop = f && !strcmp(f, FK_SANDBOX_USER);
+		for (int i = 1; f && i <= idfield; i++)
+			f = strtok_r(NULL, ":", &save);
+		if (idfield > 0 && f && !strcmp(f, "1000"))
+			drop = true;
+		if (!drop)
+			fputs(buf, out);
+	}
+	fputs(line, out);
+	if (in)
+		fclose(in);
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		fchmod(fileno(out), st.st_mode & 07777);
+		if (fchown(fileno(out), st.st_uid, st.st_gid) < 0 && geteuid() == 0)
+			fprintf(stderr, "fake-e2b: chown %s: %s\n", tmp, strerror(errno));
+	}
+	if (fclose(out) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+int fk__box_populate(fk_box *b, fk_err *err)
+{
+	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, strerror(errno));
+	bool fresh = mkdir(b->root, 0755) == 0;
+	if (!fresh && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, strerror(errno));
+	if (fresh) {
+		if (run_cp_etc(b) < 0)
+			return fk__fail(err, FK_EIO, errno, "copying /etc failed");
+		/* the template's user: uid 1000, HOME and WORKDIR /workspace (seed "Template") */
+		int rc = rewrite_db(b, "passwd", 2,
+		                    "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n");
+		rc |= rewrite_db(b, "group", 2, "sandbox:x:1000:\n");
+		rc |= rewrite_db(b, "shadow", 0, "sandbox:!:19000:0:99999:7:::\n");
+		rewrite_db(b, "gshadow", 0, "sandbox:!::\n");
+		if (rc != 0)
+			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
+	}
+	fk__box_prepare_fs(b, fresh);
+	return 0;
+}
+
+/* ------------------------------------------------------------ PID 1 */
+
+struct init_bind {
+	char src[64];
+	char dst[4096];
+};
+
+struct init_args {
+	char root[4096];
+	struct init_bind binds[N_HOST_DIRS];
+	int n_binds;
+	char dev[4096];
+	char dev_files[N_DEV_NODES][4200];
+	char dev_pts[4200], dev_shm[4200], dev_ptmx[4200];
+	char dev_links[4][4200];
+	char proc[4200];
+	int ready_fd; /* write end: {stage, errno} */
+	int cg_fd;    /* freezer tasks file or -1 */
+	bool net_none;
+};
+
+static const char *const dev_link_names[4] = {"fd", "stdin", "stdout", "stderr"};
+static const char *const dev_link_targets[4] = {"/proc/self/fd", "/proc/self/fd/0",
+                                                "/proc/self/fd/1", "/proc/self/fd/2"};
+
+static void init_fail(struct init_args *a, int stage)
+{
+	int msg[2] = {stage, errno};
+	if (write(a->ready_fd, msg, sizeof(msg)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+static void init_dev(struct init_args *a)
+{
+	if (mount("tmpfs", a->dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k") < 0)
+		init_fail(a, 20);
+	for (size_t i = 0; i < N_DEV_NODES; i++) {
+		char src[32] = "/dev/";
+		memcpy(src + 5, dev_nodes[i], strlen(dev_nodes[i]) + 1);
+		int fd = open(a->dev_files[i], O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			close(fd);
+		if (mount(src, a->dev_files[i], NULL, MS_BIND, NULL) < 0)
+			init_fail(a, 21);
+	}
+	for (int i = 0; i < 4; i++)
+		if (symlink(dev_link_targets[i], a->dev_links[i]) < 0)
+			init_fail(a, 22);
+	mkdir(a->dev_pts, 0755);
+	mkdir(a->dev_shm, 01777);
+	if (mount("devpts", a->dev_pts, "devpts", MS_NOSUID | MS_NOEXEC,
+	          "newinstance,ptmxmode=0666,mode=0620") == 0) {
+		if (symlink("pts/ptmx", a->dev_ptmx) < 0)
+			init_fail(a, 23);
+	}
+	if (mount("tmpfs", a->dev_shm, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		init_fail(a, 24);
+}
+
+static void init_lo_up(struct init_args *a)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		init_fail(a, 30);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		init_fail(a, 31);
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		init_fail(a, 32);
+	close(s);
+}
+
+/* Closes every fd but `keep`: the init must not hold other processes' pipes (their end
+ * events wait for EOF). */
+static void close_all_but(int keep)
+{
+	if (keep > 0)
+		close_range(0, (unsigned)keep - 1, 0);
+	close_range((unsigned)keep + 1, ~0U, 0);
+}
+
+static void init_loop(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		siginfo_t si;
+		sigwaitinfo(&chld, &si);
+	}
+}
+
+static int init_main(void *arg)
+{
+	struct init_args *a = arg;
+	if (a->cg_fd >= 0 && write(a->cg_fd, "0", 1) < 0)
+		init_fail(a, 1);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		init_fail(a, 2);
+	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
+		init_fail(a, 3);
+	for (int i = 0; i < a->n_binds; i++) {
+		if (mount(a->binds[i].src, a->binds[i].dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			init_fail(a, 4);
+		if (mount(NULL, a->binds[i].dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+			init_fail(a, 5);
+	}
+	init_dev(a);
+	if (mount("proc", a->proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		init_fail(a, 6);
+	if (a->net_none)
+		init_lo_up(a);
+	if (chdir(a->root) < 0)
+		init_fail(a, 7);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		init_fail(a, 8);
+	if (umount2(".", MNT_DETACH) < 0)
+		init_fail(a, 9);
+	if (chdir("/") < 0)
+		init_fail(a, 10);
+	prctl(PR_SET_NAME, "fk-init");
+	int ok[2] = {0, 0};
+	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
+		_exit(126);
+	int fd = open("/dev/null", O_RDWR);
+	if (fd < 0)
+		_exit(125);
+	close_all_but(fd);
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (fd > 2)
+		close(fd);
+	init_loop();
+	return 0;
+}
+
+static void init_args_fill(fk_box *b, struct init_args *a)
+{
+	snprintf(a->root, sizeof(a->root), "%s", b->root);
+	for (size_t i = 0; i < N_HOST_DIRS; i++) {
+		struct stat st;
+		char host[64];
+		snprintf(host, sizeof(host), "/%s", host_dirs[i]);
+		if (lstat(host, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		struct init_bind *bd = &a->binds[a->n_binds++];
+		snprintf(bd->src, sizeof(bd->src), "%s", host);
+		snprintf(bd->dst, sizeof(bd->dst), "%s/%s", b->root, host_dirs[i]);
+	}
+	snprintf(a->dev, sizeof(a->dev), "%s/dev", b->root);
+	for (size_t i = 0; i < N_DEV_NODES; i++)
+		snprintf(a->dev_files[i], sizeof(a->dev_files[i]), "%s/%s", a->dev, dev_nodes[i]);
+	for (int i = 0; i < 4; i++)
+		snprintf(a->dev_links[i], sizeof(a->dev_links[i]), "%s/%s", a->dev,
+		         dev_link_names[i]);
+	snprintf(a->dev_pts, sizeof(a->dev_pts), "%s/pts", a->dev);
+	snprintf(a->dev_shm, sizeof(a->dev_shm), "%s/shm", a->dev);
+	snprintf(a->dev_ptmx, sizeof(a->dev_ptmx), "%s/ptmx", a->dev);
+	snprintf(a->proc, sizeof(a->proc), "%s/proc", b->root);
+	a->net_none = b->net_none;
+}
+
+int fk__box_boot(fk_box *b, fk_err *err)
+{
+	struct init_args *a = calloc(1, sizeof(*a));
+	char *stack = malloc(INIT_STACK);
+	int pipefd[2] = {-1, -1};
+	int rc = 0;
+	if (!a || !stack) {
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+		goto done;
+	}
+	init_args_fill(b, a);
+	a->cg_fd = -1;
+	if (b->cg) {
+		char tasks[4200];
+		if (mkdir(b->cg, 0755) < 0 && errno != EEXIST) {
+			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", strerror(errno));
+			goto done;
+		}
+		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
+		a->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
+		if (a->cg_fd < 0) {
+			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", strerror(errno));
+			goto done;
+		}
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+		goto done;
+	}
+	a->ready_fd = pipefd[1];
+	int flags = CLONE_NEWPID | CLONE_NEWNS | (b->net_none ? CLONE_NEWNET : 0) | SIGCHLD;
+	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
+	if (pid < 0) {
+		rc = fk__fail(err, FK_EIO, errno, "clone: %s", strerror(errno));
+		goto done;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	int msg[2] = {-1, EPIPE};
+	ssize_t n;
+	while ((n = read(pipefd[0], msg, sizeof(msg))) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(msg) || msg[0] != 0) {
+		rc = fk__fail(err, FK_EIO, msg[1], "sandbox init failed at stage %d: %s", msg[0],
+		              strerror(msg[1]));
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		goto done;
+	}
+	b->init_pid = pid;
+	b->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (b->init_pidfd >= 0)
+		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);
+done:
+	if (a && a->cg_fd >= 0)
+		close(a->cg_fd);
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	free(stack);
+	free(a);
+	return rc;
+}

@@ -1,0 +1,93 @@
+/*
+ * fake-e2b/runtime_int.h — what the runtime's files share among themselves (runtime.c: runtime
+ * and box lifecycle; box_init.c: the box's PID 1 and its mounts; proc.c: processes; box_files.c:
+ * the files API). Nothing here is for the HTTP side: it uses runtime.h only.
+ */
+#ifndef FAKE_E2B_RUNTIME_INT_H
+#define FAKE_E2B_RUNTIME_INT_H
+
+#include "runtime.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#define FK_BOX_ID_MAX    64
+#define FK_RETAIN_MS     30000         /* envd terminatedRetentionTTL */
+#define FK_CHUNK_MAX     32768         /* envd reads stdout/stderr in chunks up to 32 KiB */
+#define FK_SUB_QUEUE_CAP (1024 * 1024) /* bytes queued per subscriber before the reader waits */
+#define FK_PATH_ENV      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define FK_SANDBOX_USER  "sandbox"
+#define FK_WORKDIR       "/workspace"
+
+struct fk_proc;
+
+typedef struct fk_box {
+	fk_rt *rt;
+	struct fk_box *next; /* rt->boxes, under rt->lock */
+	int refs;            /* under rt->lock */
+	char id[FK_BOX_ID_MAX + 1];
+	char *dir;  /* <state>/<id> */
+	char *root; /* <state>/<id>/root: the box's files, in the host's view */
+	char *cg;   /* freezer cgroup dir, NULL without freezer */
+	bool net_none;
+	char **envs; /* "K=V" */
+	size_t n_envs;
+	char *default_user;
+
+	/* Lifecycle lock: spawns and file calls take it shared, freeze/thaw/reboot/destroy
+	 * exclusive, so the init (and its namespaces) cannot change under a spawn. */
+	pthread_rwlock_t life;
+	pid_t init_pid; /* host pid of PID 1, 0 if none */
+	int init_pidfd; /* -1 if none */
+	bool frozen;
+	bool dead;
+
+	pthread_mutex_t plock; /* guards procs */
+	struct fk_proc *procs; /* live and retained processes */
+} fk_box;
+
+struct fk_rt {
+	pthread_mutex_t lock;
+	fk_box *boxes;
+	char *state_dir;
+	bool state_is_tmp;
+	bool isolated;
+	bool freezer;
+	char *cg_root; /* /sys/fs/cgroup/freezer/fake-e2b */
+};
+
+typedef struct fk_user {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	char home[256];
+	char shell[128];
+	gid_t groups[64];
+	int n_groups;
+} fk_user;
+
+/* runtime.c */
+int fk__fail(fk_err *err, int code, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int fk__errno_code(int errnum);
+fk_box *fk__box_get(fk_rt *rt, const char *id); /* new ref or NULL */
+void fk__box_put(fk_box *b);
+int64_t fk__now_ms(void);
+int fk__rm_rf_at(int dirfd, const char *name);
+
+/* box_init.c */
+int fk__box_boot(fk_box *b, fk_err *err);       /* starts PID 1; under life (exclusive) */
+void fk__box_prepare_fs(fk_box *b, bool fresh); /* (re)creates the skeleton dirs */
+int fk__box_populate(fk_box *b, fk_err *err);   /* first boot: dirs, /etc copy, users */
+
+/* box_files.c */
+int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */
+int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err);
+char *fk__path_resolve(const char *path, const char *home); /* absolute, normalised; malloc */
+
+/* proc.c */
+void fk__box_procs_stop(fk_box *b); /* stop forwarding output of every process (kill path) */
+void fk__box_procs_release(fk_box *b);
+int fk__box_procs_stop_hostpids(fk_box *b, int sig); /* degraded freeze */
+
+#endif /* FAKE_E2B_RUNTIME_INT_H */
