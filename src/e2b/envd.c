@@ -103,7 +103,7 @@ int sbx__base64_decode(sbx_buf *out, const char *in, size_t len)
 
 	while (n > 0 && in[n - 1] == '=')
 		n--;
-	if (len - n > 2 || n % 4 == 1)
+	if (len - n > 2 || n % 4 == 1 || memchr(in, '=', n)) /* '=' only as trailing padding */
 		return SBX_EPROTOCOL;
 	for (size_t i = 0; i < n && !fix; i++)
 		fix = in[i] == '-' || in[i] == '_';

@@ -1,0 +1,269 @@
+/* Unit tests of e2b/envelope.c (Connect framing) and envd's base64 decoding. */
+#include "unit.h"
+
+#include <openssl/evp.h>
+#include <sandbox/error.h>
+
+#include "e2b/envd.h"
+#include "e2b/envelope.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+
+/* Three frames: a message, an empty message, an end-stream {}. */
+static const unsigned char wire3[] = {0x00, 0, 0, 0, 7, '{',  '"', 'a', '"', ':', '1', '}',
+                                      0x00, 0, 0, 0, 0, 0x02, 0,   0,   0,   2,   '{', '}'};
+
+typedef struct seen {
+	int n;
+	unsigned int flags[8];
+	char text[8][32];
+} seen;
+
+/* Feed `len` bytes, collecting every whole message. */
+static int feed_all(sbx_envelope *e, const unsigned char *in, size_t len, seen *s)
+{
+	size_t used;
+	int error;
+
+	while (len > 0) {
+		if ((error = sbx__envelope_feed(e, in, len, &used, NULL)) < 0)
+			return error;
+		in += used;
+		len -= used;
+		if (e->state == SBX_ENV_READY) {
+			s->flags[s->n] = e->flags;
+			memcpy(s->text[s->n], e->payload.ptr ? (char *)e->payload.ptr : "",
+			       e->payload.len);
+			s->text[s->n][e->payload.len] = '\0';
+			s->n++;
+			sbx__envelope_next(e);
+		}
+	}
+	return 0;
+}
+
+static void assert_three(const seen *s)
+{
+	assert_int_equal(s->n, 3);
+	assert_int_equal(s->flags[0], 0);
+	assert_string_equal(s->text[0], "{\"a\":1}");
+	assert_int_equal(s->flags[1], 0);
+	assert_string_equal(s->text[1], "");
+	assert_int_equal(s->flags[2], SBX_ENVELOPE_FLAG_END_STREAM);
+	assert_string_equal(s->text[2], "{}");
+}
+
+static void test_envelope__split_at_every_byte_yields_the_same_messages(void **state)
+{
+	(void)state;
+	for (size_t cut = 0; cut <= sizeof(wire3); cut++) {
+		sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+		seen s = {0};
+		assert_int_equal(feed_all(&e, wire3, cut, &s), 0);
+		assert_int_equal(feed_all(&e, wire3 + cut, sizeof(wire3) - cut, &s), 0);
+		assert_three(&s);
+		assert_false(sbx__envelope_partial(&e));
+		sbx__envelope_dispose(&e);
+	}
+}
+
+static void test_envelope__byte_by_byte_yields_the_same_messages(void **state)
+{
+	(void)state;
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	seen s = {0};
+	for (size_t i = 0; i < sizeof(wire3); i++)
+		assert_int_equal(feed_all(&e, wire3 + i, 1, &s), 0);
+	assert_three(&s);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_envelope__one_feed_stops_after_each_message(void **state)
+{
+	(void)state;
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	size_t used;
+	assert_int_equal(sbx__envelope_feed(&e, wire3, sizeof(wire3), &used, NULL), 0);
+	assert_int_equal(used, 12); /* the first frame only */
+	assert_int_equal(e.state, SBX_ENV_READY);
+	assert_memory_equal(e.payload.ptr, "{\"a\":1}", 7);
+	sbx__envelope_next(&e);
+	assert_int_equal(sbx__envelope_feed(&e, wire3 + 12, sizeof(wire3) - 12, &used, NULL), 0);
+	assert_int_equal(used, 5);
+	assert_int_equal(e.state, SBX_ENV_READY);
+	assert_int_equal(e.payload.len, 0);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_envelope__end_stream_with_error_is_passed_through(void **state)
+{
+	(void)state;
+	static const char js[] = "{\"error\":{\"code\":\"not_found\",\"message\":\"x\"}}";
+	sbx_buf w = SBX_BUF_INIT(1024);
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	seen s = {0};
+	assert_int_equal(sbx__envelope_encode(&w, SBX_ENVELOPE_FLAG_END_STREAM, js, 24), 0);
+	assert_int_equal(w.len, 5 + 24);
+	assert_int_equal(w.ptr[0], 0x02);
+	assert_int_equal(w.ptr[4], 24);
+	assert_int_equal(feed_all(&e, w.ptr, w.len, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.flags[0], SBX_ENVELOPE_FLAG_END_STREAM);
+	assert_memory_equal(s.text[0], js, 24);
+	sbx__envelope_dispose(&e);
+	sbx_buf_dispose(&w);
+}
+
+static void test_envelope__length_over_cap_fails_before_allocating(void **state)
+{
+	(void)state;
+	static const unsigned char big[] = {0x00, 0x01, 0x00, 0x00, 0x01, 'x'}; /* 16 MiB + 1 */
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	sbx_error err = {0};
+	size_t used;
+	sbx__alloc_fail_after(0); /* any allocation would now fail with SBX_ENOMEM */
+	assert_int_equal(sbx__envelope_feed(&e, big, sizeof(big), &used, &err), SBX_ETOOLARGE);
+	sbx__alloc_fail_after(-1);
+	assert_int_equal(err.code, SBX_ETOOLARGE);
+	assert_null(e.payload.ptr);
+	assert_int_equal(used, 5);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_envelope__length_at_cap_is_accepted(void **state)
+{
+	(void)state;
+	static const unsigned char hdr[] = {0x00, 0, 0, 0, 4};
+	sbx_envelope e = SBX_ENVELOPE_INIT(4);
+	seen s = {0};
+	assert_int_equal(feed_all(&e, hdr, 5, &s), 0);
+	assert_int_equal(e.state, SBX_ENV_PAYLOAD);
+	assert_true(sbx__envelope_partial(&e));
+	assert_int_equal(feed_all(&e, (const unsigned char *)"abcd", 4, &s), 0);
+	assert_int_equal(s.n, 1);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_envelope__unknown_flags_are_a_protocol_error(void **state)
+{
+	(void)state;
+	static const unsigned char flags[] = {0x01, 0x03, 0x04, 0x80};
+	for (size_t i = 0; i < sizeof(flags); i++) {
+		unsigned char w[] = {flags[i], 0, 0, 0, 2, '{', '}'};
+		sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+		sbx_error err = {0};
+		size_t used;
+		assert_int_equal(sbx__envelope_feed(&e, w, sizeof(w), &used, &err), SBX_EPROTOCOL);
+		assert_int_equal(err.code, SBX_EPROTOCOL);
+		sbx__envelope_dispose(&e);
+	}
+}
+
+static void test_envelope__partial_header_is_reported(void **state)
+{
+	(void)state;
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	seen s = {0};
+	assert_false(sbx__envelope_partial(&e));
+	assert_int_equal(feed_all(&e, wire3, 3, &s), 0);
+	assert_true(sbx__envelope_partial(&e));
+	assert_int_equal(s.n, 0);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_envelope__encode_writes_big_endian_length(void **state)
+{
+	(void)state;
+	sbx_buf w = SBX_BUF_INIT(1024);
+	static const char js[] = "{\"process\":{\"cmd\":\"/bin/echo\",\"args\":[\"hi\"]}}";
+	assert_int_equal(sbx__envelope_encode(&w, 0, js, sizeof(js) - 1), 0);
+	assert_int_equal(w.len, 5 + 45);
+	static const unsigned char hdr[] = {0x00, 0x00, 0x00, 0x00, 0x2D};
+	assert_memory_equal(w.ptr, hdr, 5);
+	assert_memory_equal(w.ptr + 5, js, 45);
+	sbx_buf_dispose(&w);
+}
+
+static void check_b64(const char *in, const char *want, size_t wantlen)
+{
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+	assert_int_equal(sbx__base64_decode(&b, in, strlen(in)), 0);
+	assert_int_equal(b.len, wantlen);
+	if (wantlen)
+		assert_memory_equal(b.ptr, want, wantlen);
+	sbx_buf_dispose(&b);
+}
+
+static void test_base64__padded_unpadded_and_url_safe_decode(void **state)
+{
+	(void)state;
+	check_b64("aGVsbG8K", "hello\n", 6);
+	check_b64("aGk=", "hi", 2);
+	check_b64("aGk", "hi", 2);
+	check_b64("aA==", "h", 1);
+	check_b64("aA", "h", 1);
+	check_b64("", "", 0);
+	check_b64("+/8=", "\xfb\xff", 2);
+	check_b64("-_8=", "\xfb\xff", 2);
+	check_b64("-_8", "\xfb\xff", 2);
+	check_b64("AAA=", "\0\0", 2);
+}
+
+static void test_base64__invalid_input_is_a_protocol_error(void **state)
+{
+	(void)state;
+	static const char *bad[] = {"a", "aGVsb", "!!!!", "aG=k", "a===", "aGk*"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_buf b = SBX_BUF_INIT(1024);
+		assert_int_equal(sbx__base64_decode(&b, bad[i], strlen(bad[i])), SBX_EPROTOCOL);
+		sbx_buf_dispose(&b);
+	}
+}
+
+static void test_base64__every_byte_value_round_trips(void **state)
+{
+	(void)state;
+	unsigned char raw[256], enc[400];
+	for (int i = 0; i < 256; i++)
+		raw[i] = (unsigned char)i;
+	for (size_t n = 0; n <= 256; n += 37) {
+		int m = EVP_EncodeBlock(enc, raw, (int)n);
+		sbx_buf b = SBX_BUF_INIT(1024);
+		assert_int_equal(sbx__base64_decode(&b, (const char *)enc, (size_t)m), 0);
+		assert_int_equal(b.len, n);
+		if (n)
+			assert_memory_equal(b.ptr, raw, n);
+		sbx_buf_dispose(&b);
+	}
+}
+
+static void test_base64__appends_after_existing_bytes(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(1024);
+	assert_int_equal(sbx_buf_puts(&b, "x"), 0);
+	assert_int_equal(sbx__base64_decode(&b, "aGk=", 4), 0);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.ptr, "xhi", 4);
+	sbx_buf_dispose(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_envelope__split_at_every_byte_yields_the_same_messages),
+	    cmocka_unit_test(test_envelope__byte_by_byte_yields_the_same_messages),
+	    cmocka_unit_test(test_envelope__one_feed_stops_after_each_message),
+	    cmocka_unit_test(test_envelope__end_stream_with_error_is_passed_through),
+	    cmocka_unit_test(test_envelope__length_over_cap_fails_before_allocating),
+	    cmocka_unit_test(test_envelope__length_at_cap_is_accepted),
+	    cmocka_unit_test(test_envelope__unknown_flags_are_a_protocol_error),
+	    cmocka_unit_test(test_envelope__partial_header_is_reported),
+	    cmocka_unit_test(test_envelope__encode_writes_big_endian_length),
+	    cmocka_unit_test(test_base64__padded_unpadded_and_url_safe_decode),
+	    cmocka_unit_test(test_base64__invalid_input_is_a_protocol_error),
+	    cmocka_unit_test(test_base64__every_byte_value_round_trips),
+	    cmocka_unit_test(test_base64__appends_after_existing_bytes),
+	};
+	return cmocka_run_group_tests_name("envelope", tests, NULL, NULL);
+}
