@@ -83,6 +83,9 @@ typedef struct demo {
 	/* the report as first read, to compare after resume */
 	unsigned char *report;
 	size_t report_len;
+	/* --json: the steps, printed as one object at the end */
+	json_t *steps;
+	const char *failed;
 } demo;
 
 static uint64_t now_ms(void)
@@ -102,13 +105,20 @@ static void step_ok(demo *d, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void step_ok(demo *d, const char *name, const char *fmt, ...)
 {
+	uint64_t ms = now_ms() - d->t_step;
+	char detail[768];
 	va_list ap;
 
-	printf("[%2d] %-20s %6" PRIu64 " ms  ", d->step, name, now_ms() - d->t_step);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	if (d->c->json) {
+		json_array_append_new(d->steps, json_pack("{s:i,s:s,s:b,s:I,s:s?}", "step", d->step,
+		                                          "name", name, "ok", 1, "ms",
+		                                          (json_int_t)ms, "detail", detail));
+		return;
+	}
+	printf("[%2d] %-20s %6" PRIu64 " ms  %s\n", d->step, name, ms, detail);
 	fflush(stdout);
 }
 
@@ -124,7 +134,16 @@ static int step_fail(demo *d, const char *name, int code, const sbx_error *err, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("[%2d] %-20s %6" PRIu64 " ms  FAILED\n", d->step, name, now_ms() - d->t_step);
+	d->failed = name;
+	if (d->c->json)
+		json_array_append_new(
+		    d->steps,
+		    json_pack("{s:i,s:s,s:b,s:I,s:s?,s:s}", "step", d->step, "name", name, "ok", 0,
+		              "ms", (json_int_t)(now_ms() - d->t_step), "error", msg, "code",
+		              code < 0 ? sbx_error_code_name(code) : "demo"));
+	else
+		printf("[%2d] %-20s %6" PRIu64 " ms  FAILED\n", d->step, name,
+		       now_ms() - d->t_step);
 	fflush(stdout);
 	fprintf(stderr, "%s demo: step %d '%s' failed: %s\n", d->c->prog, d->step, name, msg);
 	if (code < 0) {
@@ -136,10 +155,12 @@ static int step_fail(demo *d, const char *name, int code, const sbx_error *err, 
 }
 
 /* Print bytes indented by 6 spaces, for program output inside the narration. */
-static void print_indented(const unsigned char *p, size_t len)
+static void print_indented(const demo *d, const unsigned char *p, size_t len)
 {
 	bool bol = true;
 
+	if (d->c->json)
+		return;
 	for (size_t i = 0; i < len; i++) {
 		if (bol)
 			fputs("      | ", stdout);
@@ -410,8 +431,8 @@ static int demo_exec(demo *d, const char *name, const char *cmd, bool show)
 	if ((rc = sbx_sandbox_exec(&r, d->c->prov, d->id, cmd, &o, d->c->sig, &err)) < 0)
 		return step_fail(d, name, rc, &err, "exec '%s'", cmd);
 	if (!r.has_exit_code || r.exit_code != 0) {
-		print_indented(r.stdout_data, r.stdout_len);
-		print_indented(r.stderr_data, r.stderr_len);
+		print_indented(d, r.stdout_data, r.stdout_len);
+		print_indented(d, r.stderr_data, r.stderr_len);
 		rc = step_fail(d, name, r.aborted ? SBX_EABORTED : 0, NULL, "'%s' %s %d%s", cmd,
 		               r.has_exit_code ? "exited" : "ended without exit code",
 		               r.has_exit_code ? r.exit_code : -1,
@@ -421,8 +442,8 @@ static int demo_exec(demo *d, const char *name, const char *cmd, bool show)
 	}
 	step_ok(d, name, "$ %s -> exit 0", cmd);
 	if (show) {
-		print_indented(r.stdout_data, r.stdout_len);
-		print_indented(r.stderr_data, r.stderr_len);
+		print_indented(d, r.stdout_data, r.stdout_len);
+		print_indented(d, r.stderr_data, r.stderr_len);
 	}
 	sbx_exec_result_free(&r);
 	return 0;
@@ -457,7 +478,7 @@ static int demo_read(demo *d, const char *name, bool compare)
 	memcpy(d->report, f->data, f->len);
 	d->report_len = f->len;
 	step_ok(d, name, "%s, %zu bytes:", DEMO_REPORT, f->len);
-	print_indented(f->data, f->len);
+	print_indented(d, f->data, f->len);
 	sbx_file_free(f);
 	return 0;
 }
@@ -701,6 +722,46 @@ static int demo_opt(cli *c, void *state, int id, const char *v)
 	return 0;
 }
 
+/* Destroy a sandbox left by a failed step and stop the local server. */
+static void demo_cleanup(demo *d, int rc)
+{
+	cli *c = d->c;
+
+	if (d->id && !d->keep) {
+		sbx_error err = {0};
+		/* No abort signal, so Ctrl-C still cleans up. */
+		if (sbx_sandbox_destroy(c->prov, d->id, NULL, &err) < 0)
+			fprintf(stderr,
+			        "%s demo: could not destroy sandbox %s: %s; run '%s destroy %s'\n",
+			        c->prog, d->id, err.message, c->prog, d->id);
+	}
+	if (d->local && d->fake_pid > 0) {
+		/* The provider goes first: its connections point at the server. */
+		sbx_provider_free(c->prov);
+		c->prov = NULL;
+		step_begin(d);
+		stop_fake(d);
+		if (rc == 0)
+			step_ok(d, "stop fake-e2b", "stopped");
+	}
+}
+
+/* --json: {"passed","failed_step","total_ms","sandbox_id"?,"report"?,"steps":[...]}. */
+static void demo_print_json(demo *d, int rc)
+{
+	json_t *o = json_pack("{s:b,s:s?,s:I,s:o}", "passed", rc == 0, "failed_step", d->failed,
+	                      "total_ms", (json_int_t)(now_ms() - d->t0), "steps", d->steps);
+
+	d->steps = NULL; /* stolen by "o" */
+	if (o && d->keep && d->id)
+		json_object_set_new(o, "sandbox_id", json_string(d->id));
+	if (o && d->report && cli_json_bytes(o, "report", d->report, d->report_len) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	cli_json_print(o);
+}
+
 int cli_cmd_demo(cli *c, int argc, char **argv)
 {
 	static const cli_opt opts[] = {
@@ -726,40 +787,26 @@ int cli_cmd_demo(cli *c, int argc, char **argv)
 	}
 	d.local = d.local || !cli_have_credentials(c);
 	d.t0 = now_ms();
+	if (c->json && !(d.steps = json_array()))
+		return cli_usage_error(c, "out of memory");
 	if (d.local) {
-		printf("sandbox-e2b demo: local fake-e2b (no E2B credentials; set E2B_API_KEY and "
-		       "E2B_TEMPLATE to use E2B)\n");
+		if (!c->json)
+			printf(
+			    "sandbox-e2b demo: local fake-e2b (no E2B credentials; set E2B_API_KEY "
+			    "and E2B_TEMPLATE to use E2B)\n");
 		fflush(stdout);
 		rc = start_local(&d);
-	} else {
-		if ((rc = cli_provider(c)) == 0) {
-			printf("sandbox-e2b demo: E2B at %s, template %s\n",
-			       c->cfg->effective_api_url, c->cfg->template_id);
-			fflush(stdout);
-		}
+	} else if ((rc = cli_provider(c)) == 0 && !c->json) {
+		printf("sandbox-e2b demo: E2B at %s, template %s\n", c->cfg->effective_api_url,
+		       c->cfg->template_id);
+		fflush(stdout);
 	}
 	if (rc == 0)
 		rc = demo_session(&d);
-	if (d.id && !d.keep) {
-		sbx_error err = {0};
-		/* Cleanup after a failed step; no abort signal so Ctrl-C still cleans up. */
-		if (sbx_sandbox_destroy(c->prov, d.id, NULL, &err) < 0)
-			fprintf(stderr,
-			        "%s demo: could not destroy sandbox %s: %s; run '%s destroy "
-			        "%s'\n",
-			        c->prog, d.id, err.message, c->prog, d.id);
-	}
-	if (d.local && d.fake_pid > 0) {
-		uint64_t t = now_ms();
-		/* Free the provider first: it must not outlive its server's connections. */
-		sbx_provider_free(c->prov);
-		c->prov = NULL;
-		stop_fake(&d);
-		if (rc == 0)
-			printf("[%2d] %-20s %6" PRIu64 " ms  stopped\n", ++d.step, "stop fake-e2b",
-			       now_ms() - t);
-	}
-	if (rc == 0)
+	demo_cleanup(&d, rc);
+	if (c->json)
+		demo_print_json(&d, rc);
+	else if (rc == 0)
 		printf("demo passed: %d steps in %" PRIu64 " ms\n", d.step, now_ms() - d.t0);
 	sbx_free(d.id);
 	free(d.report);
