@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +22,6 @@
 
 #include <cmocka.h>
 #include <curl/curl.h>
-#include <setjmp.h>
 
 #define LISTEN_PREFIX    "fake-e2b listening on http://127.0.0.1:"
 #define START_TIMEOUT_MS 20000

@@ -8,13 +8,13 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 #define MiB (1024u * 1024u)
 

@@ -8,13 +8,13 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 #define THREADS    8
 #define PER_THREAD 4

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <regex.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 /* The seed's EXEC_WRAPPER, byte for byte. */
 static const char SEED_WRAPPER[] =

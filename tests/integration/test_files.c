@@ -8,13 +8,13 @@
 #include "harness.h"
 
 #include <regex.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 static char *g_id;
 

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 static char *g_id;
 

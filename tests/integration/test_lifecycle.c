@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 #define SEED_OPEN_REFUSED                                                                          \
 	"Sandbox egress \"open\" (sandbox.limits.egress) is refused: the sandbox-e2b plugin "      \

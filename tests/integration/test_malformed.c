@@ -8,6 +8,7 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <setjmp.h>
 
 static char *g_id;
 

@@ -17,6 +17,7 @@
 #include <sandbox.h>
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,20 +28,12 @@
 
 #include <cmocka.h>
 #include <jansson.h>
-#include <setjmp.h>
 
 static sbx_provider *g_p;
 static char *g_id;
 static const char *g_key;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_leaks;
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void check_secret_free(const char *text)
 {
