@@ -151,6 +151,7 @@ int cli_parse(cli_args *out, cli *c, int argc, char **argv, const cli_opt *opts,
 	}
 	if (!dashdash)
 		out->ndash = out->npos;
+	out->dashdash = dashdash;
 	return 0;
 }
 

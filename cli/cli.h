@@ -58,7 +58,8 @@ typedef int (*cli_opt_fn)(cli *c, void *state, int id, const char *value);
 typedef struct cli_args {
 	const char *pos[CLI_MAX_POS]; /* positional arguments, in order */
 	size_t npos;
-	size_t ndash; /* how many positionals came before "--" (npos if none) */
+	size_t ndash;  /* how many positionals came before "--" (npos if none) */
+	bool dashdash; /* "--" was given */
 	bool help;
 } cli_args;
 

@@ -366,7 +366,7 @@ static int cmd_exec(cli *c, int argc, char **argv)
 		rc = cli_usage_error(c, "missing argument: expected ID -- COMMAND");
 		goto done;
 	}
-	if (a.ndash > 1) {
+	if (a.dashdash && a.ndash > 1) {
 		rc =
 		    cli_usage_error(c, "put the command after '--' (got '%s' before it)", a.pos[1]);
 		goto done;

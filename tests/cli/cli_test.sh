@@ -10,6 +10,8 @@
 set -uo pipefail
 
 section=$1 cli=$2 jget=$3 fake=${4:-} hello=${5:-}
+abs() { [ -z "$1" ] || realpath "$1"; }
+cli=$(abs "$cli") jget=$(abs "$jget") fake=$(abs "$fake") hello=$(abs "$hello")
 pass=0 fail=0
 tmp=$(mktemp -d /tmp/cli-test.XXXXXX)
 fake_pid=
@@ -419,6 +421,12 @@ test_demo() {
 	expect_grep "demo shows the report" "word frequencies of input.txt" "$tmp/out"
 	expect_grep "demo killed by tag" "kill-tagged bg" "$tmp/out"
 	expect_grep "demo files survived resume" "unchanged" "$tmp/out"
+	run demo --json --name cli-test-demo --fake-e2b "$fake"
+	expect_rc "demo --json exits 0" 0
+	expect_eq "demo --json passed" "$(jq_out passed)" "true"
+	expect_eq "demo --json no failed step" "$(jq_out failed_step)" "null"
+	jq_out report >"$tmp/report"
+	expect_grep "demo --json carries the report" "total words: 166" "$tmp/report"
 	FAKE_E2B=/nonexistent/fake-e2b run demo
 	expect_rc "demo without fake-e2b exits 1" 1
 	expect_grep "demo names the failed step" "start fake-e2b" "$tmp/err"
