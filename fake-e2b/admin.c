@@ -113,6 +113,13 @@ void fk_admin_log(fk_admin *a, json_t *entry)
 	pthread_mutex_unlock(&a->lock);
 }
 
+void fk_admin_set_duration(fk_admin *a, json_t *entry, long ms)
+{
+	pthread_mutex_lock(&a->lock);
+	json_object_set_new(entry, "duration_ms", json_integer(ms));
+	pthread_mutex_unlock(&a->lock);
+}
+
 static const struct {
 	const char *name;
 	enum fk_fault_kind kind;

@@ -52,6 +52,8 @@ void fk_format_time(char *buf, size_t cap, int64_t ns)
 	snprintf(buf, cap, "%s.%09ldZ", base, frac);
 }
 
+static void log_request(fk_req *r);
+
 /* ---- replies ---------------------------------------------------------------------------- */
 
 enum MHD_Result fk_reply_response(fk_req *r, unsigned status, struct MHD_Response *resp)
@@ -61,6 +63,8 @@ enum MHD_Result fk_reply_response(fk_req *r, unsigned status, struct MHD_Respons
 	r->status = status;
 	enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		log_request(r);
 	return ret;
 }
 
@@ -402,6 +406,42 @@ static json_t *query_json(fk_req *r)
 	return q;
 }
 
+static long elapsed_ms(fk_req *r)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (long)((t1.tv_sec - r->t0.tv_sec) * 1000 + (t1.tv_nsec - r->t0.tv_nsec) / 1000000);
+}
+
+/* Log the request once its response is queued (before the client can see it, so a test that
+ * reads the log right after a response always finds it); streams update duration_ms at the end. */
+static void log_request(fk_req *r)
+{
+	fk_server *srv = r->srv;
+	if (!r->started || r->route == FK_ROUTE_ADMIN || r->log_entry)
+		return;
+	long ms = elapsed_ms(r);
+	char *path = strndup(r->uri, strcspn(r->uri, "?"));
+	if (path)
+		fk_url_decode(path, 0);
+	json_t *e =
+	    json_pack("{s:s,s:s,s:o,s:i,s:O,s:I}", "method", r->method ? r->method : "", "path",
+	              path ? path : "", "query", query_json(r), "status", (int)r->status, "headers",
+	              r->log_headers ? r->log_headers : json_null(), "duration_ms", (json_int_t)ms);
+	json_t *b = log_body(r);
+	if (e && b)
+		json_object_set_new(e, "body", b);
+	else
+		json_decref(b);
+	if (!srv->quiet)
+		fprintf(stderr, "fake-e2b: %s %s %u\n", r->method, path ? path : "", r->status);
+	free(path);
+	if (e) {
+		r->log_entry = json_incref(e);
+		fk_admin_log(srv->admin, e);
+	}
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -410,29 +450,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	*con_cls = NULL;
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	long ms =
-	    (long)((t1.tv_sec - r->t0.tv_sec) * 1000 + (t1.tv_nsec - r->t0.tv_nsec) / 1000000);
-	if (r->started && r->route != FK_ROUTE_ADMIN) {
-		char *path = strndup(r->uri, strcspn(r->uri, "?"));
-		if (path)
-			fk_url_decode(path, 0);
-		json_t *e = json_pack(
-		    "{s:s,s:s,s:o,s:i,s:O,s:I}", "method", r->method ? r->method : "", "path",
-		    path ? path : "", "query", query_json(r), "status", (int)r->status, "headers",
-		    r->log_headers ? r->log_headers : json_null(), "duration_ms", (json_int_t)ms);
-		json_t *b = log_body(r);
-		if (e && b)
-			json_object_set_new(e, "body", b);
-		else
-			json_decref(b);
-		if (!srv->quiet)
-			fprintf(stderr, "fake-e2b: %s %s %u %ldms\n", r->method, path ? path : "",
-			        r->status, ms);
-		free(path);
-		fk_admin_log(srv->admin, e);
-	}
+	if (r->log_entry)
+		fk_admin_set_duration(srv->admin, r->log_entry, elapsed_ms(r));
+	else
+		log_request(r);
+	json_decref(r->log_entry);
 	if (r->envd_state && r->envd_state_free)
 		r->envd_state_free(r->envd_state);
 	fk_fault_dispose(&r->fault);

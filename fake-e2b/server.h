@@ -62,6 +62,7 @@ typedef struct fk_req {
 	struct timespec t0;
 	fk_fault fault; /* kind FK_FAULT_NONE when no rule matched */
 	json_t *log_headers;
+	json_t *log_entry; /* our reference to the logged entry, once queued */
 	/* envd per-request state (uploads), freed with the request */
 	void *envd_state;
 	void (*envd_state_free)(void *);

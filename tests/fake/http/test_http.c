@@ -1,0 +1,1004 @@
+/*
+ * tests/fake/http/test_http.c: fake-e2b's HTTP surface, black box. Starts the
+ * binary (argv[1]) on port 0 and exercises the control plane (create, connect
+ * 200/201, list paging with the metadata filter, pause 409, delete 404, auth
+ * 401, error bodies, timeouts), envd (token, 502, Start stream framing, files)
+ * and the admin API (faults, request log). No timing assertions except
+ * generous upper bounds.
+ */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define KEY "e2b_http_test"
+
+static const char *g_bin;
+static pid_t g_pid = -1;
+static char g_url[64];
+static char g_dir[64];
+
+/* ---- the server ------------------------------------------------------------------------ */
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int server_start(void **state)
+{
+	(void)state;
+	char portfile[128], out[128], sdir[128];
+	snprintf(g_dir, sizeof(g_dir), "/tmp/fk-http-XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	snprintf(portfile, sizeof(portfile), "%s/port", g_dir);
+	snprintf(out, sizeof(out), "%s/out", g_dir);
+	snprintf(sdir, sizeof(sdir), "%s/state", g_dir);
+	pid_t parent = getpid();
+	g_pid = fork();
+	if (g_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		execl(g_bin, g_bin, "--port", "0", "--port-file", portfile, "--state-dir", sdir,
+		      "--api-key", KEY, "--quiet", (char *)NULL);
+		_exit(127);
+	}
+	for (long deadline = now_ms() + 30000; now_ms() < deadline; sleep_ms(20)) {
+		FILE *f = fopen(out, "r");
+		char line[128] = "";
+		if (f) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = '\0';
+			fclose(f);
+		}
+		unsigned port = 0;
+		if (sscanf(line, "fake-e2b listening on http://127.0.0.1:%u", &port) == 1) {
+			FILE *pf = fopen(portfile, "r");
+			unsigned p2 = 0;
+			if (pf) {
+				if (fscanf(pf, "%u", &p2) != 1)
+					p2 = 0;
+				fclose(pf);
+			}
+			if (p2 != port)
+				return -1;
+			snprintf(g_url, sizeof(g_url), "http://127.0.0.1:%u", port);
+			return 0;
+		}
+		int st;
+		if (waitpid(g_pid, &st, WNOHANG) == g_pid)
+			return -1;
+	}
+	return -1;
+}
+
+static int server_stop(void **state)
+{
+	(void)state;
+	int st = 0;
+	if (g_pid <= 0)
+		return 0;
+	kill(g_pid, SIGTERM);
+	long deadline = now_ms() + 30000;
+	pid_t r;
+	while ((r = waitpid(g_pid, &st, WNOHANG)) == 0 && now_ms() < deadline)
+		sleep_ms(20);
+	if (r == 0) {
+		kill(g_pid, SIGKILL);
+		waitpid(g_pid, &st, 0);
+		fprintf(stderr, "fake-e2b did not stop on SIGTERM\n");
+		return -1;
+	}
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", g_dir);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "fake-e2b exit status %d\n", st);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- a tiny HTTP client ----------------------------------------------------------------- */
+
+typedef struct resp {
+	long status;
+	char *body;
+	size_t len;
+	json_t *json;
+	char next_token[512];
+	int has_next;
+	char ctype[128];
+} resp;
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+	resp *r = ud;
+	char *nb = realloc(r->body, r->len + sz * n + 1);
+	assert_non_null(nb);
+	memcpy(nb + r->len, p, sz * n);
+	r->body = nb;
+	r->len += sz * n;
+	r->body[r->len] = '\0';
+	return sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+	resp *r = ud;
+	size_t len = sz * n;
+	if (len > 14 && strncasecmp(p, "x-next-token:", 13) == 0) {
+		size_t s = 13;
+		while (s < len && p[s] == ' ')
+			s++;
+		size_t e = len;
+		while (e > s && (p[e - 1] == '\r' || p[e - 1] == '\n'))
+			e--;
+		snprintf(r->next_token, sizeof(r->next_token), "%.*s", (int)(e - s), p + s);
+		r->has_next = 1;
+	}
+	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
+		size_t s = 13;
+		while (s < len && p[s] == ' ')
+			s++;
+		size_t e = len;
+		while (e > s && (p[e - 1] == '\r' || p[e - 1] == '\n'))
+			e--;
+		snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)(e - s), p + s);
+	}
+	return len;
+}
+
+static void resp_free(resp *r)
+{
+	if (!r)
+		return;
+	json_decref(r->json);
+	free(r->body);
+	free(r);
+}
+
+/* headers: NULL-terminated list; the API key is added unless "-" is the first entry. */
+static resp *http_raw(const char *method, const char *path, const char *ctype, const void *body,
+                      size_t blen, const char *const *headers, curl_mime *mime)
+{
+	resp *r = calloc(1, sizeof(*r));
+	CURL *c = curl_easy_init();
+	char url[1024];
+	snprintf(url, sizeof(url), "%s%s", g_url, path);
+	struct curl_slist *h = NULL;
+	int auth = 1;
+	for (const char *const *p = headers; p && *p; p++) {
+		if (!strcmp(*p, "-"))
+			auth = 0;
+		else
+			h = curl_slist_append(h, *p);
+	}
+	if (auth)
+		h = curl_slist_append(h, "X-API-Key: " KEY);
+	if (ctype) {
+		char ct[128];
+		snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
+		h = curl_slist_append(h, ct);
+	}
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (mime)
+		curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	else if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
+	}
+	if (!strcmp(method, "GET") && !body && !mime)
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	CURLcode rc = curl_easy_perform(c);
+	assert_int_equal(rc, CURLE_OK);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (r->body)
+		r->json = json_loadb(r->body, r->len, JSON_DECODE_ANY, NULL);
+	return r;
+}
+
+static resp *http(const char *method, const char *path, const char *json_body)
+{
+	return http_raw(method, path, json_body ? "application/json" : NULL, json_body,
+	                json_body ? strlen(json_body) : 0, NULL, NULL);
+}
+
+static void assert_e2b_error(resp *r, long status)
+{
+	assert_int_equal(r->status, status);
+	assert_true(json_is_object(r->json));
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), status);
+	assert_true(json_is_string(json_object_get(r->json, "message")));
+}
+
+static char *create_sandbox(const char *body)
+{
+	resp *r = http("POST", "/v2/sandboxes", body ? body : "{\"templateID\":\"base\"}");
+	assert_int_equal(r->status, 201);
+	char *id = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	return id;
+}
+
+static char *sandbox_token(const char *id)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	resp *r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	char *t = strdup(json_string_value(json_object_get(r->json, "envdAccessToken")));
+	resp_free(r);
+	return t;
+}
+
+static void delete_sandbox(const char *id)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	resp *r = http("DELETE", path, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+}
+
+/* ---- control plane ---------------------------------------------------------------------- */
+
+static void test_control__missing_or_bad_key_is_401(void **state)
+{
+	(void)state;
+	const char *none[] = {"-", NULL};
+	resp *r = http_raw("GET", "/v2/sandboxes", NULL, NULL, 0, none, NULL);
+	assert_e2b_error(r, 401);
+	resp_free(r);
+	const char *bad[] = {"-", "x-api-key: e2b_wrong", NULL};
+	r = http_raw("POST", "/v2/sandboxes", "application/json", "{}", 2, bad, NULL);
+	assert_e2b_error(r, 401);
+	resp_free(r);
+}
+
+static void test_control__unknown_route_404_wrong_method_405(void **state)
+{
+	(void)state;
+	resp *r = http("GET", "/nope", NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	r = http("PUT", "/v2/sandboxes", "{}");
+	assert_e2b_error(r, 405);
+	resp_free(r);
+}
+
+static int is_hex64(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return 0;
+	return 1;
+}
+
+static void test_control__create_v2_returns_sandbox_with_token(void **state)
+{
+	(void)state;
+	resp *r = http("POST", "/v2/sandboxes",
+	               "{\"templateID\":\"base\",\"secure\":true,\"metadata\":{\"a\":\"b\"}}");
+	assert_int_equal(r->status, 201);
+	const char *id = json_string_value(json_object_get(r->json, "sandboxID"));
+	assert_non_null(id);
+	assert_int_equal(strlen(id), 21);
+	assert_int_equal(id[0], 'i');
+	for (const char *p = id; *p; p++)
+		assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'));
+	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")), "base");
+	assert_string_equal(json_string_value(json_object_get(r->json, "clientID")), "6532622b");
+	assert_string_equal(json_string_value(json_object_get(r->json, "envdVersion")), "0.6.13");
+	const char *tok = json_string_value(json_object_get(r->json, "envdAccessToken"));
+	assert_true(is_hex64(tok));
+	char *id2 = strdup(id), *tok2 = strdup(tok);
+	resp_free(r);
+
+	char *t = sandbox_token(id2); /* GET returns the same token */
+	assert_string_equal(t, tok2);
+	free(t);
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", id2);
+	r = http("GET", path, NULL);
+	assert_string_equal(json_string_value(json_object_get(r->json, "state")), "running");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(r->json, "lifecycle"), "onTimeout")),
+	    "kill");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(r->json, "metadata"), "a")), "b");
+	resp_free(r);
+	delete_sandbox(id2);
+	free(id2);
+	free(tok2);
+}
+
+static void test_control__legacy_create_token_only_when_secure(void **state)
+{
+	(void)state;
+	resp *r = http("POST", "/sandboxes", "{\"templateID\":\"base\"}");
+	assert_int_equal(r->status, 201);
+	assert_null(json_object_get(r->json, "envdAccessToken"));
+	char *a = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	r = http("POST", "/sandboxes", "{\"templateID\":\"base\",\"secure\":true}");
+	assert_int_equal(r->status, 201);
+	assert_true(is_hex64(json_string_value(json_object_get(r->json, "envdAccessToken"))));
+	char *b = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	delete_sandbox(a);
+	delete_sandbox(b);
+	free(a);
+	free(b);
+}
+
+static void test_control__create_validation_400(void **state)
+{
+	(void)state;
+	resp *r = http("POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":0}");
+	assert_e2b_error(r, 400);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "Timeout must be greater than 0");
+	resp_free(r);
+	r = http("POST", "/v2/sandboxes", "{\"timeout\":10}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("POST", "/v2/sandboxes",
+	         "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"example.com\"]}}");
+	assert_e2b_error(r, 400);
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(r->json, "message")), "ALL_TRAFFIC"));
+	resp_free(r);
+	r = http("POST", "/v2/sandboxes", "not json");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+}
+
+static void test_control__invalid_sandbox_id_400(void **state)
+{
+	(void)state;
+	resp *r = http("GET", "/sandboxes/ABC", NULL);
+	assert_e2b_error(r, 400);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "Invalid sandbox ID");
+	resp_free(r);
+	r = http("POST", "/v2/sandboxes/a-b-c/connect", "{}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+}
+
+static void test_control__connect_pause_delete_lifecycle(void **state)
+{
+	(void)state;
+	char *id = create_sandbox(NULL), path[160];
+	snprintf(path, sizeof(path), "/v2/sandboxes/%s/connect", id);
+	resp *r = http("POST", path, "{\"timeout\":600}");
+	assert_int_equal(r->status, 200); /* running: extended */
+	assert_string_equal(json_string_value(json_object_get(r->json, "sandboxID")), id);
+	assert_true(is_hex64(json_string_value(json_object_get(r->json, "envdAccessToken"))));
+	resp_free(r);
+
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", id);
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	r = http("POST", path, "{}");
+	assert_e2b_error(r, 409);
+	resp_free(r);
+
+	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", id);
+	r = http("POST", path, "{\"timeout\":30}");
+	assert_e2b_error(r, 404); /* not running */
+	resp_free(r);
+
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	r = http("GET", path, NULL);
+	assert_string_equal(json_string_value(json_object_get(r->json, "state")), "paused");
+	resp_free(r);
+
+	snprintf(path, sizeof(path), "/sandboxes/%s/connect", id);
+	r = http("POST", path, "{}"); /* legacy needs timeout */
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/sandboxes/%s/connect", id);
+	r = http("POST", path, "{\"timeout\":60}");
+	assert_int_equal(r->status, 201); /* resumed */
+	resp_free(r);
+	snprintf(path, sizeof(path), "/sandboxes/%s/resume", id);
+	r = http("POST", path, "{}");
+	assert_e2b_error(r, 409); /* already running */
+	resp_free(r);
+
+	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", id);
+	r = http("POST", path, "{\"timeout\":30}");
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+
+	delete_sandbox(id);
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	r = http("DELETE", path, NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", id);
+	r = http("POST", path, "{}");
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/sandboxes/%s/connect", id);
+	r = http("POST", path, "{}");
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	free(id);
+}
+
+/* The SDK's encoding: URLSearchParams of encodeURIComponent'd pairs, encoded once more. */
+static char *enc(const char *s)
+{
+	char *out = malloc(strlen(s) * 3 + 1), *w = out;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-_.!~*'()", *p))
+			*w++ = (char)*p;
+		else
+			w += sprintf(w, "%%%02X", *p);
+	}
+	*w = '\0';
+	return out;
+}
+
+/* metadata=<enc( form(enc(k)) "=" form(enc(v)) )>; form() = enc() for these inputs. */
+static char *metadata_query(const char *k, const char *v)
+{
+	char *ek = enc(k), *ev = enc(v), *ek2 = enc(ek), *ev2 = enc(ev), *pair = NULL;
+	if (asprintf(&pair, "%s=%s", ek2, ev2) < 0)
+		pair = NULL;
+	char *out = pair ? enc(pair) : NULL;
+	free(ek);
+	free(ev);
+	free(ek2);
+	free(ev2);
+	free(pair);
+	return out;
+}
+
+static void test_control__list_paging_and_metadata_filter(void **state)
+{
+	(void)state;
+	char *ids[3];
+	ids[0] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
+	ids[1] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
+	ids[2] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
+	char *other = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc\"}}");
+	char *mq = metadata_query("user", "abc&def"), path[600];
+	assert_string_equal(mq, "user%3Dabc%252526def");
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&limit=2", mq);
+	resp *r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 2);
+	assert_true(r->has_next);
+	assert_null(json_object_get(json_array_get(r->json, 0), "envdAccessToken"));
+	char seen[3][32];
+	for (int i = 0; i < 2; i++)
+		snprintf(
+		    seen[i], sizeof(seen[i]), "%s",
+		    json_string_value(json_object_get(json_array_get(r->json, i), "sandboxID")));
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&limit=2&nextToken=%s", mq,
+	         r->next_token);
+	resp_free(r);
+	r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 1);
+	assert_false(r->has_next);
+	snprintf(seen[2], sizeof(seen[2]), "%s",
+	         json_string_value(json_object_get(json_array_get(r->json, 0), "sandboxID")));
+	resp_free(r);
+	/* newest first: the reverse creation order */
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(seen[i], ids[2 - i]);
+
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s", mq);
+	r = http("GET", path, NULL);
+	assert_int_equal(json_array_size(r->json), 3);
+	assert_false(r->has_next);
+	resp_free(r);
+
+	r = http("GET", "/v2/sandboxes?limit=0", NULL);
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("GET", "/v2/sandboxes?limit=101", NULL);
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("GET", "/v2/sandboxes?nextToken=garbage", NULL);
+	assert_e2b_error(r, 400);
+	resp_free(r);
+
+	/* state filter: pause one */
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", ids[1]);
+	resp_free(http("POST", path, "{}"));
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&state=paused", mq);
+	r = http("GET", path, NULL);
+	assert_int_equal(json_array_size(r->json), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(r->json, 0), "sandboxID")), ids[1]);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(r->json, 0), "state")),
+	                    "paused");
+	resp_free(r);
+	snprintf(path, sizeof(path), "/sandboxes?metadata=%s", mq); /* legacy: running only */
+	r = http("GET", path, NULL);
+	assert_int_equal(json_array_size(r->json), 2);
+	resp_free(r);
+
+	for (int i = 0; i < 3; i++) {
+		delete_sandbox(ids[i]);
+		free(ids[i]);
+	}
+	delete_sandbox(other);
+	free(other);
+	free(mq);
+}
+
+static int wait_state(const char *id, const char *want, long within_ms)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	for (long deadline = now_ms() + within_ms; now_ms() < deadline; sleep_ms(100)) {
+		resp *r = http("GET", path, NULL);
+		int hit =
+		    want ? r->status == 200 &&
+		               !strcmp(json_string_value(json_object_get(r->json, "state")), want)
+		         : r->status == 404;
+		resp_free(r);
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+static void test_control__reaper_kills_or_pauses_at_end_time(void **state)
+{
+	(void)state;
+	char *a = create_sandbox("{\"templateID\":\"base\",\"timeout\":1}");
+	char *b = create_sandbox("{\"templateID\":\"base\",\"timeout\":1,\"autoPause\":true}");
+	assert_true(wait_state(a, NULL, 20000));
+	assert_true(wait_state(b, "paused", 20000));
+	delete_sandbox(b);
+	free(a);
+	free(b);
+}
+
+/* ---- admin ------------------------------------------------------------------------------ */
+
+static void test_admin__fault_409_times_then_success(void **state)
+{
+	(void)state;
+	char *id = create_sandbox(NULL), path[160];
+	resp *r = http("POST", "/_fake/faults",
+	               "{\"method\":\"POST\",\"path\":\"/v2/sandboxes/*/connect\",\"status\":409,"
+	               "\"times\":2}");
+	assert_int_equal(r->status, 201);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/sandboxes/%s/connect", id);
+	for (int i = 0; i < 2; i++) {
+		r = http("POST", path, "{}");
+		assert_e2b_error(r, 409);
+		resp_free(r);
+	}
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+
+	/* respond with a given body; cleared by DELETE */
+	r = http(
+	    "POST", "/_fake/faults",
+	    "{\"path\":\"/v2/sandboxes/*/connect\",\"status\":500,\"body\":\"{\\\"x\\\":1}\"}");
+	assert_int_equal(r->status, 201);
+	resp_free(r);
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 500);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "x")), 1);
+	resp_free(r);
+	r = http("DELETE", "/_fake/faults", NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+
+	r = http(
+	    "POST", "/_fake/faults",
+	    "{\"path\":\"/v2/sandboxes/*/connect\",\"kind\":\"connect_no_token\",\"times\":1}");
+	resp_free(r);
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 200);
+	assert_null(json_object_get(r->json, "envdAccessToken"));
+	resp_free(r);
+	r = http("POST", path, "{}");
+	assert_non_null(json_object_get(r->json, "envdAccessToken"));
+	resp_free(r);
+
+	r = http("POST", "/_fake/faults", "{\"kind\":\"bogus\",\"path\":\"/x\"}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	delete_sandbox(id);
+	free(id);
+}
+
+static void test_admin__request_log_masks_secrets(void **state)
+{
+	(void)state;
+	resp *r = http("DELETE", "/_fake/requests", NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	r = http("POST", "/v2/sandboxes", "{\"templateID\":\"logged\",\"timeout\":30}");
+	char *id = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	r = http("GET", "/v2/sandboxes?limit=5", NULL);
+	resp_free(r);
+	r = http("GET", "/_fake/requests", NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 2);
+	json_t *e = json_array_get(r->json, 0);
+	assert_string_equal(json_string_value(json_object_get(e, "method")), "POST");
+	assert_string_equal(json_string_value(json_object_get(e, "path")), "/v2/sandboxes");
+	assert_int_equal(json_integer_value(json_object_get(e, "status")), 201);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(e, "headers"), "x-api-key")), "***");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(e, "body"), "templateID")), "logged");
+	assert_true(json_is_integer(json_object_get(e, "duration_ms")));
+	assert_null(strstr(r->body, KEY));
+	e = json_array_get(r->json, 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(e, "query"), "limit")), "5");
+	resp_free(r);
+	r = http("GET", "/_fake/sandboxes", NULL);
+	assert_int_equal(r->status, 200);
+	assert_true(json_array_size(r->json) >= 1);
+	resp_free(r);
+	delete_sandbox(id);
+	free(id);
+}
+
+/* ---- envd ------------------------------------------------------------------------------- */
+
+typedef struct envd_ctx {
+	char id[32];
+	char token[80];
+	char hid[64];
+	char htok[128];
+} envd_ctx;
+
+static void envd_open(envd_ctx *e)
+{
+	char *id = create_sandbox(NULL), *t = sandbox_token(id);
+	snprintf(e->id, sizeof(e->id), "%s", id);
+	snprintf(e->token, sizeof(e->token), "%s", t);
+	snprintf(e->hid, sizeof(e->hid), "E2b-Sandbox-Id: %s", id);
+	snprintf(e->htok, sizeof(e->htok), "X-Access-Token: %s", t);
+	free(id);
+	free(t);
+}
+
+static resp *rpc(envd_ctx *e, const char *method, const char *json_body)
+{
+	const char *h[] = {"-", e->hid, e->htok, "Connect-Protocol-Version: 1", NULL};
+	char path[128];
+	snprintf(path, sizeof(path), "/%s", method);
+	return http_raw("POST", path, "application/json", json_body, strlen(json_body), h, NULL);
+}
+
+/* A Start/Connect stream, read whole: an array of {"flags":n,"msg":json}. */
+static json_t *stream(envd_ctx *e, const char *method, const char *json_body, long *status,
+                      const char *extra_header)
+{
+	size_t n = strlen(json_body);
+	unsigned char *frame = malloc(n + 5);
+	frame[0] = 0;
+	frame[1] = (unsigned char)(n >> 24);
+	frame[2] = (unsigned char)(n >> 16);
+	frame[3] = (unsigned char)(n >> 8);
+	frame[4] = (unsigned char)n;
+	memcpy(frame + 5, json_body, n);
+	const char *h[] = {"-", e->hid, e->htok, "Connect-Protocol-Version: 1", extra_header, NULL};
+	char path[128];
+	snprintf(path, sizeof(path), "/%s", method);
+	resp *r = http_raw("POST", path, "application/connect+json", frame, n + 5, h, NULL);
+	free(frame);
+	*status = r->status;
+	json_t *out = json_array();
+	size_t off = 0;
+	while (r->body && off + 5 <= r->len) {
+		const unsigned char *b = (const unsigned char *)r->body + off;
+		size_t len =
+		    ((size_t)b[1] << 24) | ((size_t)b[2] << 16) | ((size_t)b[3] << 8) | b[4];
+		assert_true(off + 5 + len <= r->len);
+		json_t *m = json_loadb((const char *)b + 5, len, 0, NULL);
+		assert_non_null(m);
+		json_array_append_new(out, json_pack("{s:i,s:o}", "flags", b[0], "msg", m));
+		off += 5 + len;
+	}
+	assert_int_equal(off, r->len);
+	resp_free(r);
+	return out;
+}
+
+static void test_envd__health_token_and_502(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	const char *h0[] = {"-", NULL};
+	resp *r = http_raw("GET", "/health", NULL, NULL, 0, h0, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	const char *bad[] = {"-", e.hid, "X-Access-Token: nope", NULL};
+	r = http_raw("POST", "/process.Process/List", "application/json", "{}", 2, bad, NULL);
+	assert_e2b_error(r, 401);
+	resp_free(r);
+	r = rpc(&e, "process.Process/List", "{}");
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	const char *unknown[] = {"-", "E2b-Sandbox-Id: izzzzzzzzzzzzzzzzzzzz", e.htok, NULL};
+	r = http_raw("POST", "/process.Process/List", "application/json", "{}", 2, unknown, NULL);
+	assert_int_equal(r->status, 502);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 502);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "The sandbox was not found");
+	resp_free(r);
+	/* paused → 502 too */
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", e.id);
+	resp_free(http("POST", path, "{}"));
+	r = rpc(&e, "process.Process/List", "{}");
+	assert_int_equal(r->status, 502);
+	resp_free(r);
+	delete_sandbox(e.id);
+}
+
+static const char *event_kind(json_t *frame)
+{
+	json_t *ev = json_object_get(json_object_get(frame, "msg"), "event");
+	const char *k;
+	json_t *v;
+	json_object_foreach(ev, k, v) return k;
+	return NULL;
+}
+
+static void test_envd__start_stream_frames_start_data_end(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	long st;
+	json_t *f =
+	    stream(&e, "process.Process/Start",
+	           "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo hi; exit 3\"]},"
+	           "\"stdin\":false}",
+	           &st, NULL);
+	assert_int_equal(st, 200);
+	size_t n = json_array_size(f);
+	assert_true(n >= 4);
+	assert_string_equal(event_kind(json_array_get(f, 0)), "start");
+	assert_true(json_integer_value(json_object_get(
+	                json_object_get(
+	                    json_object_get(json_object_get(json_array_get(f, 0), "msg"), "event"),
+	                    "start"),
+	                "pid")) > 0);
+	/* data frames concatenate to "hi\n" */
+	char out[64] = "";
+	for (size_t i = 1; i + 2 < n; i++) {
+		json_t *d = json_object_get(
+		    json_object_get(json_object_get(json_array_get(f, i), "msg"), "event"), "data");
+		if (!d)
+			continue;
+		const char *b64 = json_string_value(json_object_get(d, "stdout"));
+		unsigned char dec[64];
+		int m = EVP_DecodeBlock(dec, (const unsigned char *)b64, (int)strlen(b64));
+		size_t l = strlen(b64),
+		       pad = (l && b64[l - 1] == '=') + (l > 1 && b64[l - 2] == '=');
+		strncat(out, (char *)dec, (size_t)m - pad);
+	}
+	assert_string_equal(out, "hi\n");
+	json_t *end = json_object_get(
+	    json_object_get(json_object_get(json_array_get(f, n - 2), "msg"), "event"), "end");
+	assert_non_null(end);
+	assert_int_equal(json_integer_value(json_object_get(end, "exitCode")), 3);
+	assert_true(json_is_true(json_object_get(end, "exited")));
+	assert_string_equal(json_string_value(json_object_get(end, "status")), "exit status 3");
+	json_t *last = json_array_get(f, n - 1);
+	assert_int_equal(json_integer_value(json_object_get(last, "flags")), 2);
+	assert_int_equal(json_object_size(json_object_get(last, "msg")), 0);
+	json_decref(f);
+
+	/* a clean exit omits exitCode */
+	f = stream(&e, "process.Process/Start", "{\"process\":{\"cmd\":\"/bin/true\"}}", &st, NULL);
+	n = json_array_size(f);
+	end = json_object_get(
+	    json_object_get(json_object_get(json_array_get(f, n - 2), "msg"), "event"), "end");
+	assert_null(json_object_get(end, "exitCode"));
+	assert_string_equal(json_string_value(json_object_get(end, "status")), "exit status 0");
+	json_decref(f);
+
+	/* missing cwd: HTTP 200 + end-stream error */
+	f = stream(&e, "process.Process/Start",
+	           "{\"process\":{\"cmd\":\"/bin/true\",\"cwd\":\"/nope\"}}", &st, NULL);
+	assert_int_equal(st, 200);
+	assert_int_equal(json_array_size(f), 1);
+	json_t *err = json_object_get(json_object_get(json_array_get(f, 0), "msg"), "error");
+	assert_string_equal(json_string_value(json_object_get(err, "code")), "invalid_argument");
+	assert_string_equal(json_string_value(json_object_get(err, "message")),
+	                    "cwd '/nope' does not exist");
+	json_decref(f);
+
+	/* unknown Basic user */
+	f = stream(&e, "process.Process/Start", "{\"process\":{\"cmd\":\"/bin/true\"}}", &st,
+	           "Authorization: Basic bm9ib2R5eHg6"); /* "nobodyxx:" */
+	err = json_object_get(json_object_get(json_array_get(f, 0), "msg"), "error");
+	assert_string_equal(json_string_value(json_object_get(err, "code")), "unauthenticated");
+	assert_string_equal(json_string_value(json_object_get(err, "message")),
+	                    "invalid username: 'nobodyxx'");
+	json_decref(f);
+
+	/* the default user is `sandbox` in /workspace */
+	f = stream(
+	    &e, "process.Process/Start",
+	    "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo $(id -un) $(pwd)\"]}}", &st,
+	    NULL);
+	json_t *d = json_object_get(
+	    json_object_get(json_object_get(json_array_get(f, 1), "msg"), "event"), "data");
+	assert_string_equal(json_string_value(json_object_get(d, "stdout")),
+	                    "c2FuZGJveCAvd29ya3NwYWNlCg=="); /* "sandbox /workspace\n" */
+	json_decref(f);
+	delete_sandbox(e.id);
+}
+
+static void test_envd__send_signal_unknown_pid_404(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	resp *r = rpc(&e, "process.Process/SendSignal",
+	              "{\"process\":{\"pid\":99999},\"signal\":\"SIGNAL_SIGKILL\"}");
+	assert_int_equal(r->status, 404);
+	assert_string_equal(r->ctype, "application/json");
+	assert_string_equal(json_string_value(json_object_get(r->json, "code")), "not_found");
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "process with pid 99999 not found");
+	resp_free(r);
+	delete_sandbox(e.id);
+}
+
+static void test_envd__files_upload_download_stat(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	CURL *c = curl_easy_init();
+	curl_mime *m = curl_mime_init(c);
+	curl_mimepart *p = curl_mime_addpart(m);
+	curl_mime_name(p, "file");
+	curl_mime_filename(p, "/workspace/sub/dir/hello.txt");
+	curl_mime_data(p, "hello\0world", 11);
+	const char *h[] = {"-", e.hid, e.htok, NULL};
+	resp *r = http_raw("POST", "/files", NULL, NULL, 0, h, m);
+	curl_mime_free(m);
+	curl_easy_cleanup(c);
+	assert_int_equal(r->status, 200);
+	assert_true(json_is_array(r->json));
+	json_t *it = json_array_get(r->json, 0);
+	assert_string_equal(json_string_value(json_object_get(it, "path")),
+	                    "/workspace/sub/dir/hello.txt");
+	assert_string_equal(json_string_value(json_object_get(it, "name")), "hello.txt");
+	assert_string_equal(json_string_value(json_object_get(it, "type")), "file");
+	resp_free(r);
+
+	r = http_raw("GET", "/files?path=%2Fworkspace%2Fsub%2Fdir%2Fhello.txt", NULL, NULL, 0, h,
+	             NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(r->len, 11);
+	assert_memory_equal(r->body, "hello\0world", 11);
+	resp_free(r);
+
+	r = http_raw("GET", "/files?path=/workspace/missing", NULL, NULL, 0, h, NULL);
+	assert_e2b_error(r, 404);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "path '/workspace/missing' does not exist");
+	resp_free(r);
+	r = http_raw("GET", "/files?path=/workspace", NULL, NULL, 0, h, NULL);
+	assert_e2b_error(r, 400);
+	resp_free(r);
+
+	/* octet-stream with the path query */
+	r = http_raw("POST", "/files?path=/tmp/raw.bin&username=root", "application/octet-stream",
+	             "abc", 3, h, NULL);
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+
+	r = rpc(&e, "filesystem.Filesystem/Stat", "{\"path\":\"/workspace/sub/dir/hello.txt\"}");
+	assert_int_equal(r->status, 200);
+	json_t *entry = json_object_get(r->json, "entry");
+	assert_string_equal(json_string_value(json_object_get(entry, "type")), "FILE_TYPE_FILE");
+	assert_string_equal(json_string_value(json_object_get(entry, "size")), "11");
+	assert_string_equal(json_string_value(json_object_get(entry, "owner")), "sandbox");
+	resp_free(r);
+	r = rpc(&e, "filesystem.Filesystem/Stat", "{\"path\":\"/nope\"}");
+	assert_int_equal(r->status, 404);
+	assert_string_equal(json_string_value(json_object_get(r->json, "code")), "not_found");
+	resp_free(r);
+
+	/* without the token: 401 unless signed */
+	const char *noauth[] = {"-", e.hid, NULL};
+	r = http_raw("GET", "/files?path=/tmp/raw.bin", NULL, NULL, 0, noauth, NULL);
+	assert_e2b_error(r, 401);
+	resp_free(r);
+	delete_sandbox(e.id);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s /path/to/fake-e2b\n", argv[0]);
+		return 2;
+	}
+	g_bin = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_control__missing_or_bad_key_is_401),
+	    cmocka_unit_test(test_control__unknown_route_404_wrong_method_405),
+	    cmocka_unit_test(test_control__create_v2_returns_sandbox_with_token),
+	    cmocka_unit_test(test_control__legacy_create_token_only_when_secure),
+	    cmocka_unit_test(test_control__create_validation_400),
+	    cmocka_unit_test(test_control__invalid_sandbox_id_400),
+	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
+	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
+	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
+	    cmocka_unit_test(test_admin__fault_409_times_then_success),
+	    cmocka_unit_test(test_admin__request_log_masks_secrets),
+	    cmocka_unit_test(test_envd__health_token_and_502),
+	    cmocka_unit_test(test_envd__start_stream_frames_start_data_end),
+	    cmocka_unit_test(test_envd__send_signal_unknown_pid_404),
+	    cmocka_unit_test(test_envd__files_upload_download_stat),
+	};
+	int rc = cmocka_run_group_tests_name("fake_http", tests, server_start, server_stop);
+	curl_global_cleanup();
+	return rc;
+}
