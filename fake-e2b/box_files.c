@@ -494,36 +494,23 @@ static int open_for_write(fctx *c, fk_err *err)
 	if (pfd < 0)
 		return pfd;
 	close(pfd);
-	for (int tries = 0; tries < 8; tries++) {
-		/* an existing file is chowned to the user before it is truncated (envd upload.go)
-		 */
-		int fd = open_in(c->rootfd, c->abs, O_WRONLY | O_NOCTTY, 0);
-		if (fd >= 0) {
-			if (fchown(fd, c->user.uid, c->user.gid) < 0 || ftruncate(fd, 0) < 0) {
-				int e = errno;
-				close(fd);
-				return fk__fail(err, fk__errno_code(e), e,
-				                "error opening file '%s': %s", c->abs, strerror(e));
-			}
-			return fd;
-		}
+	/* one open that follows a final symlink inside the box and creates its target if needed;
+	 * no O_TRUNC: an existing file is chowned to the user before it is truncated (envd
+	 * upload.go), a new one is chowned the same way */
+	int fd = open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_NOCTTY, 0644);
+	if (fd < 0) {
 		if (errno == EISDIR)
 			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
-		if (errno != ENOENT)
-			return fk__fail(err, fk__errno_code(errno), errno,
-			                "error opening file '%s': %s", c->abs, strerror(errno));
-		fd = open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0644);
-		if (fd >= 0) {
-			if (fchown(fd, c->user.uid, c->user.gid) < 0)
-				fprintf(stderr, "fake-e2b: chown %s: %s\n", c->abs,
-				        strerror(errno));
-			return fd;
-		}
-		if (errno != EEXIST)
-			return fk__fail(err, fk__errno_code(errno), errno,
-			                "error opening file '%s': %s", c->abs, strerror(errno));
+		return fk__fail(err, fk__errno_code(errno), errno, "error opening file '%s': %s",
+		                c->abs, strerror(errno));
 	}
-	return fk__fail(err, FK_EIO, EAGAIN, "error opening file '%s'", c->abs);
+	if (fchown(fd, c->user.uid, c->user.gid) < 0 || ftruncate(fd, 0) < 0) {
+		int e = errno;
+		close(fd);
+		return fk__fail(err, fk__errno_code(e), e, "error opening file '%s': %s", c->abs,
+		                strerror(e));
+	}
+	return fd;
 }
 
 int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,

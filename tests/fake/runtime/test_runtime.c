@@ -1,14 +1,896 @@
+/*
+ * tests/fake/runtime/test_runtime.c — fake-e2b's sandbox runtime (issue 3) against this machine:
+ * isolation, pause, reboot, destroy, envd process semantics and the files API. Needs root,
+ * namespaces and the freezer cgroup; without them every isolation test skips with the reason.
+ */
 #define _GNU_SOURCE
 #include "runtime.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static fk_rt *rt;
+
+static int64_t now_ms(void)
 {
-	fk_rt *rt;
-	fk_err err = {0};
-	if (fk_rt_new(&rt, NULL, &err) < 0) {
-		fprintf(stderr, "%s\n", err.message);
-		return 1;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+#define NEED_ISOLATION()                                                                           \
+	do {                                                                                       \
+		if (!fk_rt_isolated(rt)) {                                                         \
+			fprintf(stderr, "SKIP: needs root, namespaces and cgroups\n");             \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+typedef struct result {
+	char *out;
+	size_t out_len;
+	char *err;
+	size_t err_len;
+	int status;
+	uint32_t pid;
+} result;
+
+static void result_clear(result *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static void append(char **buf, size_t *len, const unsigned char *d, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, d, n);
+	*len += n;
+	(*buf)[*len] = 0;
+}
+
+/* Drains a subscription until the end event (60 s guard). */
+static void drain(fk_sub *s, result *r)
+{
+	int64_t deadline = now_ms() + 60000;
+	for (;;) {
+		fk_event ev;
+		int rc = fk_sub_next(s, &ev, 1000);
+		if (rc == FK_ETIMEOUT) {
+			assert_true(now_ms() < deadline);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		if (ev.type == FK_EV_END) {
+			r->status = ev.wait_status;
+			fk_event_clear(&ev);
+			return;
+		}
+		if (ev.type == FK_EV_STDOUT)
+			append(&r->out, &r->out_len, ev.data, ev.len);
+		else
+			append(&r->err, &r->err_len, ev.data, ev.len);
+		fk_event_clear(&ev);
 	}
+}
+
+static int run_spec(const char *box, const fk_proc_spec *spec, result *r, fk_err *err)
+{
+	fk_proc *p;
+	fk_sub *s;
+	memset(r, 0, sizeof(*r));
+	int rc = fk_proc_start(rt, box, spec, &p, &s, err);
+	if (rc < 0)
+		return rc;
+	r->pid = fk_proc_pid(p);
+	drain(s, r);
+	if (!r->out)
+		append(&r->out, &r->out_len, (const unsigned char *)"", 0);
+	if (!r->err)
+		append(&r->err, &r->err_len, (const unsigned char *)"", 0);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	return 0;
+}
+
+/* bash -c <script> as `user`; returns stdout (caller frees), asserts exit 0. */
+static char *sh(const char *box, const char *user, const char *fmt, ...)
+{
+	char *script;
+	va_list ap;
+	va_start(ap, fmt);
+	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	va_end(ap);
+	const char *args[] = {"-c", script};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
+	result r;
+	fk_err err = {0};
+	int rc = run_spec(box, &spec, &r, &err);
+	if (rc != 0)
+		fprintf(stderr, "start failed: %s\n", err.message);
+	assert_int_equal(rc, 0);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+		fprintf(stderr, "script `%s` failed (status %d): %s%s\n", script, r.status, r.out,
+		        r.err);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	free(script);
+	free(r.err);
+	return r.out;
+}
+
+static fk_proc *start_bg(const char *box, const char *user, const char *script)
+{
+	const char *args[] = {"-c", script};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
+	fk_proc *p = NULL;
+	fk_err err = {0};
+	int rc = fk_proc_start(rt, box, &spec, &p, NULL, &err);
+	if (rc != 0)
+		fprintf(stderr, "start failed: %s\n", err.message);
+	assert_int_equal(rc, 0);
+	return p;
+}
+
+static void box_create(const char *id, bool net_none)
+{
+	const char *envs[] = {"E2B_SANDBOX=true", "FK_BOX_ENV=box", "FK_OVERRIDE=box"};
+	fk_box_options o = {.net_none = net_none, .envs = envs, .n_envs = 3};
+	fk_err err = {0};
+	int rc = fk_box_create(rt, id, &o, &err);
+	if (rc != 0)
+		fprintf(stderr, "create %s: %s\n", id, err.message);
+	assert_int_equal(rc, 0);
+}
+
+static void box_destroy(const char *id)
+{
+	assert_int_equal(fk_box_destroy(rt, id, NULL), 0);
+}
+
+static void wait_end(fk_proc *p, int *status)
+{
+	int64_t deadline = now_ms() + 30000;
+	while (!fk_proc_ended(p, status)) {
+		assert_true(now_ms() < deadline);
+		sleep_ms(10);
+	}
+}
+
+/* Whole content of a file in the box, through the files API. */
+static char *box_read(const char *box, const char *path)
+{
+	int fd;
+	uint64_t size;
+	fk_err err = {0};
+	int rc = fk_file_read_open(rt, box, path, "root", &fd, &size, &err);
+	if (rc != 0)
+		return NULL;
+	char *buf = calloc(1, size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, size), (ssize_t)size);
+	close(fd);
+	return buf;
+}
+
+static void box_write(const char *box, const char *path, const char *user, const char *data)
+{
+	fk_writer *w;
+	fk_err err = {0};
+	int rc = fk_file_write_open(rt, box, path, user, &w, NULL, &err);
+	if (rc != 0)
+		fprintf(stderr, "write_open %s: %s\n", path, err.message);
+	assert_int_equal(rc, 0);
+	assert_int_equal(fk_writer_write(w, data, strlen(data), &err), 0);
+	assert_int_equal(fk_writer_close(w, &err), 0);
+}
+
+/* ------------------------------------------------------------ isolation */
+
+static void test_runtime__each_box_sees_only_its_own_processes(void **state)
+{
+	NEED_ISOLATION();
+	box_create("iso-a", false);
+	box_create("iso-b", false);
+	fk_proc *pa = start_bg("iso-a", "sandbox", "exec sleep 1000");
+	fk_proc *pb = start_bg("iso-b", "sandbox", "exec sleep 1000");
+	/* the wrapper execs into sleep a moment after start returns */
+	const char *wait_sleep =
+	    "for i in $(seq 200); do pgrep -x sleep && exit 0; sleep 0.05; done; "
+	    "exit 1";
+	char *a = sh("iso-a", "root", "%s", wait_sleep);
+	char *b = sh("iso-b", "root", "%s", wait_sleep);
+	char want[32];
+	snprintf(want, sizeof(want), "%u\n", fk_proc_pid(pa));
+	assert_string_equal(a, want);
+	snprintf(want, sizeof(want), "%u\n", fk_proc_pid(pb));
+	assert_string_equal(b, want);
+	free(a);
+	free(b);
+	/* pkill in one box does not reach the other */
+	free(sh("iso-a", "root", "pkill -x sleep; true"));
+	int st;
+	wait_end(pa, &st);
+	assert_true(WIFSIGNALED(st));
+	assert_false(fk_proc_ended(pb, NULL));
+	fk_proc_unref(pa);
+	fk_proc_unref(pb);
+	box_destroy("iso-a");
+	box_destroy("iso-b");
+}
+
+static void test_runtime__tmp_is_private(void **state)
+{
+	NEED_ISOLATION();
+	box_create("tmp-a", false);
+	box_create("tmp-b", false);
+	char name[64];
+	snprintf(name, sizeof(name), "/tmp/fk-private-%d", (int)getpid());
+	free(sh("tmp-a", "sandbox", "echo secret > %s", name));
+	char *b = sh("tmp-b", "sandbox", "test -e %s && echo seen || echo absent", name);
+	assert_string_equal(b, "absent\n");
+	free(b);
+	assert_int_equal(access(name, F_OK), -1);
+	char *a = sh("tmp-a", "sandbox", "cat %s", name);
+	assert_string_equal(a, "secret\n");
+	free(a);
+	box_destroy("tmp-a");
+	box_destroy("tmp-b");
+}
+
+static void test_runtime__template_conventions(void **state)
+{
+	NEED_ISOLATION();
+	box_create("tpl", false);
+	char *o =
+	    sh("tpl", "sandbox", "id -u; id -g; id -un; echo $HOME; pwd; echo $USER $LOGNAME");
+	assert_string_equal(o, "1000\n1000\nsandbox\n/workspace\n/workspace\nsandbox sandbox\n");
+	free(o);
+	o = sh("tpl", "root",
+	       "stat -c '%%a %%U %%G %%n' /skills /opt/capybara /workspace /tmp; "
+	       "getent passwd sandbox; pwd");
+	assert_string_equal(o, "755 root root /skills\n"
+	                       "700 root root /opt/capybara\n"
+	                       "755 sandbox sandbox /workspace\n"
+	                       "1777 root root /tmp\n"
+	                       "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n"
+	                       "/root\n");
+	free(o);
+	/* the host's /usr is read-only inside */
+	o = sh("tpl", "root", "touch /usr/fk-nope 2>/dev/null && echo writable || echo ro");
+	assert_string_equal(o, "ro\n");
+	free(o);
+	box_destroy("tpl");
+}
+
+static void test_runtime__tools_work_inside(void **state)
+{
+	NEED_ISOLATION();
+	box_create("tools", false);
+	char *o = sh("tools", "root",
+	             "runuser -u sandbox -- id -un; setsid -w /bin/sh -c 'echo setsid-ok'; "
+	             "timeout -s KILL 0.2 sleep 5; echo timeout=$?; "
+	             "sleep 300 & pgrep -x sleep >/dev/null && echo pgrep-ok; "
+	             "pkill -x sleep; wait; echo pkill-done; bash --version | head -c 13; echo");
+	assert_string_equal(
+	    o, "sandbox\nsetsid-ok\ntimeout=137\npgrep-ok\npkill-done\nGNU bash, ver\n");
+	free(o);
+	/* a C program builds and runs inside (the demo does this) */
+	o = sh(
+	    "tools", "sandbox",
+	    "printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > h.c && "
+	    "gcc -o h h.c && ./h");
+	assert_string_equal(o, "built\n");
+	free(o);
+	box_destroy("tools");
+}
+
+static void test_runtime__net_none_has_only_lo(void **state)
+{
+	NEED_ISOLATION();
+	box_create("net", true);
+	char *o = sh("net", "root",
+	             "ls /sys/class/net 2>/dev/null | wc -l >/dev/null; "
+	             "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '");
+	assert_string_equal(o, "lo\n");
+	free(o);
+	box_destroy("net");
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static long counter(const char *box)
+{
+	char *s = box_read(box, "/tmp/counter");
+	long v = s ? strtol(s, NULL, 10) : -1;
+	free(s);
+	return v;
+}
+
+static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
+{
+	NEED_ISOLATION();
+	box_create("frz", false);
+	fk_proc *p = start_bg("frz", "sandbox",
+	                      "i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; "
+	                      "mv /tmp/counter.new /tmp/counter; sleep 0.01; done");
+	int64_t deadline = now_ms() + 10000;
+	while (counter("frz") < 3)
+		assert_true(now_ms() < deadline);
+	assert_int_equal(fk_box_freeze(rt, "frz", NULL), 0);
+	bool frozen = false;
+	assert_true(fk_box_exists(rt, "frz", &frozen));
+	assert_true(frozen);
+	long a = counter("frz");
+	sleep_ms(500);
+	long b = counter("frz");
+	assert_int_equal(a, b);
+	/* a frozen box refuses new processes */
+	const char *args[] = {"-c", "true"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2};
+	fk_err err = {0};
+	assert_int_equal(fk_proc_start(rt, "frz", &spec, NULL, NULL, &err), FK_ESTATE);
+	assert_int_equal(fk_box_thaw(rt, "frz", NULL), 0);
+	deadline = now_ms() + 10000;
+	while (counter("frz") <= b + 2)
+		assert_true(now_ms() < deadline);
+	fk_proc_unref(p);
+	box_destroy("frz");
+}
+
+static void test_runtime__reboot_ends_processes_and_keeps_files(void **state)
+{
+	NEED_ISOLATION();
+	box_create("rb", false);
+	box_write("rb", "/workspace/keep.txt", "sandbox", "kept");
+	fk_proc *p = start_bg("rb", "sandbox", "exec sleep 1000");
+	fk_sub *s;
+	assert_int_equal(fk_sub_new(p, &s, NULL), 0);
+	assert_int_equal(fk_box_freeze(rt, "rb", NULL), 0);
+	assert_int_equal(fk_box_reboot(rt, "rb", NULL), 0);
+	result r = {0};
+	drain(s, &r);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGKILL);
+	result_clear(&r);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	bool frozen = true;
+	assert_true(fk_box_exists(rt, "rb", &frozen));
+	assert_false(frozen);
+	char *o = sh("rb", "sandbox", "cat /workspace/keep.txt; echo; pgrep -x sleep || echo none");
+	assert_string_equal(o, "kept\nnone\n");
+	free(o);
+	box_destroy("rb");
+}
+
+static unsigned long ns_inode(pid_t pid, const char *ns)
+{
+	char p[64];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ns);
+	return stat(p, &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+static int count_in_ns(unsigned long pidns)
+{
+	DIR *d = opendir("/proc");
+	int n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (ns_inode((pid_t)pid, "pid") == pidns)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static bool mounts_mention(const char *needle)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[4096];
+	bool found = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			found = true;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_runtime__destroy_leaves_nothing(void **state)
+{
+	NEED_ISOLATION();
+	box_create("gone", true);
+	pid_t init = fk_box_init_pid(rt, "gone");
+	assert_true(init > 0);
+	unsigned long pidns = ns_inode(init, "pid");
+	unsigned long mntns = ns_inode(init, "mnt");
+	assert_true(pidns != 0 && pidns != ns_inode(getpid(), "pid"));
+	assert_true(mntns != 0 && mntns != ns_inode(getpid(), "mnt"));
+	fk_proc *p = start_bg("gone", "sandbox", "sleep 1000 & sleep 1000 & exec sleep 1000");
+	int64_t deadline = now_ms() + 10000;
+	while (count_in_ns(pidns) < 4)
+		assert_true(now_ms() < deadline);
+	assert_int_equal(fk_box_freeze(rt, "gone", NULL), 0); /* frozen boxes are destroyable */
+	box_destroy("gone");
+	int st;
+	wait_end(p, &st);
+	assert_true(WIFSIGNALED(st));
+	fk_proc_unref(p);
+	assert_int_equal(count_in_ns(pidns), 0);
+	assert_false(mounts_mention("/gone/root"));
+	assert_false(fk_box_exists(rt, "gone", NULL));
+	assert_int_equal(access("/sys/fs/cgroup/freezer/fake-e2b/gone", F_OK), -1);
+	fk_err err = {0};
+	assert_int_equal(fk_box_destroy(rt, "gone", &err), FK_ENOTFOUND);
+}
+
+/* ------------------------------------------------------------ processes */
+
+static void test_runtime__exit_status_env_and_cwd(void **state)
+{
+	NEED_ISOLATION();
+	box_create("ps", false);
+	const char *args[] = {"-c",
+	                      "echo $FK_BOX_ENV $FK_OVERRIDE $E2B_SANDBOX; pwd; echo err >&2; "
+	                      "exit 3"};
+	const char *keys[] = {"FK_OVERRIDE"};
+	const char *vals[] = {"request"};
+	fk_proc_spec spec = {.cmd = "/bin/bash",
+	                     .args = args,
+	                     .n_args = 2,
+	                     .env_keys = keys,
+	                     .env_values = vals,
+	                     .n_envs = 1,
+	                     .cwd = "/tmp",
+	                     .user = "sandbox",
+	                     .tag = "t1"};
+	result r;
+	assert_int_equal(run_spec("ps", &spec, &r, NULL), 0);
+	assert_string_equal(r.out, "box request true\n/tmp\n");
+	assert_string_equal(r.err, "err\n");
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 3);
+	/* retained after exit: Connect by pid gets just the end */
+	fk_proc *p;
+	assert_int_equal(fk_proc_find(rt, "ps", r.pid, &p, NULL), 0);
+	fk_sub *s;
+	assert_int_equal(fk_sub_new(p, &s, NULL), 0);
+	fk_event ev;
+	assert_int_equal(fk_sub_next(s, &ev, 1000), 0);
+	assert_int_equal(ev.type, FK_EV_END);
+	assert_int_equal(ev.wait_status, r.status);
+	assert_int_equal(fk_sub_next(s, &ev, 10), FK_ECLOSED);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	/* but not signalable */
+	fk_err err = {0};
+	assert_int_equal(fk_proc_signal(rt, "ps", r.pid, SIGKILL, &err), FK_ENOTFOUND);
+	char want[64];
+	snprintf(want, sizeof(want), "process with pid %u not found", r.pid);
+	assert_string_equal(err.message, want);
+	result_clear(&r);
+
+	/* missing cwd */
+	spec.cwd = "/nope/dir";
+	assert_int_equal(run_spec("ps", &spec, &r, &err), FK_ENOCWD);
+	assert_string_equal(err.message, "cwd '/nope/dir' does not exist");
+	/* unknown user */
+	spec.cwd = NULL;
+	spec.user = "nobody-here";
+	assert_int_equal(run_spec("ps", &spec, &r, &err), FK_ENOUSER);
+	/* a missing command is exit 127 from the /bin/sh wrapper, like envd */
+	fk_proc_spec missing = {.cmd = "/no/such/cmd", .user = "root"};
+	assert_int_equal(run_spec("ps", &missing, &r, NULL), 0);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 127);
+	result_clear(&r);
+	/* default cwd: root's home */
+	char *o = sh("ps", "root", "pwd; echo $HOME");
+	assert_string_equal(o, "/root\n/root\n");
+	free(o);
+	box_destroy("ps");
+}
+
+static void test_runtime__kill_ends_stream_despite_background_holder(void **state)
+{
+	NEED_ISOLATION();
+	box_create("kill", false);
+	const char *args[] = {"-c", "sleep 1000 & echo started; exec sleep 1000"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	fk_sub *s;
+	assert_int_equal(fk_proc_start(rt, "kill", &spec, &p, &s, NULL), 0);
+	fk_event ev;
+	assert_int_equal(fk_sub_next(s, &ev, 10000), 0);
+	assert_int_equal(ev.type, FK_EV_STDOUT);
+	assert_int_equal(ev.len, 8);
+	assert_memory_equal(ev.data, "started\n", 8);
+	fk_event_clear(&ev);
+	/* a second subscriber sees the same end */
+	fk_sub *s2;
+	assert_int_equal(fk_sub_new(p, &s2, NULL), 0);
+	/* keepalive path: nothing to say within the timeout */
+	assert_int_equal(fk_sub_next(s, &ev, 50), FK_ETIMEOUT);
+	/* list shows it with its config */
+	fk_proc_info *infos;
+	size_t n;
+	assert_int_equal(fk_proc_list(rt, "kill", &infos, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(infos[0].pid, fk_proc_pid(p));
+	assert_string_equal(infos[0].cmd, "/bin/bash");
+	assert_int_equal(infos[0].n_args, 2);
+	fk_proc_info_free(infos, n);
+	int64_t t0 = now_ms();
+	assert_int_equal(fk_proc_signal(rt, "kill", fk_proc_pid(p), SIGKILL, NULL), 0);
+	result r = {0};
+	drain(s, &r);
+	assert_true(now_ms() - t0 < 10000);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGKILL);
+	result_clear(&r);
+	drain(s2, &r);
+	assert_int_equal(WTERMSIG(r.status), SIGKILL);
+	result_clear(&r);
+	fk_sub_free(s);
+	fk_sub_free(s2);
+	fk_proc_unref(p);
+	/* the background sleep still runs */
+	char *o = sh("kill", "root", "pgrep -xc sleep");
+	assert_string_equal(o, "1\n");
+	free(o);
+	box_destroy("kill");
+}
+
+static void test_runtime__stdin_pipe(void **state)
+{
+	NEED_ISOLATION();
+	box_create("in", false);
+	fk_proc_spec spec = {.cmd = "cat", .user = "sandbox", .stdin_pipe = true};
+	fk_proc *p;
+	fk_sub *s;
+	assert_int_equal(fk_proc_start(rt, "in", &spec, &p, &s, NULL), 0);
+	assert_int_equal(fk_proc_write_stdin(rt, "in", fk_proc_pid(p), "abc", 3, NULL), 0);
+	assert_int_equal(fk_proc_write_stdin(rt, "in", fk_proc_pid(p), "def", 3, NULL), 0);
+	assert_int_equal(fk_proc_close_stdin(rt, "in", fk_proc_pid(p), NULL), 0);
+	result r = {0};
+	drain(s, &r);
+	assert_string_equal(r.out, "abcdef");
+	assert_int_equal(r.status, 0);
+	result_clear(&r);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	box_destroy("in");
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			v = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void test_runtime__slow_subscriber_does_not_grow_memory(void **state)
+{
+	NEED_ISOLATION();
+	box_create("bp", false);
+	const char *args[] = {"-c", "head -c 104857600 /dev/zero"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	fk_sub *s;
+	long before = rss_kib();
+	assert_int_equal(fk_proc_start(rt, "bp", &spec, &p, &s, NULL), 0);
+	sleep_ms(1000); /* nobody reads: the producer must be held back */
+	long during = rss_kib();
+	assert_true(during - before < 16 * 1024);
+	size_t total = 0, max_chunk = 0;
+	for (;;) {
+		fk_event ev;
+		assert_int_equal(fk_sub_next(s, &ev, 30000), 0);
+		if (ev.type == FK_EV_END) {
+			assert_int_equal(ev.wait_status, 0);
+			break;
+		}
+		total += ev.len;
+		if (ev.len > max_chunk)
+			max_chunk = ev.len;
+		fk_event_clear(&ev);
+	}
+	assert_int_equal(total, 104857600);
+	assert_true(max_chunk <= 32768);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	box_destroy("bp");
+}
+
+static void test_runtime__output_without_subscriber_is_discarded(void **state)
+{
+	NEED_ISOLATION();
+	box_create("disc", false);
+	const char *args[] = {"-c", "echo early; sleep 0.5; echo late; sleep 0.5"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	assert_int_equal(fk_proc_start(rt, "disc", &spec, &p, NULL, NULL), 0);
+	sleep_ms(250);
+	fk_sub *s;
+	assert_int_equal(fk_sub_new(p, &s, NULL), 0);
+	result r = {0};
+	drain(s, &r);
+	assert_string_equal(r.out, "late\n");
+	result_clear(&r);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	box_destroy("disc");
+}
+
+/* ------------------------------------------------------------ files */
+
+static void test_runtime__upload_through_symlink_stays_inside(void **state)
+{
+	NEED_ISOLATION();
+	box_create("sym", false);
+	char host_target[128];
+	snprintf(host_target, sizeof(host_target), "/etc/fk-escape-%d", (int)getpid());
+	free(sh("sym", "root",
+	        "ln -s %s /workspace/abs; ln -s ../../../../../..%s /workspace/rel; "
+	        "ln -s /proc/1/root%s /workspace/magic",
+	        host_target, host_target, host_target));
+	box_write("sym", "/workspace/abs", "sandbox", "one");
+	assert_int_equal(access(host_target, F_OK), -1);
+	char *o = sh("sym", "root", "cat %s; echo; stat -c %%U %s", host_target, host_target);
+	assert_string_equal(o, "one\nsandbox\n");
+	free(o);
+	box_write("sym", "/workspace/rel", "sandbox", "two");
+	assert_int_equal(access(host_target, F_OK), -1);
+	o = box_read("sym", host_target);
+	assert_string_equal(o, "two");
+	free(o);
+	/* magic links are refused rather than followed */
+	fk_writer *w = NULL;
+	assert_true(fk_file_write_open(rt, "sym", "/workspace/magic", "sandbox", &w, NULL, NULL) <
+	            0);
+	assert_int_equal(access(host_target, F_OK), -1);
+	/* reading through a symlink stays inside too */
+	free(sh("sym", "root", "ln -s /etc/hostname /workspace/hn; echo boxname > /etc/hostname"));
+	o = box_read("sym", "/workspace/hn");
+	assert_string_equal(o, "boxname\n");
+	free(o);
+	box_destroy("sym");
+}
+
+static void test_runtime__upload_semantics(void **state)
+{
+	NEED_ISOLATION();
+	box_create("up", false);
+	char *abs = NULL;
+	fk_writer *w;
+	fk_err err = {0};
+	/* parents are created and chowned to the user; relative paths are under HOME */
+	assert_int_equal(fk_file_write_open(rt, "up", "a/b/c.txt", "sandbox", &w, &abs, &err), 0);
+	assert_string_equal(abs, "/workspace/a/b/c.txt");
+	free(abs);
+	assert_int_equal(fk_writer_write(w, "xyz", 3, NULL), 0);
+	assert_int_equal(fk_writer_close(w, NULL), 0);
+	char *o = sh("up", "root",
+	             "stat -c '%%U %%a' /workspace/a /workspace/a/b; "
+	             "stat -c '%%U %%a %%s' /workspace/a/b/c.txt");
+	assert_string_equal(o, "sandbox 755\nsandbox 755\nsandbox 644 3\n");
+	free(o);
+	/* an existing root file is chowned before truncation */
+	free(sh("up", "root", "echo long-old-content > /workspace/old; chmod 600 /workspace/old"));
+	box_write("up", "/workspace/old", "sandbox", "new");
+	o = sh("up", "root", "stat -c '%%U %%a' /workspace/old; cat /workspace/old");
+	assert_string_equal(o, "sandbox 600\nnew");
+	free(o);
+	/* a directory is refused */
+	assert_int_equal(fk_file_write_open(rt, "up", "/workspace/a", "sandbox", &w, NULL, &err),
+	                 FK_EISDIR);
+	assert_string_equal(err.message, "path is a directory: /workspace/a");
+	/* a parent that is a file */
+	assert_int_equal(
+	    fk_file_write_open(rt, "up", "/workspace/old/x", "sandbox", &w, NULL, &err),
+	    FK_ENOTDIR);
+	/* read: missing and directory */
+	int fd;
+	uint64_t size;
+	assert_int_equal(fk_file_read_open(rt, "up", "/nope", NULL, &fd, &size, &err),
+	                 FK_ENOTFOUND);
+	assert_string_equal(err.message, "path '/nope' does not exist");
+	assert_int_equal(fk_file_read_open(rt, "up", "/workspace", NULL, &fd, &size, &err),
+	                 FK_EISDIR);
+	assert_string_equal(err.message, "path '/workspace' is a directory");
+	/* read of the host's /usr as seen inside */
+	assert_int_equal(fk_file_read_open(rt, "up", "/usr/bin/env", NULL, &fd, &size, &err), 0);
+	assert_true(size > 0);
+	close(fd);
+	box_destroy("up");
+}
+
+static void test_runtime__upload_64mib_is_fast(void **state)
+{
+	NEED_ISOLATION();
+	box_create("big", false);
+	size_t chunk = 1 << 20;
+	char *buf = malloc(chunk);
+	assert_non_null(buf);
+	memset(buf, 'z', chunk);
+	fk_writer *w;
+	int64_t t0 = now_ms();
+	assert_int_equal(fk_file_write_open(rt, "big", "/workspace/big", "sandbox", &w, NULL, NULL),
+	                 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(fk_writer_write(w, buf, chunk, NULL), 0);
+	assert_int_equal(fk_writer_close(w, NULL), 0);
+	int64_t ms = now_ms() - t0;
+	fprintf(stderr, "64 MiB upload: %lld ms\n", (long long)ms);
+	assert_true(ms < 5000); /* generous bound; ~0.1 s here, need >= 200 MB/s */
+	fk_entry e;
+	assert_int_equal(fk_file_stat(rt, "big", "/workspace/big", NULL, &e, NULL), 0);
+	assert_int_equal(e.size, 64 * 1024 * 1024);
+	fk_entry_clear(&e);
+	free(buf);
+	box_destroy("big");
+}
+
+static void test_runtime__stat_list_mkdir_move_remove(void **state)
+{
+	NEED_ISOLATION();
+	box_create("fs", false);
+	free(sh("fs", "sandbox", "mkdir -p d/sub && printf hello > d/f.txt && ln -s f.txt d/l"));
+	fk_entry e;
+	fk_err err = {0};
+	assert_int_equal(fk_file_stat(rt, "fs", "/workspace/d/f.txt", "sandbox", &e, &err), 0);
+	assert_string_equal(e.name, "f.txt");
+	assert_string_equal(e.path, "/workspace/d/f.txt");
+	assert_int_equal(e.type, FK_FT_FILE);
+	assert_int_equal(e.size, 5);
+	assert_int_equal(e.mode & 0777, 0644);
+	assert_string_equal(e.permissions, "-rw-r--r--");
+	assert_string_equal(e.owner, "sandbox");
+	assert_string_equal(e.group, "sandbox");
+	assert_null(e.symlink_target);
+	assert_true(e.mtime_sec > 0);
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "fs", "/workspace/d/l", NULL, &e, NULL), 0);
+	assert_int_equal(e.type, FK_FT_SYMLINK);
+	assert_string_equal(e.symlink_target, "f.txt");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "fs", "/", NULL, &e, NULL), 0);
+	assert_int_equal(e.type, FK_FT_DIR);
+	assert_string_equal(e.path, "/");
+	assert_string_equal(e.permissions, "drwxr-xr-x");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "fs", "/nope", NULL, &e, &err), FK_ENOTFOUND);
+
+	fk_entry *v;
+	size_t n;
+	assert_int_equal(fk_file_list(rt, "fs", "/workspace/d", NULL, 1, &v, &n, NULL), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0].path, "/workspace/d/f.txt");
+	assert_string_equal(v[1].path, "/workspace/d/l");
+	assert_string_equal(v[2].path, "/workspace/d/sub");
+	assert_int_equal(v[2].type, FK_FT_DIR);
+	fk_entries_free(v, n);
+	assert_int_equal(fk_file_list(rt, "fs", "/workspace", NULL, 2, &v, &n, NULL), 0);
+	assert_int_equal(n, 4);
+	fk_entries_free(v, n);
+	assert_int_equal(fk_file_list(rt, "fs", "/workspace/d/f.txt", NULL, 1, &v, &n, NULL),
+	                 FK_ENOTDIR);
+	assert_int_equal(fk_file_list(rt, "fs", "/workspace/zz", NULL, 1, &v, &n, NULL),
+	                 FK_ENOTFOUND);
+
+	assert_int_equal(fk_file_mkdir(rt, "fs", "/workspace/m/n", "sandbox", &e, NULL), 0);
+	assert_int_equal(e.type, FK_FT_DIR);
+	assert_string_equal(e.owner, "sandbox");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_mkdir(rt, "fs", "/workspace/m/n", "sandbox", NULL, NULL),
+	                 FK_EEXIST);
+	assert_int_equal(fk_file_mkdir(rt, "fs", "/workspace/d/f.txt", "sandbox", NULL, NULL),
+	                 FK_ENOTDIR);
+
+	assert_int_equal(fk_file_move(rt, "fs", "/workspace/d/f.txt", "/workspace/x/y/g.txt",
+	                              "sandbox", &e, NULL),
+	                 0);
+	assert_string_equal(e.path, "/workspace/x/y/g.txt");
+	assert_int_equal(e.size, 5);
+	fk_entry_clear(&e);
+	assert_int_equal(
+	    fk_file_move(rt, "fs", "/workspace/none", "/workspace/z", NULL, NULL, NULL),
+	    FK_ENOTFOUND);
+
+	assert_int_equal(fk_file_remove(rt, "fs", "/workspace/d", NULL, NULL), 0);
+	assert_int_equal(fk_file_remove(rt, "fs", "/workspace/d", NULL, NULL), 0);
+	char *o = sh("fs", "sandbox", "ls /workspace; stat -c %%U /workspace/x/y");
+	assert_string_equal(o, "m\nx\nsandbox\n");
+	free(o);
+	box_destroy("fs");
+}
+
+static void test_runtime__unknown_box_and_bad_input(void **state)
+{
+	fk_err err = {0};
+	assert_int_equal(fk_box_freeze(rt, "nope", &err), FK_ENOTFOUND);
+	assert_int_equal(fk_box_create(rt, "bad/id", NULL, &err), FK_EINVAL);
+	fk_proc_spec spec = {.cmd = "true"};
+	assert_int_equal(fk_proc_start(rt, "nope", &spec, NULL, NULL, &err), FK_ENOTFOUND);
+	assert_int_equal(fk_proc_signal(rt, "nope", 1, SIGKILL, &err), FK_ENOTFOUND);
+	assert_string_equal(fk_code_name(FK_ENOCWD), "FK_ENOCWD");
+}
+
+static int group_setup(void **state)
+{
+	fk_err err = {0};
+	signal(SIGPIPE, SIG_IGN);
+	if (fk_rt_new(&rt, NULL, &err) < 0) {
+		fprintf(stderr, "fk_rt_new: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
 	fk_rt_free(rt);
 	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_runtime__unknown_box_and_bad_input),
+	    cmocka_unit_test(test_runtime__each_box_sees_only_its_own_processes),
+	    cmocka_unit_test(test_runtime__tmp_is_private),
+	    cmocka_unit_test(test_runtime__template_conventions),
+	    cmocka_unit_test(test_runtime__tools_work_inside),
+	    cmocka_unit_test(test_runtime__net_none_has_only_lo),
+	    cmocka_unit_test(test_runtime__freeze_stops_progress_and_thaw_resumes),
+	    cmocka_unit_test(test_runtime__reboot_ends_processes_and_keeps_files),
+	    cmocka_unit_test(test_runtime__destroy_leaves_nothing),
+	    cmocka_unit_test(test_runtime__exit_status_env_and_cwd),
+	    cmocka_unit_test(test_runtime__kill_ends_stream_despite_background_holder),
+	    cmocka_unit_test(test_runtime__stdin_pipe),
+	    cmocka_unit_test(test_runtime__slow_subscriber_does_not_grow_memory),
+	    cmocka_unit_test(test_runtime__output_without_subscriber_is_discarded),
+	    cmocka_unit_test(test_runtime__upload_through_symlink_stays_inside),
+	    cmocka_unit_test(test_runtime__upload_semantics),
+	    cmocka_unit_test(test_runtime__upload_64mib_is_fast),
+	    cmocka_unit_test(test_runtime__stat_list_mkdir_move_remove),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
