@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CLI_DEFAULT_READ_MAX (16u * 1024 * 1024)
 #define CLI_MAX_WRITE        ((size_t)1 << 30)
@@ -469,6 +470,9 @@ static int cmd_write(cli *c, int argc, char **argv)
 		return want_pos(c, &a, a.npos < 2 ? 2 : 3, "ID PATH [FILE|-]");
 	if (a.npos == 3)
 		src = a.pos[2];
+	if (strcmp(src, "-") == 0 && isatty(STDIN_FILENO))
+		fprintf(stderr, "%s write: reading the contents from stdin (end with Ctrl-D)\n",
+		        c->prog);
 	if ((rc = cli_read_file(src, &data, &len, CLI_MAX_WRITE)) < 0)
 		return cli_usage_error(c, "cannot read '%s': %s", src,
 		                       rc == -EFBIG ? "larger than 1 GiB"

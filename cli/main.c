@@ -154,6 +154,10 @@ int main(int argc, char **argv)
 	abort_sig = c.sig;
 	if (getenv("SANDBOX_E2B_ENVD_URL") && *getenv("SANDBOX_E2B_ENVD_URL"))
 		c.envd_url = getenv("SANDBOX_E2B_ENVD_URL");
+	/* Known before parsing, so even an early usage error prints its JSON object. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			c.json = true;
 	install_handlers();
 	rc = run(&c, argc, argv);
 	fflush(stdout);

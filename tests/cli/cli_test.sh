@@ -95,6 +95,9 @@ test_help() {
 	run create x --json
 	expect_rc "usage error with --json exits 2" 2
 	expect_eq "usage error --json is one object" "$(jq_out error.code)" "usage"
+	run exec --bogus --json
+	expect_rc "early usage error with --json exits 2" 2
+	expect_eq "early usage error --json object" "$(jq_out error.code)" "usage"
 	run --version
 	expect_rc "--version exits 0" 0
 	finish
