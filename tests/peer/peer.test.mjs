@@ -187,6 +187,8 @@ describe('e2b SDK against fake-e2b', { concurrency: false }, () => {
       onStdout: (d) => out.push(d),
     })
     assert.ok(Number.isInteger(h.pid) && h.pid > 0)
+    for (let i = 0; i < 200 && out.join('') === ''; i++) await sleep(50)
+    assert.equal(out.join(''), 'started\n', 'output streamed before the kill')
     const listed = await sbx.commands.list()
     assert.ok(listed.some((p) => p.pid === h.pid), 'background process listed')
     const t0 = Date.now()
