@@ -28,10 +28,16 @@ void sbx_buf_init(sbx_buf *b, size_t max)
 	b->max = max;
 }
 
+/* max, clamped for a buffer made with SBX_BUF_INIT (which cannot assert) and a huge max. */
+static size_t buf_max(const sbx_buf *b)
+{
+	return b->max > SIZE_MAX / 2 ? SIZE_MAX / 2 : b->max;
+}
+
 /* Make cap >= need (need <= max + 1 by the callers' checks). */
 static int buf_grow(sbx_buf *b, size_t need)
 {
-	size_t cap;
+	size_t cap, max = buf_max(b);
 	unsigned char *p;
 
 	if (need <= b->cap)
@@ -39,8 +45,8 @@ static int buf_grow(sbx_buf *b, size_t need)
 	cap = b->cap ? b->cap : BUF_MIN_CAP;
 	while (cap < need)
 		cap *= 2; /* cap <= 2 * (max + 1) <= SIZE_MAX: no overflow */
-	if (cap > b->max + 1)
-		cap = b->max + 1;
+	if (cap > max + 1)
+		cap = max + 1;
 	if (!(p = sbx__realloc(b->ptr, cap)))
 		return SBX_ENOMEM;
 	if (!b->ptr)
@@ -53,7 +59,7 @@ static int buf_grow(sbx_buf *b, size_t need)
 int sbx_buf_reserve(sbx_buf *b, size_t want, unsigned char **tail)
 {
 	int error;
-	if (want > b->max - b->len) /* len <= max always holds */
+	if (want > buf_max(b) - b->len) /* len <= max always holds */
 		return SBX_ETOOLARGE;
 	if ((error = buf_grow(b, b->len + want + 1)) < 0)
 		return error;

@@ -47,6 +47,17 @@ static void test_buf__huge_length_is_too_large_not_overflow(void **state)
 	sbx_buf_dispose(&b);
 }
 
+static void test_buf__unchecked_huge_max_is_clamped(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(SIZE_MAX); /* the macro cannot assert max <= SIZE_MAX / 2 */
+	assert_int_equal(sbx_buf_put(&b, "abc", 3), 0);
+	assert_int_equal(sbx_buf_put(&b, "x", SIZE_MAX / 2), SBX_ETOOLARGE);
+	assert_int_equal(sbx_buf_put(&b, "x", SIZE_MAX), SBX_ETOOLARGE);
+	assert_int_equal(b.len, 3);
+	sbx_buf_dispose(&b);
+}
+
 static void test_buf__zero_max_holds_nothing(void **state)
 {
 	(void)state;
@@ -171,6 +182,7 @@ int main(void)
 	    cmocka_unit_test(test_buf__put_appends_and_keeps_a_nul),
 	    cmocka_unit_test(test_buf__exactly_max_fits_one_more_is_too_large),
 	    cmocka_unit_test(test_buf__huge_length_is_too_large_not_overflow),
+	    cmocka_unit_test(test_buf__unchecked_huge_max_is_clamped),
 	    cmocka_unit_test(test_buf__zero_max_holds_nothing),
 	    cmocka_unit_test(test_buf__oom_leaves_the_buffer_unchanged),
 	    cmocka_unit_test(test_buf__growth_is_capped_at_max_plus_one),
