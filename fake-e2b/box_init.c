@@ -197,6 +197,8 @@ struct init_args {
 	int ready_fd; /* write end: {stage, errno} */
 	int cg_fd;    /* freezer tasks file or -1 */
 	bool net_none;
+	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
+	size_t argv_len;
 };
 
 static const char *const dev_link_names[4] = {"fd", "stdin", "stdout", "stderr"};
@@ -307,7 +309,14 @@ static int init_main(void *arg)
 		init_fail(a, 9);
 	if (chdir("/") < 0)
 		init_fail(a, 10);
+	/* the init is a copy of the server: hide its command line (it may carry the API key) and
+	 * its memory from the box's users */
 	prctl(PR_SET_NAME, "fk-init");
+	if (a->argv_area && a->argv_len > 0) {
+		memset(a->argv_area, 0, a->argv_len);
+		memcpy(a->argv_area, "fk-init", a->argv_len > 8 ? 8 : a->argv_len - 1);
+	}
+	prctl(PR_SET_DUMPABLE, 0);
 	int ok[2] = {0, 0};
 	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
 		_exit(126);
@@ -348,6 +357,18 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	snprintf(a->dev_ptmx, sizeof(a->dev_ptmx), "%s/ptmx", a->dev);
 	snprintf(a->proc, sizeof(a->proc), "%s/proc", b->root);
 	a->net_none = b->net_none;
+	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
+	 * /proc/self/cmdline. Only used when the first string matches. */
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[8192];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (n > 0 && (size_t)n < sizeof(buf) && !strcmp(buf, program_invocation_name)) {
+			a->argv_area = program_invocation_name;
+			a->argv_len = (size_t)n;
+		}
+	}
 }
 
 int fk__box_boot(fk_box *b, fk_err *err)

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -853,6 +854,62 @@ static void test_runtime__unknown_box_and_bad_input(void **state)
 	assert_string_equal(fk_code_name(FK_ENOCWD), "FK_ENOCWD");
 }
 
+static void *concurrent_starter(void *arg)
+{
+	const char *box = arg;
+	for (int i = 0; i < 5; i++) {
+		char *o = sh(box, "sandbox", "echo $((%d * 2))", i);
+		char want[16];
+		snprintf(want, sizeof(want), "%d\n", i * 2);
+		assert_string_equal(o, want);
+		free(o);
+	}
+	return NULL;
+}
+
+static void test_runtime__concurrent_starts_in_one_box(void **state)
+{
+	NEED_ISOLATION();
+	box_create("conc", false);
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, concurrent_starter, "conc"), 0);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	fk_proc_info *infos;
+	size_t n;
+	assert_int_equal(fk_proc_list(rt, "conc", &infos, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	fk_proc_info_free(infos, n);
+	box_destroy("conc");
+}
+
+static void test_runtime__degraded_mode_still_runs_processes(void **state)
+{
+	fk_rt *saved = rt;
+	fk_rt_options o = {.no_isolation = true};
+	assert_int_equal(fk_rt_new(&rt, &o, NULL), 0);
+	assert_false(fk_rt_isolated(rt));
+	box_create("deg", false);
+	char *out = sh("deg", NULL, "echo hi; basename $(pwd)");
+	assert_string_equal(out, "hi\nroot\n");
+	free(out);
+	fk_proc *p = start_bg("deg", NULL, "exec sleep 1000");
+	assert_int_equal(fk_box_freeze(rt, "deg", NULL), 0);
+	assert_int_equal(fk_box_thaw(rt, "deg", NULL), 0);
+	box_write("deg", "/workspace/f", NULL, "data");
+	char *c = box_read("deg", "/workspace/f");
+	assert_string_equal(c, "data");
+	free(c);
+	box_destroy("deg");
+	int st;
+	wait_end(p, &st);
+	assert_true(WIFSIGNALED(st));
+	fk_proc_unref(p);
+	fk_rt_free(rt);
+	rt = saved;
+}
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -891,6 +948,8 @@ int main(void)
 	    cmocka_unit_test(test_runtime__upload_semantics),
 	    cmocka_unit_test(test_runtime__upload_64mib_is_fast),
 	    cmocka_unit_test(test_runtime__stat_list_mkdir_move_remove),
+	    cmocka_unit_test(test_runtime__concurrent_starts_in_one_box),
+	    cmocka_unit_test(test_runtime__degraded_mode_still_runs_processes),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
