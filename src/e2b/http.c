@@ -156,8 +156,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	}
 	/* An error body: keep its head for the message, drop the rest. */
 	room = SBX_HTTP_MAX_ERROR_BODY - c->body.len;
-	if (sbx_buf_put(&c->body, ptr, n < room ? n : room) < 0)
-		c->cb_code = 0; /* best effort: the status alone still makes the error */
+	/* best effort: on failure the status alone still makes the error */
+	(void)sbx_buf_put(&c->body, ptr, n < room ? n : room);
 	return n;
 }
 
