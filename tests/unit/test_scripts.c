@@ -124,15 +124,10 @@ static void test_scripts__control_paths_and_uuids(void **state)
 	assert_uuid_v4(u);
 }
 
-/* Run `sh -c script name args...`, capturing stdout; returns the exit status. */
-static int run_sh(const char *script, const char *const *args, size_t nargs, char *out,
-                  size_t outlen)
+/* Run argv (NULL-terminated), capturing stdout; returns the exit status. */
+static int run_argv(const char *const *argv, char *out, size_t outlen)
 {
 	int pipefd[2];
-	const char *argv[8] = {"/bin/sh", "-c", script, "capybara-test"};
-	assert_true(nargs <= 3);
-	for (size_t i = 0; i < nargs; i++)
-		argv[4 + i] = args[i];
 	assert_int_equal(pipe(pipefd), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -140,7 +135,7 @@ static int run_sh(const char *script, const char *const *args, size_t nargs, cha
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		execv("/bin/sh", (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -153,6 +148,54 @@ static int run_sh(const char *script, const char *const *args, size_t nargs, cha
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run `sh -c script capybara-test args...`, capturing stdout; returns the exit status. */
+static int run_sh(const char *script, const char *const *args, size_t nargs, char *out,
+                  size_t outlen)
+{
+	const char *argv[8] = {"/bin/sh", "-c", script, "capybara-test"};
+	assert_true(nargs <= 3);
+	for (size_t i = 0; i < nargs; i++)
+		argv[4 + i] = args[i];
+	return run_argv(argv, out, outlen);
+}
+
+/* The exec wrapper as the provider runs it: setsid -w /bin/sh -c WRAPPER ... */
+static int run_wrapper(const char *ctl, const char *command, uint64_t timeout_ms, char *out,
+                       size_t outlen)
+{
+	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {"setsid"};
+	char secs[24];
+	sbx__e2b_exec_args(argv + 1, secs, sizeof(secs), ctl, command, timeout_ms);
+	return run_argv(argv, out, outlen);
+}
+
+static void test_scripts__exec_wrapper_runs_bash_and_keeps_the_status(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sbx-unit-XXXXXX", ctl[96], path[128], out[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(ctl, sizeof(ctl), "%s/.capybara-exec-test", dir);
+
+	/* bash, not sh: [[ ]] works; stdout passes through; the status is kept */
+	assert_int_equal(
+	    run_wrapper(ctl, "[[ 1 == 1 ]] && echo \"$0 ok\"; exit 7", 10000, out, sizeof(out)), 7);
+	assert_string_equal(out, "/bin/bash ok\n");
+	snprintf(path, sizeof(path), "%s.pid", ctl);
+	assert_int_equal(access(path, F_OK), -1); /* the pid file is removed */
+
+	/* a kill that raced ahead of the start: the command never runs */
+	snprintf(path, sizeof(path), "%s.kill", ctl);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(run_wrapper(ctl, "echo ran", 10000, out, sizeof(out)), 137);
+	assert_string_equal(out, "");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.pid", ctl);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_scripts__read_and_stat_scripts_behave(void **state)
@@ -195,6 +238,7 @@ int main(void)
 	    cmocka_unit_test(test_scripts__exec_args_are_the_seeds),
 	    cmocka_unit_test(test_scripts__control_paths_and_uuids),
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
+	    cmocka_unit_test(test_scripts__exec_wrapper_runs_bash_and_keeps_the_status),
 	};
 	return cmocka_run_group_tests_name("scripts", tests, NULL, NULL);
 }
