@@ -31,6 +31,9 @@
 #define KEY "e2b_http_test"
 
 static const char *g_bin;
+static long g_timeout_ms = 60000; /* per request */
+static CURLcode g_curl_rc;        /* of the last request */
+static int g_allow_curl_error;
 static pid_t g_pid = -1;
 static char g_url[64];
 static char g_dir[64];
@@ -227,9 +230,11 @@ static resp *http_raw(const char *method, const char *path, const char *ctype, c
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, g_timeout_ms);
 	CURLcode rc = curl_easy_perform(c);
-	assert_int_equal(rc, CURLE_OK);
+	g_curl_rc = rc;
+	if (!g_allow_curl_error)
+		assert_int_equal(rc, CURLE_OK);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
@@ -749,8 +754,16 @@ static json_t *stream(envd_ctx *e, const char *method, const char *json_body, lo
 		const unsigned char *b = (const unsigned char *)r->body + off;
 		size_t len =
 		    ((size_t)b[1] << 24) | ((size_t)b[2] << 16) | ((size_t)b[3] << 8) | b[4];
+		if (g_allow_curl_error && off + 5 + len > r->len) {
+			json_array_append_new(
+			    out, json_pack("{s:i,s:s}", "flags", b[0], "msg", "oversize"));
+			off = r->len;
+			break;
+		}
 		assert_true(off + 5 + len <= r->len);
 		json_t *m = json_loadb((const char *)b + 5, len, 0, NULL);
+		if (!m && g_allow_curl_error)
+			m = json_string("garbage");
 		assert_non_null(m);
 		json_array_append_new(out, json_pack("{s:i,s:o}", "flags", b[0], "msg", m));
 		off += 5 + len;
@@ -972,6 +985,105 @@ static void test_envd__files_upload_download_stat(void **state)
 	delete_sandbox(e.id);
 }
 
+static void add_fault(const char *kind)
+{
+	char body[256];
+	snprintf(body, sizeof(body),
+	         "{\"method\":\"POST\",\"path\":\"/process.Process/Start\",\"kind\":\"%s\","
+	         "\"times\":1}",
+	         kind);
+	resp *r = http("POST", "/_fake/faults", body);
+	assert_int_equal(r->status, 201);
+	resp_free(r);
+}
+
+static int count_kind(json_t *frames, const char *kind)
+{
+	int n = 0;
+	size_t i;
+	json_t *f;
+	json_array_foreach(frames, i, f) if (json_is_object(json_object_get(f, "msg")) &&
+	                                     event_kind(f) && !strcmp(event_kind(f), kind)) n++;
+	return n;
+}
+
+static int count_end_stream(json_t *frames)
+{
+	int n = 0;
+	size_t i;
+	json_t *f;
+	json_array_foreach(frames, i, f) n += json_integer_value(json_object_get(f, "flags")) == 2;
+	return n;
+}
+
+static void test_envd__stream_faults(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	long st;
+	const char *cmd = "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo x\"]}}";
+	g_allow_curl_error = 1;
+
+	add_fault("stream_no_end"); /* events incl. end, then a clean close without end-stream */
+	json_t *f = stream(&e, "process.Process/Start", cmd, &st, NULL);
+	assert_int_equal(g_curl_rc, CURLE_OK);
+	assert_int_equal(count_kind(f, "start"), 1);
+	assert_int_equal(count_kind(f, "end"), 1);
+	assert_int_equal(count_end_stream(f), 0);
+	json_decref(f);
+
+	add_fault("stream_garbage"); /* start, then a frame that is not JSON, then a broken close */
+	f = stream(&e, "process.Process/Start", cmd, &st, NULL);
+	assert_int_not_equal(g_curl_rc, CURLE_OK);
+	assert_int_equal(json_array_size(f), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f, 1), "msg")),
+	                    "garbage");
+	json_decref(f);
+
+	add_fault("stream_oversize"); /* start, then a header claiming 2^31 bytes */
+	f = stream(&e, "process.Process/Start", cmd, &st, NULL);
+	assert_int_not_equal(g_curl_rc, CURLE_OK);
+	assert_int_equal(json_array_size(f), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f, 1), "msg")),
+	                    "oversize");
+	json_decref(f);
+
+	add_fault("stream_keepalive_only"); /* only keepalives, at the requested interval */
+	g_timeout_ms = 2600;
+	f = stream(&e, "process.Process/Start", cmd, &st, "Keepalive-Ping-Interval: 1");
+	assert_int_equal(g_curl_rc, CURLE_OPERATION_TIMEDOUT);
+	assert_int_equal(count_kind(f, "start"), 1);
+	assert_int_equal(count_kind(f, "data"), 0);
+	assert_int_equal(count_kind(f, "end"), 0);
+	assert_true(count_kind(f, "keepalive") >= 1);
+	json_decref(f);
+
+	/* normal stream: keepalives while idle, then the end */
+	g_timeout_ms = 60000;
+	f = stream(&e, "process.Process/Start",
+	           "{\"process\":{\"cmd\":\"/bin/sleep\",\"args\":[\"2.5\"]}}", &st,
+	           "Keepalive-Ping-Interval: 1");
+	assert_int_equal(g_curl_rc, CURLE_OK);
+	assert_true(count_kind(f, "keepalive") >= 1);
+	assert_int_equal(count_kind(f, "end"), 1);
+	assert_int_equal(count_end_stream(f), 1);
+	json_decref(f);
+
+	/* Connect-Timeout-Ms: SIGKILL and end-stream deadline_exceeded */
+	f = stream(&e, "process.Process/Start",
+	           "{\"process\":{\"cmd\":\"/bin/sleep\",\"args\":[\"30\"]}}", &st,
+	           "Connect-Timeout-Ms: 500");
+	assert_int_equal(g_curl_rc, CURLE_OK);
+	json_t *last = json_object_get(json_array_get(f, json_array_size(f) - 1), "msg");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(last, "error"), "code")),
+	    "deadline_exceeded");
+	json_decref(f);
+	g_allow_curl_error = 0;
+	delete_sandbox(e.id);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -997,6 +1109,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_envd__start_stream_frames_start_data_end),
 	    cmocka_unit_test(test_envd__send_signal_unknown_pid_404),
 	    cmocka_unit_test(test_envd__files_upload_download_stat),
+	    cmocka_unit_test(test_envd__stream_faults),
 	};
 	int rc = cmocka_run_group_tests_name("fake_http", tests, server_start, server_stop);
 	curl_global_cleanup();
