@@ -433,10 +433,15 @@ static int demo_exec(demo *d, const char *name, const char *cmd, bool show)
 	if (!r.has_exit_code || r.exit_code != 0) {
 		print_indented(d, r.stdout_data, r.stdout_len);
 		print_indented(d, r.stderr_data, r.stderr_len);
-		rc = step_fail(d, name, r.aborted ? SBX_EABORTED : 0, NULL, "'%s' %s %d%s", cmd,
-		               r.has_exit_code ? "exited" : "ended without exit code",
-		               r.has_exit_code ? r.exit_code : -1,
-		               r.timed_out ? " (timed out)" : "");
+		if (r.has_exit_code)
+			rc = step_fail(
+			    d, name, 0, NULL, "'%s' exited %d%s", cmd, r.exit_code,
+			    strstr(cmd, "make") ? " (does the template have make and gcc?)" : "");
+		else
+			rc = step_fail(d, name, r.aborted ? SBX_EABORTED : 0, NULL, "'%s' %s", cmd,
+			               r.timed_out ? "timed out"
+			               : r.aborted ? "was interrupted"
+			                           : "was killed");
 		sbx_exec_result_free(&r);
 		return rc;
 	}
