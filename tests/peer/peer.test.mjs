@@ -6,7 +6,14 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { CommandExitError, FileNotFoundError, Sandbox, SandboxNotFoundError } from 'e2b'
+import {
+  AuthenticationError,
+  CommandExitError,
+  FileNotFoundError,
+  Sandbox,
+  SandboxNotFoundError,
+  TimeoutError,
+} from 'e2b'
 import { fakePath, startFake } from './fake.mjs'
 
 const TEMPLATE = 'base'
@@ -16,8 +23,8 @@ const T = { timeout: 120000 }
 let fake
 const created = new Set()
 
-async function create(metadata = {}) {
-  const sbx = await Sandbox.create(TEMPLATE, { metadata: { suite: 'peer', run: RUN, ...metadata } })
+async function create(metadata = {}, opts = {}) {
+  const sbx = await Sandbox.create(TEMPLATE, { metadata: { suite: 'peer', run: RUN, ...metadata }, ...opts })
   created.add(sbx.sandboxId)
   return sbx
 }
@@ -299,5 +306,111 @@ describe('e2b SDK against fake-e2b', { concurrency: false }, () => {
     assert.equal(await p.pause(), true)
     assert.equal(await Sandbox.kill(p.sandboxId), true)
     await assert.rejects(Sandbox.connect(p.sandboxId), (e) => e instanceof SandboxNotFoundError)
+  })
+})
+
+// Beyond the required scenarios: more of the SDK surface the fake should serve
+// as E2B does (e2b-protocol.md §4, §5, §8.2 "nice to have").
+describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }, () => {
+  let sbx
+
+  before(async () => {
+    sbx = await create({ purpose: 'extras' }, { envs: { PEER_CREATE_ENV: 'from create' } })
+  })
+
+  test('create-time envs and the E2B default environment', T, async () => {
+    const r = await sbx.commands.run('printf "%s|%s|%s" "$PEER_CREATE_ENV" "$E2B_SANDBOX" "$E2B_SANDBOX_ID"')
+    assert.equal(r.stdout, `from create|true|${sbx.sandboxId}`)
+    const o = await sbx.commands.run('printf "%s" "$PEER_CREATE_ENV"', { envs: { PEER_CREATE_ENV: 'override' } })
+    assert.equal(o.stdout, 'override', 'request envs win over create-time envs')
+  })
+
+  test('commands.run: timeoutMs ends the command (deadline_exceeded)', T, async () => {
+    const t0 = Date.now()
+    await assert.rejects(sbx.commands.run('sleep 30; echo never', { timeoutMs: 1000 }), (e) => {
+      assert.ok(e instanceof TimeoutError, `got ${e?.constructor?.name}: ${e?.message}`)
+      return true
+    })
+    assert.ok(Date.now() - t0 < 20000, 'returned long before the sleep ends')
+    let procs = []
+    for (let i = 0; i < 50; i++) {
+      procs = (await sbx.commands.list()).filter((p) => p.config.args?.some((x) => x.includes('sleep 30')))
+      if (!procs.length) break
+      await sleep(100)
+    }
+    assert.deepEqual(procs, [], 'envd killed the timed-out process')
+  })
+
+  test('commands: stdin, sendStdin and closeStdin', T, async () => {
+    const h = await sbx.commands.run('cat; echo done', { background: true, stdin: true })
+    await sbx.commands.sendStdin(h.pid, 'line 1\n')
+    await sbx.commands.sendStdin(h.pid, new TextEncoder().encode('line 2\n'))
+    await sbx.commands.closeStdin(h.pid)
+    const r = await h.wait()
+    assert.equal(r.stdout, 'line 1\nline 2\ndone\n')
+  })
+
+  test('commands.connect to a running process', T, async () => {
+    const h = await sbx.commands.run('sleep 1; echo after; exit 3', { background: true })
+    await h.disconnect()
+    const h2 = await sbx.commands.connect(h.pid)
+    assert.equal(h2.pid, h.pid)
+    await assert.rejects(h2.wait(), (e) => {
+      assert.ok(e instanceof CommandExitError, `got ${e?.constructor?.name}: ${e?.message}`)
+      assert.equal(e.exitCode, 3)
+      assert.equal(e.stdout, 'after\n')
+      return true
+    })
+  })
+
+  test('files: ownership follows the user', T, async () => {
+    await sbx.files.write('/tmp/own-default', 'x')
+    await sbx.files.write('/tmp/own-root', 'x', { user: 'root' })
+    const def = (await sbx.commands.run('id -un')).stdout.trim()
+    const r = await sbx.commands.run('stat -c %U /tmp/own-default /tmp/own-root')
+    assert.equal(r.stdout, `${def}\nroot\n`)
+  })
+
+  test('files: makeDir, getInfo, rename, remove', T, async () => {
+    assert.equal(await sbx.files.makeDir('/tmp/px/deep/dir'), true)
+    assert.equal(await sbx.files.makeDir('/tmp/px/deep/dir'), false, 'already exists')
+    await sbx.files.write('/tmp/px/f.txt', 'abc')
+    const info = await sbx.files.getInfo('/tmp/px/f.txt')
+    assert.equal(info.type, 'file')
+    assert.equal(info.size, 3)
+    assert.equal(info.name, 'f.txt')
+    const dinfo = await sbx.files.getInfo('/tmp/px/deep')
+    assert.equal(dinfo.type, 'dir')
+    const moved = await sbx.files.rename('/tmp/px/f.txt', '/tmp/px/deep/g.txt')
+    assert.equal(moved.path, '/tmp/px/deep/g.txt')
+    assert.equal(await sbx.files.read('/tmp/px/deep/g.txt'), 'abc')
+    assert.equal(await sbx.files.exists('/tmp/px/f.txt'), false)
+    await sbx.files.remove('/tmp/px')
+    assert.equal(await sbx.files.exists('/tmp/px'), false)
+    await sbx.files.remove('/tmp/px') // missing path is not an error
+    await assert.rejects(sbx.files.getInfo('/tmp/px'), (e) => e instanceof FileNotFoundError)
+  })
+
+  test('setTimeout moves endAt', T, async () => {
+    await sbx.setTimeout(600_000)
+    const a = await sbx.getInfo()
+    const left = a.endAt.getTime() - Date.now()
+    assert.ok(left > 500_000 && left <= 610_000, `endAt in ${left} ms`)
+    await sbx.setTimeout(120_000) // /timeout may shorten
+    const b = await sbx.getInfo()
+    assert.ok(b.endAt.getTime() < a.endAt.getTime())
+  })
+
+  test('a bad API key is an AuthenticationError', T, async () => {
+    await assert.rejects(Sandbox.create(TEMPLATE, { apiKey: 'not-a-key' }), (e) => {
+      assert.ok(e instanceof AuthenticationError, `got ${e?.constructor?.name}: ${e?.message}`)
+      return true
+    })
+  })
+
+  test('isRunning is false after kill', T, async () => {
+    assert.equal(await sbx.isRunning(), true)
+    assert.equal(await sbx.kill(), true)
+    assert.equal(await sbx.isRunning(), false)
   })
 })
