@@ -256,6 +256,40 @@ static int call_finish(sbx_http_call *c, sbx_error *err)
 	                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(c->result));
 }
 
+/* Pump the transfer until curl sees it end, so the connection can be reused. */
+static void pump(sbx_http_call *c)
+{
+	CURLMsg *msg;
+	int running, queued;
+
+	if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)
+		return;
+	while ((msg = curl_multi_info_read(c->pair.multi, &queued))) {
+		if (msg->msg == CURLMSG_DONE) {
+			c->done = true;
+			c->result = msg->data.result;
+		}
+	}
+}
+
+/*
+ * After the caller stopped reading (a Connect end-stream message), give the
+ * rest of the response (typically the last chunk) a moment to arrive: a
+ * transfer cut short closes its connection, a finished one keeps it.
+ */
+static void call_drain(sbx_http_call *c)
+{
+	uint64_t end = sbx__now_ms() + SBX_HTTP_DRAIN_MS, now;
+
+	while (!c->done) {
+		pump(c);
+		if (c->done || (now = sbx__now_ms()) >= end)
+			return;
+		if (curl_multi_poll(c->pair.multi, NULL, 0, (int)(end - now), NULL) != CURLM_OK)
+			return;
+	}
+}
+
 int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
 {
 	int sigfd = sig ? sbx_signal_fd(sig) : -1;
@@ -265,10 +299,13 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 	int running, queued;
 
 	for (;;) {
+		if (c->stopped) {
+			call_drain(c);
+			return 0; /* the caller has its answer, whatever the rest of the transfer
+			             does */
+		}
 		if (c->done)
 			return call_finish(c, err);
-		if (c->stopped)
-			return 0;
 		if (sig && sbx_signal_aborted(sig))
 			return SBX_EABORTED;
 		if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)

@@ -29,6 +29,7 @@
 #define SBX_HTTP_MAX_BODY       (8u << 20)  /* a buffered 2xx body (list pages, Sandbox objects) */
 #define SBX_HTTP_MAX_ERROR_BODY (64u << 10) /* error bodies are kept up to this, then cut */
 #define SBX_HTTP_POOL_IDLE      8           /* idle (multi, easy) pairs kept per client */
+#define SBX_HTTP_DRAIN_MS       25          /* wait for a stopped stream's last bytes (reuse) */
 
 typedef struct sbx_http sbx_http;
 typedef struct sbx_http_call sbx_http_call;
