@@ -28,6 +28,7 @@ const cell = (xs) => (xs.length ? `${fmt(median(xs))} (${fmt(Math.min(...xs))}�
 const FIGS = [
   ['wall ms', (r) => r.wall_ms],
   ['server ms (Σ duration_ms)', (r) => (r.server_ms >= 0 ? r.server_ms : undefined)],
+  ['server ms per request (mean)', (r) => (r.server_ms >= 0 && r.requests > 0 ? r.server_ms / r.requests : undefined)],
   ['client overhead ms (wall − server)', (r, s) => (CONCURRENT.has(s) || r.server_ms < 0 ? undefined : r.wall_ms - r.server_ms)],
   ['client CPU ms (user+sys)', (r) => r.cpu_ms],
   ['client peak RSS MiB', (r) => r.rss_kb / 1024],
