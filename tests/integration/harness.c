@@ -474,7 +474,7 @@ json_t *h_http(h_ctx *h, const char *method, const char *path, const char *body,
 #define ADMIN_FAULTS    "/_fake/faults"
 #define ADMIN_SANDBOXES "/_fake/sandboxes"
 
-json_t *h_reqlog(h_ctx *h)
+static json_t *reqlog_once(h_ctx *h)
 {
 	long st = 0;
 	json_t *j = h_http(h, "GET", ADMIN_REQUESTS, NULL, &st, NULL);
@@ -500,6 +500,26 @@ json_t *h_reqlog(h_ctx *h)
 			i++;
 	}
 	return j;
+}
+
+/*
+ * fake-e2b logs a request when the response is complete on its side, which
+ * can be just after the client has read it: read until two reads 50 ms apart
+ * agree.
+ */
+json_t *h_reqlog(h_ctx *h)
+{
+	json_t *prev = reqlog_once(h);
+	for (int i = 0; i < 40; i++) {
+		usleep(50 * 1000);
+		json_t *cur = reqlog_once(h);
+		bool same = json_array_size(cur) == json_array_size(prev);
+		json_decref(prev);
+		prev = cur;
+		if (same)
+			break;
+	}
+	return prev;
 }
 
 void h_reqlog_clear(h_ctx *h)
@@ -646,8 +666,12 @@ static bool entry_matches(json_t *e, const char *method, const char *prefix)
 	const char *m = h_entry_method(e), *p = h_entry_path(e);
 	if (method && (!m || strcmp(m, method) != 0))
 		return false;
-	if (prefix && (!p || strncmp(p, prefix, strlen(prefix)) != 0))
-		return false;
+	if (prefix) {
+		size_t n = strlen(prefix);
+		bool exact = n > 0 && prefix[n - 1] == '$';
+		if (!p || strncmp(p, prefix, exact ? n - 1 : n) != 0 || (exact && p[n - 1] != '\0'))
+			return false;
+	}
 	return true;
 }
 

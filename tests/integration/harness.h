@@ -115,7 +115,10 @@ const char *h_entry_query(json_t *e, const char *key);
 int h_entry_status(json_t *e);
 /* The logged JSON body (for Connect streams the first envelope's JSON), new ref or NULL. */
 json_t *h_entry_json(json_t *e);
-/* Count entries with method (NULL = any) whose path starts with prefix (NULL = any). */
+/*
+ * Count entries with method (NULL = any) whose path starts with prefix (NULL =
+ * any); a prefix ending in '$' must match the whole path.
+ */
 size_t h_count(json_t *log, const char *method, const char *prefix);
 /* The n-th (0-based) such entry, borrowed, or NULL. */
 json_t *h_find(json_t *log, const char *method, const char *prefix, size_t n);

@@ -232,7 +232,7 @@ static json_t *create_body(h_ctx *h, sbx_provider *p, const char *name, const sb
 		fail_msg("create: %s %s", sbx_error_code_name(rc), err.message);
 	json_t *log = h_reqlog(h);
 	/* the same-name list first, then the create */
-	json_t *list = h_find(log, "GET", "/v2/sandboxes", 0);
+	json_t *list = h_find(log, "GET", "/v2/sandboxes$", 0);
 	assert_non_null(list);
 	char meta[160];
 	snprintf(meta, sizeof(meta), "capybara-sandbox-name=%s", name);
@@ -240,8 +240,9 @@ static json_t *create_body(h_ctx *h, sbx_provider *p, const char *name, const sb
 	assert_string_equal(h_entry_query(list, "state"), "running,paused");
 	assert_string_equal(h_entry_query(list, "limit"), "100");
 	assert_null(h_entry_query(list, "nextToken"));
-	assert_int_equal(h_count(log, "POST", "/v2/sandboxes"), 1);
-	json_t *c = h_find(log, "POST", "/v2/sandboxes", 0);
+	assert_int_equal(h_count(log, "POST", "/v2/sandboxes$"), 1);
+	assert_int_equal(h_count(log, "GET", "/v2/sandboxes$"), 1);
+	json_t *c = h_find(log, "POST", "/v2/sandboxes$", 0);
 	assert_string_equal(h_entry_path(c), "/v2/sandboxes");
 	assert_int_equal(h_entry_status(c), 201);
 	json_t *body = h_entry_json(c);
@@ -760,6 +761,7 @@ static void test_secrets__echoed_by_server_never_reach_errors_or_logs(void **sta
 	char *tok = h_token_of(h, id);
 	assert_non_null(tok);
 	h_add_secret(h, tok);
+	int leaks = 0;
 	char body[512];
 	snprintf(body, sizeof(body), "{\"code\":500,\"message\":\"key " H_API_KEY " token %s\"}",
 	         tok);
@@ -775,20 +777,25 @@ static void test_secrets__echoed_by_server_never_reach_errors_or_logs(void **sta
 		sbx_error err = {0};
 		sbx_resume_status rs;
 		sbx_exec_result r;
+		sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
 		int rc = i == 0   ? sbx_sandbox_resume(&rs, h->p, id, NULL, &err)
 		         : i == 1 ? sbx_sandbox_suspend(h->p, id, NULL, &err)
 		         : i == 2 ? sbx_sandbox_destroy(h->p, id, NULL, &err)
-		                  : h_exec_opts(h, &r, id, "true", NULL, NULL, &err);
+		                  : sbx_sandbox_exec(&r, h->p, id, "true", &o, NULL, &err);
 		assert_int_equal(rc, SBX_EHTTP);
-		h_note_err(h, &err);
-		if (strstr(err.message, H_API_KEY) || strstr(err.message, tok))
-			fail_msg("%s %s: a secret echoed by the server is in the error message",
-			         routes[i].method, routes[i].path);
+		/* checked here, not kept for the file-wide scan (this leak is this test's finding)
+		 */
+		if (strstr(err.message, H_API_KEY) || strstr(err.message, tok)) {
+			print_error("%s %s: a secret echoed by the server is in the error: %s\n",
+			            routes[i].method, routes[i].path, err.message);
+			leaks++;
+		}
 	}
 	h_faults_clear(h);
 	/* every line collected so far, from every test of this file */
 	h_learn_tokens(h);
 	h_assert_secret_free(h);
+	assert_int_equal(leaks, 0);
 	sbx_sandbox_destroy(h->p, id, NULL, NULL);
 	free(tok);
 	sbx_free(id);
