@@ -363,6 +363,16 @@ test_commands() {
 	expect_rc "create open egress without allowOpenEgress exits 2" 2
 	expect_grep "open egress refusal explained" "allowOpenEgress" "$tmp/err"
 
+	run create cli-test-egress --egress allowlist --allow-host pypi.org --allow-host '*.pythonhosted.org' --cpu 2 --memory-mb 4096
+	expect_rc "create with an allowlist exits 0" 0
+	run destroy "$(cat "$tmp/out")"
+	run create cli-test-egress --egress allowlist --allow-host 'Not A Host'
+	expect_rc "create with a bad allow host exits 2" 2
+	run create cli-test-egress --allow-host pypi.org
+	expect_rc "--allow-host without allowlist exits 2" 2
+	run create cli-test-egress --cpu 0
+	expect_rc "--cpu 0 exits 2" 2
+
 	test_exec "$id"
 	test_files "$id"
 
