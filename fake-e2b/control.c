@@ -504,7 +504,10 @@ static enum MHD_Result create_sandbox(fk_req *r, int v2)
 		json_decref(body);
 		return fk_reply_error(r, 400, "%s", why);
 	}
-	fk_sandbox *sb = c->stopping ? NULL : calloc(1, sizeof(*sb));
+	pthread_mutex_lock(&c->lock);
+	int stopping = c->stopping;
+	pthread_mutex_unlock(&c->lock);
+	fk_sandbox *sb = stopping ? NULL : calloc(1, sizeof(*sb));
 	if (!sb || new_id(sb->id) < 0) {
 		free(sb);
 		json_decref(body);

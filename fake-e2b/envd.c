@@ -354,6 +354,7 @@ typedef struct fk_stream {
 	uint32_t pid;
 	enum fk_fault_kind fault;
 	int immune;
+	int kill_on_deadline; /* Start: Connect-Timeout-Ms bounds the process */
 	enum st_phase phase;
 	obuf out;
 	int keepalive_ms;
@@ -430,7 +431,7 @@ static void stream_step(fk_stream *s)
 		if (s->deadline_ms && now >= s->deadline_ms) {
 			/* envd: the context ends, the pid is SIGKILLed, the stream ends with
 			 * deadline_exceeded, usually without an end event (§4.2) */
-			if (!s->immune)
+			if (!s->immune && s->kill_on_deadline)
 				fk_proc_signal(s->srv->rt, fk_sandbox_id(s->sb), s->pid, SIGKILL,
 				               NULL);
 			obuf_frame(
@@ -506,7 +507,8 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* Takes over sb's reference, proc and sub (all freed on failure too). */
-static enum MHD_Result open_stream(fk_req *r, fk_sandbox *sb, fk_proc *proc, fk_sub *sub)
+static enum MHD_Result open_stream(fk_req *r, fk_sandbox *sb, fk_proc *proc, fk_sub *sub,
+                                   int kill_on_deadline)
 {
 	fk_stream *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -519,6 +521,7 @@ static enum MHD_Result open_stream(fk_req *r, fk_sandbox *sb, fk_proc *proc, fk_
 	s->sb = sb;
 	s->proc = proc;
 	s->sub = sub;
+	s->kill_on_deadline = kill_on_deadline;
 	s->pid = fk_proc_pid(proc);
 	s->fault = r->fault.kind;
 	s->immune =
@@ -639,7 +642,7 @@ static enum MHD_Result process_start(fk_req *r, fk_sandbox *sb, const char *user
 	}
 	if (r->fault.kind == FK_FAULT_KILL_IGNORED)
 		fk_sandbox_set_immune(r->srv->control, sb, fk_proc_pid(proc));
-	ret = open_stream(r, sb, proc, sub);
+	ret = open_stream(r, sb, proc, sub, 1);
 done:
 	free(argv);
 	free(keys);
@@ -694,7 +697,7 @@ static enum MHD_Result process_connect(fk_req *r, fk_sandbox *sb)
 		snprintf(msg, sizeof(msg), "process with pid %u not found", pid);
 		return reply_stream_error(r, rc == FK_ENOTFOUND ? "not_found" : "internal", msg);
 	}
-	return open_stream(r, sb, proc, sub);
+	return open_stream(r, sb, proc, sub, 0);
 }
 
 static enum MHD_Result runtime_error(fk_req *r, int rc, const fk_err *err)
