@@ -455,6 +455,19 @@ test_demo() {
 	expect_eq "demo --json no failed step" "$(jq_out failed_step)" "null"
 	jq_out report >"$tmp/report"
 	expect_grep "demo --json carries the report" "total words: 166" "$tmp/report"
+	# Ctrl-C mid-session: exit 130, and the demo still stops its fake-e2b
+	"$cli" demo --fake-e2b "$fake" >"$tmp/int.out" 2>"$tmp/int.err" &
+	local p=$!
+	for _ in $(seq 1 600); do
+		grep -q "start bg command" "$tmp/int.out" && break
+		sleep 0.1
+	done
+	kill -INT "$p"
+	wait "$p"
+	expect_eq "demo interrupted exits 130" "$?" "130"
+	local fpid
+	fpid=$(sed -n 's/.*start fake-e2b.*(pid \([0-9]*\)).*/\1/p' "$tmp/int.out")
+	if [ -n "$fpid" ] && ! kill -0 "$fpid" 2>/dev/null; then ok "interrupted demo stopped fake-e2b"; else no "interrupted demo stopped fake-e2b" "pid '$fpid'"; fi
 	FAKE_E2B=/nonexistent/fake-e2b run demo
 	expect_rc "demo without fake-e2b exits 1" 1
 	expect_grep "demo names the failed step" "start fake-e2b" "$tmp/err"
