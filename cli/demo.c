@@ -399,25 +399,64 @@ static int demo_create(demo *d)
 	return 0;
 }
 
+/* One file of the program, written by its own thread (the provider is thread-safe). */
+typedef struct write_job {
+	demo *d;
+	const cli_embedded_file *f;
+	char path[256];
+	sbx_error err;
+	int rc;
+} write_job;
+
+static void *write_main(void *arg)
+{
+	write_job *j = arg;
+
+	j->rc = sbx_sandbox_write_file(j->d->c->prov, j->d->id, j->path, j->f->data, j->f->len,
+	                               j->d->c->sig, &j->err);
+	return NULL;
+}
+
+/* Write every file at once, as an agent's parallel tool calls would. */
 static int demo_write(demo *d)
 {
-	sbx_error err = {0};
-	char path[256];
+	write_job *jobs = calloc(cli_wordfreq_nfiles, sizeof(*jobs));
+	pthread_t *threads = calloc(cli_wordfreq_nfiles, sizeof(*threads));
+	bool *started = calloc(cli_wordfreq_nfiles, sizeof(*started));
 	size_t total = 0;
-	int rc;
+	int rc = 0;
 
 	step_begin(d);
-	for (size_t i = 0; i < cli_wordfreq_nfiles; i++) {
-		const cli_embedded_file *f = &cli_wordfreq_files[i];
-		snprintf(path, sizeof(path), "%s/%s", DEMO_DIR, f->path);
-		if ((rc = sbx_sandbox_write_file(d->c->prov, d->id, path, f->data, f->len,
-		                                 d->c->sig, &err)) < 0)
-			return step_fail(d, "write program", rc, &err, "write %s", path);
-		total += f->len;
+	if (!jobs || !threads || !started) {
+		rc = step_fail(d, "write program", SBX_ENOMEM, NULL, "out of memory");
+		goto done;
 	}
-	step_ok(d, "write program", "%zu files, %zu bytes into %s", cli_wordfreq_nfiles, total,
-	        DEMO_DIR);
-	return 0;
+	for (size_t i = 0; i < cli_wordfreq_nfiles; i++) {
+		jobs[i].d = d;
+		jobs[i].f = &cli_wordfreq_files[i];
+		snprintf(jobs[i].path, sizeof(jobs[i].path), "%s/%s", DEMO_DIR,
+		         cli_wordfreq_files[i].path);
+		started[i] = pthread_create(&threads[i], NULL, write_main, &jobs[i]) == 0;
+		if (!started[i]) /* no thread: write it from here */
+			write_main(&jobs[i]);
+	}
+	for (size_t i = 0; i < cli_wordfreq_nfiles; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		total += jobs[i].f->len;
+	}
+	for (size_t i = 0; i < cli_wordfreq_nfiles && rc == 0; i++)
+		if (jobs[i].rc < 0)
+			rc = step_fail(d, "write program", jobs[i].rc, &jobs[i].err, "write %s",
+			               jobs[i].path);
+	if (rc == 0)
+		step_ok(d, "write program", "%zu files in parallel, %zu bytes into %s",
+		        cli_wordfreq_nfiles, total, DEMO_DIR);
+done:
+	free(started);
+	free(threads);
+	free(jobs);
+	return rc;
 }
 
 /* Run a command in DEMO_DIR; a non-zero exit fails the step and shows its output. */
