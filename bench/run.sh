@@ -60,6 +60,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 "$fake" --port 0 --quiet >"$work/fake.out" 2>"$work/fake.err" &
 fakepid=$!
 url=

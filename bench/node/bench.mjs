@@ -56,7 +56,7 @@ async function phaseEnd() {
 
 async function execOk(sbx, cmd, expect, opts = {}) {
   try {
-    const r = await sbx.commands.run(cmd, { timeoutMs: 120000, ...opts })
+    const r = await sbx.commands.run(cmd, { timeoutMs: 120000, requestTimeoutMs: 600000, ...opts })
     if (expect !== undefined && r.stdout !== expect) throw new Error(`stdout ${JSON.stringify(r.stdout.slice(0, 40))}`)
     return r
   } catch (e) {
