@@ -246,6 +246,9 @@ test_exec() { # ID
 	expect_eq "--json invalid UTF-8 stdout is null" "$(jq_out stdout)" "null"
 	expect_eq "--json invalid UTF-8 in stdout_b64" "$(jq_out stdout_b64)" "b2v//g=="
 
+	run exec "$id" --json -- "printf 'a\\0b'"
+	expect_grep "--json keeps NUL bytes as \\u0000" '"stdout":"a\\u0000b"' "$tmp/out"
+
 	run exec "$id" --json --max-output-bytes 10 -- 'seq 1 1000'
 	expect_eq "--max-output-bytes sets truncated" "$(jq_out truncated)" "true"
 	expect_eq "--max-output-bytes keeps 10 bytes" "$(jq_out stdout | head -c 100 | wc -c)" "11"
