@@ -409,6 +409,25 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
     assert.ok(b.endAt.getTime() < a.endAt.getTime())
   })
 
+  test('sandbox timeout: onTimeout pause pauses (files kept), the default kills', T, async () => {
+    const a = await create({ purpose: 'ttl-pause' }, { timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } })
+    const k = await create({ purpose: 'ttl-kill' }, { timeoutMs: 2000 })
+    await a.files.write('/tmp/ttl', 'kept')
+    const stateOf = (id) => Sandbox.getInfo(id).then((i) => i.state, (e) => (e instanceof SandboxNotFoundError ? 'gone' : e))
+    let sa, sk
+    for (let i = 0; i < 300; i++) {
+      ;[sa, sk] = [await stateOf(a.sandboxId), await stateOf(k.sandboxId)]
+      if (sa === 'paused' && sk === 'gone') break
+      await sleep(100)
+    }
+    assert.equal(sa, 'paused')
+    assert.equal(sk, 'gone')
+    const a2 = await Sandbox.connect(a.sandboxId)
+    assert.equal(await a2.files.read('/tmp/ttl'), 'kept')
+    assert.deepEqual((await a2.getInfo()).lifecycle, { onTimeout: 'pause', autoResume: false })
+    assert.equal(await a2.kill(), true)
+  })
+
   test('a bad API key is an AuthenticationError', T, async () => {
     await assert.rejects(Sandbox.create(TEMPLATE, { apiKey: 'not-a-key' }), (e) => {
       assert.ok(e instanceof AuthenticationError, `got ${e?.constructor?.name}: ${e?.message}`)
