@@ -316,6 +316,10 @@ static int status_from_siginfo(const siginfo_t *si)
 	}
 }
 
+/* Forwards output until both pipes reach EOF. Once told to stop (SendSignal kill, reboot,
+ * destroy) it keeps draining the pipes but drops what it reads, and returns as soon as the
+ * process itself has exited: a handler writing on SIGTERM must not die of SIGPIPE, and
+ * descendants still holding the pipes must not delay the end (envd). */
 static void pump(fk_proc *p, unsigned char *buf)
 {
 	for (;;) {
@@ -324,15 +328,18 @@ static void pump(fk_proc *p, unsigned char *buf)
 			pthread_cond_wait(&p->cond, &p->lock);
 		bool stop = p->stop;
 		pthread_mutex_unlock(&p->lock);
-		if (stop || (p->out_fd < 0 && p->err_fd < 0))
+		if (p->out_fd < 0 && p->err_fd < 0)
 			return;
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 		    {.fd = p->out_fd, .events = POLLIN},
 		    {.fd = p->err_fd, .events = POLLIN},
 		    {.fd = p->wake_fd, .events = POLLIN},
+		    {.fd = stop ? p->pidfd : -1, .events = POLLIN},
 		};
-		if (poll(pfd, 3, -1) < 0)
+		if (poll(pfd, 4, -1) < 0)
 			continue;
+		if (pfd[3].revents)
+			return; /* stopped and exited: the end need not wait for EOF */
 		if (pfd[2].revents) {
 			uint64_t v;
 			if (read(p->wake_fd, &v, sizeof(v)) < 0)
@@ -350,8 +357,11 @@ static void pump(fk_proc *p, unsigned char *buf)
 				close_fd(fd);
 				continue;
 			}
+			if (stop)
+				continue;
 			pthread_mutex_lock(&p->lock);
-			deliver(p, i == 0 ? FK_EV_STDOUT : FK_EV_STDERR, buf, (size_t)n);
+			if (!p->stop)
+				deliver(p, i == 0 ? FK_EV_STDOUT : FK_EV_STDERR, buf, (size_t)n);
 			pthread_mutex_unlock(&p->lock);
 		}
 	}

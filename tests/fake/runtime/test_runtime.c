@@ -573,6 +573,32 @@ static void test_runtime__kill_ends_stream_despite_background_holder(void **stat
 	box_destroy("kill");
 }
 
+static void test_runtime__sigterm_handler_output_does_not_kill_it(void **state)
+{
+	NEED_ISOLATION();
+	box_create("term", false);
+	const char *args[] = {"-c",
+	                      "trap 'for i in $(seq 2000); do echo bye-bye-bye; done; exit 5' "
+	                      "TERM; echo ready; while :; do sleep 0.05; done"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	fk_sub *s;
+	assert_int_equal(fk_proc_start(rt, "term", &spec, &p, &s, NULL), 0);
+	fk_event ev;
+	assert_int_equal(fk_sub_next(s, &ev, 10000), 0);
+	assert_int_equal(ev.type, FK_EV_STDOUT);
+	fk_event_clear(&ev);
+	assert_int_equal(fk_proc_signal(rt, "term", fk_proc_pid(p), SIGTERM, NULL), 0);
+	result r = {0};
+	drain(s, &r);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 5);
+	result_clear(&r);
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	box_destroy("term");
+}
+
 static void test_runtime__stdin_pipe(void **state)
 {
 	NEED_ISOLATION();
@@ -941,6 +967,7 @@ int main(void)
 	    cmocka_unit_test(test_runtime__destroy_leaves_nothing),
 	    cmocka_unit_test(test_runtime__exit_status_env_and_cwd),
 	    cmocka_unit_test(test_runtime__kill_ends_stream_despite_background_holder),
+	    cmocka_unit_test(test_runtime__sigterm_handler_output_does_not_kill_it),
 	    cmocka_unit_test(test_runtime__stdin_pipe),
 	    cmocka_unit_test(test_runtime__slow_subscriber_does_not_grow_memory),
 	    cmocka_unit_test(test_runtime__output_without_subscriber_is_discarded),
