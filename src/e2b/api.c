@@ -55,6 +55,15 @@ void sbx__e2b_reply_dispose(sbx_e2b_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static size_t hex_run(const char *s, size_t len)
+{
+	size_t n = 0;
+	while (n < len && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') ||
+	                   (s[n] >= 'A' && s[n] <= 'F')))
+		n++;
+	return n;
+}
+
 /* The error text: printable, at most 300 bytes at a UTF-8 boundary, secrets replaced. */
 void sbx__e2b_clean_text(char *out, size_t outlen, const char *msg, size_t len, const char *secret1,
                          const char *secret2)
@@ -81,6 +90,13 @@ void sbx__e2b_clean_text(char *out, size_t outlen, const char *msg, size_t len, 
 		}
 		if (hit)
 			continue;
+		/* an unknown token (another sandbox's envdAccessToken is 64 hex digits) */
+		if ((slen = hex_run(msg + i, full - i)) >= SBX_E2B_HEX_SECRET_MIN) {
+			int w = snprintf(out + o, outlen - o, "[redacted]");
+			o += w > 0 && (size_t)w < outlen - o ? (size_t)w : 0;
+			i += slen;
+			continue;
+		}
 		unsigned char c = (unsigned char)msg[i++];
 		out[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
 	}

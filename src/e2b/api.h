@@ -25,6 +25,7 @@
 #define SBX_E2B_METADATA_NAME     "capybara-sandbox-name"
 #define SBX_E2B_LIST_LIMIT        100  /* LIST_LIMIT: sandboxes per page */
 #define SBX_E2B_LIST_MAX_PAGES    1000 /* pages followed before giving up (100 000 sandboxes) */
+#define SBX_E2B_HEX_SECRET_MIN    32 /* a run of this many hex digits in server text is redacted */
 
 typedef struct sbx_e2b_api {
 	sbx_http *http;   /* borrowed from the provider */
@@ -70,7 +71,8 @@ int sbx__e2b_http_error(sbx_error *err, const char *what, long status, const uns
 /*
  * Server text made fit for an error message: at most 300 bytes cut at a UTF-8
  * boundary, control characters blanked, `secret1`/`secret2` (may be NULL)
- * replaced by "[redacted]". `out` should hold >= 4 * 300 + 16 bytes.
+ * and any run of >= 32 hex digits (a token we may not know, e.g. an
+ * envdAccessToken) replaced by "[redacted]". `out` should hold >= 4 * 300 + 16 bytes.
  */
 void sbx__e2b_clean_text(char *out, size_t outlen, const char *msg, size_t len, const char *secret1,
                          const char *secret2);

@@ -193,11 +193,12 @@ static void end_message(sbx_envd_stream *s, json_t *root)
 		return;
 	c = json_object_get(e, "code");
 	m = json_object_get(e, "message");
-	sbx__e2b_clean_text(code, sizeof(code),
-	                    json_is_string(c) ? json_string_value(c) : "unknown",
-	                    json_is_string(c) ? json_string_length(c) : 7, s->t->token, NULL);
+	sbx__e2b_clean_text(
+	    code, sizeof(code), json_is_string(c) ? json_string_value(c) : "unknown",
+	    json_is_string(c) ? json_string_length(c) : 7, s->t->token, s->t->api_key);
 	sbx__e2b_clean_text(msg, sizeof(msg), json_is_string(m) ? json_string_value(m) : "",
-	                    json_is_string(m) ? json_string_length(m) : 0, s->t->token, NULL);
+	                    json_is_string(m) ? json_string_length(m) : 0, s->t->token,
+	                    s->t->api_key);
 	s->end_code = sbx__error_set_http(&s->end_err, SBX_EHTTP, 200, code,
 	                                  "E2B process stream failed: %s: %s", code, msg);
 }
@@ -360,7 +361,7 @@ int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *
 	if (status != 200) {
 		b = sbx__http_call_body(s->call);
 		return sbx__e2b_http_error(err, "process start", status, b->ptr, b->len,
-		                           s->t->token, NULL, NULL);
+		                           s->t->token, s->t->api_key, NULL);
 	}
 	return sbx__error_set(err, SBX_EPROTOCOL,
 	                      "E2B process stream ended without an end-of-stream message");
@@ -393,8 +394,8 @@ static int envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *re
 	status = sbx__http_call_status(call);
 	if (status < 200 || status >= 300) {
 		b = sbx__http_call_body(call);
-		error =
-		    sbx__e2b_http_error(err, what, status, b->ptr, b->len, t->token, NULL, NULL);
+		error = sbx__e2b_http_error(err, what, status, b->ptr, b->len, t->token, t->api_key,
+		                            NULL);
 	}
 	sbx__http_call_free(call);
 	return error;

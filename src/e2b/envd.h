@@ -23,7 +23,8 @@
 typedef struct sbx_envd_target {
 	char *url; /* base URL without trailing "/" */
 	char *sandbox_id;
-	char *token; /* envdAccessToken: secret */
+	char *token;         /* envdAccessToken: secret */
+	const char *api_key; /* borrowed, only to scrub it from server messages; may be NULL */
 } sbx_envd_target;
 
 void sbx__envd_target_dispose(sbx_envd_target *t);

@@ -98,6 +98,7 @@ static int target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *inf
 		    "E2B returned no envd access token for sandbox %s; refusing to use "
 		    "an unauthenticated sandbox (it will be recreated)",
 		    sid);
+	t->api_key = p->api.api_key;
 	if (p->envd_url)
 		error = sbx_buf_puts(&url, p->envd_url);
 	else

@@ -124,10 +124,8 @@ static void on_end(bool exited, int exit_code, const char *status, void *payload
 static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
                sbx_error *err);
 
-/* killer(t, ctl)(pid): the kill script, then SendSignal on the pid. True when the script exited 0.
- */
-static bool kill_command(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl,
-                         bool have_pid, uint32_t pid)
+/* killer(t, ctl): the kill script as its own command. True when it exited 0. */
+static bool kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl)
 {
 	const char *args[] = {"-c", sbx__e2b_kill_script, "capybara-kill", ctl};
 	run_opts ko = {0};
@@ -146,10 +144,15 @@ static bool kill_command(sbx__e2b_provider *p, const sbx_envd_target *t, const c
 	ok = run(p, t, &ko, &kr, NULL) == 0 && !kr.timed_out && !kr.aborted && kr.has_exit_code &&
 	     kr.exit_code == 0;
 	run_result_dispose(&kr);
-	if (have_pid) /* a backstop: it only ends the session's first process */
-		(void)sbx__envd_kill(p->http, t, pid, sbx__now_ms() + SIGNAL_DEADLINE_MS, NULL,
-		                     NULL);
 	return ok;
+}
+
+/* SendSignal SIGKILL on the pid: a backstop that only ends the session's first process. */
+static void kill_pid(sbx__e2b_provider *p, const sbx_envd_target *t, const run_result *r)
+{
+	if (r->have_pid)
+		(void)sbx__envd_kill(p->http, t, r->pid, sbx__now_ms() + SIGNAL_DEADLINE_MS, NULL,
+		                     NULL);
 }
 
 /* reboot(id): pause (409 ok) then connect {timeout, memory:false}; failures only logged. */
@@ -182,19 +185,31 @@ static void reboot(sbx__e2b_provider *p, const char *id)
 /*
  * After a timeout or abort: stop the command (exec only), then disconnect.
  * Returns true when the sandbox must be rebooted ("wedged").
+ *
+ * Order: the kill script, then up to 3 s for the stream to end, then
+ * SendSignal on the pid. The seed sends SendSignal before the grace, but
+ * envd's SendSignal also ends the stream while an escaped process (own
+ * session, e.g. `setsid cmd &`) still holds the output pipes, which would hide
+ * exactly the case its README reboots for ("the output stream still has not
+ * ended 3 seconds after the kill"). Watching the stream first keeps that
+ * promise; the signal is still sent in every case.
  */
 static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o,
                          run_result *r, sbx_envd_stream *s)
 {
-	int error;
+	bool wedged;
 
 	if (!o->ctl)
 		return false; /* no killer: just disconnect */
-	if (!kill_command(p, t, o->ctl, r->have_pid, r->pid))
+	if (!kill_script_ok(p, t, o->ctl)) {
+		kill_pid(p, t, r);
 		return true;
-	/* the stream should end now; data arriving meanwhile is still collected */
-	error = sbx__envd_stream_wait(s, sbx__now_ms() + KILL_GRACE_MS, NULL, NULL);
-	return error == SBX_ETIMEOUT;
+	}
+	/* data arriving meanwhile is still collected */
+	wedged =
+	    sbx__envd_stream_wait(s, sbx__now_ms() + KILL_GRACE_MS, NULL, NULL) == SBX_ETIMEOUT;
+	kill_pid(p, t, r);
+	return wedged;
 }
 
 static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,

@@ -120,7 +120,7 @@ static void test_error__message_is_cut_at_300_bytes_and_secrets_hidden(void **st
 	(void)state;
 	char body[1000];
 	sbx_error err = {0};
-	memset(body, 'a', sizeof(body));
+	memset(body, 'x', sizeof(body));
 	memcpy(body + 10, "e2b_secretkey", 13);
 	sbx__e2b_http_error(&err, "GET /", 500, (const unsigned char *)body, sizeof(body),
 	                    "e2b_secretkey", NULL, NULL);
@@ -129,6 +129,20 @@ static void test_error__message_is_cut_at_300_bytes_and_secrets_hidden(void **st
 	/* prefix + 300 bytes of text, 13 of them replaced by "[redacted]" */
 	assert_int_equal(strlen(err.message),
 	                 strlen("E2B GET / failed: HTTP 500: ") + 300 - 13 + 10);
+}
+
+static void test_error__long_hex_runs_are_redacted_as_unknown_tokens(void **state)
+{
+	(void)state;
+	static const char body[] =
+	    "{\"code\":500,\"message\":\"token "
+	    "c12f22491b9241380de011d82925d18ae8fda703ae8f33e5b03edbe1d3821952"
+	    " id i0a1b2c3 uuid 0f8fad5b-d9cb-469f-a165-70867728950e\"}";
+	sbx_error err = {0};
+	sbx__e2b_http_error(&err, "GET /", 500, (const unsigned char *)body, strlen(body), NULL,
+	                    NULL, NULL);
+	assert_string_equal(err.message, "E2B GET / failed: HTTP 500: token [redacted] id i0a1b2c3 "
+	                                 "uuid 0f8fad5b-d9cb-469f-a165-70867728950e");
 }
 
 static void test_error__non_string_message_falls_back_to_the_text(void **state)
@@ -154,6 +168,7 @@ int main(void)
 	    cmocka_unit_test(test_error__e2b_404_body_means_not_found),
 	    cmocka_unit_test(test_error__bare_or_html_404_is_not_gone),
 	    cmocka_unit_test(test_error__message_is_cut_at_300_bytes_and_secrets_hidden),
+	    cmocka_unit_test(test_error__long_hex_runs_are_redacted_as_unknown_tokens),
 	    cmocka_unit_test(test_error__non_string_message_falls_back_to_the_text),
 	};
 	return cmocka_run_group_tests_name("http_query", tests, NULL, NULL);
