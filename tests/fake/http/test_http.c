@@ -1121,7 +1121,7 @@ static void mstream_begin(CURLM *m, mstream *s, envd_ctx *e, const char *json_bo
 	curl_easy_setopt(s->c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(s->c, CURLOPT_WRITEDATA, &s->r);
 	curl_easy_setopt(s->c, CURLOPT_PRIVATE, s);
-	curl_easy_setopt(s->c, CURLOPT_TIMEOUT, 120L);
+	curl_easy_setopt(s->c, CURLOPT_TIMEOUT, 450L);
 	curl_multi_add_handle(m, s->c);
 }
 
@@ -1226,7 +1226,7 @@ static void test_envd__300_concurrent_streams(void **state)
 		              "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"sleep 2; echo "
 		              "ok\"]}}");
 	int done = 0;
-	for (long deadline = now_ms() + 120000; done < N && now_ms() < deadline;)
+	for (long deadline = now_ms() + 400000; done < N && now_ms() < deadline;)
 		done += multi_pump(m, 1000, N - done);
 	assert_int_equal(done, N);
 	for (int i = 0; i < N; i++) {
