@@ -575,6 +575,14 @@ void h_learn_tokens(h_ctx *h)
 	json_decref(arr);
 }
 
+void h_learn_token(h_ctx *h, const char *id)
+{
+	char *tok = h_token_of(h, id);
+	if (tok)
+		h_add_secret(h, tok);
+	free(tok);
+}
+
 void h_add_secret(h_ctx *h, const char *tok)
 {
 	pthread_mutex_lock(&h->mu);
@@ -713,6 +721,7 @@ char *h_create(h_ctx *h, sbx_provider *p, const char *name)
 	if (rc != 0)
 		fail_msg("create %s: %s (%s)", name, sbx_error_code_name(rc), err.message);
 	assert_non_null(id);
+	h_learn_token(h, id);
 	return id;
 }
 

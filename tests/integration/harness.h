@@ -104,6 +104,8 @@ void h_fault_kind(h_ctx *h, const char *method, const char *path, const char *ki
 /* envd token of a sandbox (GET /sandboxes/{id}, through libcurl), strdup'ed, or NULL. */
 char *h_token_of(h_ctx *h, const char *id);
 void h_add_secret(h_ctx *h, const char *tok);
+/* Learn the envd token of sandbox `id` for the secret scan. */
+void h_learn_token(h_ctx *h, const char *id);
 /* Number of envd requests (/process., /filesystem., /files, /health) in a log. */
 size_t h_count_envd(json_t *log);
 

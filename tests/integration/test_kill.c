@@ -31,6 +31,7 @@ static int setup(void **state)
 		fprintf(stderr, "create failed: %s\n", err.message);
 		return -1;
 	}
+	h_learn_token(h, g_id);
 	return 0;
 }
 

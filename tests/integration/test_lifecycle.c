@@ -370,9 +370,12 @@ static void test_create__replaces_same_name_across_list_pages(void **state)
 	char *ids[N];
 	h_name(name, sizeof(name), "same");
 	h_name(other, sizeof(other), "other");
+	uint64_t t0 = h_now_ms();
 	char *other_id = raw_create(h, other);
 	for (int i = 0; i < N; i++)
 		ids[i] = raw_create(h, name);
+	print_message("%d sandboxes made behind the provider's back in %llu ms\n", N + 1,
+	              (unsigned long long)(h_now_ms() - t0));
 	for (int i = 0; i < 3; i++) {
 		char path[128];
 		long st = 0;
@@ -382,7 +385,10 @@ static void test_create__replaces_same_name_across_list_pages(void **state)
 	}
 	assert_int_equal(fake_count_named(h, name), N);
 	h_reset(h);
+	t0 = h_now_ms();
 	char *id = h_create(h, NULL, name);
+	print_message("create replacing %d same-name sandboxes took %llu ms\n", N,
+	              (unsigned long long)(h_now_ms() - t0));
 	json_t *log = h_reqlog(h);
 	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 2);
 	json_t *page2 = h_find(log, "GET", "/v2/sandboxes", 1);
