@@ -102,11 +102,16 @@ void fk_sandbox_release(fk_control *c, fk_sandbox *sb)
 		sandbox_free(sb);
 }
 
+static int auto_resume(fk_control *c, fk_sandbox *sb);
+
 int fk_sandbox_running(fk_control *c, fk_sandbox *sb)
 {
 	pthread_mutex_lock(&c->lock);
 	int ok = !sb->deleted && sb->state == SB_RUNNING;
+	int resume = !ok && !sb->deleted && sb->auto_resume && !sb->paused_fs_only;
 	pthread_mutex_unlock(&c->lock);
+	if (resume) /* autoResume.enabled: traffic resumes a paused sandbox (§6) */
+		ok = auto_resume(c, sb) == 0;
 	return ok;
 }
 
@@ -603,6 +608,28 @@ static int64_t capped_end(fk_sandbox *sb, int64_t want)
 {
 	int64_t max = sb->started_ns + (int64_t)FK_MAX_TIMEOUT_S * FK_NS;
 	return want > max ? max : want;
+}
+
+/* Resume a paused sandbox for envd traffic (autoResume), with the v2 default timeout. */
+static int auto_resume(fk_control *c, fk_sandbox *sb)
+{
+	int rc = -1;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&c->lock);
+	int paused = !sb->deleted && sb->state == SB_PAUSED, running = !sb->deleted && !paused;
+	pthread_mutex_unlock(&c->lock);
+	if (running)
+		rc = 0;
+	else if (paused && fk_box_thaw(c->srv->rt, sb->id, NULL) == 0) {
+		pthread_mutex_lock(&c->lock);
+		sb->state = SB_RUNNING;
+		sb->started_ns = fk_now_ns();
+		sb->end_ns = capped_end(sb, sb->started_ns + 300 * FK_NS);
+		pthread_mutex_unlock(&c->lock);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&sb->op_lock);
+	return rc;
 }
 
 /* connect (v2 / legacy) and legacy resume (§1.5, §1.11). */

@@ -806,6 +806,35 @@ static void test_envd__health_token_and_502(void **state)
 	delete_sandbox(e.id);
 }
 
+static void test_envd__auto_resume_on_traffic(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	char *id = create_sandbox("{\"templateID\":\"base\",\"autoPause\":true,"
+	                          "\"autoResume\":{\"enabled\":true}}");
+	char *t = sandbox_token(id);
+	snprintf(e.id, sizeof(e.id), "%s", id);
+	snprintf(e.hid, sizeof(e.hid), "E2b-Sandbox-Id: %s", id);
+	snprintf(e.htok, sizeof(e.htok), "X-Access-Token: %s", t);
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", id);
+	resp *r = http("POST", path, "{}");
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	r = rpc(&e, "process.Process/List", "{}");
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	r = http("GET", path, NULL);
+	assert_string_equal(json_string_value(json_object_get(r->json, "state")), "running");
+	assert_true(
+	    json_is_true(json_object_get(json_object_get(r->json, "lifecycle"), "autoResume")));
+	resp_free(r);
+	delete_sandbox(id);
+	free(id);
+	free(t);
+}
+
 static const char *event_kind(json_t *frame)
 {
 	json_t *ev = json_object_get(json_object_get(frame, "msg"), "event");
@@ -1281,6 +1310,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_admin__fault_409_times_then_success),
 	    cmocka_unit_test(test_admin__request_log_masks_secrets),
 	    cmocka_unit_test(test_envd__health_token_and_502),
+	    cmocka_unit_test(test_envd__auto_resume_on_traffic),
 	    cmocka_unit_test(test_envd__start_stream_frames_start_data_end),
 	    cmocka_unit_test(test_envd__send_signal_unknown_pid_404),
 	    cmocka_unit_test(test_envd__files_upload_download_stat),
