@@ -38,6 +38,7 @@ struct fk_sandbox {
 	int64_t started_ns, end_ns, paused_ns;
 	int auto_pause, auto_pause_memory, auto_resume;
 	int paused_fs_only; /* last pause without memory: resume cold-boots */
+	int secured;        /* envd requires the token (v2 always; legacy with secure:true) */
 	int loopback_only;
 	json_t *metadata;        /* object */
 	json_t *network;         /* object or NULL */
@@ -66,7 +67,7 @@ const char *fk_sandbox_id(const fk_sandbox *sb)
 
 const char *fk_sandbox_token(const fk_sandbox *sb)
 {
-	return sb->token;
+	return sb->secured ? sb->token : NULL;
 }
 
 static void sandbox_free(fk_sandbox *sb)
@@ -250,7 +251,7 @@ static json_t *sandbox_json(fk_sandbox *sb, int with_token)
 	json_t *j =
 	    json_pack("{s:s,s:s,s:s,s:s}", "sandboxID", sb->id, "templateID", sb->template_id,
 	              "clientID", FK_CLIENT_ID, "envdVersion", FK_ENVD_VERSION);
-	if (j && with_token)
+	if (j && with_token && sb->secured)
 		json_object_set_new(j, "envdAccessToken", json_string(sb->token));
 	return j;
 }
@@ -274,7 +275,8 @@ static json_t *detail_json(fk_sandbox *sb)
 	json_t *j = listed_json(sb);
 	if (!j)
 		return NULL;
-	json_object_set_new(j, "envdAccessToken", json_string(sb->token));
+	if (sb->secured)
+		json_object_set_new(j, "envdAccessToken", json_string(sb->token));
 	json_object_set(j, "allowInternetAccess",
 	                sb->allow_internet ? sb->allow_internet : json_null());
 	if (sb->network) {
@@ -539,6 +541,7 @@ static enum MHD_Result create_sandbox(fk_req *r, int v2)
 	}
 	/* legacy issues a token only with secure:true; v2 always (§1.4) */
 	int with_token = v2 || json_is_true(json_object_get(body, "secure"));
+	sb->secured = with_token;
 	json_decref(body);
 	pthread_mutex_lock(&c->lock);
 	sb->next = c->list;
@@ -790,6 +793,23 @@ static enum MHD_Result get_sandbox(fk_req *r, const char *id)
 	return fk_reply_json(r, 200, j);
 }
 
+/* GET /sandboxes/{id}/metrics (§1.12): one constant sample; the fake measures nothing. */
+static enum MHD_Result metrics_sandbox(fk_req *r, const char *id)
+{
+	fk_control *c = r->srv->control;
+	fk_sandbox *sb = fk_control_acquire(c, id);
+	if (!sb)
+		return not_found(r, id);
+	fk_sandbox_release(c, sb);
+	int64_t now = fk_now_ns();
+	json_t *m = json_pack("{s:I,s:o,s:i,s:f,s:I,s:I,s:I,s:I,s:I}", "timestampUnix",
+	                      (json_int_t)(now / FK_NS), "timestamp", time_json(now), "cpuCount", 2,
+	                      "cpuUsedPct", 0.0, "memUsed", (json_int_t)0, "memTotal",
+	                      (json_int_t)512 * 1024 * 1024, "memCache", (json_int_t)0, "diskUsed",
+	                      (json_int_t)0, "diskTotal", (json_int_t)1024 * 1024 * 1024);
+	return fk_reply_json(r, 200, json_pack("[o]", m));
+}
+
 /* ---- list ------------------------------------------------------------------------------- */
 
 /* metadata filter (§1.6): the query value (decoded once) is unescaped again as a whole, split
@@ -1014,6 +1034,7 @@ enum op {
 	OP_PAUSE,
 	OP_TIMEOUT,
 	OP_REFRESH,
+	OP_METRICS,
 	OP_WRONG_METHOD,
 };
 
@@ -1065,6 +1086,8 @@ static enum op match_route(const char *method, const char *path, char *idbuf, si
 		op = OP_TIMEOUT;
 	else if (!v2 && !strcmp(verb, "refreshes"))
 		op = OP_REFRESH;
+	else if (!v2 && !strcmp(verb, "metrics"))
+		return get ? OP_METRICS : OP_WRONG_METHOD;
 	if (op == OP_NONE)
 		return OP_NONE;
 	return post ? op : OP_WRONG_METHOD;
@@ -1117,6 +1140,8 @@ enum MHD_Result fk_control_handle(fk_req *r)
 		return timeout_sandbox(r, id, 0);
 	case OP_REFRESH:
 		return timeout_sandbox(r, id, 1);
+	case OP_METRICS:
+		return metrics_sandbox(r, id);
 	default:
 		return fk_reply_error(r, 404, "validation error: no matching operation was found");
 	}

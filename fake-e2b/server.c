@@ -470,6 +470,8 @@ int fk_server_start(fk_server *srv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)srv->port);
+	if (strcmp(srv->host, "localhost") == 0)
+		srv->host = "127.0.0.1";
 	if (inet_pton(AF_INET, srv->host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "fake-e2b: --host must be an IPv4 address\n");
 		return -1;

@@ -373,6 +373,23 @@ static void test_control__legacy_create_token_only_when_secure(void **state)
 	assert_true(is_hex64(json_string_value(json_object_get(r->json, "envdAccessToken"))));
 	char *b = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
 	resp_free(r);
+	/* an unsecured sandbox's envd takes requests without a token */
+	char hid[64];
+	snprintf(hid, sizeof(hid), "E2b-Sandbox-Id: %s", a);
+	const char *h[] = {"-", hid, NULL};
+	r = http_raw("POST", "/process.Process/List", "application/json", "{}", 2, h, NULL);
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	snprintf(hid, sizeof(hid), "E2b-Sandbox-Id: %s", b);
+	r = http_raw("POST", "/process.Process/List", "application/json", "{}", 2, h, NULL);
+	assert_int_equal(r->status, 401);
+	resp_free(r);
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s/metrics", a);
+	r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 1);
+	resp_free(r);
 	delete_sandbox(a);
 	delete_sandbox(b);
 	free(a);
