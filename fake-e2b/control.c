@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,17 @@ struct fk_sandbox {
 	size_t n_immune;
 };
 
+/* A pending Connect-Timeout-Ms kill of a process whose stream is gone. */
+typedef struct kill_timer {
+	struct kill_timer *next;
+	char id[FK_ID_LEN + 1];
+	fk_proc *proc;
+	int64_t deadline_ms;
+} kill_timer;
+
 struct fk_control {
 	fk_server *srv;
+	kill_timer *timers; /* under lock */
 	pthread_mutex_t lock;
 	fk_sandbox *list;
 	pthread_t reaper;
@@ -1149,6 +1159,48 @@ enum MHD_Result fk_control_handle(fk_req *r)
 
 /* ---- reaper and lifetime ---------------------------------------------------------------- */
 
+void fk_control_kill_at(fk_control *c, const char *id, fk_proc *proc, int64_t deadline_ms)
+{
+	kill_timer *t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	fk_proc_ref(proc);
+	t->proc = proc;
+	t->deadline_ms = deadline_ms;
+	pthread_mutex_lock(&c->lock);
+	t->next = c->timers;
+	c->timers = t;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Fire the due kill timers (all of them when `all`, without killing: shutdown). */
+static void run_timers(fk_control *c, int all)
+{
+	kill_timer *due = NULL;
+	int64_t now = fk_mono_ms();
+	pthread_mutex_lock(&c->lock);
+	for (kill_timer **pp = &c->timers; *pp;) {
+		kill_timer *t = *pp;
+		if (all || t->deadline_ms <= now || fk_proc_ended(t->proc, NULL)) {
+			*pp = t->next;
+			t->next = due;
+			due = t;
+		} else {
+			pp = &t->next;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	while (due) {
+		kill_timer *n = due->next;
+		if (!all && !fk_proc_ended(due->proc, NULL))
+			fk_proc_signal(c->srv->rt, due->id, fk_proc_pid(due->proc), SIGKILL, NULL);
+		fk_proc_unref(due->proc);
+		free(due);
+		due = n;
+	}
+}
+
 /* A running sandbox past its end time is paused (autoPause) or deleted (§6). */
 static void reap_once(fk_control *c)
 {
@@ -1189,6 +1241,7 @@ static void *reaper_main(void *arg)
 			break;
 		pthread_mutex_unlock(&c->lock);
 		reap_once(c);
+		run_timers(c, 0);
 		pthread_mutex_lock(&c->lock);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -1226,6 +1279,7 @@ void fk_control_shutdown(fk_control *c)
 		pthread_join(c->reaper, NULL);
 		c->reaper_started = 0;
 	}
+	run_timers(c, 1);
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		fk_sandbox *sb = c->list;

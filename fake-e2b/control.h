@@ -53,6 +53,13 @@ int fk_watch_broken(fk_control *c, fk_watch *w);
 /* Sleep up to ms or until the watch breaks; returns broken. */
 int fk_watch_sleep(fk_control *c, fk_watch *w, int ms);
 
+/*
+ * Connect-Timeout-Ms bounds a Start'ed process even after its client left (§4.2): SIGKILL
+ * `pid` of sandbox `id` at `deadline_ms` (CLOCK_MONOTONIC) unless `proc` has ended by then.
+ * Takes its own reference on proc.
+ */
+void fk_control_kill_at(fk_control *c, const char *id, fk_proc *proc, int64_t deadline_ms);
+
 /* Mark a pid of the sandbox as immune to SendSignal (fault kill_ignored). */
 void fk_sandbox_set_immune(fk_control *c, fk_sandbox *sb, uint32_t pid);
 int fk_sandbox_is_immune(fk_control *c, fk_sandbox *sb, uint32_t pid);

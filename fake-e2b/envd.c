@@ -368,6 +368,10 @@ typedef struct fk_stream {
 static void stream_free(void *cls)
 {
 	fk_stream *s = cls;
+	/* the client left before Connect-Timeout-Ms: the process is still bounded by it (§4.2) */
+	if (s->sb && s->proc && s->kill_on_deadline && s->deadline_ms && !s->immune &&
+	    s->phase != ST_FINISH && !fk_proc_ended(s->proc, NULL))
+		fk_control_kill_at(s->srv->control, fk_sandbox_id(s->sb), s->proc, s->deadline_ms);
 	if (s->sb)
 		fk_sandbox_unwatch(s->srv->control, s->sb, &s->watch);
 	fk_sub_free(s->sub);
@@ -1239,6 +1243,11 @@ static enum MHD_Result rpc(fk_req *r, fk_sandbox *sb, const char *user)
 	const char *p = r->path;
 	int is_stream =
 	    !strcmp(p, "/process.Process/Start") || !strcmp(p, "/process.Process/Connect");
+	if (!strcmp(p, "/filesystem.Filesystem/WatchDir")) { /* a stream the fake does not serve */
+		fk_sandbox_release(r->srv->control, sb);
+		return reply_stream_error(r, "unimplemented",
+		                          "filesystem.Filesystem/WatchDir is not implemented");
+	}
 	if (is_stream) {
 		if (!user_exists(r, sb, user)) {
 			fk_sandbox_release(r->srv->control, sb);

@@ -1126,6 +1126,31 @@ static void test_envd__stream_faults(void **state)
 	    json_string_value(json_object_get(json_object_get(last, "error"), "code")),
 	    "deadline_exceeded");
 	json_decref(f);
+
+	/* ... also when the client left before the deadline */
+	g_timeout_ms = 300;
+	f = stream(&e, "process.Process/Start",
+	           "{\"process\":{\"cmd\":\"/bin/sleep\",\"args\":[\"31\"]}}", &st,
+	           "Connect-Timeout-Ms: 1500");
+	assert_int_equal(g_curl_rc, CURLE_OPERATION_TIMEDOUT);
+	json_decref(f);
+	g_timeout_ms = 60000;
+	int gone = 0;
+	for (long deadline = now_ms() + 20000; !gone && now_ms() < deadline; sleep_ms(100)) {
+		resp *r = rpc(&e, "process.Process/List", "{}");
+		gone = r->status == 200 && !strstr(r->body, "\"31\"");
+		resp_free(r);
+	}
+	assert_true(gone);
+
+	/* WatchDir: a Connect stream error, not a unary one */
+	f = stream(&e, "filesystem.Filesystem/WatchDir", "{\"path\":\"/tmp\"}", &st, NULL);
+	assert_int_equal(st, 200);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(json_array_get(f, 0), "msg"), "error"), "code")),
+	    "unimplemented");
+	json_decref(f);
 	g_allow_curl_error = 0;
 	delete_sandbox(e.id);
 }
