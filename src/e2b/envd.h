@@ -42,8 +42,13 @@ typedef struct sbx_envd_process {
 /* Events of a Start stream (envd ProcessEvent), delivered from inside sbx__envd_stream_wait(). */
 typedef struct sbx_envd_handler {
 	void (*on_start)(uint32_t pid, void *payload);
-	/* stream 1 = stdout, 2 = stderr; decoded bytes */
+	/*
+	 * stream 1 = stdout, 2 = stderr; decoded bytes. `p` is NULL (n still the
+	 * decoded length) when wants_output said no room is left.
+	 */
 	void (*on_output)(int stream, const unsigned char *p, size_t n, void *payload);
+	/* optional: false when output bytes would be dropped anyway (skips decoding) */
+	bool (*wants_output)(void *payload);
 	/* end event: fields as received (absent = false / 0 / NULL) */
 	void (*on_end)(bool exited, int exit_code, const char *status, void *payload);
 	void *payload;

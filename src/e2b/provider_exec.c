@@ -97,6 +97,12 @@ static void on_start(uint32_t pid, void *payload)
 	r->pid = pid;
 }
 
+static bool wants_output(void *payload)
+{
+	const run_result *r = payload;
+	return r->used < r->out.max;
+}
+
 /* collect(): one shared budget; bytes past it set truncated and are dropped. */
 static void on_output(int stream, const unsigned char *p, size_t n, void *payload)
 {
@@ -105,7 +111,7 @@ static void on_output(int stream, const unsigned char *p, size_t n, void *payloa
 
 	if (n > room)
 		r->truncated = true;
-	if (keep == 0)
+	if (keep == 0 || !p)
 		return;
 	if (sbx_buf_put(stream == 1 ? &r->out : &r->err, p, keep) < 0) {
 		r->oom = true;
@@ -216,7 +222,11 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
                sbx_error *err)
 {
 	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd};
-	sbx_envd_handler h = {on_start, on_output, on_end, r};
+	sbx_envd_handler h = {.on_start = on_start,
+	                      .on_output = on_output,
+	                      .wants_output = wants_output,
+	                      .on_end = on_end,
+	                      .payload = r};
 	sbx_envd_stream *s = NULL;
 	sbx_error local = {0};
 	uint64_t start = sbx__now_ms(), timer = add_sat(start, o->timeout_ms), until = timer;

@@ -306,7 +306,8 @@ static int run_stream(const char *reply, size_t len, events *ev, sbx_error *err,
 	canned c;
 	sbx_http *h;
 	sbx_envd_stream *s;
-	sbx_envd_handler hd = {ev_start, ev_output, ev_end, ev};
+	sbx_envd_handler hd = {
+	    .on_start = ev_start, .on_output = ev_output, .on_end = ev_end, .payload = ev};
 	const char *args[] = {"-c", "true"};
 	sbx_env_var env[] = {{"HOME", "/workspace"}};
 	sbx_envd_process proc = {"/bin/sh", args, 2, env, 1, "/"};
@@ -364,6 +365,27 @@ static void test_envd__start_stream_events_reach_the_handler(void **state)
 	assert_non_null(strstr(request, "Content-Type: application/connect+json\r\n"));
 }
 
+static void test_envd__data_frames_of_any_shape_decode_alike(void **state)
+{
+	(void)state;
+	static char reply[2048], request[4096];
+	events ev = {0};
+	sbx_error err = {0};
+	size_t o = (size_t)sprintf(reply, STREAM_HEAD);
+	o = put_frame(reply, o, 0, "{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}");
+	o = put_frame(reply, o, 0,
+	              "{\"event\":{\"data\":{\"stdout\":\"eA==\",\"stderr\":\"eQ==\"}}}");
+	o = put_frame(reply, o, 0, "{\"event\":{\"data\":{\"stdout\":\"YQ\\u003d\\u003d\"}}}");
+	o = put_frame(reply, o, 0, "{ \"event\": {\"data\": {\"stdout\": \"Yg\"}}}");
+	o = put_frame(reply, o, 0, "{\"event\":{\"end\":{\"exited\":true}}}");
+	o = put_frame(reply, o, 2, "{}");
+	o += (size_t)sprintf(reply + o, "0\r\n\r\n");
+	assert_int_equal(run_stream(reply, o, &ev, &err, request), 0);
+	assert_string_equal(ev.out, "hixab");
+	assert_true(ev.exited);
+	assert_int_equal(ev.code, 0);
+}
+
 static void test_envd__end_stream_error_fails_the_stream(void **state)
 {
 	(void)state;
@@ -419,6 +441,7 @@ int main(void)
 	    cmocka_unit_test(test_http__connection_refused_is_a_network_error),
 	    cmocka_unit_test(test_http__oversized_success_body_is_too_large),
 	    cmocka_unit_test(test_envd__start_stream_events_reach_the_handler),
+	    cmocka_unit_test(test_envd__data_frames_of_any_shape_decode_alike),
 	    cmocka_unit_test(test_envd__end_stream_error_fails_the_stream),
 	    cmocka_unit_test(test_envd__stream_without_end_stream_is_an_error),
 	    cmocka_unit_test(test_envd__start_http_error_uses_errorof_without_the_token),
