@@ -77,8 +77,13 @@ static void test_big_output__100_mib_with_1_mib_budget(void **state)
 		if (r.stdout_data[i] != 'a')
 			fail_msg("byte %zu is %d", i, r.stdout_data[i]);
 	sbx_exec_result_free(&r);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* the sanitizers' quarantine keeps freed chunks resident: RSS says nothing here */
+	(void)base;
+#else
 	if (base > 0 && peak > 0)
 		assert_true(peak - base <= 16 * 1024);
+#endif
 	assert_int_equal(sbx_sandbox_destroy(h->p, id, NULL, NULL), 0);
 	sbx_free(id);
 }
