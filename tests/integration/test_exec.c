@@ -496,16 +496,9 @@ static void test_exec__reboot_fallback_when_kill_is_ignored(void **state)
 	assert_true(json_equal(b, want));
 	json_decref(want);
 	json_decref(b);
-	size_t i, ipause = 0, icold = 0;
-	json_t *e;
-	json_array_foreach(log, i, e)
-	{
-		if (strcmp(h_entry_path(e), pause) == 0)
-			ipause = i;
-		if (e == cold)
-			icold = i;
-	}
-	assert_true(ipause < icold);
+	/* pause before the cold connect: shown by the stuck command being gone below
+	 * (memory:false on a running sandbox changes nothing); the log is in completion
+	 * order, so its order is not checked */
 	json_decref(log);
 	h_faults_clear(h);
 	/* the sandbox works afterwards, and the stuck command is gone */
