@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -27,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -196,6 +198,7 @@ struct init_args {
 	char proc[4200];
 	int ready_fd; /* write end: {stage, errno} */
 	int cg_fd;    /* freezer tasks file or -1 */
+	int life_fd;  /* read end of the runtime's life pipe */
 	bool net_none;
 	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
 	size_t argv_len;
@@ -256,16 +259,21 @@ static void init_lo_up(struct init_args *a)
 	close(s);
 }
 
-/* Closes every fd but `keep`: the init must not hold other processes' pipes (their end
- * events wait for EOF). */
-static void close_all_but(int keep)
+/* Closes every fd but `a` and `b` (a < b): the init must not hold other processes' pipes
+ * (their end events wait for EOF). */
+static void close_all_but(int a, int b)
 {
-	if (keep > 0)
-		close_range(0, (unsigned)keep - 1, 0);
-	close_range((unsigned)keep + 1, ~0U, 0);
+	if (a > 0)
+		close_range(0, (unsigned)a - 1, 0);
+	if (b > a + 1)
+		close_range((unsigned)a + 1, (unsigned)b - 1, 0);
+	close_range((unsigned)b + 1, ~0U, 0);
 }
 
-static void init_loop(void)
+/* Reaps orphans; exits when the server is gone (EOF on `life_fd`, whose write end only the
+ * server holds), which makes the kernel kill every process of the box: a crashed fake-e2b
+ * leaves no sandbox running. */
+static void init_loop(int life_fd)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -273,11 +281,22 @@ static void init_loop(void)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	for (;;) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		siginfo_t si;
-		sigwaitinfo(&chld, &si);
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+		                        {.fd = life_fd, .events = POLLIN}};
+		if (poll(pfd, 2, sfd < 0 ? 1000 : -1) < 0)
+			continue;
+		if (pfd[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) > 0)
+				;
+		}
+		char c;
+		if (pfd[1].revents && read(life_fd, &c, 1) <= 0)
+			_exit(0);
 	}
 }
 
@@ -320,16 +339,17 @@ static int init_main(void *arg)
 	int ok[2] = {0, 0};
 	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
 		_exit(126);
-	int fd = open("/dev/null", O_RDWR);
-	if (fd < 0)
+	int life = fcntl(a->life_fd, F_DUPFD_CLOEXEC, 10);
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || life < 0)
 		_exit(125);
-	close_all_but(fd);
+	close_all_but(fd < life ? fd : life, fd < life ? life : fd);
 	dup2(fd, 0);
 	dup2(fd, 1);
 	dup2(fd, 2);
 	if (fd > 2)
 		close(fd);
-	init_loop();
+	init_loop(life);
 	return 0;
 }
 
@@ -401,6 +421,7 @@ int fk__box_boot(fk_box *b, fk_err *err)
 		goto done;
 	}
 	a->ready_fd = pipefd[1];
+	a->life_fd = b->rt->life_pipe[0];
 	int flags = CLONE_NEWPID | CLONE_NEWNS | (b->net_none ? CLONE_NEWNET : 0) | SIGCHLD;
 	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
 	if (pid < 0) {

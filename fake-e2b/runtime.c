@@ -227,6 +227,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	if (!rt)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	pthread_mutex_init(&rt->lock, NULL);
+	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	if (opts && opts->state_dir) {
 		rt->state_dir = strdup(opts->state_dir);
 		if (rt->state_dir && mkdir(rt->state_dir, 0755) < 0 && errno != EEXIST) {
@@ -255,6 +256,11 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	rt->isolated = !(opts && opts->no_isolation) && probe_isolation();
 	if (rt->isolated)
 		rt->freezer = probe_freezer(rt);
+	if (rt->isolated && pipe2(rt->life_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		fk_rt_free(rt);
+		return fk__fail(err, FK_EIO, e, "pipe: %s", strerror(e));
+	}
 	*out = rt;
 	return 0;
 }
@@ -584,6 +590,9 @@ void fk_rt_free(fk_rt *rt)
 		rmdir(FREEZER_ROOT
 		      "/fake-e2b"); /* fails harmlessly while another runtime uses it */
 	}
+	for (int i = 0; i < 2; i++)
+		if (rt->life_pipe[i] >= 0)
+			close(rt->life_pipe[i]);
 	if (rt->state_is_tmp && rt->state_dir)
 		fk__rm_rf_at(AT_FDCWD, rt->state_dir);
 	free(rt->cg_root);

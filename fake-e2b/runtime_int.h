@@ -53,7 +53,8 @@ struct fk_rt {
 	bool state_is_tmp;
 	bool isolated;
 	bool freezer;
-	char *cg_root; /* /sys/fs/cgroup/freezer/fake-e2b */
+	char *cg_root;    /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
+	int life_pipe[2]; /* inits read EOF from [0] when the server dies ([1] is only ours) */
 };
 
 typedef struct fk_user {

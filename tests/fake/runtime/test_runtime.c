@@ -936,6 +936,70 @@ static void test_runtime__degraded_mode_still_runs_processes(void **state)
 	rt = saved;
 }
 
+/* The child mode of this binary: a "server" that creates a box running sleep, prints the
+ * init's host pid and its state dir, and waits to be killed. */
+static int child_box_main(const char *state_dir)
+{
+	fk_err err = {0};
+	fk_rt_options o = {.state_dir = state_dir};
+	if (fk_rt_new(&rt, &o, &err) < 0 || fk_box_create(rt, "crash", NULL, &err) < 0) {
+		fprintf(stderr, "child: %s\n", err.message);
+		return 1;
+	}
+	fk_proc *p = start_bg("crash", "sandbox", "sleep 1000 & exec sleep 1000");
+	(void)p;
+	fk_writer *w;
+	assert_int_equal(fk_file_write_open(rt, "crash", "/workspace/x", NULL, &w, NULL, NULL), 0);
+	fk_writer_close(w, NULL);
+	printf("%d\n", (int)fk_box_init_pid(rt, "crash"));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static char self_exe[4096];
+
+static void test_runtime__killed_server_leaves_no_box_running(void **state)
+{
+	NEED_ISOLATION();
+	char dir[] = "/tmp/fk-crash-test-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execl(self_exe, self_exe, "--child-box", dir, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	FILE *f = fdopen(pfd[0], "r");
+	int init = 0;
+	assert_int_equal(fscanf(f, "%d", &init), 1);
+	fclose(f);
+	unsigned long pidns = ns_inode(init, "pid");
+	assert_true(pidns != 0);
+	int64_t deadline = now_ms() + 10000;
+	while (count_in_ns(pidns) < 3)
+		assert_true(now_ms() < deadline);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	deadline = now_ms() + 20000;
+	while (count_in_ns(pidns) > 0) {
+		assert_true(now_ms() < deadline);
+		sleep_ms(20);
+	}
+	/* its files stay (a crash cannot clean up) */
+	char probe[128];
+	snprintf(probe, sizeof(probe), "%s/crash/root/workspace/x", dir);
+	assert_int_equal(access(probe, F_OK), 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -953,8 +1017,13 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--child-box"))
+		return child_box_main(argv[2]);
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n > 0)
+		self_exe[n] = 0;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runtime__unknown_box_and_bad_input),
 	    cmocka_unit_test(test_runtime__each_box_sees_only_its_own_processes),
@@ -976,6 +1045,7 @@ int main(void)
 	    cmocka_unit_test(test_runtime__upload_64mib_is_fast),
 	    cmocka_unit_test(test_runtime__stat_list_mkdir_move_remove),
 	    cmocka_unit_test(test_runtime__concurrent_starts_in_one_box),
+	    cmocka_unit_test(test_runtime__killed_server_leaves_no_box_running),
 	    cmocka_unit_test(test_runtime__degraded_mode_still_runs_processes),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
