@@ -480,43 +480,78 @@ static int boot_box(fk_control *c, fk_sandbox *sb, json_t *env_vars, fk_err *err
 	return rc;
 }
 
+/* NewSandbox / NewSandboxV2 checks (§1.4, §7): NULL when valid, else the 400 message. */
+static const char *create_validate(json_t *body, int v2, long *timeout)
+{
+	json_t *tpl = json_object_get(body, "templateID");
+	json_t *ap = json_object_get(body, "autoPause"),
+	       *apm = json_object_get(body, "autoPauseMemory");
+	json_t *ar = json_object_get(body, "autoResume");
+	json_t *aia = json_object_get(body, "allow_internet_access");
+	const char *why;
+	if (!json_is_string(tpl) || !*json_string_value(tpl))
+		return "validation error: templateID is required";
+	if ((why = timeout_field(body, "timeout", v2 ? 300 : 15, 0, timeout)))
+		return why;
+	if ((ap && !json_is_boolean(ap)) || (apm && !json_is_boolean(apm)) ||
+	    (aia && !json_is_boolean(aia) && !json_is_null(aia)))
+		return "validation error: autoPause, autoPauseMemory and allow_internet_access "
+		       "must "
+		       "be booleans";
+	if (check_string_map(json_object_get(body, "metadata")) < 0 ||
+	    check_string_map(json_object_get(body, "envVars")) < 0)
+		return "validation error: metadata and envVars must map strings to strings";
+	int auto_pause = json_is_true(ap), auto_pause_mem = apm ? json_is_true(apm) : 1;
+	int auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
+	if (!auto_pause_mem && !auto_pause)
+		return "autoPauseMemory=false requires autoPause=true";
+	if (!auto_pause_mem && auto_resume)
+		return "autoResume cannot be used with autoPauseMemory=false";
+	return validate_network(json_object_get(body, "network"));
+}
+
+/* A new, not yet registered sandbox from a validated create body; NULL on OOM. */
+static fk_sandbox *sandbox_from_body(fk_server *srv, json_t *body, int v2, long timeout)
+{
+	json_t *meta = json_object_get(body, "metadata"), *net = json_object_get(body, "network");
+	json_t *aia = json_object_get(body, "allow_internet_access");
+	json_t *apm = json_object_get(body, "autoPauseMemory"),
+	       *ar = json_object_get(body, "autoResume");
+	fk_sandbox *sb = calloc(1, sizeof(*sb));
+	if (!sb || new_id(sb->id) < 0) {
+		free(sb);
+		return NULL;
+	}
+	pthread_mutex_init(&sb->op_lock, NULL);
+	make_token(srv, sb->id, sb->token);
+	/* legacy issues a token only with secure:true; v2 always (§1.4) */
+	sb->secured = v2 || json_is_true(json_object_get(body, "secure"));
+	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
+	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
+	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
+	sb->allow_internet = json_is_boolean(aia) ? json_incref(aia) : NULL;
+	sb->auto_pause = json_is_true(json_object_get(body, "autoPause"));
+	sb->auto_pause_memory = apm ? json_is_true(apm) : 1;
+	sb->auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
+	sb->loopback_only = egress_none(aia, net);
+	sb->started_ns = fk_now_ns();
+	sb->end_ns = sb->started_ns + (int64_t)timeout * FK_NS;
+	sb->refs = 1;
+	if (!sb->template_id || !sb->metadata) {
+		sandbox_free(sb);
+		return NULL;
+	}
+	return sb;
+}
+
 static enum MHD_Result create_sandbox(fk_req *r, int v2)
 {
 	fk_control *c = r->srv->control;
 	json_t *body = fk_body_json(r, 0);
-	enum MHD_Result ret;
 	long timeout = 0;
-	const char *why = NULL;
-	if (!json_is_object(body)) {
-		json_decref(body);
-		return fk_reply_error(r, 400,
-		                      "validation error: request body must be a JSON object");
-	}
-	json_t *tpl = json_object_get(body, "templateID");
-	json_t *ap = json_object_get(body, "autoPause"),
-	       *apm = json_object_get(body, "autoPauseMemory");
-	json_t *ar = json_object_get(body, "autoResume"), *net = json_object_get(body, "network");
-	json_t *aia = json_object_get(body, "allow_internet_access");
-	json_t *meta = json_object_get(body, "metadata"), *envv = json_object_get(body, "envVars");
-	if (!json_is_string(tpl) || !*json_string_value(tpl))
-		why = "validation error: templateID is required";
-	else
-		why = timeout_field(body, "timeout", v2 ? 300 : 15, 0, &timeout);
-	if (!why && ((ap && !json_is_boolean(ap)) || (apm && !json_is_boolean(apm)) ||
-	             (aia && !json_is_boolean(aia) && !json_is_null(aia))))
-		why = "validation error: autoPause, autoPauseMemory and allow_internet_access must "
-		      "be "
-		      "booleans";
-	if (!why && (check_string_map(meta) < 0 || check_string_map(envv) < 0))
-		why = "validation error: metadata and envVars must map strings to strings";
-	int auto_pause = json_is_true(ap), auto_pause_mem = apm ? json_is_true(apm) : 1;
-	int auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
-	if (!why && !auto_pause_mem && !auto_pause)
-		why = "autoPauseMemory=false requires autoPause=true";
-	if (!why && !auto_pause_mem && auto_resume)
-		why = "autoResume cannot be used with autoPauseMemory=false";
-	if (!why)
-		why = validate_network(net);
+	const char *why = json_is_object(body)
+	                      ? create_validate(body, v2, &timeout)
+	                      : "validation error: request body must be a JSON object";
 	if (why) {
 		json_decref(body);
 		return fk_reply_error(r, 400, "%s", why);
@@ -524,42 +559,25 @@ static enum MHD_Result create_sandbox(fk_req *r, int v2)
 	pthread_mutex_lock(&c->lock);
 	int stopping = c->stopping;
 	pthread_mutex_unlock(&c->lock);
-	fk_sandbox *sb = stopping ? NULL : calloc(1, sizeof(*sb));
-	if (!sb || new_id(sb->id) < 0) {
-		free(sb);
+	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(r->srv, body, v2, timeout);
+	if (!sb) {
 		json_decref(body);
-		return fk_reply_error(r, 500, "cannot allocate a sandbox");
+		return fk_reply_error(r, stopping ? 503 : 500, "cannot allocate a sandbox");
 	}
-	pthread_mutex_init(&sb->op_lock, NULL);
-	make_token(r->srv, sb->id, sb->token);
-	sb->template_id = strdup(json_string_value(tpl));
-	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
-	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
-	sb->allow_internet = json_is_boolean(aia) ? json_incref(aia) : NULL;
-	sb->auto_pause = auto_pause;
-	sb->auto_pause_memory = auto_pause_mem;
-	sb->auto_resume = auto_resume;
-	sb->loopback_only = egress_none(aia, net);
-	sb->started_ns = fk_now_ns();
-	sb->end_ns = sb->started_ns + (int64_t)timeout * FK_NS;
-	sb->refs = 1;
 	fk_err err = {0};
-	if (boot_box(c, sb, json_is_object(envv) ? envv : NULL, &err) < 0) {
-		json_decref(body);
+	json_t *envv = json_object_get(body, "envVars");
+	int rc = boot_box(c, sb, json_is_object(envv) ? envv : NULL, &err);
+	json_decref(body);
+	if (rc < 0) {
 		sandbox_free(sb);
 		return fk_reply_error(r, 500, "cannot start sandbox: %s", err.message);
 	}
-	/* legacy issues a token only with secure:true; v2 always (§1.4) */
-	int with_token = v2 || json_is_true(json_object_get(body, "secure"));
-	sb->secured = with_token;
-	json_decref(body);
 	pthread_mutex_lock(&c->lock);
 	sb->next = c->list;
 	c->list = sb;
-	json_t *reply = sandbox_json(sb, with_token && r->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
+	json_t *reply = sandbox_json(sb, r->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
 	pthread_mutex_unlock(&c->lock);
-	ret = fk_reply_json(r, 201, reply);
-	return ret;
+	return fk_reply_json(r, 201, reply);
 }
 
 /* Lifecycle steps shared by the handlers and the reaper. Each takes the sandbox's op_lock. */
@@ -922,55 +940,63 @@ static int parse_cursor(const char *tok, int64_t *started, char id[FK_ID_LEN + 1
 	return 0;
 }
 
-static enum MHD_Result list_sandboxes(fk_req *r, int v2)
+typedef struct list_query {
+	json_t *filter; /* NULL = no metadata filter */
+	int want_running, want_paused, limit, have_cursor;
+	list_item cursor;
+} list_query;
+
+/* Query of GET /v2/sandboxes (§1.6); legacy GET /sandboxes takes only metadata. */
+static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 {
-	fk_control *c = r->srv->control;
-	char *meta_q = fk_query(r, "metadata"), *state_q = fk_query(r, "state");
-	char *limit_q = fk_query(r, "limit"), *next_q = fk_query(r, "nextToken");
-	json_t *filter = NULL, *arr = NULL;
-	list_item *items = NULL;
+	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query(r, "state") : NULL;
+	char *limit = v2 ? fk_query(r, "limit") : NULL,
+	     *next = v2 ? fk_query(r, "nextToken") : NULL;
 	const char *why = NULL;
-	int want_running = 1, want_paused = v2, limit = 100, have_cursor = 0;
-	int64_t cur_started = 0;
-	char cur_id[FK_ID_LEN + 1] = "";
-	enum MHD_Result ret;
-	if (meta_q && !(filter = parse_metadata_filter(meta_q)))
+	*q = (list_query){.want_running = 1, .want_paused = v2, .limit = 100};
+	if (meta && !(q->filter = parse_metadata_filter(meta)))
 		why = "Invalid metadata filter";
-	if (!why && v2 && state_q) {
-		want_running = want_paused = 0;
+	if (!why && state) {
+		q->want_running = q->want_paused = 0;
 		char *save = NULL;
-		for (char *s = strtok_r(state_q, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		for (char *s = strtok_r(state, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
 			if (strcmp(s, "running") == 0)
-				want_running = 1;
+				q->want_running = 1;
 			else if (strcmp(s, "paused") == 0)
-				want_paused = 1;
+				q->want_paused = 1;
 			else
 				why = "validation error: state must be running or paused";
 		}
 	}
-	if (!why && v2 && limit_q) {
+	if (!why && limit) {
 		char *end;
-		long l = strtol(limit_q, &end, 10);
-		if (!*limit_q || *end || l < 1 || l > 100)
+		long l = strtol(limit, &end, 10);
+		if (!*limit || *end || l < 1 || l > 100)
 			why = "validation error: limit must be between 1 and 100";
-		limit = (int)l;
+		q->limit = (int)l;
 	}
-	if (!why && v2 && next_q && *next_q) {
-		if (parse_cursor(next_q, &cur_started, cur_id) < 0)
+	if (!why && next && *next) {
+		if (parse_cursor(next, &q->cursor.started, q->cursor.id) < 0)
 			why = "Invalid next token";
-		have_cursor = 1;
+		q->have_cursor = 1;
 	}
-	if (why) {
-		ret = fk_reply_error(r, 400, "%s", why);
-		goto done;
-	}
+	free(meta);
+	free(state);
+	free(limit);
+	free(next);
+	return why;
+}
+
+/* Matching sandboxes, newest first; NULL on OOM. Caller frees items and their json. */
+static list_item *list_collect(fk_control *c, const list_query *q, size_t *n_out)
+{
 	size_t n = 0, cap = 16;
-	items = calloc(cap, sizeof(*items));
+	list_item *items = calloc(cap, sizeof(*items));
 	pthread_mutex_lock(&c->lock);
 	for (fk_sandbox *sb = c->list; sb && items; sb = sb->next) {
-		if (sb->deleted || !(sb->state == SB_RUNNING ? want_running : want_paused))
+		if (sb->deleted || !(sb->state == SB_RUNNING ? q->want_running : q->want_paused))
 			continue;
-		if (filter && !metadata_matches(filter, sb->metadata))
+		if (q->filter && !metadata_matches(q->filter, sb->metadata))
 			continue;
 		if (n == cap) {
 			list_item *p = realloc(items, 2 * cap * sizeof(*items));
@@ -985,46 +1011,49 @@ static enum MHD_Result list_sandboxes(fk_req *r, int v2)
 		n++;
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (!items) {
-		ret = fk_reply_error(r, 500, "out of memory");
-		goto done;
+	if (items)
+		qsort(items, n, sizeof(*items), item_cmp);
+	*n_out = n;
+	return items;
+}
+
+static enum MHD_Result list_sandboxes(fk_req *r, int v2)
+{
+	list_query q;
+	size_t n = 0;
+	const char *why = list_query_parse(r, v2, &q);
+	list_item *items = why ? NULL : list_collect(r->srv->control, &q, &n);
+	enum MHD_Result ret;
+	if (why || !items) {
+		json_decref(q.filter);
+		free(items);
+		return why ? fk_reply_error(r, 400, "%s", why)
+		           : fk_reply_error(r, 500, "out of memory");
 	}
-	qsort(items, n, sizeof(*items), item_cmp);
 	size_t first = 0;
-	if (have_cursor) {
-		list_item key = {.started = cur_started};
-		memcpy(key.id, cur_id, sizeof(key.id));
-		while (first < n && item_cmp(&items[first], &key) <= 0)
-			first++;
-	}
-	size_t last = v2 && n - first > (size_t)limit ? first + (size_t)limit : n;
-	arr = json_array();
+	while (q.have_cursor && first < n && item_cmp(&items[first], &q.cursor) <= 0)
+		first++; /* the page starts after the cursor's item */
+	size_t last = v2 && n - first > (size_t)q.limit ? first + (size_t)q.limit : n;
+	json_t *arr = json_array();
 	for (size_t i = first; i < last; i++)
 		json_array_append(arr, items[i].json);
 	char *body = json_dumps(arr, JSON_COMPACT);
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 	    body ? strlen(body) : 2, body ? body : (char *)"[]", MHD_RESPMEM_MUST_COPY);
-	free(body);
 	if (resp) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-		if (last < n) {
-			char *tok = make_cursor(&items[last - 1]);
-			if (tok)
-				MHD_add_response_header(resp, "X-Next-Token", tok);
-			free(tok);
-		}
+		char *tok = last < n ? make_cursor(&items[last - 1]) : NULL;
+		if (tok) /* only when more pages exist */
+			MHD_add_response_header(resp, "X-Next-Token", tok);
+		free(tok);
 	}
 	ret = fk_reply_response(r, 200, resp);
+	free(body);
+	json_decref(arr);
 	for (size_t i = 0; i < n; i++)
 		json_decref(items[i].json);
-done:
 	free(items);
-	json_decref(arr);
-	json_decref(filter);
-	free(meta_q);
-	free(state_q);
-	free(limit_q);
-	free(next_q);
+	json_decref(q.filter);
 	return ret;
 }
 
