@@ -257,19 +257,20 @@ static int call_finish(sbx_http_call *c, sbx_error *err)
 }
 
 /* Pump the transfer until curl sees it end, so the connection can be reused. */
-static void pump(sbx_http_call *c)
+static int pump(sbx_http_call *c)
 {
 	CURLMsg *msg;
 	int running, queued;
 
 	if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)
-		return;
+		return SBX_EINTERNAL;
 	while ((msg = curl_multi_info_read(c->pair.multi, &queued))) {
 		if (msg->msg == CURLMSG_DONE) {
 			c->done = true;
 			c->result = msg->data.result;
 		}
 	}
+	return 0;
 }
 
 /*
@@ -282,8 +283,7 @@ static void call_drain(sbx_http_call *c)
 	uint64_t end = sbx__now_ms() + SBX_HTTP_DRAIN_MS, now;
 
 	while (!c->done) {
-		pump(c);
-		if (c->done || (now = sbx__now_ms()) >= end)
+		if (pump(c) < 0 || c->done || (now = sbx__now_ms()) >= end)
 			return;
 		if (curl_multi_poll(c->pair.multi, NULL, 0, (int)(end - now), NULL) != CURLM_OK)
 			return;
@@ -294,9 +294,7 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 {
 	int sigfd = sig ? sbx_signal_fd(sig) : -1;
 	struct curl_waitfd wfd;
-	CURLMsg *msg;
 	uint64_t now, wait;
-	int running, queued;
 
 	for (;;) {
 		if (c->stopped) {
@@ -308,15 +306,9 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 			return call_finish(c, err);
 		if (sig && sbx_signal_aborted(sig))
 			return SBX_EABORTED;
-		if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)
+		if (pump(c) < 0)
 			return sbx__error_set(err, SBX_EINTERNAL, "%s: curl_multi_perform failed",
 			                      c->req.what);
-		while ((msg = curl_multi_info_read(c->pair.multi, &queued))) {
-			if (msg->msg == CURLMSG_DONE) {
-				c->done = true;
-				c->result = msg->data.result;
-			}
-		}
 		if (c->done || c->stopped)
 			continue;
 		now = sbx__now_ms();
@@ -327,6 +319,7 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 		wfd.fd = sigfd;
 		wfd.events = CURL_WAIT_POLLIN;
 		wfd.revents = 0;
+		/* the abort signal's eventfd wakes this poll at once */
 		if (curl_multi_poll(c->pair.multi, sigfd >= 0 ? &wfd : NULL, sigfd >= 0 ? 1 : 0,
 		                    (int)wait, NULL) != CURLM_OK)
 			return sbx__error_set(err, SBX_EINTERNAL, "%s: curl_multi_poll failed",
