@@ -582,77 +582,95 @@ static const char *str_field(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* A StartRequest (§4.1) as a runtime spec; the strings are borrowed from `req`. */
+typedef struct start_args {
+	fk_proc_spec spec;
+	const char **argv, **keys, **vals;
+} start_args;
+
+static void start_args_dispose(start_args *a)
+{
+	free(a->argv);
+	free(a->keys);
+	free(a->vals);
+}
+
+/* 0, or -1 when the request is malformed (or OOM). */
+static int start_args_parse(start_args *a, json_t *req, const char *user)
+{
+	json_t *p = json_object_get(req, "process"), *v;
+	json_t *args = json_object_get(p, "args"), *envs = json_object_get(p, "envs");
+	size_t nargs = json_array_size(args), nenv = json_object_size(envs), i = 0;
+	const char *k;
+	memset(a, 0, sizeof(*a));
+	a->argv = calloc(nargs + 1, sizeof(char *));
+	a->keys = calloc(nenv + 1, sizeof(char *));
+	a->vals = calloc(nenv + 1, sizeof(char *));
+	int bad = !json_is_object(p) || !str_field(p, "cmd") || !a->argv || !a->keys || !a->vals;
+	json_array_foreach(args, i, v)
+	{
+		bad |= !json_is_string(v);
+		if (!bad)
+			a->argv[i] = json_string_value(v);
+	}
+	i = 0;
+	json_object_foreach(envs, k, v)
+	{
+		bad |= !json_is_string(v);
+		a->keys[i] = k;
+		a->vals[i++] = json_is_string(v) ? json_string_value(v) : "";
+	}
+	a->spec = (fk_proc_spec){.cmd = str_field(p, "cmd"),
+	                         .args = a->argv,
+	                         .n_args = nargs,
+	                         .env_keys = a->keys,
+	                         .env_values = a->vals,
+	                         .n_envs = nenv,
+	                         .cwd = str_field(p, "cwd"),
+	                         .user = user,
+	                         .tag = str_field(req, "tag"),
+	                         /* stdin absent means true (§4.1) */
+	                         .stdin_pipe = !json_is_false(json_object_get(req, "stdin"))};
+	return bad ? -1 : 0;
+}
+
+/* A failed fk_proc_start as envd answers it: 200 + end-stream error, or the proxy's 502. */
+static enum MHD_Result start_error(fk_req *r, fk_sandbox *sb, int rc, const fk_err *err,
+                                   const char *user)
+{
+	char msg[300];
+	if (rc == FK_ESTATE || rc == FK_ENOTFOUND) /* paused or deleted meanwhile */
+		return reply_not_found_502(r, fk_sandbox_id(sb));
+	if (rc == FK_ENOUSER)
+		snprintf(msg, sizeof(msg), "invalid username: '%s'", user ? user : "");
+	else
+		snprintf(msg, sizeof(msg), "%s", err->message[0] ? err->message : fk_code_name(rc));
+	return reply_stream_error(r, connect_code_of(rc), msg);
+}
+
 /* process.Process/Start (§4.2). Takes over sb's reference. */
 static enum MHD_Result process_start(fk_req *r, fk_sandbox *sb, const char *user)
 {
 	json_t *req = request_message(r, 1);
-	json_t *p = json_object_get(req, "process");
-	json_t *args = json_object_get(p, "args"), *envs = json_object_get(p, "envs");
-	json_t *stdin_v = json_object_get(req, "stdin");
-	const char *cmd = str_field(p, "cmd");
-	size_t nargs = json_array_size(args), nenv = json_object_size(envs), i = 0;
-	const char **argv = calloc(nargs + 1, sizeof(char *));
-	const char **keys = calloc(nenv + 1, sizeof(char *));
-	const char **vals = calloc(nenv + 1, sizeof(char *));
-	enum MHD_Result ret;
-	int bad = !json_is_object(p) || !cmd || !argv || !keys || !vals;
-	json_t *v;
-	json_array_foreach(args, i, v)
-	{
-		if (!json_is_string(v))
-			bad = 1;
-		else
-			argv[i] = json_string_value(v);
-	}
-	const char *k;
-	i = 0;
-	json_object_foreach(envs, k, v)
-	{
-		if (!json_is_string(v))
-			bad = 1;
-		keys[i] = k;
-		vals[i++] = json_is_string(v) ? json_string_value(v) : "";
-	}
-	if (bad) {
-		ret = reply_stream_error(r, "invalid_argument", "invalid StartRequest");
-		fk_sandbox_release(r->srv->control, sb);
-		goto done;
-	}
-	fk_proc_spec spec = {.cmd = cmd,
-	                     .args = argv,
-	                     .n_args = nargs,
-	                     .env_keys = keys,
-	                     .env_values = vals,
-	                     .n_envs = nenv,
-	                     .cwd = str_field(p, "cwd"),
-	                     .user = user,
-	                     .tag = str_field(req, "tag"),
-	                     .stdin_pipe = !json_is_false(stdin_v)};
+	start_args a;
 	fk_proc *proc = NULL;
 	fk_sub *sub = NULL;
 	fk_err err = {0};
-	int rc = fk_proc_start(r->srv->rt, fk_sandbox_id(sb), &spec, &proc, &sub, &err);
+	enum MHD_Result ret;
+	int rc = start_args_parse(&a, req, user) < 0
+	             ? FK_EINVAL
+	             : fk_proc_start(r->srv->rt, fk_sandbox_id(sb), &a.spec, &proc, &sub, &err);
+	if (rc == FK_EINVAL && !err.message[0])
+		snprintf(err.message, sizeof(err.message), "invalid StartRequest");
 	if (rc < 0) {
-		char msg[300];
-		if (rc == FK_ENOUSER)
-			snprintf(msg, sizeof(msg), "invalid username: '%s'", user ? user : "");
-		else
-			snprintf(msg, sizeof(msg), "%s",
-			         err.message[0] ? err.message : fk_code_name(rc));
-		if (rc == FK_ESTATE || rc == FK_ENOTFOUND)
-			ret = reply_not_found_502(r, fk_sandbox_id(sb));
-		else
-			ret = reply_stream_error(r, connect_code_of(rc), msg);
+		ret = start_error(r, sb, rc, &err, user);
 		fk_sandbox_release(r->srv->control, sb);
-		goto done;
+	} else {
+		if (r->fault.kind == FK_FAULT_KILL_IGNORED)
+			fk_sandbox_set_immune(r->srv->control, sb, fk_proc_pid(proc));
+		ret = open_stream(r, sb, proc, sub, 1);
 	}
-	if (r->fault.kind == FK_FAULT_KILL_IGNORED)
-		fk_sandbox_set_immune(r->srv->control, sb, fk_proc_pid(proc));
-	ret = open_stream(r, sb, proc, sub, 1);
-done:
-	free(argv);
-	free(keys);
-	free(vals);
+	start_args_dispose(&a);
 	json_decref(req);
 	return ret;
 }
