@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sandbox/common.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -44,7 +45,8 @@ struct sbx_http_call {
 	CURLcode result;
 	long status;
 	sbx_buf body;
-	int cb_code; /* error raised inside the write callback */
+	size_t upload_off; /* read position in req.upload_data (multipart, not copied) */
+	int cb_code;       /* error raised inside the write callback */
 	sbx_error cb_err;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -161,6 +163,31 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* The multipart part's bytes are read from the caller's buffer, never copied. */
+static size_t upload_read(char *buf, size_t size, size_t nitems, void *arg)
+{
+	sbx_http_call *c = arg;
+	size_t left = c->req.upload_len - c->upload_off, n = size * nitems;
+
+	if (n > left)
+		n = left;
+	if (n)
+		memcpy(buf, (const char *)c->req.upload_data + c->upload_off, n);
+	c->upload_off += n;
+	return n;
+}
+
+/* curl rewinds the body when it resends the request on a fresh connection. */
+static int upload_seek(void *arg, curl_off_t offset, int origin)
+{
+	sbx_http_call *c = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > c->req.upload_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	c->upload_off = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
 static int call_setup(sbx_http_call *c, sbx_error *err)
 {
 	CURL *e = c->pair.easy;
@@ -195,7 +222,8 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 		rc |= curl_mime_name(part, r->upload_part);
 		rc |= curl_mime_filename(part, r->upload_filename);
-		rc |= curl_mime_data(part, r->upload_data ? r->upload_data : "", r->upload_len);
+		rc |= curl_mime_data_cb(part, (curl_off_t)r->upload_len, upload_read, upload_seek,
+		                        NULL, c);
 		rc |= curl_easy_setopt(e, CURLOPT_MIMEPOST, c->mime);
 	} else if (strcmp(r->method, "POST") == 0) {
 		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
