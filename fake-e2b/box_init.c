@@ -107,7 +107,14 @@ static int run_cp_etc(fk_box *b)
 	snprintf(dst, sizeof(dst), "%s/etc", b->root);
 	char *argv[] = {"/bin/cp", "-a", "/etc", dst, NULL};
 	pid_t pid;
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	/* without root some host files are unreadable: not worth a line each */
+	if (geteuid() != 0)
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
 		return -1;
 	int st;
 	while (waitpid(pid, &st, 0) < 0)

@@ -421,6 +421,7 @@ typedef struct spawn_plan {
 	int stdin_fd, stdout_fd, stderr_fd; /* child ends */
 	int status_w;                       /* child -> server: in-box pid, then failure */
 	int pid_w;                          /* helper -> server: host pid of the child */
+	int life_w;                         /* the runtime's life pipe, closed in the helper */
 	bool isolated;
 } spawn_plan;
 
@@ -467,6 +468,10 @@ static void child_main(const spawn_plan *sp)
 static void helper_main(const spawn_plan *sp)
 {
 	int32_t msg[2] = {0, 0};
+	/* the runtime's life pipe: only the server may hold its write end (box inits exit on EOF)
+	 */
+	if (sp->life_w >= 0)
+		close(sp->life_w);
 	if (sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
 		msg[0] = -STEP_SETNS;
 		msg[1] = errno;
@@ -474,7 +479,12 @@ static void helper_main(const spawn_plan *sp)
 		msg[0] = -STEP_CGROUP;
 		msg[1] = errno;
 	} else {
+#if defined(__SANITIZE_THREAD__)
+		/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
+		long pid = fork();
+#else
 		long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+#endif
 		if (pid == 0)
 			child_main(sp);
 		msg[0] = (int32_t)pid;
@@ -544,8 +554,12 @@ static char **build_envp(fk_box *b, const fk_user *u, const fk_proc_spec *spec)
 	size_t n = 0;
 	if (!env)
 		return NULL;
+	char *home = NULL; /* degraded: the box's "/" is its directory on the host */
+	if (!b->rt->isolated && asprintf(&home, "%s%s", b->root, u->home) < 0)
+		home = NULL;
 	int rc = env_set(&env, &n, "PATH", 4, FK_PATH_ENV);
-	rc |= env_set(&env, &n, "HOME", 4, u->home);
+	rc |= env_set(&env, &n, "HOME", 4, home ? home : u->home);
+	free(home);
 	rc |= env_set(&env, &n, "USER", 4, u->name);
 	rc |= env_set(&env, &n, "LOGNAME", 7, u->name);
 	for (size_t i = 0; rc == 0 && i < b->n_envs; i++) {
@@ -809,6 +823,7 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	if (!sp->argv || !sp->envp || !sp->cwd)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	sp->isolated = b->rt->isolated;
+	sp->life_w = b->rt->life_pipe[1];
 	sp->init_pidfd = b->init_pidfd;
 	sp->ns_flags = CLONE_NEWNS | CLONE_NEWPID | (b->net_none ? CLONE_NEWNET : 0);
 	if (b->cg) {
@@ -824,7 +839,8 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
                   fk_sub **sub_out, fk_err *err)
 {
-	spawn_plan sp = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .cg_fd = -1};
+	spawn_plan sp = {
+	    .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .cg_fd = -1, .life_w = -1};
 	fk_proc *p = NULL, *dead = NULL;
 	fk_sub *sub = NULL;
 	if (proc_out)

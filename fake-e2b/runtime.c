@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -256,6 +257,9 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	rt->isolated = !(opts && opts->no_isolation) && probe_isolation();
 	if (rt->isolated)
 		rt->freezer = probe_freezer(rt);
+#if defined(__SANITIZE_THREAD__)
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* proc.c forks instead of clone(CLONE_PARENT) */
+#endif
 	if (rt->isolated && pipe2(rt->life_pipe, O_CLOEXEC) < 0) {
 		int e = errno;
 		fk_rt_free(rt);
