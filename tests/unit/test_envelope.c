@@ -248,6 +248,35 @@ static void test_base64__appends_after_existing_bytes(void **state)
 	sbx_buf_dispose(&b);
 }
 
+static void test_envelope__allocation_failure_is_nomem_and_resumable(void **state)
+{
+	(void)state;
+	sbx_envelope e = SBX_ENVELOPE_INIT(SBX_MAX_ENVELOPE);
+	sbx_error err = {0};
+	size_t used;
+	sbx__alloc_fail_after(0);
+	assert_int_equal(sbx__envelope_feed(&e, wire3, sizeof(wire3), &used, &err), SBX_ENOMEM);
+	sbx__alloc_fail_after(-1);
+	assert_int_equal(err.code, SBX_ENOMEM);
+	assert_int_equal(used, 5); /* the header was taken, the payload bytes were not */
+	seen s = {0};
+	assert_int_equal(feed_all(&e, wire3 + used, sizeof(wire3) - used, &s), 0);
+	assert_int_equal(s.n, 3);
+	sbx__envelope_dispose(&e);
+}
+
+static void test_base64__allocation_failure_is_nomem(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(1024);
+	sbx__alloc_fail_after(0);
+	assert_int_equal(sbx__base64_decode(&b, "aGVsbG8K", 8), SBX_ENOMEM);
+	assert_int_equal(sbx__base64_decode(&b, "aGk", 3), SBX_ENOMEM); /* normalised copy */
+	sbx__alloc_fail_after(-1);
+	assert_int_equal(b.len, 0);
+	sbx_buf_dispose(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +293,8 @@ int main(void)
 	    cmocka_unit_test(test_base64__invalid_input_is_a_protocol_error),
 	    cmocka_unit_test(test_base64__every_byte_value_round_trips),
 	    cmocka_unit_test(test_base64__appends_after_existing_bytes),
+	    cmocka_unit_test(test_envelope__allocation_failure_is_nomem_and_resumable),
+	    cmocka_unit_test(test_base64__allocation_failure_is_nomem),
 	};
 	return cmocka_run_group_tests_name("envelope", tests, NULL, NULL);
 }

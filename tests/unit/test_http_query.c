@@ -4,6 +4,7 @@
 #include <sandbox/error.h>
 
 #include "e2b/api.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 
 static void check_enc(int (*fn)(sbx_buf *, const char *, size_t), const char *in, const char *want)
@@ -157,6 +158,21 @@ static void test_error__non_string_message_falls_back_to_the_text(void **state)
 	assert_string_equal(err.e2b_code, "500");
 }
 
+static void test_query__list_query_fails_cleanly_at_every_allocation(void **state)
+{
+	(void)state;
+	int rc = -1;
+	for (long n = 0; rc != 0 && n < 100; n++) {
+		sbx_buf b = SBX_BUF_INIT(4096);
+		sbx__alloc_fail_after(n);
+		rc = sbx__e2b_list_query(&b, "name", "tok");
+		sbx__alloc_fail_after(-1);
+		assert_true(rc == 0 || rc == SBX_ENOMEM);
+		sbx_buf_dispose(&b); /* nothing else may leak (ASan builds check) */
+	}
+	assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +181,7 @@ int main(void)
 	    cmocka_unit_test(test_query__list_query_for_a_name),
 	    cmocka_unit_test(test_query__list_query_carries_the_next_token_encoded),
 	    cmocka_unit_test(test_query__metadata_value_is_encoded_three_times_on_the_wire),
+	    cmocka_unit_test(test_query__list_query_fails_cleanly_at_every_allocation),
 	    cmocka_unit_test(test_error__e2b_404_body_means_not_found),
 	    cmocka_unit_test(test_error__bare_or_html_404_is_not_gone),
 	    cmocka_unit_test(test_error__message_is_cut_at_300_bytes_and_secrets_hidden),
