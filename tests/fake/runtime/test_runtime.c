@@ -962,6 +962,12 @@ static char self_exe[4096];
 static void test_runtime__killed_server_leaves_no_box_running(void **state)
 {
 	NEED_ISOLATION();
+#if defined(__SANITIZE_THREAD__)
+	/* TSan builds make every runtime a child subreaper: this test process would adopt the
+	 * dead server's zombies and the box's PID 1 could not finish exiting */
+	fprintf(stderr, "SKIP: not meaningful under TSan\n");
+	skip();
+#endif
 	char dir[] = "/tmp/fk-crash-test-XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	int pfd[2];
