@@ -113,10 +113,12 @@ void fk_admin_log(fk_admin *a, json_t *entry)
 	pthread_mutex_unlock(&a->lock);
 }
 
-void fk_admin_set_duration(fk_admin *a, json_t *entry, long ms)
+void fk_admin_finish(fk_admin *a, json_t *entry, long ms)
 {
+	/* under the lock: the log may be cleared (and the entry freed) by another thread */
 	pthread_mutex_lock(&a->lock);
 	json_object_set_new(entry, "duration_ms", json_integer(ms));
+	json_decref(entry);
 	pthread_mutex_unlock(&a->lock);
 }
 

@@ -24,7 +24,8 @@ void fk_fault_dispose(fk_fault *f);
 
 /* Append one finished request to the log (steals entry). */
 void fk_admin_log(fk_admin *a, json_t *entry);
-/* Update a logged entry's duration_ms (streams: the time until the stream ended). */
-void fk_admin_set_duration(fk_admin *a, json_t *entry, long ms);
+/* Set a logged entry's duration_ms (streams: until the stream ended) and drop the caller's
+ * reference to it. */
+void fk_admin_finish(fk_admin *a, json_t *entry, long ms);
 
 #endif

@@ -270,12 +270,12 @@ static json_t *sandbox_json(fk_sandbox *sb, int with_token)
 static json_t *listed_json(fk_sandbox *sb)
 {
 	int64_t end = sb->state == SB_PAUSED ? sb->paused_ns : sb->end_ns;
-	json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i,s:i,s:s,s:s,s:O}", "sandboxID", sb->id,
+	json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i,s:i,s:s,s:s,s:o}", "sandboxID", sb->id,
 	                      "templateID", sb->template_id, "clientID", FK_CLIENT_ID, "startedAt",
 	                      time_json(sb->started_ns), "endAt", time_json(end), "cpuCount", 2,
 	                      "memoryMB", 512, "diskSizeMB", 1024, "state",
 	                      sb->state == SB_RUNNING ? "running" : "paused", "envdVersion",
-	                      FK_ENVD_VERSION, "metadata", sb->metadata);
+	                      FK_ENVD_VERSION, "metadata", json_deep_copy(sb->metadata));
 	return j;
 }
 
@@ -287,8 +287,9 @@ static json_t *detail_json(fk_sandbox *sb)
 		return NULL;
 	if (sb->secured)
 		json_object_set_new(j, "envdAccessToken", json_string(sb->token));
-	json_object_set(j, "allowInternetAccess",
-	                sb->allow_internet ? sb->allow_internet : json_null());
+	/* copies: replies are freed by other threads than the sandbox's (jansson refcounts) */
+	json_object_set_new(j, "allowInternetAccess",
+	                    sb->allow_internet ? json_deep_copy(sb->allow_internet) : json_null());
 	if (sb->network) {
 		json_t *n = json_deep_copy(sb->network);
 		json_t *proxy = json_object_get(n, "egressProxy");
@@ -529,7 +530,7 @@ static fk_sandbox *sandbox_from_body(fk_server *srv, json_t *body, int v2, long 
 	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
 	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
 	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
-	sb->allow_internet = json_is_boolean(aia) ? json_incref(aia) : NULL;
+	sb->allow_internet = json_is_boolean(aia) ? json_boolean(json_is_true(aia)) : NULL;
 	sb->auto_pause = json_is_true(json_object_get(body, "autoPause"));
 	sb->auto_pause_memory = apm ? json_is_true(apm) : 1;
 	sb->auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));

@@ -425,9 +425,10 @@ static void log_request(fk_req *r)
 	if (path)
 		fk_url_decode(path, 0);
 	json_t *e =
-	    json_pack("{s:s,s:s,s:o,s:i,s:O,s:I}", "method", r->method ? r->method : "", "path",
+	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I}", "method", r->method ? r->method : "", "path",
 	              path ? path : "", "query", query_json(r), "status", (int)r->status, "headers",
-	              r->log_headers ? r->log_headers : json_null(), "duration_ms", (json_int_t)ms);
+	              r->log_headers ? json_deep_copy(r->log_headers) : json_null(), "duration_ms",
+	              (json_int_t)ms);
 	json_t *b = log_body(r);
 	if (e && b)
 		json_object_set_new(e, "body", b);
@@ -450,11 +451,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	*con_cls = NULL;
-	if (r->log_entry)
-		fk_admin_set_duration(srv->admin, r->log_entry, elapsed_ms(r));
-	else
+	if (!r->log_entry)
 		log_request(r);
-	json_decref(r->log_entry);
+	if (r->log_entry)
+		fk_admin_finish(srv->admin, r->log_entry, elapsed_ms(r));
 	if (r->envd_state && r->envd_state_free)
 		r->envd_state_free(r->envd_state);
 	fk_fault_dispose(&r->fault);
