@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -762,6 +763,21 @@ static void test_runtime__upload_semantics(void **state)
 	assert_int_equal(fk_file_read_open(rt, "up", "/workspace", NULL, &fd, &size, &err),
 	                 FK_EISDIR);
 	assert_string_equal(err.message, "path '/workspace' is a directory");
+	/* X-Metadata-* become user.e2b.<lowercased key> xattrs */
+	assert_int_equal(fk_file_write_open(rt, "up", "/workspace/meta", "sandbox", &w, NULL, &err),
+	                 0);
+	int mrc = fk_writer_set_meta(w, "Owner-Tag", "v1", &err);
+	assert_int_equal(fk_writer_close(w, NULL), 0);
+	if (mrc == 0) {
+		assert_int_equal(
+		    fk_file_read_open(rt, "up", "/workspace/meta", NULL, &fd, &size, &err), 0);
+		char val[16] = {0};
+		assert_int_equal(fgetxattr(fd, "user.e2b.owner-tag", val, sizeof(val) - 1), 2);
+		assert_string_equal(val, "v1");
+		close(fd);
+	} else {
+		fprintf(stderr, "note: no user xattrs on the state dir: %s\n", err.message);
+	}
 	/* read of the host's /usr as seen inside */
 	assert_int_equal(fk_file_read_open(rt, "up", "/usr/bin/env", NULL, &fd, &size, &err), 0);
 	assert_true(size > 0);
