@@ -703,6 +703,65 @@ json_t *h_find(json_t *log, const char *method, const char *prefix, size_t n)
 	return NULL;
 }
 
+/* ---- fake-e2b state ---- */
+
+/* Create a sandbox behind the provider's back (libcurl), named `name` in metadata. */
+char *h_raw_create(h_ctx *h, const char *name)
+{
+	char body[512];
+	long st = 0;
+	snprintf(body, sizeof(body),
+	         "{\"templateID\":\"base\",\"timeout\":900,\"metadata\":{\"capybara-sandbox-name\":"
+	         "\"%s\"}}",
+	         name);
+	json_t *j = h_http(h, "POST", "/v2/sandboxes", body, &st, NULL);
+	assert_int_equal(st, 201);
+	const char *id = json_string_value(json_object_get(j, "sandboxID"));
+	const char *tok = json_string_value(json_object_get(j, "envdAccessToken"));
+	assert_non_null(id);
+	if (tok)
+		h_add_secret(h, tok);
+	char *out = strdup(id);
+	json_decref(j);
+	return out;
+}
+
+/* State of a sandbox in fake-e2b ("running", "paused"), or NULL when it does not exist. */
+char *h_fake_state(h_ctx *h, const char *id)
+{
+	long st = 0;
+	json_t *arr = h_http(h, "GET", "/_fake/sandboxes", NULL, &st, NULL);
+	size_t i;
+	json_t *sb;
+	char *out = NULL;
+	assert_int_equal(st, 200);
+	json_array_foreach(arr, i, sb)
+	{
+		if (strcmp(json_string_value(json_object_get(sb, "sandboxID")), id) == 0)
+			out = strdup(json_string_value(json_object_get(sb, "state")));
+	}
+	json_decref(arr);
+	return out;
+}
+
+/* Number of sandboxes fake-e2b holds with metadata capybara-sandbox-name = name. */
+size_t h_fake_count_named(h_ctx *h, const char *name)
+{
+	long st = 0;
+	json_t *arr = h_http(h, "GET", "/_fake/sandboxes", NULL, &st, NULL);
+	size_t i, n = 0;
+	json_t *sb;
+	json_array_foreach(arr, i, sb)
+	{
+		const char *v = json_string_value(
+		    json_object_get(json_object_get(sb, "metadata"), "capybara-sandbox-name"));
+		if (v && strcmp(v, name) == 0)
+			n++;
+	}
+	json_decref(arr);
+	return n;
+}
+
 /* ---- contract helpers ---- */
 
 sbx_limits h_limits(sbx_egress egress)

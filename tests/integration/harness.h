@@ -125,6 +125,15 @@ size_t h_count(json_t *log, const char *method, const char *prefix);
 /* The n-th (0-based) such entry, borrowed, or NULL. */
 json_t *h_find(json_t *log, const char *method, const char *prefix, size_t n);
 
+/* ---- fake-e2b state ---- */
+
+/* Create a sandbox behind the provider's back (libcurl), metadata name `name`; strdup'ed id. */
+char *h_raw_create(h_ctx *h, const char *name);
+/* State of a sandbox in fake-e2b ("running", "paused"), strdup'ed, or NULL when it is gone. */
+char *h_fake_state(h_ctx *h, const char *id);
+/* Number of sandboxes fake-e2b holds with metadata capybara-sandbox-name = name. */
+size_t h_fake_count_named(h_ctx *h, const char *name);
+
 /* ---- contract helpers ---- */
 
 /* Limits with egress none (cpu 1, memory 2048, disk 10240). */

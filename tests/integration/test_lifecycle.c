@@ -26,63 +26,6 @@
 
 /* ---- helpers ---- */
 
-/* Create a sandbox behind the provider's back (libcurl), named `name` in metadata. */
-static char *raw_create(h_ctx *h, const char *name)
-{
-	char body[512];
-	long st = 0;
-	snprintf(body, sizeof(body),
-	         "{\"templateID\":\"base\",\"timeout\":900,\"metadata\":{\"capybara-sandbox-name\":"
-	         "\"%s\"}}",
-	         name);
-	json_t *j = h_http(h, "POST", "/v2/sandboxes", body, &st, NULL);
-	assert_int_equal(st, 201);
-	const char *id = json_string_value(json_object_get(j, "sandboxID"));
-	const char *tok = json_string_value(json_object_get(j, "envdAccessToken"));
-	assert_non_null(id);
-	if (tok)
-		h_add_secret(h, tok);
-	char *out = strdup(id);
-	json_decref(j);
-	return out;
-}
-
-/* State of a sandbox in fake-e2b ("running", "paused"), or NULL when it does not exist. */
-static char *fake_state(h_ctx *h, const char *id)
-{
-	long st = 0;
-	json_t *arr = h_http(h, "GET", "/_fake/sandboxes", NULL, &st, NULL);
-	size_t i;
-	json_t *sb;
-	char *out = NULL;
-	assert_int_equal(st, 200);
-	json_array_foreach(arr, i, sb)
-	{
-		if (strcmp(json_string_value(json_object_get(sb, "sandboxID")), id) == 0)
-			out = strdup(json_string_value(json_object_get(sb, "state")));
-	}
-	json_decref(arr);
-	return out;
-}
-
-/* Number of sandboxes fake-e2b holds with metadata capybara-sandbox-name = name. */
-static size_t fake_count_named(h_ctx *h, const char *name)
-{
-	long st = 0;
-	json_t *arr = h_http(h, "GET", "/_fake/sandboxes", NULL, &st, NULL);
-	size_t i, n = 0;
-	json_t *sb;
-	json_array_foreach(arr, i, sb)
-	{
-		const char *v = json_string_value(
-		    json_object_get(json_object_get(sb, "metadata"), "capybara-sandbox-name"));
-		if (v && strcmp(v, name) == 0)
-			n++;
-	}
-	json_decref(arr);
-	return n;
-}
-
 static void assert_json_eq(json_t *got, const char *want_text)
 {
 	json_t *want = json_loads(want_text, 0, NULL);
@@ -361,62 +304,6 @@ static void test_create__timeout_seconds_from_config(void **state)
 	sbx_provider_free(p);
 }
 
-/* 101 same-name sandboxes (some paused) need two list pages of 100: all are destroyed. */
-static void test_create__replaces_same_name_across_list_pages(void **state)
-{
-	h_ctx *h = *state;
-	char name[64], other[64];
-	enum { N = 101 };
-	char *ids[N];
-	h_name(name, sizeof(name), "same");
-	h_name(other, sizeof(other), "other");
-	uint64_t t0 = h_now_ms();
-	char *other_id = raw_create(h, other);
-	for (int i = 0; i < N; i++)
-		ids[i] = raw_create(h, name);
-	print_message("%d sandboxes made behind the provider's back in %llu ms\n", N + 1,
-	              (unsigned long long)(h_now_ms() - t0));
-	for (int i = 0; i < 3; i++) {
-		char path[128];
-		long st = 0;
-		snprintf(path, sizeof(path), "/sandboxes/%s/pause", ids[i * 40]);
-		json_decref(h_http(h, "POST", path, "{}", &st, NULL));
-		assert_int_equal(st, 204);
-	}
-	assert_int_equal(fake_count_named(h, name), N);
-	h_reset(h);
-	t0 = h_now_ms();
-	char *id = h_create(h, NULL, name);
-	print_message("create replacing %d same-name sandboxes took %llu ms\n", N,
-	              (unsigned long long)(h_now_ms() - t0));
-	json_t *log = h_reqlog(h);
-	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 2);
-	json_t *page2 = h_find(log, "GET", "/v2/sandboxes", 1);
-	assert_non_null(h_entry_query(page2, "nextToken"));
-	assert_true(strlen(h_entry_query(page2, "nextToken")) > 0);
-	assert_int_equal(h_count(log, "DELETE", "/sandboxes/"), N);
-	/* each old sandbox deleted exactly once (fake-e2b logs at completion, so the
-	 * log's order is not the client's order and is not checked) */
-	for (int k = 0; k < N; k++) {
-		char path[128];
-		snprintf(path, sizeof(path), "/sandboxes/%s$", ids[k]);
-		assert_int_equal(h_count(log, "DELETE", path), 1);
-	}
-	json_decref(log);
-	assert_int_equal(fake_count_named(h, name), 1);
-	char *st = fake_state(h, other_id);
-	assert_non_null(st);
-	free(st);
-	for (int k = 0; k < N; k++) {
-		assert_null(fake_state(h, ids[k]));
-		free(ids[k]);
-	}
-	assert_int_equal(sbx_sandbox_destroy(h->p, id, NULL, NULL), 0);
-	assert_int_equal(sbx_sandbox_destroy(h->p, other_id, NULL, NULL), 0);
-	sbx_free(id);
-	free(other_id);
-}
-
 /* ---- resume / suspend / destroy ---- */
 
 static void test_resume__resumed_then_gone_after_destroy(void **state)
@@ -444,12 +331,12 @@ static void test_resume__resumed_then_gone_after_destroy(void **state)
 
 	/* paused → resumed (201) */
 	assert_int_equal(sbx_sandbox_suspend(h->p, id, NULL, &err), 0);
-	char *st = fake_state(h, id);
+	char *st = h_fake_state(h, id);
 	assert_string_equal(st, "paused");
 	free(st);
 	assert_int_equal(sbx_sandbox_resume(&rs, h->p, id, NULL, &err), 0);
 	assert_int_equal(rs, SBX_RESUMED);
-	st = fake_state(h, id);
+	st = h_fake_state(h, id);
 	assert_string_equal(st, "running");
 	free(st);
 
@@ -511,7 +398,7 @@ static void test_destroy__missing_is_success(void **state)
 	snprintf(path, sizeof(path), "/sandboxes/%s", id);
 	assert_string_equal(h_entry_path(json_array_get(log, 0)), path);
 	json_decref(log);
-	assert_null(fake_state(h, id));
+	assert_null(h_fake_state(h, id));
 	sbx_free(id);
 }
 
@@ -521,7 +408,7 @@ static void test_destroy_by_name__deletes_all_of_that_name_only(void **state)
 	char name[64], other[64];
 	h_name(name, sizeof(name), "dbn");
 	h_name(other, sizeof(other), "dbn-other");
-	char *a = raw_create(h, name), *b = raw_create(h, name), *c = raw_create(h, other);
+	char *a = h_raw_create(h, name), *b = h_raw_create(h, name), *c = h_raw_create(h, other);
 	char path[128];
 	long st = 0;
 	snprintf(path, sizeof(path), "/sandboxes/%s/pause", b);
@@ -534,9 +421,9 @@ static void test_destroy_by_name__deletes_all_of_that_name_only(void **state)
 	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 1);
 	assert_int_equal(h_count(log, "DELETE", "/sandboxes/"), 2);
 	json_decref(log);
-	assert_null(fake_state(h, a));
-	assert_null(fake_state(h, b));
-	char *sc = fake_state(h, c);
+	assert_null(h_fake_state(h, a));
+	assert_null(h_fake_state(h, b));
+	char *sc = h_fake_state(h, c);
 	assert_non_null(sc);
 	free(sc);
 	/* none left: success, no delete */
@@ -803,6 +690,88 @@ static void test_secrets__echoed_by_server_never_reach_errors_or_logs(void **sta
 	sbx_free(id);
 }
 
+static void test_gone__every_method_after_destroy(void **state)
+{
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "gone");
+	char *id = h_create(h, NULL, name);
+	assert_int_equal(sbx_sandbox_destroy(h->p, id, NULL, NULL), 0);
+	h_reset(h);
+	sbx_error err = {0};
+	sbx_exec_result r;
+	sbx_file *f = NULL;
+	sbx_stat st;
+	const char *tags[] = {"a"};
+	assert_int_equal(h_exec_opts(h, &r, id, "true", NULL, NULL, &err), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_read_file(&f, h->p, id, "/workspace/x", 10, NULL, NULL),
+	                 SBX_EGONE);
+	assert_int_equal(sbx_sandbox_write_file(h->p, id, "/workspace/x", "x", 1, NULL, NULL),
+	                 SBX_EGONE);
+	assert_int_equal(sbx_sandbox_stat(&st, h->p, id, "/workspace", NULL, NULL), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_kill_all(h->p, id, NULL, NULL), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, id, tags, 1, NULL, NULL), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_suspend(h->p, id, NULL, NULL), 0);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count_envd(log), 0);
+	json_decref(log);
+	sbx_free(id);
+}
+
+static void test_auth__wrong_api_key_is_http_401(void **state)
+{
+	h_ctx *h = *state;
+	char json[512];
+	snprintf(json, sizeof(json),
+	         "{\"apiKey\":\"e2b_wrong0key\",\"template\":\"base\",\"apiUrl\":\"%s\"}",
+	         h->srv.url);
+	sbx_e2b_config *cfg = NULL;
+	assert_int_equal(sbx_e2b_config_parse(&cfg, json, strlen(json), NULL), 0);
+	sbx_provider *p = NULL;
+	sbx_e2b_options o = SBX_E2B_OPTIONS_INIT;
+	o.envd_url = h->srv.url;
+	assert_int_equal(sbx_e2b_provider_new(&p, cfg, &o, NULL), 0);
+	sbx_e2b_config_free(cfg);
+	char name[64], *id = NULL;
+	h_name(name, sizeof(name), "auth");
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_create(&id, p, name, &l, NULL, &err), SBX_EHTTP);
+	assert_int_equal(err.http_status, 401);
+	assert_null(strstr(err.message, "e2b_wrong0key"));
+	h_note_err(h, &err);
+	sbx_resume_status rs;
+	sbx_error_clear(&err);
+	assert_int_equal(sbx_sandbox_resume(&rs, p, "i0000000000000000000c", NULL, &err),
+	                 SBX_EHTTP);
+	assert_int_equal(err.http_status, 401);
+	sbx_provider_free(p);
+}
+
+static void test_create__control_plane_headers(void **state)
+{
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "hdr");
+	h_reset(h);
+	char *id = h_create(h, NULL, name);
+	json_t *log = h_reqlog(h);
+	size_t i;
+	json_t *e;
+	json_array_foreach(log, i, e)
+	{
+		json_t *hd = json_object_get(e, "headers");
+		assert_string_equal(json_string_value(json_object_get(hd, "x-api-key")), "***");
+		assert_null(json_object_get(hd, "x-access-token"));
+		if (strcmp(h_entry_method(e), "POST") == 0)
+			assert_string_equal(json_string_value(json_object_get(hd, "content-type")),
+			                    "application/json");
+	}
+	json_decref(log);
+	assert_int_equal(sbx_sandbox_destroy(h->p, id, NULL, NULL), 0);
+	sbx_free(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,7 +785,6 @@ int main(void)
 	    cmocka_unit_test(test_create__egress_open_when_allowed),
 	    cmocka_unit_test(test_create__allowlist_degrades_to_none_with_warning),
 	    cmocka_unit_test(test_create__timeout_seconds_from_config),
-	    cmocka_unit_test(test_create__replaces_same_name_across_list_pages),
 	    cmocka_unit_test(test_resume__resumed_then_gone_after_destroy),
 	    cmocka_unit_test(test_suspend__twice_and_missing_are_success),
 	    cmocka_unit_test(test_destroy__missing_is_success),
@@ -827,6 +795,9 @@ int main(void)
 	    cmocka_unit_test(test_resume__bare_404_401_5xx_are_ordinary_errors),
 	    cmocka_unit_test(test_resume__network_error_is_ordinary_error),
 	    cmocka_unit_test(test_connect__no_token_is_gone_and_sends_no_envd_request),
+	    cmocka_unit_test(test_gone__every_method_after_destroy),
+	    cmocka_unit_test(test_auth__wrong_api_key_is_http_401),
+	    cmocka_unit_test(test_create__control_plane_headers),
 	    cmocka_unit_test(test_secrets__echoed_by_server_never_reach_errors_or_logs),
 	};
 	return cmocka_run_group_tests_name("integration_lifecycle", tests, h_group_setup,
