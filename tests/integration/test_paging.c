@@ -50,6 +50,11 @@ static void test_create__replaces_same_name_across_list_pages(void **state)
 	assert_non_null(h_entry_query(page2, "nextToken"));
 	assert_true(strlen(h_entry_query(page2, "nextToken")) > 0);
 	assert_int_equal(h_count(log, "DELETE", "/sandboxes/"), N);
+	long total = 0;
+	for (size_t k = 0; k < N; k++)
+		total += (long)json_integer_value(
+		    json_object_get(h_find(log, "DELETE", "/sandboxes/", k), "duration_ms"));
+	print_message("fake-e2b spent %ld ms per DELETE on average\n", total / N);
 	/* each old sandbox deleted exactly once (fake-e2b logs at completion, so the
 	 * log's order is not the client's order and is not checked) */
 	for (int k = 0; k < N; k++) {
