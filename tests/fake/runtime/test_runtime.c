@@ -398,7 +398,7 @@ static unsigned long ns_inode(pid_t pid, const char *ns)
 	return stat(p, &st) == 0 ? (unsigned long)st.st_ino : 0;
 }
 
-static int count_in_ns(unsigned long pidns)
+static int count_in_ns_kind(const char *kind, unsigned long ns)
 {
 	DIR *d = opendir("/proc");
 	int n = 0;
@@ -408,12 +408,17 @@ static int count_in_ns(unsigned long pidns)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
-		if (ns_inode((pid_t)pid, "pid") == pidns)
+		if (ns_inode((pid_t)pid, kind) == ns)
 			n++;
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+static int count_in_ns(unsigned long pidns)
+{
+	return count_in_ns_kind("pid", pidns);
 }
 
 static bool mounts_mention(const char *needle)
@@ -450,6 +455,7 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 	assert_true(WIFSIGNALED(st));
 	fk_proc_unref(p);
 	assert_int_equal(count_in_ns(pidns), 0);
+	assert_int_equal(count_in_ns_kind("mnt", mntns), 0);
 	assert_false(mounts_mention("/gone/root"));
 	assert_false(fk_box_exists(rt, "gone", NULL));
 	assert_int_equal(access("/sys/fs/cgroup/freezer/fake-e2b/gone", F_OK), -1);
@@ -909,6 +915,44 @@ static void *concurrent_starter(void *arg)
 	return NULL;
 }
 
+static void test_runtime__rt_free_leaves_nothing(void **state)
+{
+	NEED_ISOLATION();
+	fk_rt *saved = rt;
+	char dir[] = "/tmp/fk-free-test-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char state_dir[64];
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	fk_rt_options o = {.state_dir = state_dir};
+	assert_int_equal(fk_rt_new(&rt, &o, NULL), 0);
+	box_create("f1", false);
+	box_create("f2", true);
+	unsigned long ns1 = ns_inode(fk_box_init_pid(rt, "f1"), "pid");
+	unsigned long ns2 = ns_inode(fk_box_init_pid(rt, "f2"), "pid");
+	fk_proc *p = start_bg("f1", "sandbox", "sleep 1000 & exec sleep 1000");
+	fk_proc_unref(start_bg("f2", "root", "exec sleep 1000"));
+	assert_int_equal(fk_box_freeze(rt, "f2", NULL), 0);
+	fk_rt_free(rt);
+	rt = saved;
+	int st;
+	assert_true(fk_proc_ended(p, &st)); /* a held handle stays readable */
+	assert_true(WIFSIGNALED(st));
+	fk_proc_unref(p);
+	assert_int_equal(count_in_ns(ns1), 0);
+	assert_int_equal(count_in_ns(ns2), 0);
+	assert_false(mounts_mention(state_dir));
+	DIR *d = opendir(state_dir);
+	assert_non_null(d);
+	int entries = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		entries += de->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(entries, 0);
+	rmdir(state_dir);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_runtime__concurrent_starts_in_one_box(void **state)
 {
 	NEED_ISOLATION();
@@ -1066,6 +1110,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_runtime__upload_semantics),
 	    cmocka_unit_test(test_runtime__upload_64mib_is_fast),
 	    cmocka_unit_test(test_runtime__stat_list_mkdir_move_remove),
+	    cmocka_unit_test(test_runtime__rt_free_leaves_nothing),
 	    cmocka_unit_test(test_runtime__concurrent_starts_in_one_box),
 	    cmocka_unit_test(test_runtime__killed_server_leaves_no_box_running),
 	    cmocka_unit_test(test_runtime__degraded_mode_still_runs_processes),
