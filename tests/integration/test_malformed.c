@@ -232,6 +232,32 @@ static void test_malformed__non_json_success_bodies_are_protocol_errors(void **s
 	still_works(h);
 }
 
+/*
+ * error.h: messages "quote at most 64 bytes of server data with non-printable
+ * bytes escaped" (style brief 2.17), whatever the server sends.
+ */
+static void test_malformed__errors_quote_at_most_64_bytes_escaped(void **state)
+{
+	h_ctx *h = *state;
+	char body[1024];
+	int n = snprintf(body, sizeof(body), "\x1b[31mred\x01\x7f");
+	for (int i = 0; n < 900; i++)
+		n += snprintf(body + n, sizeof(body) - (size_t)n, "%03d-abcdefgh|", i);
+	h_reset(h);
+	h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 500, body, 1);
+	sbx_resume_status rs;
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_resume(&rs, h->p, g_id, NULL, &err), SBX_EHTTP);
+	h_note_err(h, &err);
+	print_message("message: %s\n", err.message);
+	for (const char *p = err.message; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			fail_msg("raw control byte 0x%02x in the message", (unsigned char)*p);
+	/* 64 bytes of the body reach at most the 5th "NNN-abcdefgh|" group */
+	assert_null(strstr(err.message, "006-abcdefgh"));
+	h_faults_clear(h);
+}
+
 typedef struct call {
 	h_ctx *h;
 	sbx_signal *sig;
@@ -288,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed__keepalive_only_stream_ends_at_timeout),
 	    cmocka_unit_test(test_malformed__html_500_bodies_are_http_errors),
 	    cmocka_unit_test(test_malformed__non_json_success_bodies_are_protocol_errors),
+	    cmocka_unit_test(test_malformed__errors_quote_at_most_64_bytes_escaped),
 	    cmocka_unit_test(test_malformed__hanging_connect_aborts_promptly),
 	};
 	return cmocka_run_group_tests_name("integration_malformed", tests, setup, teardown);
