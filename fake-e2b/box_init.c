@@ -202,7 +202,7 @@ struct init_args {
 	char dev_files[N_DEV_NODES][4200];
 	char dev_pts[4200], dev_shm[4200], dev_ptmx[4200];
 	char dev_links[4][4200];
-	char proc[4200];
+	char proc[4200], proc_sys[4300], proc_sysrq[4300];
 	int ready_fd; /* write end: {stage, errno} */
 	int cg_fd;    /* freezer tasks file or -1 */
 	int life_fd;  /* read end of the runtime's life pipe */
@@ -325,6 +325,13 @@ static int init_main(void *arg)
 	init_dev(a);
 	if (mount("proc", a->proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		init_fail(a, 6);
+	/* the box's root is the host's root: keep it from changing kernel settings through /proc
+	 * (best effort, like container runtimes) */
+	for (int i = 0; i < 2; i++) {
+		const char *p = i == 0 ? a->proc_sys : a->proc_sysrq;
+		if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) == 0)
+			mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
+	}
 	if (a->net_none)
 		init_lo_up(a);
 	if (chdir(a->root) < 0)
@@ -383,6 +390,8 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	snprintf(a->dev_shm, sizeof(a->dev_shm), "%s/shm", a->dev);
 	snprintf(a->dev_ptmx, sizeof(a->dev_ptmx), "%s/ptmx", a->dev);
 	snprintf(a->proc, sizeof(a->proc), "%s/proc", b->root);
+	snprintf(a->proc_sys, sizeof(a->proc_sys), "%s/sys", a->proc);
+	snprintf(a->proc_sysrq, sizeof(a->proc_sysrq), "%s/sysrq-trigger", a->proc);
 	a->net_none = b->net_none;
 	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
 	 * /proc/self/cmdline. Only used when the first string matches. */
