@@ -17,9 +17,20 @@
  * (may be NULL) receives the code, the errno if any and a message meant for the wire
  * (e.g. "cwd '/nope' does not exist", "path '/x' is a directory"). Messages never hold secrets.
  *
- * Without root, user namespaces or the freezer cgroup the runtime degrades (processes run in a
- * per-box temp dir without isolation; freeze uses SIGSTOP/SIGCONT) and says so on stderr once;
- * `fk_rt_isolated()` tells tests whether to skip.
+ * Without root or namespaces the runtime degrades (processes run as the server's user in the
+ * box's directory on the host, `/x` paths of the files API map to <box dir>/x, freeze uses
+ * SIGSTOP/SIGCONT on the started processes) and says so on stderr once; without the freezer
+ * cgroup only pause degrades. `fk_rt_isolated()` tells tests whether to skip.
+ *
+ * What the host process must respect: processes are children of this process (reaped through
+ * pidfds by the runtime's threads), so never reap with waitpid(-1)/wait() and never set SIGCHLD
+ * to SIG_IGN. Ignore SIGPIPE (fk_proc_write_stdin copes either way). TSan builds only: the
+ * runtime makes the process a child subreaper. If the process dies without fk_rt_free, every
+ * box's PID 1 sees its life pipe close and exits, which ends every process of every box; the
+ * state dir and empty cgroups stay (the cgroups are swept by the next runtime).
+ *
+ * Implementation map: runtime.c (runtime, box table, lifecycle), box_init.c (a box's files and
+ * PID 1), proc.c (processes), box_files.c (files API), runtime_int.h (shared internals).
  */
 #ifndef FAKE_E2B_RUNTIME_H
 #define FAKE_E2B_RUNTIME_H
