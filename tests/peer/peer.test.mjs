@@ -10,7 +10,9 @@ import {
   AuthenticationError,
   CommandExitError,
   FileNotFoundError,
+  InvalidArgumentError,
   Sandbox,
+  SandboxError,
   SandboxNotFoundError,
   TimeoutError,
 } from 'e2b'
@@ -426,6 +428,35 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
     assert.equal(await a2.files.read('/tmp/ttl'), 'kept')
     assert.deepEqual((await a2.getInfo()).lifecycle, { onTimeout: 'pause', autoResume: false })
     assert.equal(await a2.kill(), true)
+  })
+
+  test('errors map to the SDK classes E2B gives', T, async () => {
+    const is = (cls) => (e) => {
+      assert.ok(e instanceof cls, `want ${cls.name}, got ${e?.constructor?.name}: ${e?.message}`)
+      return true
+    }
+    await sbx.files.write('/tmp/errf', 'x')
+    await assert.rejects(sbx.commands.run('pwd', { cwd: '/no/such' }), is(InvalidArgumentError))
+    await assert.rejects(sbx.commands.run('id', { user: 'nosuchuser' }), is(AuthenticationError))
+    await assert.rejects(sbx.files.read('/etc/hostname', { user: 'nosuchuser' }), is(AuthenticationError))
+    await assert.rejects(sbx.files.read('/tmp'), is(InvalidArgumentError))
+    await assert.rejects(sbx.files.write('/tmp', 'x'), is(InvalidArgumentError))
+    await assert.rejects(sbx.files.list('/tmp/errf'), is(InvalidArgumentError))
+    await assert.rejects(sbx.files.makeDir('/tmp/errf'), is(InvalidArgumentError))
+    await assert.rejects(sbx.files.rename('/tmp/nope', '/tmp/nope2'), is(FileNotFoundError))
+    await assert.rejects(Sandbox.pause('izzzzzzzzzzzzzzzzzzzz'), is(SandboxNotFoundError))
+    await assert.rejects(Sandbox.connect('izzzzzzzzzzzzzzzzzzzz'), is(SandboxNotFoundError))
+    await assert.rejects(Sandbox.list({ limit: 101 }).nextItems(), (e) => {
+      assert.ok(e instanceof SandboxError && /^400: /.test(e.message), `${e?.constructor?.name}: ${e?.message}`)
+      return true
+    })
+  })
+
+  test('relative paths and the default cwd resolve to the user home', T, async () => {
+    assert.equal((await sbx.commands.run('pwd')).stdout, '/workspace\n')
+    await sbx.files.write('rel.txt', 'rel')
+    assert.equal(await sbx.files.read('/workspace/rel.txt'), 'rel')
+    assert.equal(await sbx.files.read('rel.txt'), 'rel')
   })
 
   test('a bad API key is an AuthenticationError', T, async () => {
