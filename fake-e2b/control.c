@@ -950,7 +950,7 @@ typedef struct list_query {
 /* Query of GET /v2/sandboxes (§1.6); legacy GET /sandboxes takes only metadata. */
 static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 {
-	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query(r, "state") : NULL;
+	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query_joined(r, "state") : NULL;
 	char *limit = v2 ? fk_query(r, "limit") : NULL,
 	     *next = v2 ? fk_query(r, "nextToken") : NULL;
 	const char *why = NULL;

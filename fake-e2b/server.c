@@ -183,6 +183,37 @@ long fk_url_decode(char *s, int plus)
 	return (long)(w - s);
 }
 
+char *fk_query_joined(fk_req *r, const char *name)
+{
+	const char *q = r->uri ? strchr(r->uri, '?') : NULL;
+	char *out = NULL;
+	size_t len = 0;
+	for (q = q ? q + 1 : NULL; q && *q;) {
+		size_t n = strcspn(q, "&");
+		char *pair = strndup(q, n);
+		char *eq = pair ? strchr(pair, '=') : NULL;
+		if (eq)
+			*eq = '\0';
+		if (pair && eq && fk_url_decode(pair, 1) >= 0 && !strcmp(pair, name) &&
+		    fk_url_decode(eq + 1, 1) >= 0) {
+			size_t vl = strlen(eq + 1);
+			char *p = realloc(out, len + vl + 2);
+			if (p) {
+				out = p;
+				if (len)
+					out[len++] = ',';
+				memcpy(out + len, eq + 1, vl + 1);
+				len += vl;
+			}
+		}
+		free(pair);
+		q += n;
+		if (*q == '&')
+			q++;
+	}
+	return out;
+}
+
 char *fk_query(fk_req *r, const char *name)
 {
 	const char *q = r->uri ? strchr(r->uri, '?') : NULL;

@@ -104,6 +104,8 @@ unsigned fk_connect_code_status(const char *code);
 const char *fk_header(fk_req *r, const char *name);
 /* A query argument decoded once ('+' = space), from the raw URI; caller frees. NULL when absent. */
 char *fk_query(fk_req *r, const char *name);
+/* Every value of a repeated query argument, decoded and joined with ','; caller frees. */
+char *fk_query_joined(fk_req *r, const char *name);
 /* Percent-decode in place; plus != 0 also maps '+' to ' '. Returns the new length, -1 on bad
  * escape. */
 long fk_url_decode(char *s, int plus);

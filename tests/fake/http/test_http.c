@@ -586,6 +586,10 @@ static void test_control__list_paging_and_metadata_filter(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(r->json, 0), "state")),
 	                    "paused");
 	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&state=paused&state=running", mq);
+	r = http("GET", path, NULL);
+	assert_int_equal(json_array_size(r->json), 3);
+	resp_free(r);
 	snprintf(path, sizeof(path), "/sandboxes?metadata=%s", mq); /* legacy: running only */
 	r = http("GET", path, NULL);
 	assert_int_equal(json_array_size(r->json), 2);
