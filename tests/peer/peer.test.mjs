@@ -327,10 +327,9 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
     assert.equal(o.stdout, 'override', 'request envs win over create-time envs')
   })
 
-  // FINDINGS.md #4: fake-e2b enforces Connect-Timeout-Ms only while the stream is
-  // attached; the SDK's own deadline detaches at the same moment, so the process
-  // survives. Marked todo so the suite stays green; it reports when it starts passing.
-  test('commands.run: timeoutMs ends the command (deadline_exceeded)', { ...T, todo: 'FINDINGS.md #4' }, async () => {
+  // FINDINGS.md #4 (fixed in fake-e2b fd4a58d): the deadline must bound the process even
+  // though the SDK's own deadline detaches the stream at the same moment.
+  test('commands.run: timeoutMs ends the command (deadline_exceeded)', T, async () => {
     const t0 = Date.now()
     await assert.rejects(sbx.commands.run('sleep 30; echo never', { timeoutMs: 1000 }), (e) => {
       assert.ok(e instanceof TimeoutError, `got ${e?.constructor?.name}: ${e?.message}`)
@@ -399,6 +398,12 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
     assert.equal(await sbx.files.exists('/tmp/px'), false)
     await sbx.files.remove('/tmp/px') // missing path is not an error
     await assert.rejects(sbx.files.getInfo('/tmp/px'), (e) => e instanceof FileNotFoundError)
+  })
+
+  test('getMetrics', T, async () => {
+    const m = await sbx.getMetrics()
+    assert.ok(Array.isArray(m))
+    for (const x of m) assert.ok(x.timestamp instanceof Date && Number.isFinite(x.cpuCount))
   })
 
   test('setTimeout moves endAt', T, async () => {
