@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --fake) fake=$2; shift ;;
     --bench-c) benchc=$2; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | cut -c3-; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
