@@ -504,14 +504,14 @@ static json_t *reqlog_once(h_ctx *h)
 
 /*
  * fake-e2b logs a request when the response is complete on its side, which
- * can be just after the client has read it: read until two reads 50 ms apart
+ * can be just after the client has read it: read until two reads 100 ms apart
  * agree.
  */
 json_t *h_reqlog(h_ctx *h)
 {
 	json_t *prev = reqlog_once(h);
 	for (int i = 0; i < 40; i++) {
-		usleep(50 * 1000);
+		usleep(100 * 1000);
 		json_t *cur = reqlog_once(h);
 		bool same = json_array_size(cur) == json_array_size(prev);
 		json_decref(prev);

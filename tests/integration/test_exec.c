@@ -324,8 +324,8 @@ static void test_exec__shared_budget_utf8_safe_cut(void **state)
 
 	/* stdout and stderr share one budget */
 	o.max_output_bytes = 8;
-	assert_int_equal(
-	    run(h, &r, "printf 12345; sleep 0.3; printf 67890abc >&2; exit 4", &o, NULL), 0);
+	assert_int_equal(run(h, &r, "printf 12345; sleep 1; printf 67890abc >&2; exit 4", &o, NULL),
+	                 0);
 	assert_true(r.truncated);
 	assert_int_equal(r.exit_code, 4);
 	assert_out(&r, "12345", "678");
@@ -333,7 +333,7 @@ static void test_exec__shared_budget_utf8_safe_cut(void **state)
 
 	/* budget used up by stdout: stderr empty */
 	o.max_output_bytes = 4;
-	assert_int_equal(run(h, &r, "printf 12345; sleep 0.3; echo more >&2", &o, NULL), 0);
+	assert_int_equal(run(h, &r, "printf 12345; sleep 1; echo more >&2", &o, NULL), 0);
 	assert_true(r.truncated);
 	assert_out(&r, "1234", "");
 	sbx_exec_result_free(&r);
