@@ -7,12 +7,14 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -326,6 +328,45 @@ static void test_files__invalid_path_sends_no_request(void **state)
 	json_decref(log);
 }
 
+typedef struct reader {
+	h_ctx *h;
+	sbx_signal *sig;
+	int rc;
+	uint64_t done;
+} reader;
+
+static void *read_fifo(void *arg)
+{
+	reader *r = arg;
+	sbx_file *f = NULL;
+	r->rc = sbx_sandbox_read_file(&f, r->h->p, g_id, "/workspace/fifo", 100, r->sig, NULL);
+	r->done = h_now_ms();
+	sbx_file_free(f);
+	return NULL;
+}
+
+/* A read that blocks in the sandbox (a FIFO without a writer) is aborted promptly. */
+static void test_read_file__abort_while_blocked(void **state)
+{
+	h_ctx *h = *state;
+	free(h_sh(h, g_id, "rm -f /workspace/fifo; mkfifo /workspace/fifo"));
+	reader r = {h, NULL, 0, 0};
+	assert_int_equal(sbx_signal_new(&r.sig), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, read_fifo, &r);
+	usleep(1500 * 1000);
+	uint64_t at = h_now_ms();
+	sbx_signal_abort(r.sig);
+	pthread_join(t, NULL);
+	assert_int_equal(r.rc, SBX_EABORTED);
+	print_message("blocked read_file returned %llu ms after the abort\n",
+	              (unsigned long long)(r.done - at));
+	assert_true(r.done - at < 250);
+	sbx_signal_free(r.sig);
+	/* unblock and remove the reader left in the sandbox */
+	free(h_sh(h, g_id, "echo > /workspace/fifo & sleep 0.2; rm -f /workspace/fifo; true"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +379,7 @@ int main(void)
 	    cmocka_unit_test(test_write_file__symlink_into_etc_fails),
 	    cmocka_unit_test(test_write_file__skills_written_by_root_0644),
 	    cmocka_unit_test(test_files__invalid_path_sends_no_request),
+	    cmocka_unit_test(test_read_file__abort_while_blocked),
 	};
 	return cmocka_run_group_tests_name("integration_files", tests, setup, teardown);
 }
