@@ -160,8 +160,10 @@ static fk_proc *start_bg(const char *box, const char *user, const char *script)
 
 static void box_create(const char *id, bool net_none)
 {
-	const char *envs[] = {"E2B_SANDBOX=true", "FK_BOX_ENV=box", "FK_OVERRIDE=box"};
-	fk_box_options o = {.net_none = net_none, .envs = envs, .n_envs = 3};
+	char mark[96];
+	snprintf(mark, sizeof(mark), "FK_TEST_MARK=%d-%s", (int)getpid(), id);
+	const char *envs[] = {"E2B_SANDBOX=true", "FK_BOX_ENV=box", "FK_OVERRIDE=box", mark};
+	fk_box_options o = {.net_none = net_none, .envs = envs, .n_envs = 4};
 	fk_err err = {0};
 	int rc = fk_box_create(rt, id, &o, &err);
 	if (rc != 0)
@@ -400,7 +402,58 @@ static unsigned long ns_inode(pid_t pid, const char *ns)
 	return stat(p, &st) == 0 ? (unsigned long)st.st_ino : 0;
 }
 
-static int count_in_ns_kind(const char *kind, unsigned long ns)
+static unsigned long long start_time(pid_t pid)
+{
+	char p[64], buf[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	unsigned long long t = 0;
+	if (f && fgets(buf, sizeof(buf), f)) {
+		char *s = strrchr(buf, ')'); /* field 22, counted after the comm field */
+		for (int field = 2; s && field < 22; field++)
+			s = strchr(s + 1, ' ');
+		if (s)
+			t = strtoull(s + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return t;
+}
+
+static bool has_env(pid_t pid, const char *kv)
+{
+	char p[64], buf[65536];
+	snprintf(p, sizeof(p), "/proc/%d/environ", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = 0;
+		if (!strcmp(buf + i, kv))
+			return true;
+	}
+	return false;
+}
+
+/* A box's tasks: in its PID namespace (by inode, which the kernel reuses) AND either its PID 1
+ * (pid + start time) or carrying the box's marker env (FK_TEST_MARK, set by box_create). */
+typedef struct box_id {
+	unsigned long pidns;
+	pid_t init;
+	unsigned long long init_start;
+	char mark[96];
+} box_id;
+
+static box_id box_ident(pid_t owner, const char *box, pid_t init)
+{
+	box_id b = {.pidns = ns_inode(init, "pid"), .init = init, .init_start = start_time(init)};
+	snprintf(b.mark, sizeof(b.mark), "FK_TEST_MARK=%d-%s", (int)owner, box);
+	return b;
+}
+
+static int count_box(const box_id *b)
 {
 	DIR *d = opendir("/proc");
 	int n = 0;
@@ -408,19 +461,15 @@ static int count_in_ns_kind(const char *kind, unsigned long ns)
 	while (d && (de = readdir(d)) != NULL) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || ns_inode((pid_t)pid, "pid") != b->pidns)
 			continue;
-		if (ns_inode((pid_t)pid, kind) == ns)
+		if ((pid == b->init && start_time((pid_t)pid) == b->init_start) ||
+		    has_env((pid_t)pid, b->mark))
 			n++;
 	}
 	if (d)
 		closedir(d);
 	return n;
-}
-
-static int count_in_ns(unsigned long pidns)
-{
-	return count_in_ns_kind("pid", pidns);
 }
 
 static bool mounts_mention(const char *needle)
@@ -442,13 +491,13 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 	box_create("gone", true);
 	pid_t init = fk_box_init_pid(rt, "gone");
 	assert_true(init > 0);
-	unsigned long pidns = ns_inode(init, "pid");
+	box_id id = box_ident(getpid(), "gone", init);
 	unsigned long mntns = ns_inode(init, "mnt");
-	assert_true(pidns != 0 && pidns != ns_inode(getpid(), "pid"));
+	assert_true(id.pidns != 0 && id.pidns != ns_inode(getpid(), "pid"));
 	assert_true(mntns != 0 && mntns != ns_inode(getpid(), "mnt"));
 	fk_proc *p = start_bg("gone", "sandbox", "sleep 1000 & sleep 1000 & exec sleep 1000");
 	int64_t deadline = now_ms() + 10000;
-	while (count_in_ns(pidns) < 4)
+	while (count_box(&id) < 4)
 		assert_true(now_ms() < deadline);
 	assert_int_equal(fk_box_freeze(rt, "gone", NULL), 0); /* frozen boxes are destroyable */
 	box_destroy("gone");
@@ -456,8 +505,7 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 	wait_end(p, &st);
 	assert_true(WIFSIGNALED(st));
 	fk_proc_unref(p);
-	assert_int_equal(count_in_ns(pidns), 0);
-	assert_int_equal(count_in_ns_kind("mnt", mntns), 0);
+	assert_int_equal(count_box(&id), 0);
 	assert_false(mounts_mention("/gone/root"));
 	assert_false(fk_box_exists(rt, "gone", NULL));
 	assert_int_equal(access("/sys/fs/cgroup/freezer/fake-e2b/gone", F_OK), -1);
@@ -929,8 +977,8 @@ static void test_runtime__rt_free_leaves_nothing(void **state)
 	assert_int_equal(fk_rt_new(&rt, &o, NULL), 0);
 	box_create("f1", false);
 	box_create("f2", true);
-	unsigned long ns1 = ns_inode(fk_box_init_pid(rt, "f1"), "pid");
-	unsigned long ns2 = ns_inode(fk_box_init_pid(rt, "f2"), "pid");
+	box_id id1 = box_ident(getpid(), "f1", fk_box_init_pid(rt, "f1"));
+	box_id id2 = box_ident(getpid(), "f2", fk_box_init_pid(rt, "f2"));
 	fk_proc *p = start_bg("f1", "sandbox", "sleep 1000 & exec sleep 1000");
 	fk_proc_unref(start_bg("f2", "root", "exec sleep 1000"));
 	assert_int_equal(fk_box_freeze(rt, "f2", NULL), 0);
@@ -940,8 +988,8 @@ static void test_runtime__rt_free_leaves_nothing(void **state)
 	assert_true(fk_proc_ended(p, &st)); /* a held handle stays readable */
 	assert_true(WIFSIGNALED(st));
 	fk_proc_unref(p);
-	assert_int_equal(count_in_ns(ns1), 0);
-	assert_int_equal(count_in_ns(ns2), 0);
+	assert_int_equal(count_box(&id1), 0);
+	assert_int_equal(count_box(&id2), 0);
 	assert_false(mounts_mention(state_dir));
 	DIR *d = opendir(state_dir);
 	assert_non_null(d);
@@ -1004,10 +1052,11 @@ static int child_box_main(const char *state_dir)
 {
 	fk_err err = {0};
 	fk_rt_options o = {.state_dir = state_dir};
-	if (fk_rt_new(&rt, &o, &err) < 0 || fk_box_create(rt, "crash", NULL, &err) < 0) {
+	if (fk_rt_new(&rt, &o, &err) < 0) {
 		fprintf(stderr, "child: %s\n", err.message);
 		return 1;
 	}
+	box_create("crash", false);
 	fk_proc *p = start_bg("crash", "sandbox", "sleep 1000 & exec sleep 1000");
 	(void)p;
 	fk_writer *w;
@@ -1047,15 +1096,15 @@ static void test_runtime__killed_server_leaves_no_box_running(void **state)
 	int init = 0;
 	assert_int_equal(fscanf(f, "%d", &init), 1);
 	fclose(f);
-	unsigned long pidns = ns_inode(init, "pid");
-	assert_true(pidns != 0);
+	box_id id = box_ident(child, "crash", init);
+	assert_true(id.pidns != 0);
 	int64_t deadline = now_ms() + 10000;
-	while (count_in_ns(pidns) < 3)
+	while (count_box(&id) < 3)
 		assert_true(now_ms() < deadline);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	deadline = now_ms() + 20000;
-	while (count_in_ns(pidns) > 0) {
+	while (count_box(&id) > 0) {
 		assert_true(now_ms() < deadline);
 		sleep_ms(20);
 	}
