@@ -876,7 +876,12 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 		fk_sub_new(p, &sub, NULL); /* before the reader runs: nothing is missed */
 	p->box = b;
 	/* the reader holds no ref: whoever drops the last ref joins it first */
-	if (pthread_create(&p->thread, NULL, reader_main, p) != 0) {
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024); /* the 32 KiB buffer is on the heap */
+	int trc = pthread_create(&p->thread, &attr, reader_main, p);
+	pthread_attr_destroy(&attr);
+	if (trc != 0) {
 		/* cannot forward output: kill it and reap synchronously */
 		kill(p->host_pid, SIGKILL);
 		proc_stop(p);
