@@ -4,8 +4,10 @@
  * Every fallible function returns 0 or a negative sbx_error_code and, when
  * given a non-NULL `sbx_error *err`, fills it where the failure was detected.
  * The first failure stays: outer layers never overwrite it. Messages never
- * contain the API key, an envd access token or an Authorization header, and
- * quote at most 64 bytes of server data with non-printable bytes escaped.
+ * contain the API key, an envd access token or an Authorization header. A
+ * server's own error message is kept as the seed's errorOf keeps it (at most
+ * 300 bytes, cut at a UTF-8 boundary, control bytes blanked); other server data
+ * is quoted at most 64 bytes with non-printable bytes escaped.
  */
 #ifndef SANDBOX_ERROR_H
 #define SANDBOX_ERROR_H
