@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* clang-format off */
 #ifdef __cplusplus
 #define SBX_BEGIN_DECLS extern "C" {
 #define SBX_END_DECLS }
@@ -30,6 +31,7 @@
 #define SBX_VERSION_MINOR 1
 #define SBX_VERSION_PATCH 0
 #define SBX_VERSION "0.1.0"
+/* clang-format on */
 
 SBX_BEGIN_DECLS
 
@@ -46,12 +48,14 @@ SBX_BEGIN_DECLS
 SBX_EXTERN int sbx_global_init(void);
 
 /**
- * Free memory the library handed to the caller as a plain pointer (for
- * example the sandbox id from sbx_sandbox_create()). Accepts NULL.
+ * Free memory the library handed to the caller as a plain pointer: the
+ * sandbox id of sbx_sandbox_create(), the JSON of sbx_e2b_config_to_json().
+ * Accepts NULL. Never pass it a struct that has its own free function
+ * (sbx_file_free, sbx_e2b_config_free, ...). Thread-safe.
  */
 SBX_EXTERN void sbx_free(void *ptr);
 
-/** The library version string, e.g. "0.1.0". Static; never freed. */
+/** The library version string, SBX_VERSION ("0.1.0"). Static: never free it. Thread-safe. */
 SBX_EXTERN const char *sbx_version(void);
 
 SBX_END_DECLS

@@ -37,23 +37,30 @@ typedef struct sbx_e2b_config {
  * domainAllowlist (boolean, default true), allowOpenEgress (boolean, default
  * false). Unknown keys, wrong types and out-of-range values are errors.
  *
- * @param[out] out  the config; caller frees with sbx_e2b_config_free().
- * @param json, len the JSON text (bytes; need not be NUL-terminated).
+ * Thread-safe (no shared state).
+ *
+ * @param[out] out  the config; caller frees with sbx_e2b_config_free(). NULL
+ *                  on failure.
+ * @param json, len the JSON text, len bytes (need not be NUL-terminated; at
+ *                  most 1 MiB, nesting at most 32 levels, no duplicate key).
  * @return 0, SBX_EINVALID (err->message names every offending key and its
- *         rule, separated by "; "), SBX_ENOMEM.
+ *         rule, separated by "; "; never quotes the input, which holds the
+ *         API key), SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len,
                                     sbx_error *err);
 
-/** Free a config (zeroing the API key first). Accepts NULL. */
+/** Free a config (zeroing the API key first). Accepts NULL. Not while another thread reads it. */
 SBX_EXTERN void sbx_e2b_config_free(sbx_e2b_config *cfg);
 
 /**
  * Render the normalized config as a JSON object (all seven keys in the
  * seed's order, defaults filled in, apiUrl omitted when unset) with apiKey
  * replaced by "[redacted]".
- * @param[out] out  NUL-terminated JSON; caller frees with sbx_free().
- * @return 0, SBX_ENOMEM.
+ * Thread-safe (cfg is only read).
+ * @param[out] out  NUL-terminated compact JSON; caller frees with sbx_free().
+ *                  NULL on failure.
+ * @return 0, SBX_EINVALID (out or cfg NULL), SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_e2b_config_to_json(char **out, const sbx_e2b_config *cfg, sbx_error *err);
 
@@ -69,15 +76,24 @@ typedef struct sbx_e2b_options {
 	 * Copied.
 	 */
 	const char *envd_url;
-	sbx_logger logger;    /**< NULL fn = silent */
+	sbx_logger logger; /**< NULL fn = silent; copied, the payload is borrowed until free */
 } sbx_e2b_options;
 
+/* clang-format off */
 #define SBX_E2B_OPTIONS_INIT {SBX_E2B_OPTIONS_VERSION, NULL, {NULL, NULL}}
+/* clang-format on */
 
 /**
- * Create an E2B provider. The config is copied; `opts` may be NULL.
- * @param[out] out  caller frees with sbx_provider_free().
- * @return 0, SBX_EINVALID (bad options), SBX_ENOMEM, SBX_EINTERNAL.
+ * Create an E2B provider (seed dist/index.mjs createE2BSandbox). The config
+ * is copied (cfg may be freed afterwards); `opts` may be NULL (defaults). The
+ * provider is safe to use from many threads at once (sandbox/sandbox.h).
+ * Calls sbx_global_init() itself.
+ * @param[out] out  caller frees with sbx_provider_free(). NULL on failure.
+ * @param cfg       from sbx_e2b_config_parse(), or filled by hand: api_key and
+ *                  template_id non-empty, timeout_seconds 60..86400.
+ * @return 0, SBX_EINVALID (out NULL, cfg incomplete or out of range, unknown
+ *         options version, envd_url not http(s)), SBX_ENOMEM, SBX_EINTERNAL
+ *         (libcurl could not be initialised).
  */
 SBX_EXTERN int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg,
                                     const sbx_e2b_options *opts, sbx_error *err);

@@ -31,28 +31,38 @@ typedef enum sbx_error_code {
 	SBX_EPROTOCOL = -7, /**< malformed server reply (bad JSON, bad frame, missing end-stream) */
 	SBX_EHTTP = -8,     /**< the server answered with an HTTP error status (see http_status) */
 	SBX_ENETWORK = -9,  /**< could not reach the server (DNS, connect, TLS, reset) */
-	SBX_EUSER = -10,    /**< a caller's callback returned non-zero; never raised by the library itself */
-	SBX_ESANDBOX = -11, /**< an in-sandbox step failed (e.g. the write script exited non-zero) */
-	SBX_EINTERNAL = -12 /**< a local system call failed unexpectedly */
+	/** A caller's callback returned non-zero; reserved, no public call takes a callback yet. */
+	SBX_EUSER = -10,
+	SBX_ESANDBOX =
+	    -11, /**< an in-sandbox step failed (e.g. the write script exited non-zero) */
+	/** A local system call or libcurl failed unexpectedly, or a provider lacks a method. */
+	SBX_EINTERNAL = -12
 } sbx_error_code;
 
 #define SBX_ERROR_MESSAGE_MAX 512
 
 /**
  * A caller-allocated error. Zero-initialise it (`sbx_error e = {0};`) or pass
- * NULL where you do not need details.
+ * NULL where you do not need details. A call fills it only on failure, and
+ * only when code is still 0 (the first failure stays): clear it with
+ * sbx_error_clear() before reusing it. One sbx_error per thread/call: it is
+ * plain memory, not synchronised.
  */
 typedef struct sbx_error {
-	int code;          /**< an sbx_error_code; 0 while no error was recorded */
-	int http_status;   /**< HTTP status when the failure was an HTTP answer, else 0 */
-	char e2b_code[32]; /**< E2B/Connect error code from the body ("404", "not_found"), or "" */
+	int code;        /**< an sbx_error_code; 0 while no error was recorded */
+	int http_status; /**< HTTP status when the failure was an HTTP answer, else 0 */
+	/** E2B/Connect error code from the body ("404", "not_found"), or ""; at most 31 bytes. */
+	char e2b_code[32];
 	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */
 } sbx_error;
 
-/** Name of a code, e.g. "SBX_EGONE". Static string; unknown codes give "SBX_E?". */
+/**
+ * Name of a code, e.g. "SBX_EGONE" (0 gives "SBX_OK"). Static string, never
+ * freed; unknown codes give "SBX_E?". Thread-safe.
+ */
 SBX_EXTERN const char *sbx_error_code_name(int code);
 
-/** Reset an error to the "no error" state. Accepts NULL. */
+/** Reset an error to the "no error" state (all zero). Accepts NULL. */
 SBX_EXTERN void sbx_error_clear(sbx_error *err);
 
 SBX_END_DECLS

@@ -29,8 +29,8 @@ typedef struct sbx_log_field {
  * call only. It may be called from any thread that calls into the provider,
  * concurrently; it must not call back into the provider that logs.
  */
-typedef void (*sbx_log_fn)(sbx_log_level level, const char *message,
-                           const sbx_log_field *fields, size_t nfields, void *payload);
+typedef void (*sbx_log_fn)(sbx_log_level level, const char *message, const sbx_log_field *fields,
+                           size_t nfields, void *payload);
 
 /** A logger: the callback (NULL = silent) and its payload, passed back as is. */
 typedef struct sbx_logger {
@@ -38,7 +38,10 @@ typedef struct sbx_logger {
 	void *payload;
 } sbx_logger;
 
-/** Name of a level: "debug", "info", "warn", "error". Static string. */
+/**
+ * Name of a level: "debug", "info", "warn", "error"; another value gives
+ * "unknown". Static string, never freed. Thread-safe.
+ */
 SBX_EXTERN const char *sbx_log_level_name(sbx_log_level level);
 
 SBX_END_DECLS

@@ -6,15 +6,40 @@
  * (the seed's handle `{ id }`), a NUL-terminated string the caller owns.
  *
  * Thread-safety: every function here may be called from many threads at once
- * on one provider (the contract's concurrentExec = true).
+ * on one provider (the contract's concurrentExec = true); the result structs
+ * are the caller's and are not shared.
  *
- * Common parameters:
- *   sig  abort signal or NULL. Already aborted: SBX_EABORTED, no request sent.
- *        Aborted during the call: it returns within milliseconds.
- *   err  NULL, or filled on failure (first cause, secret-free).
- * Common errors: SBX_EINVALID (checked before any request), SBX_EGONE,
- * SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL,
- * SBX_ETOOLARGE, SBX_ESANDBOX, SBX_ENOMEM.
+ * Common parameters of the sbx_sandbox_* calls:
+ *   p    the provider; borrowed, must outlive the call. NULL: SBX_EINVALID.
+ *   id   sandbox id (E2B: 1..128 bytes of [A-Za-z0-9-], e2b-protocol.md §1.2);
+ *        borrowed, not kept after the call. NULL or malformed: SBX_EINVALID.
+ *   sig  abort signal or NULL. Already aborted: SBX_EABORTED before any other
+ *        check and before any request (seed signal.throwIfAborted()). Aborted
+ *        during the call: it returns SBX_EABORTED promptly (one poll watches
+ *        the network and the signal; design brief §2).
+ *   err  NULL, or filled on failure (first cause, secret-free; see error.h).
+ * Every call returns 0 or a negative sbx_error_code. The codes a call can
+ * return are listed on it; their meaning in these calls:
+ *   SBX_EINVALID   a bad argument, found before any request.
+ *   SBX_EGONE      the sandbox no longer exists (E2B-format 404 on connect), or
+ *                  E2B gave no envd access token (seed "Lifecycle": the caller
+ *                  recreates it). Calls that "count a missing sandbox as
+ *                  success" never return it.
+ *   SBX_ETIMEOUT   a call's own deadline passed: 60 s per control-plane request
+ *                  (seed API_TIMEOUT_MS), 120 s per in-sandbox file operation
+ *                  (seed FILE_OP_TIMEOUT_MS), 600 s per upload. Never for an
+ *                  exec command's timeout (that is a result, timed_out).
+ *   SBX_EHTTP      E2B or envd answered with another HTTP error status
+ *                  (err->http_status, err->e2b_code).
+ *   SBX_ENETWORK   the server could not be reached.
+ *   SBX_EPROTOCOL  a malformed reply (bad JSON, bad Connect frame, no
+ *                  end-stream, an invalid sandbox domain or id from E2B).
+ *   SBX_ETOOLARGE  a reply over a named cap (envelope, JSON body).
+ *   SBX_ESANDBOX   an in-sandbox script failed (message: its stderr, at most
+ *                  500 bytes).
+ *   SBX_ENOMEM     allocation failed; outputs are left zeroed/NULL.
+ *   SBX_EINTERNAL  a local system call (or libcurl) failed unexpectedly, or the
+ *                  provider does not implement the method.
  */
 #ifndef SANDBOX_SANDBOX_H
 #define SANDBOX_SANDBOX_H
@@ -27,7 +52,7 @@ SBX_BEGIN_DECLS
 
 typedef struct sbx_provider sbx_provider;
 
-/** Egress policy of a sandbox (seed README "Egress"). */
+/** Egress policy of a sandbox (seed README "Egress", e2b-protocol.md §7). */
 typedef enum sbx_egress {
 	SBX_EGRESS_NONE = 0,      /**< no outbound network */
 	SBX_EGRESS_ALLOWLIST = 1, /**< only allow_hosts (empty list = none) */
@@ -36,9 +61,10 @@ typedef enum sbx_egress {
 
 /**
  * Sandbox limits (seed README "Resources", "Egress"). cpu, memory_mb and
- * disk_mb must be > 0 (finite); E2B fixes them in the template, so they are
- * validated, not applied. allow_hosts (borrowed for the call) are checked with
- * sbx_validate_allow_host() when egress is SBX_EGRESS_ALLOWLIST.
+ * disk_mb must be finite and > 0; E2B fixes them in the template, so they are
+ * validated, not applied. allow_hosts (allow_hosts_count strings, borrowed for
+ * the call) are checked with sbx_validate_allow_host() when egress is
+ * SBX_EGRESS_ALLOWLIST; NULL is allowed when allow_hosts_count is 0.
  */
 typedef struct sbx_limits {
 	double cpu;       /**< cores */
@@ -49,7 +75,10 @@ typedef struct sbx_limits {
 	size_t allow_hosts_count;
 } sbx_limits;
 
-/** One environment variable for exec; the key must match ^[A-Za-z_][A-Za-z0-9_]*$. */
+/**
+ * One environment variable for exec. key must match ^[A-Za-z_][A-Za-z0-9_]*$
+ * (sbx_validate_env_key); value must not be NULL. Both borrowed for the call.
+ */
 typedef struct sbx_env_var {
 	const char *key;
 	const char *value;
@@ -57,135 +86,239 @@ typedef struct sbx_env_var {
 
 #define SBX_EXEC_OPTIONS_VERSION 1
 
-/** Options of sbx_sandbox_exec(). Initialise with SBX_EXEC_OPTIONS_INIT. All pointers borrowed for the call. */
+/**
+ * Options of sbx_sandbox_exec(). Initialise with SBX_EXEC_OPTIONS_INIT
+ * (timeout 60000 ms, output budget 1 MiB). All pointers borrowed for the call.
+ */
 typedef struct sbx_exec_options {
-	unsigned int version;      /**< SBX_EXEC_OPTIONS_VERSION */
-	const char *cwd;           /**< working directory; NULL = /workspace */
-	const sbx_env_var *env;    /**< extra environment, applied after HOME and LANG */
-	size_t env_count;
-	uint64_t timeout_ms;       /**< command timeout in ms, > 0 */
-	size_t max_output_bytes;   /**< shared budget of stdout + stderr, bytes */
-	const char *tag;           /**< holder tag for kill_tagged (^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$), or NULL */
+	unsigned int version;   /**< SBX_EXEC_OPTIONS_VERSION; another: SBX_EINVALID */
+	const char *cwd;        /**< working directory; NULL = /workspace */
+	const sbx_env_var *env; /**< extra environment, applied after HOME and LANG */
+	size_t env_count;       /**< entries in env (env may be NULL when 0) */
+	uint64_t timeout_ms;    /**< command timeout in ms, > 0 (0: SBX_EINVALID) */
+	/** Shared budget of stdout + stderr in bytes; output past it is drained and dropped. */
+	size_t max_output_bytes;
+	/** Holder tag for sbx_sandbox_kill_tagged() (^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$), or NULL. */
+	const char *tag;
 } sbx_exec_options;
 
+/* clang-format off */
 #define SBX_EXEC_OPTIONS_INIT {SBX_EXEC_OPTIONS_VERSION, NULL, NULL, 0, 60000, 1024 * 1024, NULL}
+/* clang-format on */
 
 /**
- * Result of sbx_sandbox_exec(). The byte buffers are owned by the result and
+ * Result of sbx_sandbox_exec() (seed README "exec and files"). The struct is
+ * the caller's (usually on its stack); the byte buffers are owned by it and
  * each carries a trailing NUL for convenience only (output may contain NUL
- * bytes: use the lengths). Free with sbx_exec_result_free().
+ * bytes: use the lengths). Free the buffers with sbx_exec_result_free().
  */
 typedef struct sbx_exec_result {
-	bool has_exit_code;    /**< false: timed out, aborted, or killed by an unknown signal */
-	int exit_code;         /**< exit status, or 128 + n for signal n; valid when has_exit_code */
-	unsigned char *stdout_data;
-	size_t stdout_len;
-	unsigned char *stderr_data;
-	size_t stderr_len;
-	bool truncated;        /**< stdout + stderr exceeded max_output_bytes (cut at a UTF-8 boundary) */
-	bool timed_out;        /**< the command hit timeout_ms and was killed */
-	bool aborted;          /**< the abort signal fired after the command started */
+	/** false: timed out, aborted, or ended by a signal Go does not name (exitCode null). */
+	bool has_exit_code;
+	/** Exit status, or 128 + n for signal n; 0 unless has_exit_code. */
+	int exit_code;
+	unsigned char *stdout_data; /**< stdout bytes; never NULL on success */
+	size_t stdout_len;          /**< bytes in stdout_data, excluding the trailing NUL */
+	unsigned char *stderr_data; /**< stderr bytes; never NULL on success */
+	size_t stderr_len;          /**< bytes in stderr_data, excluding the trailing NUL */
+	/** stdout + stderr exceeded max_output_bytes; cut back to a UTF-8 character boundary. */
+	bool truncated;
+	bool timed_out; /**< the command hit timeout_ms and was killed */
+	bool aborted;   /**< the abort signal fired after the command started */
 } sbx_exec_result;
 
-/** Free the buffers of a result and zero it. Accepts NULL. */
+/**
+ * Free the buffers of a result (not the struct itself) and zero it, so a
+ * second call is harmless. Accepts NULL. Not thread-safe on one result.
+ */
 SBX_EXTERN void sbx_exec_result_free(sbx_exec_result *res);
 
-/** File contents from sbx_sandbox_read_file(). data has a trailing NUL for convenience. */
+/**
+ * File contents from sbx_sandbox_read_file(); allocated by the library, freed
+ * with sbx_file_free(). data has a trailing NUL for convenience only.
+ */
 typedef struct sbx_file {
-	unsigned char *data;
-	size_t len;      /**< bytes */
-	bool truncated;  /**< the file is longer than max_bytes */
+	unsigned char *data; /**< the first len bytes of the file; never NULL */
+	size_t len;          /**< bytes in data, <= max_bytes, excluding the trailing NUL */
+	bool truncated;      /**< the file is longer than max_bytes */
 } sbx_file;
 
-/** Free a file result. Accepts NULL. */
+/** Free a file result and its data. Accepts NULL. */
 SBX_EXTERN void sbx_file_free(sbx_file *file);
 
-/** Result of sbx_sandbox_stat(). */
+/** Result of sbx_sandbox_stat(); a plain value, nothing to free. */
 typedef struct sbx_stat {
-	bool exists;    /**< false: no such path (size and is_dir are 0) */
-	uint64_t size;  /**< bytes */
-	bool is_dir;
+	bool exists;   /**< false: no such path (size and is_dir are 0) */
+	uint64_t size; /**< bytes (stat %s of the path, symlinks followed) */
+	bool is_dir;   /**< the path is a directory */
 } sbx_stat;
 
 /** Outcome of sbx_sandbox_resume(). */
-typedef enum sbx_resume_status {
-	SBX_RESUMED = 0,
-	SBX_RESUME_GONE = 1
-} sbx_resume_status;
+typedef enum sbx_resume_status { SBX_RESUMED = 0, SBX_RESUME_GONE = 1 } sbx_resume_status;
 
-/** Free a provider. Accepts NULL. No call may be running on it. */
+/**
+ * Free a provider made by a constructor such as sbx_e2b_provider_new().
+ * Accepts NULL. No call may be running on it (not thread-safe against its own
+ * calls); sandboxes are not touched.
+ */
 SBX_EXTERN void sbx_provider_free(sbx_provider *p);
 
-/** The contract's concurrentExec: true for the E2B provider. */
+/**
+ * The contract's concurrentExec: true for the E2B provider (seed README
+ * "Lifecycle", concurrent use). NULL gives false. Thread-safe.
+ */
 SBX_EXTERN bool sbx_provider_concurrent_exec(const sbx_provider *p);
 
 /**
  * Create a sandbox named `name`, replacing any sandbox with the same name
- * (seed README "Lifecycle", create).
- * @param[out] id_out  the new sandbox id; caller frees with sbx_free().
- * @param name   ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$
- * @param limits validated before any request; "open" egress needs allowOpenEgress.
+ * (seed README "Lifecycle", create; e2b-protocol.md §1.4, §1.6, §7): list
+ * by metadata name (all pages, running and paused), delete each, then
+ * POST /v2/sandboxes with autoPause and secure. SBX_EGRESS_ALLOWLIST with
+ * domainAllowlist false degrades to none with a warning through the logger.
+ * @param[out] id_out  the new sandbox id (NUL-terminated); caller frees with
+ *                     sbx_free(). NULL on failure.
+ * @param name   ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$; borrowed.
+ * @param limits validated (sbx_validate_limits) before any request; borrowed.
+ *               SBX_EGRESS_OPEN is refused (SBX_EINVALID) unless the deployment
+ *               config has allowOpenEgress.
+ * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL (no sandboxID, or more list pages than the cap),
+ *         SBX_ETOOLARGE, SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *name,
                                   const sbx_limits *limits, sbx_signal *sig, sbx_error *err);
 
 /**
- * Resume (connect) a sandbox; a paused one is resumed, a running one gets its
- * timeout extended. @param[out] out SBX_RESUMED, or SBX_RESUME_GONE when it no
- * longer exists (then the return value is 0).
+ * Resume (connect) a sandbox: a paused one is resumed, a running one gets its
+ * timeout pushed back to timeoutSeconds (seed README "Lifecycle", resume;
+ * e2b-protocol.md §1.5). A 409 while another resume is in flight is retried
+ * 5 x 500 ms.
+ * @param[out] out  SBX_RESUMED, or SBX_RESUME_GONE (return 0) when the sandbox
+ *                  no longer exists or E2B gives no envd access token.
+ * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ENOMEM, SBX_EINTERNAL. Never SBX_EGONE.
  */
 SBX_EXTERN int sbx_sandbox_resume(sbx_resume_status *out, sbx_provider *p, const char *id,
                                   sbx_signal *sig, sbx_error *err);
 
-/** Pause a sandbox (files and memory kept). A missing or already paused sandbox is success. */
-SBX_EXTERN int sbx_sandbox_suspend(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err);
+/**
+ * Pause a sandbox, keeping files and memory (seed README "Lifecycle",
+ * suspend; e2b-protocol.md §1.9). An E2B-format 404 (missing) or a 409
+ * (already paused) is success.
+ * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL, SBX_ENOMEM, SBX_EINTERNAL.
+ */
+SBX_EXTERN int sbx_sandbox_suspend(sbx_provider *p, const char *id, sbx_signal *sig,
+                                   sbx_error *err);
 
-/** Delete a sandbox. A missing sandbox is success. */
-SBX_EXTERN int sbx_sandbox_destroy(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err);
+/**
+ * Delete a sandbox: DELETE /sandboxes/{id} (seed README "Lifecycle", destroy;
+ * e2b-protocol.md §1.8). An E2B-format 404 is success.
+ * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL, SBX_ENOMEM, SBX_EINTERNAL.
+ */
+SBX_EXTERN int sbx_sandbox_destroy(sbx_provider *p, const char *id, sbx_signal *sig,
+                                   sbx_error *err);
 
-/** Delete every sandbox (running or paused) named `name`. None is success. */
+/**
+ * Delete every sandbox (running or paused) whose metadata name is `name`
+ * (seed README "Lifecycle", destroyByName; e2b-protocol.md §1.6, §1.8): lists
+ * all pages, then deletes each; none is success.
+ * @param name  borrowed; ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.
+ * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL (also: more list pages than the cap), SBX_ETOOLARGE,
+ *         SBX_ENOMEM, SBX_EINTERNAL.
+ */
 SBX_EXTERN int sbx_sandbox_destroy_by_name(sbx_provider *p, const char *name, sbx_signal *sig,
                                            sbx_error *err);
 
-/** Kill every command started through exec that is still running (seed killAll). */
-SBX_EXTERN int sbx_sandbox_kill_all(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err);
+/**
+ * Kill every command started through exec that is still running, by process
+ * group and session, as the sandbox user (seed README "Lifecycle", killAll).
+ * Connects first (a paused sandbox is resumed).
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP,
+ *         SBX_ENETWORK, SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ESANDBOX (the kill
+ *         script failed), SBX_ENOMEM, SBX_EINTERNAL.
+ */
+SBX_EXTERN int sbx_sandbox_kill_all(sbx_provider *p, const char *id, sbx_signal *sig,
+                                    sbx_error *err);
 
 /**
- * Kill only the commands started with one of `tags` (seed killTagged). Tags
- * are validated first; an empty list sends no request.
+ * Kill only the commands started with one of `tags` (seed README
+ * "Lifecycle", concurrent use, killTagged), as the sandbox user.
+ * @param tags   ntags tag strings (sbx_validate_tag), borrowed; validated
+ *               before any request. ntags 0 is a no-op: 0, no request (tags
+ *               may then be NULL).
+ * @return as sbx_sandbox_kill_all().
  */
 SBX_EXTERN int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *tags,
                                        size_t ntags, sbx_signal *sig, sbx_error *err);
 
 /**
- * Run `command` with /bin/bash as the sandbox user (seed README "exec and files").
- * On success (0) `out` holds the result, including timeouts and aborts after
- * start (has_exit_code false, output so far). Caller frees with
- * sbx_exec_result_free(). On failure `out` is zeroed.
+ * Run `command` with /bin/bash -c as the sandbox user (seed README "exec and
+ * files"; e2b-protocol.md §4.2): connects first (timeout extended to at least
+ * timeout_ms + 120 s, at most 24 h), runs under setsid with an in-sandbox
+ * `timeout -s KILL` backstop. On timeout or abort it runs the kill script,
+ * then SendSignal, waits a 3 s grace, and reboots the sandbox (pause + cold
+ * connect) as a last resort; it returns only after that.
+ * @param[out] out  on 0: the result, including a timeout (timed_out) and an
+ *                  abort after start (aborted, output so far); caller frees
+ *                  with sbx_exec_result_free(). On failure: zeroed, nothing
+ *                  to free.
+ * @param command   shell text, borrowed.
+ * @param opts      NULL for SBX_EXEC_OPTIONS_INIT; borrowed.
+ * @return 0, SBX_EINVALID (version, tag, env key, NULL env value,
+ *         timeout_ms 0), SBX_EGONE, SBX_EABORTED (before start only),
+ *         SBX_ETIMEOUT (connect), SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL
+ *         (also: stream ended without an exit status), SBX_ETOOLARGE,
+ *         SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id,
-                                const char *command, const sbx_exec_options *opts,
-                                sbx_signal *sig, sbx_error *err);
+                                const char *command, const sbx_exec_options *opts, sbx_signal *sig,
+                                sbx_error *err);
 
 /**
- * Read up to `max_bytes` bytes of a file as the sandbox user.
- * @param[out] out  the contents, or NULL (return 0) when the path is missing or a
- *                  directory. Caller frees with sbx_file_free().
+ * Read up to `max_bytes` bytes of a file as the sandbox user, so permissions
+ * and symlinks resolve as that user (seed README "exec and files", readFile).
+ * @param[out] out  the contents, or NULL (return 0) when the path is missing
+ *                  or a directory. Caller frees with sbx_file_free().
+ * @param path      sandbox path (sbx_validate_path), borrowed.
+ * @param max_bytes cap in bytes; a longer file gives the first max_bytes and
+ *                  truncated = true.
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (120 s),
+ *         SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ESANDBOX
+ *         (e.g. permission denied), SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_read_file(sbx_file **out, sbx_provider *p, const char *id,
                                      const char *path, size_t max_bytes, sbx_signal *sig,
                                      sbx_error *err);
 
 /**
- * Write `len` bytes to `path`: staged as root, then written as the sandbox
- * user (no symlink escape); under /skills written by root with mode 0644.
- * Parent directories are created. `data` is borrowed for the call.
+ * Write `len` bytes to `path`, replacing the file (seed README "exec and
+ * files", writeFile; e2b-protocol.md §5.1): uploaded to a root-only staging
+ * file /opt/capybara/upload/<uuid>, then written as the sandbox user (no
+ * symlink escape), parent directories created; under /skills written by root
+ * with mode 0644. The staging file is removed (an abort may leave it).
+ * @param path  sandbox path (sbx_validate_path), borrowed.
+ * @param data  len bytes, borrowed for the call; may be NULL when len is 0.
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (upload
+ *         600 s, write 120 s), SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL,
+ *         SBX_ETOOLARGE, SBX_ESANDBOX (the write script failed), SBX_ENOMEM,
+ *         SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_write_file(sbx_provider *p, const char *id, const char *path,
                                       const void *data, size_t len, sbx_signal *sig,
                                       sbx_error *err);
 
-/** Stat `path` as the sandbox user. A missing path gives out->exists = false and 0. */
+/**
+ * Stat `path` as the sandbox user (seed README "exec and files", stat).
+ * @param[out] out  filled on 0; a missing path gives exists = false. Zeroed
+ *                  on failure.
+ * @param path      sandbox path (sbx_validate_path), borrowed.
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (120 s),
+ *         SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ESANDBOX,
+ *         SBX_ENOMEM, SBX_EINTERNAL.
+ */
 SBX_EXTERN int sbx_sandbox_stat(sbx_stat *out, sbx_provider *p, const char *id, const char *path,
                                 sbx_signal *sig, sbx_error *err);
 

@@ -1,8 +1,12 @@
 /*
  * sandbox/validate.h: validators of the sandbox@1 contract (design brief §2).
  *
- * Pure functions, thread-safe, no allocation. Each returns 0 when the value is
- * valid, else SBX_EINVALID with `err` (if non-NULL) naming the rule broken.
+ * Pure functions, thread-safe, no allocation; arguments are borrowed for the
+ * call. Each returns 0 when the value is valid, else SBX_EINVALID with `err`
+ * (if non-NULL) naming the rule broken and quoting a short part of the value,
+ * non-printable bytes escaped. A NULL value is invalid. The library
+ * runs the same checks itself before any request; these are for hosts that
+ * want to check early. Rules: design brief §2, "Definitions".
  */
 #ifndef SANDBOX_VALIDATE_H
 #define SANDBOX_VALIDATE_H
@@ -13,7 +17,7 @@
 
 SBX_BEGIN_DECLS
 
-/** Sandbox tag: ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$ */
+/** Sandbox tag (seed SANDBOX_TAG_RE): ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$ */
 SBX_EXTERN int sbx_validate_tag(const char *tag, sbx_error *err);
 
 /**
@@ -33,7 +37,11 @@ SBX_EXTERN int sbx_validate_allow_host(const char *host, sbx_error *err);
 /** Environment variable name: ^[A-Za-z_][A-Za-z0-9_]*$ */
 SBX_EXTERN int sbx_validate_env_key(const char *key, sbx_error *err);
 
-/** Limits: cpu, memory_mb, disk_mb finite and > 0; allow hosts valid when egress is allowlist. */
+/**
+ * Limits (seed README "Resources", "Egress"): cpu, memory_mb, disk_mb finite
+ * and > 0; egress one of sbx_egress; when egress is SBX_EGRESS_ALLOWLIST every
+ * allow host valid (sbx_validate_allow_host). NULL limits: SBX_EINVALID.
+ */
 SBX_EXTERN int sbx_validate_limits(const sbx_limits *limits, sbx_error *err);
 
 SBX_END_DECLS
