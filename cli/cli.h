@@ -99,6 +99,8 @@ int cli_read_file(const char *path, char **data, size_t *len, size_t max);
  * {"error":{...}} object on stdout) and return its exit code.
  */
 int cli_fail(cli *c, int code, const sbx_error *err);
+/* A local allocation failed: reported as SBX_ENOMEM through cli_fail (not a usage error). */
+int cli_oom(cli *c);
 /* What to do next about an error, one sentence (static string). */
 const char *cli_hint(const cli *c, int code, const sbx_error *err);
 /* Print a JSON object as one line on stdout and free it (steals obj). */

@@ -239,7 +239,7 @@ static int exec_opt(cli *c, void *state, int id, const char *v)
 		if (s->o.env_count >= CLI_MAX_POS)
 			return cli_usage_error(c, "too many --env (at most %d)", CLI_MAX_POS);
 		if (!(s->env_keys[s->o.env_count] = strndup(v, (size_t)(eq - v))))
-			return cli_usage_error(c, "out of memory");
+			return cli_oom(c);
 		s->env[s->o.env_count].key = s->env_keys[s->o.env_count];
 		s->env[s->o.env_count].value = eq + 1;
 		s->o.env_count++;
@@ -373,7 +373,7 @@ static int cmd_exec(cli *c, int argc, char **argv)
 		goto done;
 	}
 	if (!(cmd = join_command(&a))) {
-		rc = cli_usage_error(c, "out of memory");
+		rc = cli_oom(c);
 		goto done;
 	}
 	if ((rc = sbx_sandbox_exec(&r, c->prov, a.pos[0], cmd, &s.o, c->sig, &err)) < 0) {
@@ -510,7 +510,7 @@ static int cmd_stat(cli *c, int argc, char **argv)
 		cli_json_print(json_pack("{s:s,s:b,s:I,s:b}", "path", a.pos[1], "exists", st.exists,
 		                         "size", (json_int_t)st.size, "is_dir", st.is_dir));
 	else if (!st.exists)
-		fprintf(stderr, "%s: no such file or directory\n", a.pos[1]);
+		fprintf(stderr, "%s stat: %s: no such file or directory\n", c->prog, a.pos[1]);
 	else if (st.is_dir)
 		printf("directory %" PRIu64 " bytes\n", st.size);
 	else

@@ -114,7 +114,7 @@ static int override_template(cli *c, char **json, size_t len)
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)
-		return cli_usage_error(c, "out of memory");
+		return cli_oom(c);
 	free(*json);
 	*json = text;
 	return 0;
@@ -134,14 +134,14 @@ int cli_config_json(cli *c, char **out)
 			                       cli_strerror(-rc, ebuf, sizeof(ebuf)));
 	} else if (env("SANDBOX_E2B_CONFIG")) {
 		if (!(text = strdup(env("SANDBOX_E2B_CONFIG"))))
-			return cli_usage_error(c, "out of memory");
+			return cli_oom(c);
 		len = strlen(text);
 	} else if (env("E2B_API_KEY")) {
 		json_t *o = config_from_env(c);
 		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		json_decref(o);
 		if (!text)
-			return cli_usage_error(c, "out of memory");
+			return cli_oom(c);
 		*out = text;
 		return 0;
 	} else {

@@ -835,7 +835,7 @@ int cli_cmd_demo(cli *c, int argc, char **argv)
 	d.local = d.local || !cli_have_credentials(c);
 	d.t0 = now_ms();
 	if (c->json && !(d.steps = json_array()))
-		return cli_usage_error(c, "out of memory");
+		return cli_oom(c);
 	if (d.local) {
 		if (!c->json)
 			printf(

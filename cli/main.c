@@ -130,7 +130,7 @@ static int run(cli *c, int argc, char **argv)
 		c->cmd = cli_commands[i].name;
 		/* The subcommand sees every word but its own name. */
 		if (!(rest = calloc((size_t)argc, sizeof(*rest))))
-			return cli_usage_error(c, "out of memory");
+			return cli_oom(c);
 		for (int k = 1; k < argc; k++)
 			if (k != ci)
 				rest[nrest++] = argv[k];

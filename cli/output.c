@@ -99,12 +99,13 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 	case SBX_EABORTED:
 		return "interrupted; the remote command (if any) was killed";
 	case SBX_ETIMEOUT:
-		return "E2B did not answer in time; retry, and check the network and apiUrl / "
-		       "E2B_API_URL";
+		return "E2B (or the command inside the sandbox) did not answer in time; retry, and "
+		       "check the network and apiUrl / E2B_API_URL";
 	case SBX_ETOOLARGE:
 		return "the server sent more than allowed; lower --max-bytes / --max-output-bytes";
 	case SBX_ENOMEM:
-		return "out of memory; lower --max-bytes / --max-output-bytes";
+		return "out of memory; lower --max-bytes / --max-output-bytes, or free memory and "
+		       "retry";
 	case SBX_EPROTOCOL:
 		return "unexpected reply; check that apiUrl / E2B_API_URL and --envd-url point at "
 		       "E2B (or fake-e2b)";
@@ -118,6 +119,9 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 	case SBX_ESANDBOX:
 		return "a step inside the sandbox failed; check the path and its permissions "
 		       "(the sandbox user owns /workspace; /skills is root's)";
+	case SBX_EINTERNAL:
+		return "a local system call failed (file descriptors, threads, libcurl); check "
+		       "ulimit -n and retry, with -v for details";
 	default:
 		return "run again with -v for details";
 	}
@@ -132,9 +136,10 @@ int cli_fail(cli *c, int code, const sbx_error *err)
 	                : code == SBX_EINVALID ? CLI_EXIT_USAGE
 	                                       : CLI_EXIT_ERROR;
 
-	fprintf(stderr, "%s %s: %s (%s)\n", c->prog, c->cmd ? c->cmd : "", msg,
-	        sbx_error_code_name(code));
-	fprintf(stderr, "%s %s: %s\n", c->prog, c->cmd ? c->cmd : "", hint);
+	const char *sep = c->cmd ? " " : "", *cmd = c->cmd ? c->cmd : "";
+
+	fprintf(stderr, "%s%s%s: %s (%s)\n", c->prog, sep, cmd, msg, sbx_error_code_name(code));
+	fprintf(stderr, "%s%s%s: %s\n", c->prog, sep, cmd, hint);
 	if (c->json) {
 		json_t *e = json_pack("{s:s,s:s,s:s}", "code", sbx_error_code_name(code), "message",
 		                      msg, "hint", hint);
@@ -145,4 +150,11 @@ int cli_fail(cli *c, int code, const sbx_error *err)
 		cli_json_print(e ? json_pack("{s:o}", "error", e) : NULL);
 	}
 	return exit_code;
+}
+
+int cli_oom(cli *c)
+{
+	sbx_error err = {SBX_ENOMEM, 0, "", "out of memory"};
+
+	return cli_fail(c, SBX_ENOMEM, &err);
 }

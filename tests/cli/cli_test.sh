@@ -341,6 +341,10 @@ test_files() { # ID
 	run stat "$id" /workspace/nope --json
 	expect_rc "stat missing exits 3" 3
 	expect_eq "stat --json missing" "$(jq_out exists)" "false"
+	run stat "$id" /workspace/nope
+	expect_rc "stat missing (human) exits 3" 3
+	expect_eq "stat missing names the tool, the command and the path" "$(cat "$tmp/err")" \
+		"sandbox-e2b stat: /workspace/nope: no such file or directory"
 
 	run exec "$id" -- 'stat -c %U /workspace/dir/a.txt'
 	expect_eq "written as the sandbox user" "$(cat "$tmp/out")" "sandbox"
