@@ -12,6 +12,9 @@
 #   4. prints the 10 longest functions of src/, cli/ and fake-e2b/ (information
 #      only, never fails; universal-ctags, no extra package).
 #
+# Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
+# written for) and, for step 4 only, universal-ctags:
+#   apt-get install -y clang-format universal-ctags
 # Usage: bash scripts/lint.sh        (from anywhere; exit 1 on any finding)
 #   LINT_TOP=N   how many longest functions to print (default 10)
 # A finding is printed as file:line: what, so editors can jump to it.
@@ -31,50 +34,54 @@ in_dirs() { # in_dirs DIR...: the C files under those directories
 	done
 }
 
-# Blank out comments and string/char literals, keeping line numbers, so a
-# banned name inside a script string or a comment is not a finding.
-strip_c() {
-	perl -0777 -pe '
-		s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{
-			my $m = $&; $m =~ s/[^\n]/ /g; $m }gse' "$1"
-}
-
-# grep_code REGEX MESSAGE FILE...: report each line of code matching REGEX.
-grep_code() {
-	local re=$1 msg=$2 f hits=0
+# find_calls REGEX MESSAGE FILE...: report each line of code that calls a name
+# matching REGEX. Comments and string/char literals are blanked first (line
+# numbers kept), so a banned name inside a script string or a comment is not a
+# finding. One perl process for all files. Exit 1 when anything was found.
+find_calls() {
+	local re=$1 msg=$2
 	shift 2
-	for f in "$@"; do
-		while IFS=: read -r line _; do
-			printf '%s:%s: %s\n' "$f" "$line" "$msg"
-			hits=1
-		done < <(strip_c "$f" | grep -nE "$re")
-	done
-	return $hits
+	[ $# -gt 0 ] || return 0
+	RE=$re MSG=$msg perl -e '
+		my ($re, $msg, $hits) = (qr/$ENV{RE}/, $ENV{MSG}, 0);
+		for my $f (@ARGV) {
+			open(my $fh, "<", $f) or next;
+			local $/;
+			my $src = <$fh>;
+			$src =~ s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{
+				my $m = $&; $m =~ s/[^\n]/ /g; $m }gse;
+			my $n = 0;
+			for my $line (split /\n/, $src, -1) {
+				$n++;
+				if ($line =~ $re) { print "$f:$n: $2(): $msg\n"; $hits = 1; }
+			}
+		}
+		exit $hits;' "$@"
 }
 
 echo "== banned calls (src/ cli/ fake-e2b/)"
 mapfile -t code < <(in_dirs src cli fake-e2b)
-banned='(^|[^A-Za-z0-9_.>])(sprintf|vsprintf|strcpy|strcat|strtok|atoi|atol|gets|strerror|system|signal)[[:space:]]*\('
-grep_code "$banned" "banned call (snprintf, strtoll, strerror_r, sigaction; style §2.25)" \
+banned='(^|[^A-Za-z0-9_.>])(sprintf|vsprintf|strcpy|strcat|strtok|atoi|atol|gets|strerror|system|signal)\s*\('
+find_calls "$banned" "banned (use snprintf, strtoll, strerror_r, sigaction; style §2.25)" \
 	"${code[@]}" || status=1
 
 echo "== raw allocation in src/ (outside src/util/alloc.c)"
 mapfile -t lib < <(in_dirs src | grep -vx 'src/util/alloc.c')
-raw='(^|[^A-Za-z0-9_.>])(malloc|calloc|realloc|free|strdup|strndup)[[:space:]]*\('
-grep_code "$raw" "raw allocator: use sbx__malloc/sbx__realloc/sbx__free/sbx__strdup (style §2.9)" \
+raw='(^|[^A-Za-z0-9_.>])(malloc|calloc|realloc|free|strdup|strndup)\s*\('
+find_calls "$raw" "raw allocator: use sbx__malloc/calloc/realloc/free/strdup (style §2.9)" \
 	"${lib[@]}" || status=1
 
 echo "== clang-format"
 if command -v clang-format >/dev/null; then
 	fmt_bad=0
-	for f in "${all_c[@]}"; do
-		[ -f "$f" ] || continue
-		n=$(clang-format --style=file --dry-run "$f" 2>&1 | grep -c 'warning:')
-		if [ "$n" -gt 0 ]; then
-			echo "$f: not clang-formatted ($n places): run clang-format -i $f"
-			fmt_bad=1
-		fi
-	done
+	existing=()
+	for f in "${all_c[@]}"; do [ -f "$f" ] && existing+=("$f"); done
+	# One clang-format process; each warning line starts with "file:line:col:".
+	while read -r n f; do
+		echo "$f: not clang-formatted ($n places): run clang-format -i $f"
+		fmt_bad=1
+	done < <(clang-format --style=file --dry-run "${existing[@]}" 2>&1 |
+		sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning:.*/\1/p' | uniq -c)
 	[ $fmt_bad -eq 0 ] || status=1
 else
 	echo "lint: clang-format not installed (apt-get install clang-format)" >&2
