@@ -20,7 +20,8 @@
  *   err  NULL, or filled on failure (first cause, secret-free; see error.h).
  * Every call returns 0 or a negative sbx_error_code. The codes a call can
  * return are listed on it; their meaning in these calls:
- *   SBX_EINVALID   a bad argument, found before any request.
+ *   SBX_EINVALID   a bad argument, found before any request (today also a
+ *                  malformed sandboxID in E2B's create/connect reply).
  *   SBX_EGONE      the sandbox no longer exists (E2B-format 404 on connect), or
  *                  E2B gave no envd access token (seed "Lifecycle": the caller
  *                  recreates it). Calls that "count a missing sandbox as
@@ -33,7 +34,7 @@
  *                  (err->http_status, err->e2b_code).
  *   SBX_ENETWORK   the server could not be reached.
  *   SBX_EPROTOCOL  a malformed reply (bad JSON, bad Connect frame, no
- *                  end-stream, an invalid sandbox domain or id from E2B).
+ *                  end-stream, no sandboxID or an invalid domain from E2B).
  *   SBX_ETOOLARGE  a reply over a named cap (envelope, JSON body).
  *   SBX_ESANDBOX   an in-sandbox script failed (message: its stderr, at most
  *                  500 bytes).
