@@ -90,7 +90,10 @@ typedef struct sbx_e2b_options {
  * Calls sbx_global_init() itself.
  * @param[out] out  caller frees with sbx_provider_free(). NULL on failure.
  * @param cfg       from sbx_e2b_config_parse(), or filled by hand: api_key and
- *                  template_id non-empty, timeout_seconds 60..86400.
+ *                  template_id non-empty, timeout_seconds 60..86400; domain
+ *                  NULL means "e2b.app", effective_api_url NULL means api_url
+ *                  or "https://api.<domain>". A hand-filled struct stays the
+ *                  caller's: never pass it to sbx_e2b_config_free().
  * @return 0, SBX_EINVALID (out NULL, cfg incomplete or out of range, unknown
  *         options version, envd_url not http(s)), SBX_ENOMEM, SBX_EINTERNAL
  *         (libcurl could not be initialised).
