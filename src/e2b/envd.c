@@ -9,9 +9,11 @@
  */
 #include "e2b/envd.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "e2b/api.h"
@@ -202,6 +204,57 @@ static int data_fast_path(sbx_envd_stream *s, const char *p, size_t n, sbx_error
 	return 1;
 }
 
+/*
+ * ProcessEvent.start.pid is a uint32 (protobuf-JSON: a number, or a decimal
+ * string). Anything else, 0 included, is "no pid": a backstop SendSignal to a
+ * made-up pid (2^40 would wrap to 0) must never be sent.
+ */
+static bool json_int_in(json_t *v, json_int_t lo, json_int_t hi, json_int_t *out)
+{
+	const char *p;
+	char *end;
+	long long n;
+
+	if (json_is_integer(v)) {
+		n = json_integer_value(v);
+	} else if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < 24) {
+		p = json_string_value(v);
+		if (!((p[0] >= '0' && p[0] <= '9') || p[0] == '-'))
+			return false;
+		errno = 0;
+		n = strtoll(p, &end, 10);
+		if (errno != 0 || *end != '\0')
+			return false;
+	} else {
+		return false;
+	}
+	if (n < lo || n > hi)
+		return false;
+	*out = n;
+	return true;
+}
+
+static uint32_t start_pid(json_t *v)
+{
+	json_int_t n = 0;
+	return json_int_in(v, 1, UINT32_MAX, &n) ? (uint32_t)n : 0;
+}
+
+/* ProcessEvent.end.exitCode: an int32, absent meaning 0 (protobuf-JSON default). */
+static bool end_exit_code(json_t *v, int *out)
+{
+	json_int_t n = 0;
+
+	if (!v || json_is_null(v)) {
+		*out = 0;
+		return true;
+	}
+	if (!json_int_in(v, INT32_MIN, INT32_MAX, &n))
+		return false;
+	*out = (int)n;
+	return true;
+}
+
 static int event_message(sbx_envd_stream *s, json_t *root, sbx_error *err)
 {
 	json_t *ev = json_object_get(root, "event"), *x;
@@ -210,21 +263,21 @@ static int event_message(sbx_envd_stream *s, json_t *root, sbx_error *err)
 	if (!json_is_object(ev))
 		return 0;
 	if ((x = json_object_get(ev, "start"))) {
-		json_t *pid = json_object_get(x, "pid");
 		if (s->handler.on_start)
-			s->handler.on_start(json_is_integer(pid) ? (uint32_t)json_integer_value(pid)
-			                                         : 0,
+			s->handler.on_start(start_pid(json_object_get(x, "pid")),
 			                    s->handler.payload);
 	} else if ((x = json_object_get(ev, "data"))) {
 		if ((error = output_event(s, 1, json_object_get(x, "stdout"), err)) < 0 ||
 		    (error = output_event(s, 2, json_object_get(x, "stderr"), err)) < 0)
 			return error;
 	} else if ((x = json_object_get(ev, "end"))) {
-		json_t *code = json_object_get(x, "exitCode"), *st = json_object_get(x, "status");
+		json_t *st = json_object_get(x, "status");
+		int code = 0;
+		/* an exitCode that is no int32 leaves the exit status unknown, never 0 */
+		bool ok = end_exit_code(json_object_get(x, "exitCode"), &code);
 		if (s->handler.on_end)
-			s->handler.on_end(json_is_true(json_object_get(x, "exited")),
-			                  json_is_integer(code) ? (int)json_integer_value(code) : 0,
-			                  json_is_string(st) ? json_string_value(st) : NULL,
+			s->handler.on_end(ok && json_is_true(json_object_get(x, "exited")), code,
+			                  ok && json_is_string(st) ? json_string_value(st) : NULL,
 			                  s->handler.payload);
 	}
 	return 0;
@@ -293,6 +346,11 @@ static int on_stream_data(const unsigned char *p, size_t n, void *payload, sbx_e
 		}
 	}
 	return s->ended ? 1 : 0; /* after end-stream nothing more is read */
+}
+
+int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, sbx_error *err)
+{
+	return on_stream_data(p, n, s, err);
 }
 
 static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc)

@@ -41,6 +41,7 @@ typedef struct sbx_envd_process {
 
 /* Events of a Start stream (envd ProcessEvent), delivered from inside sbx__envd_stream_wait(). */
 typedef struct sbx_envd_handler {
+	/* pid 0: the start event had no pid, or one that is no uint32 in 1..2^32-1 */
 	void (*on_start)(uint32_t pid, void *payload);
 	/*
 	 * stream 1 = stdout, 2 = stderr; decoded bytes. `p` is NULL (n still the
@@ -49,7 +50,11 @@ typedef struct sbx_envd_handler {
 	void (*on_output)(int stream, const unsigned char *p, size_t n, void *payload);
 	/* optional: false when output bytes would be dropped anyway (skips decoding) */
 	bool (*wants_output)(void *payload);
-	/* end event: fields as received (absent = false / 0 / NULL) */
+	/*
+	 * end event: fields as received (absent = false / 0 / NULL); an exitCode
+	 * that is no int32 (number or decimal string) comes as exited false,
+	 * status NULL: the exit status is unknown.
+	 */
 	void (*on_end)(bool exited, int exit_code, const char *status, void *payload);
 	void *payload;
 } sbx_envd_handler;
@@ -77,6 +82,14 @@ int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target
  */
 int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *sig,
                           sbx_error *err);
+
+/*
+ * Test and fuzz seam: decode `n` bytes as if they had arrived on the stream
+ * (handler callbacks run from inside). Returns 0 (more wanted), 1 (the
+ * end-stream message arrived; sbx__envd_stream_wait() reports its error) or
+ * the error of a bad frame or message (err filled).
+ */
+int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, sbx_error *err);
 
 /* Disconnect (the process keeps running in the sandbox) and free. Accepts NULL. */
 void sbx__envd_stream_free(sbx_envd_stream *s);

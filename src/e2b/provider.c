@@ -64,33 +64,68 @@ static int id_path(char *out, size_t outlen, const char *prefix, const char *id,
 }
 
 /* targetOf(info): the envd target from a Sandbox object (seed createE2BSandbox). */
-static int target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *info, const char *id,
-                     sbx_error *err)
+/*
+ * A sandbox id the server sent: an invalid one is the server's fault
+ * (PROTOCOL), not the caller's (INVALID). It is quoted only after the
+ * secrets (and any token-like hex run) are scrubbed out of it.
+ */
+static int server_sandbox_id(const char *sid, const char *what, const char *secret1,
+                             const char *secret2, sbx_error *err)
+{
+	char clean[4 * SBX_E2B_ERROR_MESSAGE_MAX + 16], q[SBX_QUOTE_SIZE];
+
+	if (sbx__e2b_validate_sandbox_id(sid, NULL) == 0)
+		return 0;
+	sbx__e2b_clean_text(clean, sizeof(clean), sid, strlen(sid), secret1, secret2);
+	return sbx__error_set(err, SBX_EPROTOCOL, "%s returned an invalid sandbox id: \"%s\"", what,
+	                      sbx__quote(q, sizeof(q), clean, strlen(clean)));
+}
+
+/*
+ * JSON.stringify(v).slice(0, 100), quoted. (json_dumpb() into a 100-byte
+ * array left it undefined when the text did not fit: stack bytes quoted.)
+ */
+static const char *quote_json(char *q, size_t qlen, const json_t *v)
+{
+	sbx_buf text = SBX_BUF_INIT(SBX_HTTP_MAX_BODY * 2);
+
+	if (!v)
+		return sbx__quote(q, qlen, "undefined", 9);
+	if (sbx__json_dump(&text, v) < 0)
+		sbx__quote(q, qlen, "?", 1);
+	else
+		sbx__quote(q, qlen, (const char *)text.ptr, text.len > 100 ? 100 : text.len);
+	sbx_buf_dispose(&text);
+	return q;
+}
+
+int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *info, const char *id,
+                       sbx_error *err)
 {
 	json_t *jid = json_object_get(info, "sandboxID"), *jdom = json_object_get(info, "domain");
 	json_t *jtok = json_object_get(info, "envdAccessToken");
 	const char *sid = json_is_string(jid) ? json_string_value(jid) : id;
 	const char *domain = p->domain;
-	char dump[100], q[SBX_QUOTE_SIZE];
-	size_t n;
+	char q[SBX_QUOTE_SIZE];
 	sbx_buf url = SBX_BUF_INIT(64 * 1024);
 	int error;
 
 	memset(t, 0, sizeof(*t));
-	if ((error = sbx__e2b_validate_sandbox_id(sid, err)) < 0)
+	if (jid && !json_is_string(jid) && !json_is_null(jid))
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B connect returned a sandboxID that is not a string");
+	if ((error =
+	         server_sandbox_id(sid, "E2B connect", p->api.api_key,
+	                           json_is_string(jtok) ? json_string_value(jtok) : NULL, err)) < 0)
 		return error;
 	if (json_is_string(jdom) && json_string_length(jdom) > 0)
 		domain = json_string_value(jdom);
 	else if (jdom && !json_is_null(jdom) && !json_is_false(jdom) && !json_is_string(jdom))
 		domain = NULL; /* a truthy non-string: never a hostname */
 	if (!domain || !sbx__is_hostname(domain, strlen(domain))) {
-		/* JSON.stringify(domain).slice(0, 100), quoted */
-		n = jdom ? json_dumpb(jdom, dump, sizeof(dump), JSON_ENCODE_ANY) : 0;
-		if (n > sizeof(dump))
-			n = sizeof(dump);
 		return sbx__error_set(err, SBX_EPROTOCOL,
 		                      "E2B returned an invalid sandbox domain: %s",
-		                      sbx__quote(q, sizeof(q), n ? dump : "undefined", n ? n : 9));
+		                      quote_json(q, sizeof(q), jdom));
 	}
 	if (!json_is_string(jtok) || json_string_length(jtok) == 0)
 		return sbx__error_set(
@@ -151,7 +186,7 @@ int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, ui
 		error =
 		    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, 0, sig, &local);
 		if (error == 0) {
-			error = target_of(p, t, reply.json, id, err);
+			error = sbx__e2b_target_of(p, t, reply.json, id, err);
 			break;
 		}
 		if (error == SBX_EHTTP && reply.not_found) {
@@ -193,8 +228,7 @@ static int kill_sandbox(sbx__e2b_provider *p, const char *id, sbx_signal *sig, s
 	return error;
 }
 
-/* Collect the ids of one list page whose metadata name equals `name`. */
-static int collect_page(json_t *page, const char *name, json_t *ids, sbx_error *err)
+int sbx__e2b_collect_page(json_t *page, const char *name, json_t *ids, sbx_error *err)
 {
 	json_t *s, *md, *v, *sid;
 	size_t i;
@@ -211,8 +245,17 @@ static int collect_page(json_t *page, const char *name, json_t *ids, sbx_error *
 		if (!json_is_string(v) || strcmp(json_string_value(v), name) != 0)
 			continue;
 		sid = json_object_get(s, "sandboxID");
-		if (json_array_append_new(
-		        ids, json_string(json_is_string(sid) ? json_string_value(sid) : "")) < 0)
+		if (!json_is_string(sid))
+			return sbx__error_set(err, SBX_EPROTOCOL,
+			                      "E2B GET /v2/sandboxes returned a sandbox without a "
+			                      "sandboxID");
+		if (sbx__e2b_validate_sandbox_id(json_string_value(sid), NULL) < 0)
+			return sbx__error_set(
+			    err, SBX_EPROTOCOL,
+			    "E2B GET /v2/sandboxes returned an invalid sandbox id "
+			    "(%zu bytes)",
+			    json_string_length(sid));
+		if (json_array_append_new(ids, json_string(json_string_value(sid))) < 0)
 			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -248,7 +291,7 @@ static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_er
 		sbx__e2b_reply_dispose(&reply);
 		if ((error = sbx__e2b_api_call(&reply, &p->api, "GET", "/v2/sandboxes",
 		                               (const char *)query.ptr, NULL, 0, sig, err)) < 0 ||
-		    (error = collect_page(reply.json, name, ids, err)) < 0)
+		    (error = sbx__e2b_collect_page(reply.json, name, ids, err)) < 0)
 			goto done;
 		sbx__free(token);
 		token = reply.next_token && reply.next_token[0] ? reply.next_token : NULL;
@@ -339,7 +382,8 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 		    sbx__error_set(err, SBX_EPROTOCOL, "E2B create sandbox returned no sandboxID");
 		goto done;
 	}
-	if ((error = sbx__e2b_validate_sandbox_id(json_string_value(sid), err)) < 0)
+	if ((error = server_sandbox_id(json_string_value(sid), "E2B create sandbox", p->api.api_key,
+	                               NULL, err)) < 0)
 		goto done;
 	if (!(*id_out = sbx__strdup(json_string_value(sid))))
 		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");

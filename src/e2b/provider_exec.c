@@ -93,6 +93,8 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 static void on_start(uint32_t pid, void *payload)
 {
 	run_result *r = payload;
+	if (pid == 0)
+		return; /* envd sent no usable pid: no SendSignal backstop (never to pid 0) */
 	r->have_pid = true;
 	r->pid = pid;
 }

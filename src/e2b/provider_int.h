@@ -42,6 +42,21 @@ int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
  */
 int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
                     sbx_signal *sig, sbx_error *err);
+/*
+ * targetOf(info): the envd target from a connect reply's Sandbox object
+ * (sandboxID, domain, envdAccessToken), every field checked: SBX_EPROTOCOL
+ * for a bad id or domain, SBX_EGONE for no token. `id` is used when the
+ * reply has no sandboxID. Dispose `t` with sbx__envd_target_dispose().
+ */
+int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *info, const char *id,
+                       sbx_error *err);
+/*
+ * Append to `ids` (a JSON array) the sandboxID of each item of a list page
+ * whose metadata name is `name`. A page that is null counts as empty; one
+ * that is not an array, or a matching item without a valid sandboxID, is
+ * SBX_EPROTOCOL.
+ */
+int sbx__e2b_collect_page(json_t *page, const char *name, json_t *ids, sbx_error *err);
 /* POST /sandboxes/{id}/pause {}: a 409 is success, and an E2B-format 404 too when gone_ok. */
 int sbx__e2b_pause(sbx__e2b_provider *p, const char *id, bool gone_ok, uint64_t timeout_ms,
                    sbx_signal *sig, sbx_error *err);
