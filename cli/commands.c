@@ -439,8 +439,13 @@ static int cmd_read(cli *c, int argc, char **argv)
 	} else {
 		fwrite(f->data, 1, f->len, stdout);
 		if (fflush(stdout) != 0) {
+			char ebuf[128];
+			int e = errno;
 			sbx_file_free(f);
-			fprintf(stderr, "%s read: cannot write to stdout\n", c->prog);
+			fprintf(stderr,
+			        "%s read: cannot write to stdout: %s; check the disk or the "
+			        "program reading the pipe\n",
+			        c->prog, cli_strerror(e, ebuf, sizeof(ebuf)));
 			return CLI_EXIT_ERROR;
 		}
 		if (f->truncated)

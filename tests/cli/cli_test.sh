@@ -305,6 +305,11 @@ test_files() { # ID
 	run read "$id" /workspace/dir/a.txt
 	expect_rc "read exits 0" 0
 	if cmp -s "$tmp/out" "$tmp/a.txt"; then ok "read returns the bytes written"; else no "read returns the bytes written"; fi
+	"$cli" read "$id" /workspace/dir/a.txt >/dev/full 2>"$tmp/err"
+	rc=$?
+	expect_rc "read to a full stdout exits 1" 1
+	expect_grep "read to a full stdout says why and what to check" \
+		"cannot write to stdout: No space left on device; check the disk" "$tmp/err"
 
 	head -c 70000 /dev/urandom >"$tmp/bin"
 	"$cli" write "$id" /workspace/bin.dat <"$tmp/bin" >/dev/null 2>"$tmp/err"
