@@ -53,7 +53,7 @@ find_calls() {
 			my $n = 0;
 			for my $line (split /\n/, $src, -1) {
 				$n++;
-				if ($line =~ $re) { print "$f:$n: $2(): $msg\n"; $hits = 1; }
+				while ($line =~ /$re/g) { print "$f:$n: $2(): $msg\n"; $hits = 1; }
 			}
 		}
 		exit $hits;' "$@"
