@@ -20,8 +20,7 @@
  *   err  NULL, or filled on failure (first cause, secret-free; see error.h).
  * Every call returns 0 or a negative sbx_error_code. The codes a call can
  * return are listed on it; their meaning in these calls:
- *   SBX_EINVALID   a bad argument, found before any request (today also a
- *                  malformed sandboxID in E2B's create/connect reply).
+ *   SBX_EINVALID   a bad argument, found before any request.
  *   SBX_EGONE      the sandbox no longer exists (E2B-format 404 on connect), or
  *                  E2B gave no envd access token (seed "Lifecycle": the caller
  *                  recreates it). Calls that "count a missing sandbox as
@@ -34,7 +33,8 @@
  *                  (err->http_status, err->e2b_code).
  *   SBX_ENETWORK   the server could not be reached.
  *   SBX_EPROTOCOL  a malformed reply (bad JSON, bad Connect frame, no
- *                  end-stream, no sandboxID or an invalid domain from E2B).
+ *                  end-stream, a missing or malformed sandboxID or an
+ *                  invalid domain from E2B).
  *   SBX_ETOOLARGE  a reply over a named cap (envelope, JSON body).
  *   SBX_ESANDBOX   an in-sandbox script failed (message: its stderr, at most
  *                  500 bytes).
@@ -114,7 +114,10 @@ typedef struct sbx_exec_options {
  * bytes: use the lengths). Free the buffers with sbx_exec_result_free().
  */
 typedef struct sbx_exec_result {
-	/** false: timed out, aborted, or ended by a signal Go does not name (exitCode null). */
+	/**
+	 * false (the seed's exitCode null): timed out, aborted, ended by a signal Go does not
+	 * name, or envd sent an exit status that is not a valid int32.
+	 */
 	bool has_exit_code;
 	/** Exit status, or 128 + n for signal n; 0 unless has_exit_code. */
 	int exit_code;
