@@ -417,9 +417,13 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
   })
 
   test('sandbox timeout: onTimeout pause pauses (files kept), the default kills', T, async () => {
-    const a = await create({ purpose: 'ttl-pause' }, { timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } })
-    const k = await create({ purpose: 'ttl-kill' }, { timeoutMs: 2000 })
+    // Created with a long timeout and shortened only once set up (POST /sandboxes/{id}/timeout sets
+    // the end time exactly), so a slow machine cannot expire them before the file is written.
+    const a = await create({ purpose: 'ttl-pause' }, { timeoutMs: 300_000, lifecycle: { onTimeout: 'pause' } })
+    const k = await create({ purpose: 'ttl-kill' }, { timeoutMs: 300_000 })
     await a.files.write('/tmp/ttl', 'kept')
+    await a.setTimeout(1000)
+    await k.setTimeout(1000)
     const stateOf = (id) => Sandbox.getInfo(id).then((i) => i.state, (e) => (e instanceof SandboxNotFoundError ? 'gone' : e))
     let sa, sk
     for (let i = 0; i < 300; i++) {
