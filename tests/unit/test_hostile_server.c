@@ -1,0 +1,439 @@
+/*
+ * Hostile control-plane and envd servers, through the public API: a canned
+ * loopback server answers each request with a reply picked by its request
+ * line (Connection: close, so each request is a new connection). Every test
+ * expects a clear error code, no crash or leak (run under valgrind), and
+ * aborts answered within a generous bound. Named after the fault served.
+ */
+#define _GNU_SOURCE
+#include "unit.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sandbox/e2b.h>
+#include <sandbox/sandbox.h>
+#include <sandbox/signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+#define MAX_ROUTES 4
+
+typedef enum { SEND_CLOSE = 0, SEND_STALL } send_mode;
+
+typedef struct route {
+	const char *line; /* request line prefix, e.g. "GET /v2/sandboxes" */
+	const char *reply;
+	size_t len;
+	send_mode mode;
+} route;
+
+typedef struct server {
+	int lfd, port, stop[2];
+	route routes[MAX_ROUTES];
+	size_t nroutes;
+	int requests;
+	pthread_t th;
+} server;
+
+static bool read_request(int fd, char *req, size_t cap)
+{
+	size_t got = 0, need = 0;
+	ssize_t n;
+	char *end, *cl;
+
+	while (got < cap - 1 && (n = read(fd, req + got, cap - 1 - got)) > 0) {
+		got += (size_t)n;
+		req[got] = '\0';
+		if (!(end = strstr(req, "\r\n\r\n")))
+			continue;
+		cl = strcasestr(req, "Content-Length: ");
+		need = (size_t)(end + 4 - req) + (cl && cl < end ? strtoul(cl + 16, NULL, 10) : 0);
+		if (got >= need)
+			return true;
+	}
+	return got > 0;
+}
+
+static void *serve(void *arg)
+{
+	server *s = arg;
+	static char req[1 << 16];
+	struct pollfd p[2];
+
+	for (;;) {
+		p[0] = (struct pollfd){s->lfd, POLLIN, 0};
+		p[1] = (struct pollfd){s->stop[0], POLLIN, 0};
+		if (poll(p, 2, -1) < 0 || p[1].revents)
+			return NULL;
+		int fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		if (read_request(fd, req, sizeof(req))) {
+			s->requests++;
+			for (size_t i = 0; i < s->nroutes; i++) {
+				const route *r = &s->routes[i];
+				if (strncmp(req, r->line, strlen(r->line)) != 0)
+					continue;
+				for (size_t off = 0; off < r->len;) {
+					ssize_t w = write(fd, r->reply + off, r->len - off);
+					if (w <= 0)
+						break;
+					off += (size_t)w;
+				}
+				if (r->mode == SEND_STALL) {
+					p[0] = (struct pollfd){s->stop[0], POLLIN, 0};
+					(void)poll(p, 1, -1); /* forever, until the test ends */
+				}
+				break;
+			}
+		}
+		close(fd);
+	}
+}
+
+static void server_start(server *s)
+{
+	struct sockaddr_in a = {0};
+	socklen_t alen = sizeof(a);
+
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(s->lfd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(s->lfd, 16), 0);
+	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &alen), 0);
+	s->port = ntohs(a.sin_port);
+	assert_int_equal(pipe(s->stop), 0);
+	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+}
+
+static void server_stop(server *s)
+{
+	(void)!write(s->stop[1], "x", 1);
+	pthread_join(s->th, NULL);
+	close(s->lfd);
+	close(s->stop[0]);
+	close(s->stop[1]);
+}
+
+static void add(server *s, const char *line, const char *reply, size_t len, send_mode mode)
+{
+	assert_true(s->nroutes < MAX_ROUTES);
+	s->routes[s->nroutes++] = (route){line, reply, len, mode};
+}
+
+/* An HTTP/1.1 reply with `body` (heap, caller frees). */
+static char *reply_of(const char *status, const char *headers, const char *body, size_t blen,
+                      size_t *len)
+{
+	size_t cap = blen + 512 + strlen(headers);
+	char *r = malloc(cap);
+	int n;
+
+	assert_non_null(r);
+	n = snprintf(r, cap,
+	             "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s"
+	             "Content-Length: %zu\r\n\r\n",
+	             status, headers, blen);
+	memcpy(r + n, body, blen);
+	*len = (size_t)n + blen;
+	return r;
+}
+
+static sbx_provider *provider_for(const server *s)
+{
+	char url[64], json[256];
+	sbx_e2b_config *cfg;
+	sbx_provider *p;
+	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {0}};
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	snprintf(json, sizeof(json),
+	         "{\"apiKey\":\"e2b_hostile_secret_key\",\"apiUrl\":\"%s\",\"template\":\"base\"}",
+	         url);
+	assert_int_equal(sbx_e2b_config_parse(&cfg, json, strlen(json), NULL), 0);
+	assert_int_equal(sbx_e2b_provider_new(&p, cfg, &o, NULL), 0);
+	sbx_e2b_config_free(cfg);
+	return p;
+}
+
+static void no_secret(const sbx_error *err)
+{
+	assert_null(strstr(err->message, "e2b_hostile_secret_key"));
+	assert_null(strstr(err->message, "envd-secret-token"));
+}
+
+#define EMPTY_LIST "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n[]"
+
+/* create() with the POST /v2/sandboxes reply `body` (201). */
+static int create_with(const char *body, size_t blen, char **id, sbx_error *err)
+{
+	server s = {0};
+	size_t len;
+	char *reply = reply_of("201 Created", "", body, blen, &len);
+	sbx_limits lim = {1, 512, 1024, SBX_EGRESS_NONE, NULL, 0};
+	sbx_provider *p;
+	int rc;
+
+	add(&s, "GET /v2/sandboxes", EMPTY_LIST, strlen(EMPTY_LIST), SEND_CLOSE);
+	add(&s, "POST /v2/sandboxes", reply, len, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	rc = sbx_sandbox_create(id, p, "box", &lim, NULL, err);
+	sbx_provider_free(p);
+	server_stop(&s);
+	free(reply);
+	return rc;
+}
+
+static void test_hostile_server__create_reply_with_bad_sandbox_ids(void **state)
+{
+	static const char *const bodies[] = {
+	    "{}",
+	    "{\"sandboxID\":42}",
+	    "{\"sandboxID\":\"\"}",
+	    "{\"sandboxID\":\"a/b\"}",
+	    "{\"sandboxID\":\"..\"}",
+	    "{\"sandboxID\":null}",
+	    "[]",
+	    "\"i123\"",
+	    "{\"sandboxID\":\"e2b_hostile_secret_key\"}",
+	};
+	char big[10300];
+	(void)state;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		char *id = (char *)1;
+		sbx_error err = {0};
+		assert_int_equal(create_with(bodies[i], strlen(bodies[i]), &id, &err),
+		                 SBX_EPROTOCOL);
+		assert_null(id);
+		no_secret(&err);
+	}
+	snprintf(big, sizeof(big), "{\"sandboxID\":\"%010240d\"}", 0);
+	char *id = NULL;
+	sbx_error err = {0};
+	assert_int_equal(create_with(big, strlen(big), &id, &err), SBX_EPROTOCOL);
+	assert_true(strlen(err.message) < 200);
+}
+
+static void test_hostile_server__create_reply_empty_200_body(void **state)
+{
+	char *id = NULL;
+	sbx_error err = {0};
+	(void)state;
+	assert_int_equal(create_with("", 0, &id, &err), SBX_EPROTOCOL);
+	assert_string_equal(err.message, "E2B create sandbox returned no sandboxID");
+}
+
+static void test_hostile_server__create_reply_invalid_utf8_and_deep_json(void **state)
+{
+	static const char bad_utf8[] = "{\"sandboxID\":\"i\xff\xfe\"}";
+	char deep[40010];
+	char *id = NULL;
+	sbx_error err = {0};
+	(void)state;
+	assert_int_equal(create_with(bad_utf8, strlen(bad_utf8), &id, &err), SBX_EPROTOCOL);
+	assert_non_null(strstr(err.message, "invalid JSON"));
+	memset(deep, '[', 20000);
+	memset(deep + 20000, ']', 20000);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(create_with(deep, 40000, &id, &err), SBX_EPROTOCOL);
+}
+
+static void test_hostile_server__create_reply_of_10_mb_is_too_large(void **state)
+{
+	size_t n = 10u << 20;
+	char *big = malloc(n), *id = NULL;
+	sbx_error err = {0};
+	(void)state;
+	assert_non_null(big);
+	memset(big, ' ', n);
+	big[0] = '[';
+	big[n - 1] = ']';
+	assert_int_equal(create_with(big, n, &id, &err), SBX_ETOOLARGE);
+	free(big);
+}
+
+static void test_hostile_server__list_reply_shapes(void **state)
+{
+	static const char *const bodies[] = {
+	    "{\"sandboxes\":[]}", "42", "\"x\"",
+	    "[{\"metadata\":{\"capybara-sandbox-name\":\"box\"}}]",
+	    "[{\"sandboxID\":\"../x\",\"metadata\":{\"capybara-sandbox-name\":\"box\"}}]"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		server s = {0};
+		size_t len;
+		char *reply = reply_of("200 OK", "", bodies[i], strlen(bodies[i]), &len);
+		sbx_error err = {0};
+		sbx_provider *p;
+		add(&s, "GET /v2/sandboxes", reply, len, SEND_CLOSE);
+		server_start(&s);
+		p = provider_for(&s);
+		assert_int_equal(sbx_sandbox_destroy_by_name(p, "box", NULL, &err), SBX_EPROTOCOL);
+		sbx_provider_free(p);
+		server_stop(&s);
+		assert_int_equal(s.requests, 1); /* no DELETE of a made-up id */
+		free(reply);
+	}
+}
+
+static void test_hostile_server__next_token_that_never_ends_is_capped(void **state)
+{
+	server s = {0};
+	size_t len;
+	char *reply = reply_of("200 OK", "X-Next-Token: again\r\n", "[]", 2, &len);
+	sbx_error err = {0};
+	sbx_provider *p;
+	(void)state;
+	add(&s, "GET /v2/sandboxes", reply, len, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	assert_int_equal(sbx_sandbox_destroy_by_name(p, "box", NULL, &err), SBX_EPROTOCOL);
+	assert_string_equal(err.message,
+	                    "E2B list of sandboxes named box has more than 1000 pages");
+	sbx_provider_free(p);
+	server_stop(&s);
+	assert_int_equal(s.requests, 1000);
+	free(reply);
+}
+
+static void test_hostile_server__one_megabyte_of_headers_is_an_error(void **state)
+{
+	size_t n = 1u << 20, len;
+	char *hdr = malloc(n + 32), *reply;
+	sbx_error err = {0};
+	sbx_provider *p;
+	server s = {0};
+	(void)state;
+	assert_non_null(hdr);
+	memcpy(hdr, "X-Big: ", 7);
+	memset(hdr + 7, 'a', n);
+	memcpy(hdr + 7 + n, "\r\n", 3);
+	reply = reply_of("200 OK", hdr, "[]", 2, &len);
+	add(&s, "GET /v2/sandboxes", reply, len, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	assert_int_equal(sbx_sandbox_destroy_by_name(p, "box", NULL, &err), SBX_ENETWORK);
+	no_secret(&err);
+	sbx_provider_free(p);
+	server_stop(&s);
+	free(reply);
+	free(hdr);
+}
+
+/* Connect replies (resume): the target's fields. */
+static int resume_with(const char *body, sbx_resume_status *st, sbx_error *err)
+{
+	server s = {0};
+	size_t len;
+	char *reply = reply_of("200 OK", "", body, strlen(body), &len);
+	sbx_provider *p;
+	int rc;
+
+	add(&s, "POST /v2/sandboxes/abc/connect", reply, len, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	rc = sbx_sandbox_resume(st, p, "abc", NULL, err);
+	sbx_provider_free(p);
+	server_stop(&s);
+	free(reply);
+	return rc;
+}
+
+static void test_hostile_server__connect_reply_fields(void **state)
+{
+	sbx_resume_status st = SBX_RESUMED;
+	sbx_error err = {0};
+	(void)state;
+	assert_int_equal(resume_with("{\"sandboxID\":\"abc\",\"envdAccessToken\":7}", &st, NULL),
+	                 0);
+	assert_int_equal(st, SBX_RESUME_GONE); /* no token: refuse, it will be recreated */
+	st = SBX_RESUMED;
+	assert_int_equal(resume_with("{\"sandboxID\":\"abc\",\"envdAccessToken\":\"\"}", &st, NULL),
+	                 0);
+	assert_int_equal(st, SBX_RESUME_GONE);
+	assert_int_equal(resume_with("{\"sandboxID\":\"abc\",\"domain\":\"evil.com/x\","
+	                             "\"envdAccessToken\":\"envd-secret-token\"}",
+	                             &st, &err),
+	                 SBX_EPROTOCOL);
+	no_secret(&err);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(resume_with("{\"sandboxID\":\"abc\",\"domain\":\"E2B.APP\","
+	                             "\"envdAccessToken\":\"envd-secret-token\"}",
+	                             &st, &err),
+	                 SBX_EPROTOCOL);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(resume_with("{\"sandboxID\":\"../../v2\",\"envdAccessToken\":"
+	                             "\"envd-secret-token\"}",
+	                             &st, &err),
+	                 SBX_EPROTOCOL);
+	no_secret(&err);
+	st = SBX_RESUME_GONE;
+	assert_int_equal(
+	    resume_with("{\"sandboxID\":\"abc\",\"envdAccessToken\":\"t0k3n\"}", &st, NULL), 0);
+	assert_int_equal(st, SBX_RESUMED);
+}
+
+typedef struct aborter {
+	sbx_signal *sig;
+	unsigned ms;
+} aborter;
+
+static void *abort_later(void *arg)
+{
+	aborter *a = arg;
+	usleep(a->ms * 1000);
+	sbx_signal_abort(a->sig);
+	return NULL;
+}
+
+static void test_hostile_server__stall_mid_body_is_aborted_promptly(void **state)
+{
+	static const char part[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	                           "Content-Length: 1000\r\n\r\n[{\"sandboxID\":";
+	server s = {0};
+	sbx_error err = {0};
+	sbx_provider *p;
+	aborter a = {NULL, 200};
+	pthread_t th;
+	uint64_t t0, took;
+	(void)state;
+	add(&s, "GET /v2/sandboxes", part, strlen(part), SEND_STALL);
+	server_start(&s);
+	p = provider_for(&s);
+	assert_int_equal(sbx_signal_new(&a.sig), 0);
+	assert_int_equal(pthread_create(&th, NULL, abort_later, &a), 0);
+	t0 = sbx__now_ms();
+	assert_int_equal(sbx_sandbox_destroy_by_name(p, "box", a.sig, &err), SBX_EABORTED);
+	took = sbx__now_ms() - t0;
+	pthread_join(th, NULL);
+	/* abort at 200 ms; the call must end soon after (generous bound for a loaded box) */
+	assert_true(took < 200 + 1500);
+	sbx_provider_free(p);
+	server_stop(&s);
+	sbx_signal_free(a.sig);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hostile_server__create_reply_with_bad_sandbox_ids),
+	    cmocka_unit_test(test_hostile_server__create_reply_empty_200_body),
+	    cmocka_unit_test(test_hostile_server__create_reply_invalid_utf8_and_deep_json),
+	    cmocka_unit_test(test_hostile_server__create_reply_of_10_mb_is_too_large),
+	    cmocka_unit_test(test_hostile_server__list_reply_shapes),
+	    cmocka_unit_test(test_hostile_server__next_token_that_never_ends_is_capped),
+	    cmocka_unit_test(test_hostile_server__one_megabyte_of_headers_is_an_error),
+	    cmocka_unit_test(test_hostile_server__connect_reply_fields),
+	    cmocka_unit_test(test_hostile_server__stall_mid_body_is_aborted_promptly),
+	};
+	return cmocka_run_group_tests_name("hostile_server", tests, NULL, NULL);
+}
