@@ -85,16 +85,24 @@ static int server_sandbox_id(const char *sid, const char *what, const char *secr
  * JSON.stringify(v).slice(0, 100), quoted. (json_dumpb() into a 100-byte
  * array left it undefined when the text did not fit: stack bytes quoted.)
  */
-static const char *quote_json(char *q, size_t qlen, const json_t *v)
+static const char *quote_json(char *q, size_t qlen, const json_t *v, const char *secret1,
+                              const char *secret2)
 {
 	sbx_buf text = SBX_BUF_INIT(SBX_HTTP_MAX_BODY * 2);
+	char clean[4 * SBX_E2B_ERROR_MESSAGE_MAX + 16];
+	size_t n;
 
 	if (!v)
 		return sbx__quote(q, qlen, "undefined", 9);
-	if (sbx__json_dump(&text, v) < 0)
+	if (sbx__json_dump(&text, v) < 0) {
 		sbx__quote(q, qlen, "?", 1);
-	else
-		sbx__quote(q, qlen, (const char *)text.ptr, text.len > 100 ? 100 : text.len);
+	} else {
+		/* secrets scrubbed from the whole text before it is cut */
+		sbx__e2b_clean_text(clean, sizeof(clean), (const char *)text.ptr, text.len, secret1,
+		                    secret2);
+		n = strlen(clean);
+		sbx__quote(q, qlen, clean, n > 100 ? 100 : n);
+	}
 	sbx_buf_dispose(&text);
 	return q;
 }
@@ -123,9 +131,10 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
 	else if (jdom && !json_is_null(jdom) && !json_is_false(jdom) && !json_is_string(jdom))
 		domain = NULL; /* a truthy non-string: never a hostname */
 	if (!domain || !sbx__is_hostname(domain, strlen(domain))) {
-		return sbx__error_set(err, SBX_EPROTOCOL,
-		                      "E2B returned an invalid sandbox domain: %s",
-		                      quote_json(q, sizeof(q), jdom));
+		return sbx__error_set(
+		    err, SBX_EPROTOCOL, "E2B returned an invalid sandbox domain: %s",
+		    quote_json(q, sizeof(q), jdom, p->api.api_key,
+		               json_is_string(jtok) ? json_string_value(jtok) : NULL));
 	}
 	if (!json_is_string(jtok) || json_string_length(jtok) == 0)
 		return sbx__error_set(

@@ -214,13 +214,15 @@ static int target(const char *json, sbx_error *err)
 
 static void test_hostile__long_domain_is_quoted_not_stack_bytes(void **state)
 {
-	char json[700], want[160];
+	char z[501], json[700], want[160];
 	sbx_error err = {0};
 	(void)state;
-	snprintf(json, sizeof(json), "{\"domain\":\"%0500d\",\"envdAccessToken\":\"t\"}", 0);
+	memset(z, 'z', 500);
+	z[500] = '\0';
+	snprintf(json, sizeof(json), "{\"domain\":\"%s\",\"envdAccessToken\":\"t\"}", z);
 	assert_int_equal(target(json, &err), SBX_EPROTOCOL);
 	/* json_dumpb() into a too-small array left it undefined: stack bytes were quoted */
-	snprintf(want, sizeof(want), "E2B returned an invalid sandbox domain: \"%063d...", 0);
+	snprintf(want, sizeof(want), "E2B returned an invalid sandbox domain: \"%.63s...", z);
 	assert_string_equal(err.message, want);
 }
 
@@ -239,6 +241,27 @@ static void test_hostile__bad_domains_are_protocol_errors(void **state)
 		assert_int_equal(target(bad[i], &err), SBX_EPROTOCOL);
 		assert_non_null(strstr(err.message, "invalid sandbox domain"));
 	}
+}
+
+static void test_hostile__domain_holding_a_secret_is_quoted_redacted(void **state)
+{
+	char domain[] = "e2b.app", key[] = "e2b_attack_api_key";
+	sbx__e2b_provider p;
+	sbx_envd_target t;
+	sbx_error err = {0};
+	json_t *j = json_loads("{\"domain\":\"x.e2b_attack_api_key/envd-tok-1\","
+	                       "\"envdAccessToken\":\"envd-tok-1\"}",
+	                       0, NULL);
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.domain = domain;
+	p.api.api_key = key;
+	/* found by fuzz_api_reply: the domain quote used to carry the API key */
+	assert_int_equal(sbx__e2b_target_of(&p, &t, j, "abc", &err), SBX_EPROTOCOL);
+	assert_string_equal(err.message, "E2B returned an invalid sandbox domain: "
+	                                 "\"x.[redacted]/[redacted]\"");
+	sbx__envd_target_dispose(&t);
+	json_decref(j);
 }
 
 static void test_hostile__server_sandbox_id_is_checked_as_server_data(void **state)
@@ -346,6 +369,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile__many_keepalives_are_cheap_and_harmless),
 	    cmocka_unit_test(test_hostile__long_domain_is_quoted_not_stack_bytes),
 	    cmocka_unit_test(test_hostile__bad_domains_are_protocol_errors),
+	    cmocka_unit_test(test_hostile__domain_holding_a_secret_is_quoted_redacted),
 	    cmocka_unit_test(test_hostile__server_sandbox_id_is_checked_as_server_data),
 	    cmocka_unit_test(test_hostile__missing_or_odd_token_is_gone),
 	    cmocka_unit_test(test_hostile__list_item_without_sandbox_id_is_a_protocol_error),
