@@ -282,7 +282,9 @@ static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_er
 
 	if (!ids)
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+	/* the header promises the name pattern; create() checks it again (harmless) */
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_name(name, err)) < 0)
 		goto done;
 	do {
 		if (++pages > SBX_E2B_LIST_MAX_PAGES) {

@@ -422,6 +422,167 @@ static void test_hostile_server__stall_mid_body_is_aborted_promptly(void **state
 	sbx_signal_free(a.sig);
 }
 
+/* ---- bad arguments: each fails before any request, with SBX_EINVALID ---- */
+
+static char *repeat(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+	assert_non_null(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+static void test_hostile_server__bad_arguments_fail_before_any_request(void **state)
+{
+	static const char gone[] =
+	    "HTTP/1.1 404 Not Found\r\nConnection: close\r\n"
+	    "Content-Length: 34\r\n\r\n{\"code\":404,\"message\":\"not found\"}";
+	server s = {0};
+	sbx_provider *p;
+	sbx_error err = {0};
+	sbx_exec_result r;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_file *f = (sbx_file *)1;
+	sbx_stat st;
+	sbx_resume_status rs;
+	sbx_limits lim = {1, 512, 1024, SBX_EGRESS_NONE, NULL, 0};
+	char *id = (char *)1, *name102 = repeat('a', 102), *seg256 = repeat('s', 256);
+	char *tag65 = repeat('t', 65), *id129 = repeat('i', 129), path[5000];
+	const char *tags[] = {"ok", tag65};
+	sbx_env_var bad_env[] = {{"A=B", "x"}}, null_env[] = {{"K", NULL}};
+	(void)state;
+	add(&s, "POST", gone, strlen(gone), SEND_CLOSE);
+	add(&s, "GET", gone, strlen(gone), SEND_CLOSE);
+	add(&s, "DELETE", gone, strlen(gone), SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+
+#define EINV(call)                                                                                 \
+	do {                                                                                       \
+		memset(&err, 0, sizeof(err));                                                      \
+		assert_int_equal((call), SBX_EINVALID);                                            \
+		assert_int_equal(err.code, SBX_EINVALID);                                          \
+		assert_true(err.message[0] != '\0');                                               \
+	} while (0)
+	/* NULLs */
+	EINV(sbx_sandbox_create(NULL, p, "box", &lim, NULL, &err));
+	EINV(sbx_sandbox_create(&id, NULL, "box", &lim, NULL, &err));
+	EINV(sbx_sandbox_create(&id, p, NULL, &lim, NULL, &err));
+	EINV(sbx_sandbox_create(&id, p, "box", NULL, NULL, &err));
+	EINV(sbx_sandbox_resume(NULL, p, "abc", NULL, &err));
+	EINV(sbx_sandbox_resume(&rs, p, NULL, NULL, &err));
+	EINV(sbx_sandbox_suspend(p, NULL, NULL, &err));
+	EINV(sbx_sandbox_destroy(NULL, "abc", NULL, &err));
+	EINV(sbx_sandbox_destroy_by_name(p, NULL, NULL, &err));
+	EINV(sbx_sandbox_kill_all(p, NULL, NULL, &err));
+	EINV(sbx_sandbox_kill_tagged(p, "abc", NULL, 1, NULL, &err));
+	EINV(sbx_sandbox_exec(NULL, p, "abc", "true", NULL, NULL, &err));
+	EINV(sbx_sandbox_exec(&r, p, "abc", NULL, NULL, NULL, &err));
+	EINV(sbx_sandbox_read_file(NULL, p, "abc", "/x", 10, NULL, &err));
+	EINV(sbx_sandbox_read_file(&f, p, "abc", NULL, 10, NULL, &err));
+	EINV(sbx_sandbox_write_file(p, "abc", NULL, "x", 1, NULL, &err));
+	EINV(sbx_sandbox_write_file(p, "abc", "/x", NULL, 1, NULL, &err));
+	EINV(sbx_sandbox_stat(NULL, p, "abc", "/x", NULL, &err));
+	EINV(sbx_sandbox_stat(&st, p, "abc", NULL, NULL, &err));
+	/* err NULL is allowed everywhere */
+	assert_int_equal(sbx_sandbox_destroy(p, NULL, NULL, NULL), SBX_EINVALID);
+	/* limits: names, ids, tags, paths */
+	EINV(sbx_sandbox_create(&id, p, name102, &lim, NULL, &err));
+	EINV(sbx_sandbox_create(&id, p, "", &lim, NULL, &err));
+	EINV(sbx_sandbox_create(&id, p, "-box", &lim, NULL, &err));
+	EINV(sbx_sandbox_destroy_by_name(p, "a/b", NULL, &err));
+	EINV(sbx_sandbox_destroy(p, id129, NULL, &err));
+	EINV(sbx_sandbox_destroy(p, "../x", NULL, &err));
+	EINV(sbx_sandbox_suspend(p, "", NULL, &err));
+	EINV(sbx_sandbox_kill_tagged(p, "abc", tags, 2, NULL, &err));
+	o.tag = tag65;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err));
+	o.tag = NULL;
+	o.env = bad_env;
+	o.env_count = 1;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err));
+	o.env = null_env;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err));
+	o.env = NULL;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err)); /* count 1, env NULL */
+	o.env_count = 0;
+	o.timeout_ms = 0;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err));
+	o.timeout_ms = 1000;
+	o.version = 99;
+	EINV(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err));
+	path[0] = '/';
+	memset(path + 1, 'p', 4096);
+	path[4097] = '\0';
+	EINV(sbx_sandbox_stat(&st, p, "abc", path, NULL, &err)); /* 4097 bytes */
+	snprintf(path, sizeof(path), "/%s", seg256);
+	EINV(sbx_sandbox_read_file(&f, p, "abc", path, 10, NULL, &err));
+	EINV(sbx_sandbox_read_file(&f, p, "abc", "relative", 10, NULL, &err));
+	EINV(sbx_sandbox_read_file(&f, p, "abc", "/a/../b", 10, NULL, &err));
+	EINV(sbx_sandbox_write_file(p, "abc", "/a\nb", "x", 1, NULL, &err));
+	EINV(sbx_sandbox_write_file(p, "abc", "/a//b", "x", 1, NULL, &err));
+	EINV(sbx_sandbox_read_file(&f, p, "abc\n", "/x", 10, NULL, &err));
+	assert_null(f);
+	assert_null(id);
+#undef EINV
+	sbx_provider_free(p);
+	server_stop(&s);
+	assert_int_equal(s.requests, 0); /* every one refused before any request */
+	free(name102);
+	free(seg256);
+	free(tag65);
+	free(id129);
+}
+
+/* Extreme but valid values reach the server (which says "gone") without a crash. */
+static void test_hostile_server__extreme_valid_values_do_not_crash(void **state)
+{
+	static const char gone[] =
+	    "HTTP/1.1 404 Not Found\r\nConnection: close\r\n"
+	    "Content-Length: 34\r\n\r\n{\"code\":404,\"message\":\"not found\"}";
+	server s = {0};
+	sbx_provider *p;
+	sbx_error err = {0};
+	sbx_exec_result r;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_file *f = NULL;
+	sbx_env_var env[] = {{"NL", "a\nb\r\n"}, {"EMPTY", ""}};
+	char *path = malloc(4097);
+	(void)state;
+	assert_non_null(path);
+	path[0] = '/';
+	memset(path + 1, 'p', 4095);
+	for (size_t i = 255; i < 4096; i += 256)
+		path[i] = '/'; /* segments of 254 bytes, 4096 bytes in all */
+	path[4096] = '\0';
+	add(&s, "POST", gone, strlen(gone), SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	const struct {
+		uint64_t timeout;
+		size_t max;
+	} cases[] = {{1, 0}, {UINT64_MAX, SIZE_MAX}, {UINT64_MAX, 0}, {1, SIZE_MAX}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o.timeout_ms = cases[i].timeout;
+		o.max_output_bytes = cases[i].max;
+		o.env = env;
+		o.env_count = 2;
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(sbx_sandbox_exec(&r, p, "abc", "true", &o, NULL, &err), SBX_EGONE);
+		assert_null(r.stdout_data);
+	}
+	assert_int_equal(sbx_sandbox_read_file(&f, p, "abc", path, 0, NULL, &err), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_read_file(&f, p, "abc", path, SIZE_MAX, NULL, &err),
+	                 SBX_EGONE);
+	assert_null(f);
+	assert_int_equal(sbx_sandbox_write_file(p, "abc", "/x", "", 0, NULL, &err), SBX_EGONE);
+	assert_int_equal(sbx_sandbox_write_file(p, "abc", "/x", NULL, 0, NULL, &err), SBX_EGONE);
+	sbx_provider_free(p);
+	server_stop(&s);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +595,8 @@ int main(void)
 	    cmocka_unit_test(test_hostile_server__one_megabyte_of_headers_is_an_error),
 	    cmocka_unit_test(test_hostile_server__connect_reply_fields),
 	    cmocka_unit_test(test_hostile_server__stall_mid_body_is_aborted_promptly),
+	    cmocka_unit_test(test_hostile_server__bad_arguments_fail_before_any_request),
+	    cmocka_unit_test(test_hostile_server__extreme_valid_values_do_not_crash),
 	};
 	return cmocka_run_group_tests_name("hostile_server", tests, NULL, NULL);
 }
