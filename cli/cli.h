@@ -29,7 +29,8 @@ typedef struct cli {
 	const char *prog;        /* "sandbox-e2b" */
 	const char *cmd;         /* the subcommand, for messages */
 	bool json;               /* --json: exactly one JSON object on stdout */
-	bool verbose;            /* -v: library debug logs on stderr */
+	bool verbose;            /* -v: library debug/info logs (warnings always show), and
+	                            the demo's fake-e2b output, on stderr */
 	const char *config_path; /* --config FILE */
 	const char *template_id; /* --template T */
 	const char *envd_url;    /* --envd-url URL or SANDBOX_E2B_ENVD_URL */
@@ -85,8 +86,12 @@ int cli_parse_double(cli *c, const char *opt, const char *s, double *out);
 int cli_config_json(cli *c, char **out);
 /* True when any E2B credentials source is present (for the demo). */
 bool cli_have_credentials(const cli *c);
-/* Parse + validate a config JSON; on failure print the reasons, return CLI_EXIT_USAGE. */
-int cli_config_parse(cli *c, const char *json, sbx_e2b_config **out);
+/*
+ * Parse + validate a config JSON; on failure print the reasons, return
+ * CLI_EXIT_USAGE. `check`: for `config check`, whose --json failure object is
+ * {"valid":false,"error":{...}}; every other command prints {"error":{...}}.
+ */
+int cli_config_parse(cli *c, const char *json, bool check, sbx_e2b_config **out);
 /* Load the config and make c->prov once. Returns 0 or an exit code (message printed). */
 int cli_provider(cli *c);
 /* Read a whole file ("-" = stdin) into malloc'd memory (NUL-terminated). 0 or -errno. */
@@ -99,6 +104,10 @@ int cli_read_file(const char *path, char **data, size_t *len, size_t max);
  * {"error":{...}} object on stdout) and return its exit code.
  */
 int cli_fail(cli *c, int code, const sbx_error *err);
+/* cli_fail with a hint of the caller's (NULL: cli_hint's). */
+int cli_fail_hint(cli *c, int code, const sbx_error *err, const char *hint);
+/* A library message without a leading "sandbox-e2b: " (the tool adds its own prefix). */
+const char *cli_lib_message(const char *msg);
 /* A local allocation failed: reported as SBX_ENOMEM through cli_fail (not a usage error). */
 int cli_oom(cli *c);
 /* What to do next about an error, one sentence (static string). */

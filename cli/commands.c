@@ -57,6 +57,44 @@ static int done_ok(cli *c, const char *id, const char *what)
 	return CLI_EXIT_OK;
 }
 
+/* ---- hints for arguments the library rejects ----------------------------------------- */
+
+#define TAG_RULE "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+
+/* The tag rule of the contract (for the hint only; the library decides). */
+static bool tag_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)t[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		             (ch >= '0' && ch <= '9');
+		if (!alnum && (i == 0 || (ch != '_' && ch != '-')))
+			return false;
+	}
+	return true;
+}
+
+/* Report a failure; an invalid tag among tags[] gets a hint naming it and the rule. */
+static int fail_tags(cli *c, int rc, const sbx_error *err, const char *const *tags, size_t n)
+{
+	char hint[512];
+
+	if (rc == SBX_EINVALID && strcmp(err->message, "invalid sandbox tag") == 0)
+		for (size_t i = 0; i < n; i++)
+			if (!tag_ok(tags[i])) {
+				snprintf(hint, sizeof(hint),
+				         "tag '%.100s' must match " TAG_RULE
+				         " (letters, digits, '_' and '-', at most 64)",
+				         tags[i]);
+				return cli_fail_hint(c, rc, err, hint);
+			}
+	return cli_fail(c, rc, err);
+}
+
 /* ---- create --------------------------------------------------------------------- */
 
 enum { OPT_CPU = 1, OPT_MEMORY, OPT_DISK, OPT_EGRESS, OPT_ALLOW_HOST };
@@ -99,6 +137,32 @@ static int create_opt(cli *c, void *state, int id, const char *v)
 	return 0;
 }
 
+/* Report a failed create, with a hint for a refused egress policy or allow host. */
+static int create_fail(cli *c, int rc, const sbx_error *err, const create_state *s)
+{
+	char hint[512];
+
+	if (rc != SBX_EINVALID)
+		return cli_fail(c, rc, err);
+	if (s->lim.egress == SBX_EGRESS_OPEN && strstr(err->message, "allowOpenEgress"))
+		return cli_fail_hint(c, rc, err,
+		                     "set \"allowOpenEgress\": true in the deployment config "
+		                     "(--config FILE or SANDBOX_E2B_CONFIG), or use --egress "
+		                     "allowlist with --allow-host");
+	if (s->nhosts && strstr(err->message, "allowHosts")) {
+		const char *bad = NULL;
+		for (size_t i = 0; i < s->nhosts && !bad; i++)
+			if (strstr(s->hosts[i], "://") || strchr(s->hosts[i], ':'))
+				bad = s->hosts[i];
+		snprintf(hint, sizeof(hint),
+		         "%s%.200s%sallow hosts are hostnames (optionally '*.' first, e.g. "
+		         "'*.pythonhosted.org'), IPv4 addresses or CIDRs (10.0.0.0/8), not URLs",
+		         bad ? "'" : "", bad ? bad : "", bad ? "' is a URL; " : "");
+		return cli_fail_hint(c, rc, err, hint);
+	}
+	return cli_fail(c, rc, err);
+}
+
 static int cmd_create(cli *c, int argc, char **argv)
 {
 	static const cli_opt opts[] = {
@@ -122,7 +186,7 @@ static int cmd_create(cli *c, int argc, char **argv)
 	s.lim.allow_hosts = s.hosts;
 	s.lim.allow_hosts_count = s.nhosts;
 	if ((rc = sbx_sandbox_create(&id, c->prov, a.pos[0], &s.lim, c->sig, &err)) < 0)
-		return cli_fail(c, rc, &err);
+		return create_fail(c, rc, &err, &s);
 	if (c->json)
 		cli_json_print(json_pack("{s:s,s:s}", "id", id, "name", a.pos[0]));
 	else
@@ -178,17 +242,21 @@ static int simple_id_cmd(cli *c, int argc, char **argv, id_fn fn, const char *ar
 
 static int cmd_suspend(cli *c, int argc, char **argv)
 {
-	return simple_id_cmd(c, argc, argv, sbx_sandbox_suspend, "ID", "suspended");
+	/* The contract reports a missing sandbox as success: say only what is known. */
+	return simple_id_cmd(c, argc, argv, sbx_sandbox_suspend, "ID",
+	                     "suspended (or it was already paused or gone)");
 }
 
 static int cmd_destroy(cli *c, int argc, char **argv)
 {
-	return simple_id_cmd(c, argc, argv, sbx_sandbox_destroy, "ID", "destroyed");
+	return simple_id_cmd(c, argc, argv, sbx_sandbox_destroy, "ID",
+	                     "destroyed (or it was already gone)");
 }
 
 static int cmd_destroy_by_name(cli *c, int argc, char **argv)
 {
-	return simple_id_cmd(c, argc, argv, sbx_sandbox_destroy_by_name, "NAME", "destroyed");
+	return simple_id_cmd(c, argc, argv, sbx_sandbox_destroy_by_name, "NAME",
+	                     "destroyed every sandbox with that name (if any)");
 }
 
 static int cmd_kill_all(cli *c, int argc, char **argv)
@@ -208,7 +276,7 @@ static int cmd_kill_tagged(cli *c, int argc, char **argv)
 		return cli_usage_error(c, "missing argument: expected ID TAG...");
 	if ((rc = sbx_sandbox_kill_tagged(c->prov, a.pos[0], a.pos + 1, a.npos - 1, c->sig, &err)) <
 	    0)
-		return cli_fail(c, rc, &err);
+		return fail_tags(c, rc, &err, a.pos + 1, a.npos - 1);
 	return done_ok(c, a.pos[0], "killed");
 }
 
@@ -377,7 +445,7 @@ static int cmd_exec(cli *c, int argc, char **argv)
 		goto done;
 	}
 	if ((rc = sbx_sandbox_exec(&r, c->prov, a.pos[0], cmd, &s.o, c->sig, &err)) < 0) {
-		rc = cli_fail(c, rc, &err);
+		rc = s.o.tag ? fail_tags(c, rc, &err, &s.o.tag, 1) : cli_fail(c, rc, &err);
 		goto done;
 	}
 	exec_report(c, &r, &s);
@@ -545,7 +613,7 @@ static int cmd_config(cli *c, int argc, char **argv)
 		c->config_path = a.pos[1];
 	if ((rc = cli_config_json(c, &text)) != 0)
 		return rc;
-	if ((rc = cli_config_parse(c, text, &cfg)) != 0)
+	if ((rc = cli_config_parse(c, text, true, &cfg)) != 0)
 		goto done;
 	if ((rc = sbx_e2b_config_to_json(&out, cfg, &err)) < 0) {
 		rc = cli_fail(c, rc, &err);
@@ -709,7 +777,8 @@ static const char common_help[] =
     "                    E2B_API_URL, E2B_DOMAIN and --template / E2B_TEMPLATE)\n"
     "  --template T      template name or id (overrides the config's)\n"
     "  --envd-url URL    envd address for self-hosted or local envd (SANDBOX_E2B_ENVD_URL)\n"
-    "  -v, --verbose     library debug logs on stderr\n"
+    "  -v, --verbose     also show the library's debug and info log lines (warnings\n"
+    "                    always show), and the demo's fake-e2b output, on stderr\n"
     "  -h, --help        this help\n";
 
 int cli_print_help(cli *c)

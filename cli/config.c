@@ -158,25 +158,50 @@ int cli_config_json(cli *c, char **out)
 	return 0;
 }
 
-int cli_config_parse(cli *c, const char *json, sbx_e2b_config **out)
+/* Where the config came from, for the hint (the order of cli_config_json). */
+static bool config_from_env_vars(const cli *c)
+{
+	return !c->config_path && !env("SANDBOX_E2B_CONFIG") && env("E2B_API_KEY");
+}
+
+/* What to do about an invalid config, given the validator's message. */
+static const char *config_hint(const cli *c, const char *msg)
+{
+	if (strncmp(msg, "config is not valid JSON", 24) == 0)
+		return "fix the JSON syntax near the line and column named above";
+	if (strcmp(msg, "config must be a JSON object") == 0)
+		return "the config must be one JSON object, e.g. "
+		       "{\"apiKey\":\"e2b_...\",\"template\":\"base\"}";
+	if (config_from_env_vars(c) && strstr(msg, "template"))
+		return "set E2B_TEMPLATE or pass --template T";
+	if (config_from_env_vars(c))
+		return "fix the E2B_* variable behind the key named above (apiKey: E2B_API_KEY, "
+		       "apiUrl: E2B_API_URL, domain: E2B_DOMAIN, template: E2B_TEMPLATE)";
+	return "fix the keys named above (see docs/cli.md \"Configuration\"; check a file with "
+	       "'sandbox-e2b config check FILE')";
+}
+
+int cli_config_parse(cli *c, const char *json, bool check, sbx_e2b_config **out)
 {
 	sbx_error err = {0};
 	int rc = sbx_e2b_config_parse(out, json, strlen(json), &err);
+	const char *msg, *hint;
 
 	if (rc == 0)
 		return 0;
 	if (rc != SBX_EINVALID)
 		return cli_fail(c, rc, &err);
-	fprintf(stderr, "%s: invalid deployment config: %s\n", c->prog, err.message);
-	fprintf(stderr,
-	        "%s: fix the keys named above (see docs/cli.md \"Configuration\"; "
-	        "check a file with '%s config check FILE')\n",
-	        c->prog, c->prog);
+	msg = cli_lib_message(err.message);
+	hint = config_hint(c, msg);
+	fprintf(stderr, "%s: invalid deployment config: %s\n", c->prog, msg);
+	fprintf(stderr, "%s: %s\n", c->prog, hint);
 	if (c->json) {
-		json_t *o =
-		    json_pack("{s:b,s:{s:s,s:s,s:s}}", "valid", 0, "error", "code", "SBX_EINVALID",
-		              "message", err.message, "hint", "fix the keys named in the message");
-		cli_json_print(o);
+		json_t *e = json_pack("{s:s,s:s,s:s}", "code", "SBX_EINVALID", "message", msg,
+		                      "hint", hint);
+		if (check)
+			cli_json_print(e ? json_pack("{s:b,s:o}", "valid", 0, "error", e) : NULL);
+		else
+			cli_json_print(e ? json_pack("{s:o}", "error", e) : NULL);
 	}
 	return CLI_EXIT_USAGE;
 }
@@ -189,7 +214,7 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 	if (level < SBX_LOG_WARN && !c->verbose)
 		return;
 	flockfile(stderr);
-	fprintf(stderr, "%s: %s: %s", c->prog, sbx_log_level_name(level), message);
+	fprintf(stderr, "%s: %s: %s", c->prog, sbx_log_level_name(level), cli_lib_message(message));
 	for (size_t i = 0; i < nfields; i++)
 		fprintf(stderr, " %s=%s", fields[i].key, fields[i].value ? fields[i].value : "");
 	fputc('\n', stderr);
@@ -207,7 +232,7 @@ int cli_provider(cli *c)
 		return 0;
 	if ((rc = cli_config_json(c, &json)) != 0)
 		return rc;
-	rc = cli_config_parse(c, json, &c->cfg);
+	rc = cli_config_parse(c, json, false, &c->cfg);
 	free(json);
 	if (rc != 0)
 		return rc;

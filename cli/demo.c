@@ -138,6 +138,11 @@ static int step_fail(demo *d, const char *name, int code, const sbx_error *err, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	d->failed = name;
+	/* Ctrl-C (or SIGTERM) ends any step the same way, whatever the step was doing. */
+	if (code == SBX_EABORTED || sbx_signal_aborted(d->c->sig)) {
+		code = SBX_EABORTED;
+		snprintf(msg, sizeof(msg), "interrupted");
+	}
 	if (d->c->json)
 		json_array_append_new(
 		    d->steps,
@@ -145,16 +150,33 @@ static int step_fail(demo *d, const char *name, int code, const sbx_error *err, 
 		              "ms", (json_int_t)(now_ms() - d->t_step), "error", msg, "code",
 		              code < 0 ? sbx_error_code_name(code) : "demo"));
 	else
-		printf("[%2d] %-20s %6" PRIu64 " ms  FAILED\n", d->step, name,
-		       now_ms() - d->t_step);
+		printf("[%2d] %-20s %6" PRIu64 " ms  %s\n", d->step, name, now_ms() - d->t_step,
+		       code == SBX_EABORTED ? "INTERRUPTED" : "FAILED");
 	fflush(stdout);
+	if (code == SBX_EABORTED) {
+		fprintf(stderr,
+		        "%s demo: step %d '%s' interrupted; cleaning up (the sandbox is "
+		        "destroyed and a local fake-e2b stopped)\n",
+		        d->c->prog, d->step, name);
+		return cli_abort_exit();
+	}
 	fprintf(stderr, "%s demo: step %d '%s' failed: %s\n", d->c->prog, d->step, name, msg);
 	if (code < 0) {
-		fprintf(stderr, "%s demo: %s (%s)\n", d->c->prog,
-		        err && err->message[0] ? err->message : "", sbx_error_code_name(code));
+		if (err && err->message[0])
+			fprintf(stderr, "%s demo: %s (%s)\n", d->c->prog,
+			        cli_lib_message(err->message), sbx_error_code_name(code));
 		fprintf(stderr, "%s demo: %s\n", d->c->prog, cli_hint(d->c, code, err));
 	}
-	return code == SBX_EABORTED ? cli_abort_exit() : CLI_EXIT_ERROR;
+	return CLI_EXIT_ERROR;
+}
+
+/* Before each step: a Ctrl-C that landed between steps fails the next one. */
+static int check_abort(demo *d, const char *next)
+{
+	if (!sbx_signal_aborted(d->c->sig))
+		return 0;
+	step_begin(d);
+	return step_fail(d, next, SBX_EABORTED, NULL, "interrupted");
 }
 
 /* Print bytes indented by 6 spaces, for program output inside the narration. */
@@ -252,7 +274,11 @@ static int wait_listening(demo *d, char *why, size_t whylen)
 		ssize_t n;
 		int rc;
 
-		if (now >= deadline || sbx_signal_aborted(d->c->sig)) {
+		if (sbx_signal_aborted(d->c->sig)) {
+			snprintf(why, whylen, "interrupted");
+			return -1;
+		}
+		if (now >= deadline) {
 			snprintf(why, whylen, "fake-e2b did not say it was listening within %d ms",
 			         DEMO_FAKE_START_MS);
 			return -1;
@@ -263,8 +289,8 @@ static int wait_listening(demo *d, char *why, size_t whylen)
 		n = read(d->fake_fd, line + len, sizeof(line) - 1 - len);
 		if (n <= 0) {
 			snprintf(why, whylen,
-			         "fake-e2b exited before listening (run with -v, or "
-			         "run fake-e2b by hand to see why)");
+			         "fake-e2b exited before listening (run it by hand, "
+			         "'fake-e2b --port 0', to see why)");
 			return -1;
 		}
 		len += (size_t)n;
@@ -368,7 +394,8 @@ static int start_local(demo *d)
 		                 "fake-e2b), pass --fake-e2b PATH or set FAKE_E2B, or set "
 		                 "E2B_API_KEY and E2B_TEMPLATE to use E2B");
 	if (spawn_fake(d, path, why, sizeof(why)) < 0 || wait_listening(d, why, sizeof(why)) < 0)
-		return step_fail(d, "start fake-e2b", 0, NULL, "%s", why);
+		return step_fail(d, "start fake-e2b",
+		                 sbx_signal_aborted(d->c->sig) ? SBX_EABORTED : 0, NULL, "%s", why);
 	if (pthread_create(&d->drain, NULL, drain_main, d) == 0)
 		d->drain_started = true;
 	step_ok(d, "start fake-e2b", "%s (pid %d)", d->url, (int)d->fake_pid);
@@ -588,6 +615,8 @@ static int wait_bg_running(demo *d, bg_job *j, sbx_error *err)
 	o.timeout_ms = 10000;
 	while (now_ms() < deadline && !bg_done(j)) {
 		sbx_exec_result r = {0};
+		if (sbx_signal_aborted(d->c->sig))
+			return SBX_EABORTED;
 		if ((rc = sbx_sandbox_exec(&r, d->c->prov, d->id, "pgrep -x sleep >/dev/null", &o,
 		                           d->c->sig, err)) < 0)
 			return rc;
@@ -720,26 +749,65 @@ static int demo_check_gone(demo *d, const char *id)
 	return 0;
 }
 
+static int step_make(demo *d)
+{
+	return demo_exec(d, "build (make)", "make", true);
+}
+
+static int step_run(demo *d)
+{
+	return demo_exec(d, "run program", "./wordfreq -n 8 input.txt report.txt", true);
+}
+
+static int step_read(demo *d)
+{
+	return demo_read(d, "read report", false);
+}
+
+static int step_read_again(demo *d)
+{
+	return demo_read(d, "files after resume", true);
+}
+
+static int step_run_again(demo *d)
+{
+	return demo_exec(d, "run after resume", "ls -l report.txt wordfreq", true);
+}
+
+/* The session, in order; `name` is the first step each function narrates. */
+static const struct {
+	const char *name;
+	int (*run)(demo *d);
+} demo_steps[] = {
+    {"create sandbox", demo_create},
+    {"write program", demo_write},
+    {"build (make)", step_make},
+    {"run program", step_run},
+    {"read report", step_read},
+    {"stat report", demo_stat},
+    {"start bg command", demo_background},
+    {"suspend", demo_pause_resume},
+    {"files after resume", step_read_again},
+    {"run after resume", step_run_again},
+};
+
 static int demo_session(demo *d)
 {
 	char id[160];
 	int rc;
 
-	if ((rc = demo_create(d)) || (rc = demo_write(d)) ||
-	    (rc = demo_exec(d, "build (make)", "make", true)) ||
-	    (rc = demo_exec(d, "run program", "./wordfreq -n 8 input.txt report.txt", true)) ||
-	    (rc = demo_read(d, "read report", false)) || (rc = demo_stat(d)) ||
-	    (rc = demo_background(d)) || (rc = demo_pause_resume(d)) ||
-	    (rc = demo_read(d, "files after resume", true)) ||
-	    (rc = demo_exec(d, "run after resume", "ls -l report.txt wordfreq", true)))
-		return rc;
+	for (size_t i = 0; i < sizeof(demo_steps) / sizeof(demo_steps[0]); i++)
+		if ((rc = check_abort(d, demo_steps[i].name)) || (rc = demo_steps[i].run(d)))
+			return rc;
 	if (d->keep) {
 		printf("kept sandbox %s (destroy it with 'sandbox-e2b destroy %s')\n", d->id,
 		       d->id);
 		return 0;
 	}
 	snprintf(id, sizeof(id), "%s", d->id);
-	if ((rc = demo_destroy(d)) != 0)
+	if ((rc = check_abort(d, "destroy")) || (rc = demo_destroy(d)) != 0)
+		return rc;
+	if ((rc = check_abort(d, "check gone")))
 		return rc;
 	return demo_check_gone(d, id);
 }
@@ -851,6 +919,9 @@ int cli_cmd_demo(cli *c, int argc, char **argv)
 	if (rc == 0)
 		rc = demo_session(&d);
 	demo_cleanup(&d, rc);
+	/* A Ctrl-C during the last step or the cleanup still fails the run. */
+	if (rc == 0)
+		rc = check_abort(&d, "finish");
 	if (c->json)
 		demo_print_json(&d, rc);
 	else if (rc == 0)

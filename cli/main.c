@@ -38,14 +38,16 @@ static void install_handlers(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-static void print_usage(void)
+/* The top-level help: on stdout for --help, on stderr (exit 2) when no command is given. */
+static void print_usage(FILE *f)
 {
-	printf("sandbox-e2b %s: sandbox@1 on E2B from the command line\n\n", sbx_version());
-	printf("Usage: sandbox-e2b [--json] [--config FILE] COMMAND [ARGS...]\n"
-	       "       sandbox-e2b COMMAND --help\n\nCommands:\n");
+	fprintf(f, "sandbox-e2b %s: sandbox@1 on E2B from the command line\n\n", sbx_version());
+	fprintf(f, "Usage: sandbox-e2b [--json] [--config FILE] COMMAND [ARGS...]\n"
+	           "       sandbox-e2b COMMAND --help\n\nCommands:\n");
 	for (size_t i = 0; i < cli_ncommands; i++)
-		printf("  %-16s %s\n", cli_commands[i].name, cli_commands[i].summary);
-	printf(
+		fprintf(f, "  %-16s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	fprintf(
+	    f,
 	    "\n"
 	    "Configuration (first found wins):\n"
 	    "  --config FILE          deployment config JSON: "
@@ -57,8 +59,8 @@ static void print_usage(void)
 	    "  --envd-url URL         envd address for self-hosted or local envd\n"
 	    "                         (or SANDBOX_E2B_ENVD_URL)\n"
 	    "\n"
-	    "Common options: --json (one JSON object on stdout), -v (debug logs),\n"
-	    "  --template T, -h/--help.\n"
+	    "Common options: --json (one JSON object on stdout), --template T, -h/--help,\n"
+	    "  -v (also the library's debug/info log lines; warnings always show).\n"
 	    "\n"
 	    "Exit codes: 0 ok; 1 error (the message says what to do next); 2 usage error or\n"
 	    "  invalid config; 3 not found (resume: gone, read/stat: no such path);\n"
@@ -109,12 +111,13 @@ static int run(cli *c, int argc, char **argv)
 		}
 		if (argc > 1 && !has_flag(argc, argv, "--help", "-h"))
 			return cli_usage_error(c, "missing COMMAND");
-		print_usage();
+		/* No arguments at all: usage on stderr, exit 2 (docs/cli.md "Exit codes"). */
+		print_usage(argc > 1 ? stdout : stderr);
 		return argc > 1 ? 0 : CLI_EXIT_USAGE;
 	}
 	if (strcmp(argv[ci], "help") == 0) {
 		if (ci + 1 >= argc) {
-			print_usage();
+			print_usage(stdout);
 			return 0;
 		}
 		c->cmd = argv[ci + 1];

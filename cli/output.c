@@ -84,7 +84,7 @@ static const char *http_hint(int status)
 		       "('sandbox-e2b destroy ID') or retry later";
 	if (status >= 500)
 		return "the E2B server failed; retry later";
-	return "check the arguments and the config; run with -v for details";
+	return "check the arguments and the config (the message above has the HTTP status)";
 }
 
 const char *cli_hint(const cli *c, int code, const sbx_error *err)
@@ -121,16 +121,35 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 		       "(the sandbox user owns /workspace; /skills is root's)";
 	case SBX_EINTERNAL:
 		return "a local system call failed (file descriptors, threads, libcurl); check "
-		       "ulimit -n and retry, with -v for details";
+		       "ulimit -n and free memory, then retry";
 	default:
-		return "run again with -v for details";
+		return "unexpected error; retry, and report it with the message above if it "
+		       "persists";
 	}
+}
+
+const char *cli_lib_message(const char *msg)
+{
+	static const char prefix[] = "sandbox-e2b: ";
+
+	if (msg && strncmp(msg, prefix, sizeof(prefix) - 1) == 0)
+		return msg + sizeof(prefix) - 1;
+	return msg;
 }
 
 int cli_fail(cli *c, int code, const sbx_error *err)
 {
-	const char *msg = err && err->message[0] ? err->message : sbx_error_code_name(code);
-	const char *hint = cli_hint(c, code, err);
+	return cli_fail_hint(c, code, err, NULL);
+}
+
+int cli_fail_hint(cli *c, int code, const sbx_error *err, const char *hint)
+{
+	const char *msg = err && err->message[0] ? cli_lib_message(err->message)
+	                  : code == SBX_EABORTED ? "interrupted"
+	                                         : sbx_error_code_name(code);
+
+	if (!hint)
+		hint = cli_hint(c, code, err);
 	/* Bad arguments the library rejects before any request are usage errors. */
 	int exit_code = code == SBX_EABORTED   ? cli_abort_exit()
 	                : code == SBX_EINVALID ? CLI_EXIT_USAGE
