@@ -126,7 +126,16 @@ int sbx__e2b_http_error(sbx_error *err, const char *what, long status, const uns
 			snprintf(code, sizeof(code), "%g", json_real_value(c));
 			nf = json_real_value(c) == 404.0;
 		} else if (json_is_string(c)) {
-			snprintf(code, sizeof(code), "%s", json_string_value(c));
+			/* server text like the message: printable, secrets scrubbed */
+			char clean[4 * SBX_E2B_ERROR_MESSAGE_MAX + 16];
+			sbx__e2b_clean_text(clean, sizeof(clean), json_string_value(c),
+			                    json_string_length(c), secret1, secret2);
+			size_t n = strlen(clean);
+			if (n >= sizeof(code))
+				n = sbx__utf8_keep_len((const unsigned char *)clean,
+				                       sizeof(code) - 1, true);
+			memcpy(code, clean, n);
+			code[n] = '\0';
 		}
 	}
 	sbx__e2b_clean_text(msg, sizeof(msg), text ? text : "", text ? tlen : 0, secret1, secret2);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "e2b/api.h"
 #include "e2b/envd.h"
 #include "e2b/envelope.h"
 #include "e2b/exit_status.h"
@@ -303,6 +304,21 @@ static void test_hostile__missing_or_odd_token_is_gone(void **state)
 	assert_int_equal(target("\"x\"", NULL), SBX_EGONE); /* a string */
 }
 
+/* ---- error bodies (errorOf) ---- */
+
+static void test_hostile__error_code_holding_a_secret_is_scrubbed(void **state)
+{
+	static const char body[] = "{\"code\":\"e2b_attack_key\\n\",\"message\":\"m\"}";
+	sbx_error err = {0};
+	(void)state;
+	assert_int_equal(sbx__e2b_http_error(&err, "GET /x", 400, (const unsigned char *)body,
+	                                     strlen(body), "e2b_attack_key", NULL, NULL),
+	                 SBX_EHTTP);
+	/* e2b_code was copied raw: the API key and a newline reached the caller */
+	assert_string_equal(err.e2b_code, "[redacted] ");
+	assert_string_equal(err.message, "E2B GET /x failed: HTTP 400: m");
+}
+
 /* ---- list page ---- */
 
 static int page(const char *json, json_t **ids, sbx_error *err)
@@ -372,6 +388,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile__domain_holding_a_secret_is_quoted_redacted),
 	    cmocka_unit_test(test_hostile__server_sandbox_id_is_checked_as_server_data),
 	    cmocka_unit_test(test_hostile__missing_or_odd_token_is_gone),
+	    cmocka_unit_test(test_hostile__error_code_holding_a_secret_is_scrubbed),
 	    cmocka_unit_test(test_hostile__list_item_without_sandbox_id_is_a_protocol_error),
 	    cmocka_unit_test(test_hostile__list_shapes_that_are_not_arrays),
 	};
