@@ -77,6 +77,11 @@ test_help() {
 	done
 	run
 	expect_rc "no command exits 2" 2
+	expect_eq "no command: nothing on stdout" "$(cat "$tmp/out")" ""
+	expect_grep "no command: usage on stderr" "Usage: sandbox-e2b" "$tmp/err"
+	if grep -aq "with -v for details" "$cli"; then no "no hint promises -v details"; else ok "no hint promises -v details"; fi
+	run exec --help
+	expect_grep "-v is described truthfully" "warnings" "$tmp/out"
 	run frobnicate
 	expect_rc "unknown command exits 2" 2
 	expect_grep "unknown command says what next" "--help" "$tmp/err"
@@ -143,6 +148,20 @@ test_config() {
 	printf 'not json' >"$tmp/bad4.json"
 	run config check "$tmp/bad4.json"
 	expect_rc "not JSON exits 2" 2
+	expect_grep "not JSON: hint is about the syntax" "fix the JSON syntax" "$tmp/err"
+	if grep -q "keys named above" "$tmp/err"; then no "not JSON: no hint about named keys"; else ok "not JSON: no hint about named keys"; fi
+	printf '[1]' >"$tmp/bad5.json"
+	run config check "$tmp/bad5.json"
+	expect_rc "not an object exits 2" 2
+	expect_grep "not an object: hint shows an object" "must be one JSON object" "$tmp/err"
+	if grep -q "keys named above" "$tmp/err"; then no "not an object: no hint about named keys"; else ok "not an object: no hint about named keys"; fi
+	run config check "$tmp/bad2.json"
+	expect_grep "unknown key: hint names the keys" "fix the keys named above" "$tmp/err"
+
+	run create x --config "$tmp/bad3.json" --json
+	expect_rc "create with an invalid config exits 2" 2
+	expect_eq "create --json invalid config: no valid key" "$(jq_out valid)" "<missing>"
+	expect_eq "create --json invalid config: error object" "$(jq_out error.code)" "SBX_EINVALID"
 
 	run config check "$tmp/nonexistent.json"
 	expect_rc "missing file exits 2" 2
@@ -160,6 +179,7 @@ test_config() {
 	E2B_API_KEY=$SECRET run config check
 	expect_rc "E2B_API_KEY without template exits 2" 2
 	expect_grep "missing template named" "template" "$tmp/err"
+	expect_grep "missing template: hint names E2B_TEMPLATE" "set E2B_TEMPLATE or pass --template" "$tmp/err"
 
 	E2B_API_KEY=$SECRET E2B_TEMPLATE=t E2B_API_URL=ftp://x run config check
 	expect_rc "bad E2B_API_URL exits 2" 2
@@ -255,6 +275,13 @@ test_exec() { # ID
 
 	run exec "$id" --tag 'bad tag!' -- true
 	expect_rc "exec bad tag exits 2" 2
+	expect_grep "exec bad tag: the seed's message" "invalid sandbox tag" "$tmp/err"
+	if grep -qF "tag 'bad tag!' must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" "$tmp/err"; then
+		ok "exec bad tag: hint names the tag and rule"
+	else no "exec bad tag: hint names the tag and rule"; fi
+	run kill-tagged "$id" ok-tag 'bad tag!'
+	expect_rc "kill-tagged bad tag exits 2" 2
+	expect_grep "kill-tagged bad tag: hint names the bad one" "tag 'bad tag!' must match" "$tmp/err"
 
 	# kill-tagged: a tagged background exec returns once killed
 	"$cli" exec "$id" --tag bg -- sleep 300 >"$tmp/bg.out" 2>&1 &
@@ -374,6 +401,16 @@ test_commands() {
 	run create x --egress open
 	expect_rc "create open egress without allowOpenEgress exits 2" 2
 	expect_grep "open egress refusal explained" "allowOpenEgress" "$tmp/err"
+	expect_grep "open egress hint says what to set" 'set "allowOpenEgress": true in the deployment config' "$tmp/err"
+	run create x --egress allowlist --allow-host http://pypi.org
+	expect_rc "allow host URL exits 2" 2
+	expect_grep "allow host URL: the library's reason" "CIDR" "$tmp/err"
+	expect_grep "allow host URL: hint" "'http://pypi.org' is a URL; allow hosts are hostnames" "$tmp/err"
+	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"base\",\"apiUrl\":\"$url\",\"domainAllowlist\":false}" \
+		run create cli-test-warn --egress allowlist --allow-host pypi.org
+	expect_rc "degraded allowlist still creates" 0
+	expect_grep "library warning printed once prefixed" "^sandbox-e2b: warn: domain allowlists" "$tmp/err"
+	run destroy "$(cat "$tmp/out")"
 
 	run create cli-test-egress --egress allowlist --allow-host pypi.org --allow-host '*.pythonhosted.org' --cpu 2 --memory-mb 4096
 	expect_rc "create with an allowlist exits 0" 0
@@ -406,6 +443,10 @@ test_commands() {
 	expect_eq "resume --json gone" "$(jq_out status)" "gone"
 	run destroy "$id"
 	expect_rc "destroy of a missing sandbox exits 0" 0
+	expect_eq "destroy of a missing sandbox is truthful" "$(cat "$tmp/err")" "destroyed (or it was already gone)"
+	run suspend "$id"
+	expect_rc "suspend of a missing sandbox exits 0" 0
+	expect_eq "suspend of a missing sandbox is truthful" "$(cat "$tmp/err")" "suspended (or it was already paused or gone)"
 	run exec "$id" --json -- true
 	expect_rc "exec on a destroyed sandbox exits 1" 1
 	expect_eq "--json error code" "$(jq_out error.code)" "SBX_EGONE"
@@ -480,6 +521,24 @@ test_demo() {
 	local fpid
 	fpid=$(sed -n 's/.*start fake-e2b.*(pid \([0-9]*\)).*/\1/p' "$tmp/int.out")
 	if [ -n "$fpid" ] && ! kill -0 "$fpid" 2>/dev/null; then ok "interrupted demo stopped fake-e2b"; else no "interrupted demo stopped fake-e2b" "pid '$fpid'"; fi
+	expect_grep "interrupted demo says interrupted" "interrupted" "$tmp/int.err"
+	if grep -q "never showed up\|:  (" "$tmp/int.err"; then no "interrupted demo: no misleading message" "$(cat "$tmp/int.err")"; else ok "interrupted demo: no misleading message"; fi
+	# Ctrl-C at any point (during a step or between two) fails the demo with 130
+	local m
+	for m in "local fake-e2b" "start fake-e2b" "create sandbox" "write program" "build (make)" "read report" "stat report" "suspend" "resume"; do
+		"$cli" demo --fake-e2b "$fake" >"$tmp/int.out" 2>"$tmp/int.err" &
+		p=$!
+		for _ in $(seq 1 600); do
+			grep -qF "$m" "$tmp/int.out" && break
+			sleep 0.05
+		done
+		kill -INT "$p"
+		wait "$p"
+		expect_eq "Ctrl-C after '$m' exits 130" "$?" "130"
+		if grep -q "demo passed" "$tmp/int.out"; then no "Ctrl-C after '$m': not passed"; else ok "Ctrl-C after '$m': not passed"; fi
+		expect_grep "Ctrl-C after '$m' says interrupted" "interrupted" "$tmp/int.err"
+		if grep -q "never showed up\|:  (" "$tmp/int.err"; then no "Ctrl-C after '$m': no misleading message" "$(cat "$tmp/int.err")"; else ok "Ctrl-C after '$m': no misleading message"; fi
+	done
 	FAKE_E2B=/nonexistent/fake-e2b run demo
 	expect_rc "demo without fake-e2b exits 1" 1
 	expect_grep "demo names the failed step" "start fake-e2b" "$tmp/err"
