@@ -27,6 +27,7 @@
 #define MAX_TIMEOUT_SECONDS      86400 /* MAX_TIMEOUT_SECONDS: connect never asks for more */
 #define CONNECT_CONFLICT_RETRIES 5     /* CONNECT_CONFLICT_RETRIES */
 #define CONNECT_CONFLICT_WAIT_MS 500   /* CONNECT_CONFLICT_WAIT_MS */
+#define MAX_TOKEN_BYTES          1024  /* an envdAccessToken longer than this is not E2B's */
 
 static const char OPEN_EGRESS_REFUSED[] =
     "Sandbox egress \"open\" (sandbox.limits.egress) is refused: the sandbox-e2b plugin setting "
@@ -107,6 +108,21 @@ static const char *quote_json(char *q, size_t qlen, const json_t *v, const char 
 	return q;
 }
 
+/*
+ * The envd token goes verbatim into an X-Access-Token header: a CR or LF in
+ * it would let the server inject headers into our requests (curl sends
+ * custom headers as given). E2B's are 64 hex digits; allow any visible ASCII.
+ */
+static bool header_safe(const char *v, size_t len)
+{
+	if (len > MAX_TOKEN_BYTES || strlen(v) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)v[i] <= 0x20 || (unsigned char)v[i] >= 0x7f)
+			return false;
+	return true;
+}
+
 int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *info, const char *id,
                        sbx_error *err)
 {
@@ -142,6 +158,12 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
 		    "E2B returned no envd access token for sandbox %s; refusing to use "
 		    "an unauthenticated sandbox (it will be recreated)",
 		    sid);
+	if (!header_safe(json_string_value(jtok), json_string_length(jtok)))
+		return sbx__error_set(
+		    err, SBX_EPROTOCOL,
+		    "E2B returned an envd access token for sandbox %s that cannot "
+		    "be sent in a header (control characters, or over %d bytes)",
+		    sid, MAX_TOKEN_BYTES);
 	t->api_key = p->api.api_key;
 	if (p->envd_url)
 		error = sbx_buf_puts(&url, p->envd_url);

@@ -304,6 +304,26 @@ static void test_hostile__missing_or_odd_token_is_gone(void **state)
 	assert_int_equal(target("\"x\"", NULL), SBX_EGONE); /* a string */
 }
 
+static void test_hostile__token_with_crlf_cannot_inject_headers(void **state)
+{
+	static const char *const bad[] = {
+	    "{\"envdAccessToken\":\"sekrit\\r\\nX-Evil: 1\"}",
+	    "{\"envdAccessToken\":\"sekrit en\"}",
+	    "{\"envdAccessToken\":\"t\\u00e9\"}",
+	};
+	char big[1100];
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_error err = {0};
+		assert_int_equal(target(bad[i], &err), SBX_EPROTOCOL);
+		assert_null(strstr(err.message, "sekrit"));
+	}
+	memset(big, 'k', sizeof(big));
+	memcpy(big, "{\"envdAccessToken\":\"", 20);
+	memcpy(big + sizeof(big) - 3, "\"}", 3);
+	assert_int_equal(target(big, NULL), SBX_EPROTOCOL);
+}
+
 /* ---- error bodies (errorOf) ---- */
 
 static void test_hostile__error_code_holding_a_secret_is_scrubbed(void **state)
@@ -388,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile__domain_holding_a_secret_is_quoted_redacted),
 	    cmocka_unit_test(test_hostile__server_sandbox_id_is_checked_as_server_data),
 	    cmocka_unit_test(test_hostile__missing_or_odd_token_is_gone),
+	    cmocka_unit_test(test_hostile__token_with_crlf_cannot_inject_headers),
 	    cmocka_unit_test(test_hostile__error_code_holding_a_secret_is_scrubbed),
 	    cmocka_unit_test(test_hostile__list_item_without_sandbox_id_is_a_protocol_error),
 	    cmocka_unit_test(test_hostile__list_shapes_that_are_not_arrays),
