@@ -591,6 +591,12 @@ int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sb
 	if (!cfg || !cfg->api_key || !cfg->api_key[0] || !cfg->template_id || !cfg->template_id[0])
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "an E2B config with apiKey and template is required");
+	for (const char *k = cfg->api_key; *k; k++) {
+		/* sent as "X-API-KEY: <key>": a CR or LF would inject headers (fetch refuses it) */
+		if ((unsigned char)*k < 0x20 || (unsigned char)*k == 0x7f)
+			return sbx__error_set(err, SBX_EINVALID,
+			                      "apiKey contains a control character");
+	}
 	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > MAX_TIMEOUT_SECONDS)
 		return sbx__error_set(err, SBX_EINVALID, "timeoutSeconds must be 60..86400");
 	if (opts && opts->version != SBX_E2B_OPTIONS_VERSION)

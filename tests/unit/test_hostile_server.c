@@ -535,6 +535,18 @@ static void test_hostile_server__bad_arguments_fail_before_any_request(void **st
 	free(id129);
 }
 
+static void test_hostile_server__api_key_with_crlf_is_refused(void **state)
+{
+	char key[] = "e2b_k\r\nX-Evil: 1", tmpl[] = "base";
+	sbx_e2b_config cfg = {key, NULL, NULL, tmpl, 300, true, false, NULL};
+	sbx_provider *p = (sbx_provider *)1;
+	sbx_error err = {0};
+	(void)state;
+	assert_int_equal(sbx_e2b_provider_new(&p, &cfg, NULL, &err), SBX_EINVALID);
+	assert_null(p);
+	assert_string_equal(err.message, "apiKey contains a control character");
+}
+
 /* Extreme but valid values reach the server (which says "gone") without a crash. */
 static void test_hostile_server__extreme_valid_values_do_not_crash(void **state)
 {
@@ -597,6 +609,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_server__stall_mid_body_is_aborted_promptly),
 	    cmocka_unit_test(test_hostile_server__bad_arguments_fail_before_any_request),
 	    cmocka_unit_test(test_hostile_server__extreme_valid_values_do_not_crash),
+	    cmocka_unit_test(test_hostile_server__api_key_with_crlf_is_refused),
 	};
 	return cmocka_run_group_tests_name("hostile_server", tests, NULL, NULL);
 }
