@@ -154,10 +154,8 @@ static int step_fail(demo *d, const char *name, int code, const sbx_error *err, 
 		       code == SBX_EABORTED ? "INTERRUPTED" : "FAILED");
 	fflush(stdout);
 	if (code == SBX_EABORTED) {
-		fprintf(stderr,
-		        "%s demo: step %d '%s' interrupted; cleaning up (the sandbox is "
-		        "destroyed and a local fake-e2b stopped)\n",
-		        d->c->prog, d->step, name);
+		fprintf(stderr, "%s demo: step %d '%s' interrupted; cleaning up\n", d->c->prog,
+		        d->step, name);
 		return cli_abort_exit();
 	}
 	fprintf(stderr, "%s demo: step %d '%s' failed: %s\n", d->c->prog, d->step, name, msg);
