@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# After a test run: fail if fake-e2b left anything behind on this machine (issue 3:
+# "after the suite, no stray process or mount is left"). Checks for
+#   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
+#   - any process in a PID namespace other than init's (a sandbox process),
+#   - mounts of a sandbox root, freezer cgroups of a runtime, default state dirs.
+# Run it only when no fake-e2b should be running (CI does, after the suite).
+set -u
+bad=0
+say() { printf 'check-no-strays: %s\n' "$*"; bad=1; }
+
+host_pidns=$(readlink /proc/self/ns/pid)
+for d in /proc/[0-9]*; do
+	pid=${d#/proc/}
+	comm=$(cat "$d/comm" 2>/dev/null) || continue
+	case "$comm" in
+	fake-e2b | fk-init) say "process $pid ($comm) still running: $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | head -c 120)" ;;
+	esac
+	[ -s "$d/cmdline" ] || continue # kernel threads
+	ns=$(readlink "$d/ns/pid" 2>/dev/null) || continue
+	[ "$ns" = "$host_pidns" ] || say "process $pid ($comm) lives in another PID namespace ($ns)"
+done
+
+if grep -E 'fake-e2b' /proc/self/mountinfo >/dev/null 2>&1; then
+	say "mounts left: $(grep -E 'fake-e2b' /proc/self/mountinfo | head -5)"
+fi
+if [ -d /sys/fs/cgroup/freezer/fake-e2b ]; then
+	left=$(find /sys/fs/cgroup/freezer/fake-e2b -mindepth 1 -maxdepth 2 -type d 2>/dev/null | head -5)
+	[ -z "$left" ] || say "freezer cgroups left: $left"
+fi
+left=$(ls -d /dev/shm/fake-e2b-* 2>/dev/null | head -5)
+[ -z "$left" ] || say "state directories left: $left"
+
+[ "$bad" = 0 ] && echo "check-no-strays: nothing left behind"
+exit "$bad"
