@@ -517,6 +517,18 @@ static int open_for_write(fctx *c, fk_err *err)
 	return fd;
 }
 
+int fk_file_resolve(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                    char **abs_path_out, fk_err *err)
+{
+	fctx c;
+	*abs_path_out = NULL;
+	int rc = fctx_open(&c, rt, box_id, path ? path : "", user, err);
+	if (rc == 0 && !(*abs_path_out = strdup(c.abs)))
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	fctx_close(&c);
+	return rc;
+}
+
 int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
                        fk_writer **out, char **abs_path_out, fk_err *err)
 {

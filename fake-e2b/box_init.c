@@ -101,11 +101,9 @@ void fk__box_prepare_fs(fk_box *b, bool fresh)
 	}
 }
 
-static int run_cp_etc(fk_box *b)
+static int run_cp_etc(const char *dst)
 {
-	char dst[4096];
-	snprintf(dst, sizeof(dst), "%s/etc", b->root);
-	char *argv[] = {"/bin/cp", "-a", "/etc", dst, NULL};
+	char *argv[] = {"/bin/cp", "-a", "/etc", (char *)dst, NULL};
 	pid_t pid;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -123,12 +121,12 @@ static int run_cp_etc(fk_box *b)
 	return 0; /* unreadable host files are not fatal */
 }
 
-/* Rewrites <root>/etc/<name>: drops lines whose name is `sandbox` or whose id field
+/* Rewrites <etc>/<name>: drops lines whose name is `sandbox` or whose id field
  * (field `idfield`, 0-based) is 1000, then appends `line`. */
-static int rewrite_db(fk_box *b, const char *name, int idfield, const char *line)
+static int rewrite_db(const char *etc, const char *name, int idfield, const char *line)
 {
 	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/etc/%s", b->root, name);
+	snprintf(path, sizeof(path), "%s/%s", etc, name);
 	snprintf(tmp, sizeof(tmp), "%s.fk-new", path);
 	FILE *in = fopen(path, "re");
 	FILE *out = fopen(tmp, "we");
@@ -164,6 +162,73 @@ static int rewrite_db(fk_box *b, const char *name, int idfield, const char *line
 	return rename(tmp, path);
 }
 
+/* A copy of the host's /etc at `dst` with the template's user: uid 1000, HOME and WORKDIR
+ * /workspace (seed "Template"). */
+static int make_etc(const char *dst)
+{
+	if (run_cp_etc(dst) < 0)
+		return -1;
+	int rc = rewrite_db(dst, "passwd", 2, "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n");
+	rc |= rewrite_db(dst, "group", 2, "sandbox:x:1000:\n");
+	rc |= rewrite_db(dst, "shadow", 0, "sandbox:!:19000:0:99999:7:::\n");
+	rewrite_db(dst, "gshadow", 0, "sandbox:!::\n");
+	return rc;
+}
+
+static void overlay_opts(char *buf, size_t size, const char *lower, const char *dir)
+{
+	int n = snprintf(buf, size, "lowerdir=%s,upperdir=%s/etc-upper,workdir=%s/etc-work", lower,
+	                 dir, dir);
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = 0; /* too long: the mount fails (probe) or the box fails to boot */
+}
+
+/* Can this kernel mount an overlay with the template as lower layer (in a throwaway mount
+ * namespace)? The child only makes system calls. */
+static bool overlay_works(const char *state_dir, const char *lower)
+{
+	char dir[4096], up[4200], work[4200], mnt[4200], opts[4096];
+	snprintf(dir, sizeof(dir), "%s/.overlay-probe", state_dir);
+	snprintf(up, sizeof(up), "%s/etc-upper", dir);
+	snprintf(work, sizeof(work), "%s/etc-work", dir);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	overlay_opts(opts, sizeof(opts), lower, dir);
+	bool ok = false;
+	if (mkdir(dir, 0700) == 0 && mkdir(up, 0755) == 0 && mkdir(work, 0755) == 0 &&
+	    mkdir(mnt, 0755) == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (unshare(CLONE_NEWNS) < 0 ||
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+			    mount("overlay", mnt, "overlay", 0, opts) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		int st = 0;
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	fk__rm_rf_at(AT_FDCWD, dir);
+	return ok;
+}
+
+void fk__rt_etc_template(fk_rt *rt)
+{
+	char *t;
+	if (asprintf(&t, "%s/.etc-template", rt->state_dir) < 0)
+		return;
+	fk__rm_rf_at(AT_FDCWD, t);
+	if (make_etc(t) == 0 && overlay_works(rt->state_dir, t)) {
+		rt->etc_template = t;
+		return;
+	}
+	fprintf(stderr, "fake-e2b: no overlayfs: every sandbox gets its own copy of /etc (slower "
+	                "create)\n");
+	fk__rm_rf_at(AT_FDCWD, t);
+	free(t);
+}
+
 int fk__box_populate(fk_box *b, fk_err *err)
 {
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
@@ -171,16 +236,20 @@ int fk__box_populate(fk_box *b, fk_err *err)
 	bool fresh = mkdir(b->root, 0755) == 0;
 	if (!fresh && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, strerror(errno));
-	if (fresh) {
-		if (run_cp_etc(b) < 0)
-			return fk__fail(err, FK_EIO, errno, "copying /etc failed");
-		/* the template's user: uid 1000, HOME and WORKDIR /workspace (seed "Template") */
-		int rc = rewrite_db(b, "passwd", 2,
-		                    "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n");
-		rc |= rewrite_db(b, "group", 2, "sandbox:x:1000:\n");
-		rc |= rewrite_db(b, "shadow", 0, "sandbox:!:19000:0:99999:7:::\n");
-		rewrite_db(b, "gshadow", 0, "sandbox:!::\n");
-		if (rc != 0)
+	if (fresh && b->rt->etc_template) {
+		/* /etc = overlay of the runtime's template (mounted by the init) */
+		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work"};
+		for (size_t i = 0; i < 3; i++) {
+			char p[4200];
+			snprintf(p, sizeof(p), "%s/%s", b->dir, sub[i]);
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p,
+				                strerror(errno));
+		}
+	} else if (fresh) {
+		char etc[4200];
+		snprintf(etc, sizeof(etc), "%s/etc", b->root);
+		if (make_etc(etc) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
 	fk__box_prepare_fs(b, fresh);
@@ -203,9 +272,11 @@ struct init_args {
 	char dev_pts[4200], dev_shm[4200], dev_ptmx[4200];
 	char dev_links[4][4200];
 	char proc[4200], proc_sys[4300], proc_sysrq[4300];
-	int ready_fd; /* write end: {stage, errno} */
-	int cg_fd;    /* freezer tasks file or -1 */
-	int life_fd;  /* read end of the runtime's life pipe */
+	char etc[4200];      /* overlay mount point, "" when /etc is a plain copy */
+	char etc_opts[4096]; /* its mount options */
+	int ready_fd;        /* write end: {stage, errno} */
+	int cg_fd;           /* freezer tasks file or -1 */
+	int life_fd;         /* read end of the runtime's life pipe */
 	bool net_none;
 	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
 	size_t argv_len;
@@ -316,6 +387,8 @@ static int init_main(void *arg)
 		init_fail(a, 2);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
 		init_fail(a, 3);
+	if (a->etc[0] && mount("overlay", a->etc, "overlay", MS_NOSUID, a->etc_opts) < 0)
+		init_fail(a, 11);
 	for (int i = 0; i < a->n_binds; i++) {
 		if (mount(a->binds[i].src, a->binds[i].dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 			init_fail(a, 4);
@@ -393,6 +466,10 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	snprintf(a->proc_sys, sizeof(a->proc_sys), "%s/sys", a->proc);
 	snprintf(a->proc_sysrq, sizeof(a->proc_sysrq), "%s/sysrq-trigger", a->proc);
 	a->net_none = b->net_none;
+	if (b->rt->etc_template) {
+		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
+		overlay_opts(a->etc_opts, sizeof(a->etc_opts), b->rt->etc_template, b->dir);
+	}
 	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
 	 * /proc/self/cmdline. Only used when the first string matches. */
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);

@@ -1089,8 +1089,24 @@ static void upload_open_part(upload *u, const char *filename)
 		upload_fail(u, 400, "%s", "missing path: give the path query or a part filename");
 		return;
 	}
-	int rc = fk_file_write_open(u->r->srv->rt, fk_sandbox_id(u->sb), target, u->user, &u->w,
-	                            &u->cur_abs, &err);
+	/* a path given twice is refused before the file is opened (opening truncates it) */
+	char *resolved = NULL;
+	int rc =
+	    fk_file_resolve(u->r->srv->rt, fk_sandbox_id(u->sb), target, u->user, &resolved, &err);
+	size_t i;
+	json_t *v;
+	json_array_foreach(u->results, i, v)
+	{
+		if (rc == 0 && !strcmp(json_string_value(json_object_get(v, "path")), resolved)) {
+			upload_fail(u, 400, "path '%s' was given more than once", resolved);
+			free(resolved);
+			return;
+		}
+	}
+	free(resolved);
+	if (rc == 0)
+		rc = fk_file_write_open(u->r->srv->rt, fk_sandbox_id(u->sb), target, u->user, &u->w,
+		                        &u->cur_abs, &err);
 	if (rc < 0) {
 		if (rc == FK_ENOUSER)
 			upload_fail(u, 401, "invalid username: '%s'", u->user ? u->user : "");
@@ -1100,17 +1116,6 @@ static void upload_open_part(upload *u, const char *filename)
 		return;
 	}
 	const char *abs = u->cur_abs ? u->cur_abs : target;
-	size_t i;
-	json_t *v;
-	json_array_foreach(u->results, i, v)
-	{
-		if (!strcmp(json_string_value(json_object_get(v, "path")), abs)) {
-			upload_fail(u, 400, "path '%s' was given more than once", abs);
-			fk_writer_close(u->w, NULL);
-			u->w = NULL;
-			return;
-		}
-	}
 	const char *base = strrchr(abs, '/');
 	json_array_append_new(u->results, json_pack("{s:s,s:s,s:s}", "path", abs, "name",
 	                                            base ? base + 1 : abs, "type", "file"));

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -423,6 +424,7 @@ typedef struct spawn_plan {
 	int pid_w;                          /* helper -> server: host pid of the child */
 	int life_w;                         /* the runtime's life pipe, closed in the helper */
 	bool isolated;
+	char *child_stack; /* top of the process's stack while it shares our memory */
 } spawn_plan;
 
 enum { STEP_SETNS = 1, STEP_CGROUP, STEP_CLONE, STEP_IDS, STEP_CHDIR, STEP_EXEC, STEP_FDS };
@@ -453,9 +455,11 @@ static void child_main(const spawn_plan *sp)
 	if (dup2(sp->stdin_fd, 0) < 0 || dup2(sp->stdout_fd, 1) < 0 || dup2(sp->stderr_fd, 2) < 0)
 		child_fail(sp, STEP_FDS);
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)
+	 * since this task shares the server's memory */
 	if (sp->isolated) {
-		if (setgroups((size_t)sp->user.n_groups, sp->user.groups) < 0 ||
-		    setgid(sp->user.gid) < 0 || setuid(sp->user.uid) < 0)
+		if (syscall(SYS_setgroups, (size_t)sp->user.n_groups, sp->user.groups) < 0 ||
+		    syscall(SYS_setgid, sp->user.gid) < 0 || syscall(SYS_setuid, sp->user.uid) < 0)
 			child_fail(sp, STEP_IDS);
 	}
 	if (chdir(sp->cwd) < 0)
@@ -463,6 +467,14 @@ static void child_main(const spawn_plan *sp)
 	execve(sp->argv[0], sp->argv, sp->envp);
 	child_fail(sp, STEP_EXEC);
 }
+
+#if !defined(__SANITIZE_THREAD__)
+static int child_fn(void *arg)
+{
+	child_main(arg);
+	return 127;
+}
+#endif
 
 /* The helper: enters the box, then clones the process as a sibling (a child of the server). */
 static void helper_main(const spawn_plan *sp)
@@ -483,7 +495,10 @@ static void helper_main(const spawn_plan *sp)
 		/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
 		long pid = fork();
 #else
-		long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+		/* shares the server's memory (no page tables copied) until its execve, like
+		 * posix_spawn; the helper sleeps (CLONE_VFORK) until then */
+		long pid = clone(child_fn, sp->child_stack,
+		                 CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, (void *)sp);
 #endif
 		if (pid == 0)
 			child_main(sp);
@@ -680,6 +695,46 @@ static const char *step_name(int step)
 	}
 }
 
+#if !defined(__SANITIZE_THREAD__)
+static int helper_fn(void *arg)
+{
+	helper_main(arg);
+	return 1;
+}
+#endif
+
+#define SPAWN_STACK (128 * 1024)
+
+/* Starts helper_main in a new task and returns its pid once the helper has exited (or, under
+ * TSan, as soon as it is forked). The fast path never copies the server's page tables: the helper
+ * and the process share our memory on their own stacks (CLONE_VM) while this thread waits
+ * (CLONE_VFORK) until the helper is done, so parallel starts do not serialise on fork(). Every
+ * signal is blocked meanwhile so no handler of ours runs on a task sharing our memory. */
+static pid_t spawn_helper(spawn_plan *sp)
+{
+#if defined(__SANITIZE_THREAD__)
+	pid_t pid = fork();
+	if (pid == 0)
+		helper_main(sp);
+	return pid;
+#else
+	char *stacks = mmap(NULL, 2 * SPAWN_STACK, PROT_READ | PROT_WRITE,
+	                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stacks == MAP_FAILED)
+		return -1;
+	sp->child_stack = stacks + 2 * SPAWN_STACK;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t pid = clone(helper_fn, stacks + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, sp);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stacks, 2 * SPAWN_STACK);
+	errno = e;
+	return pid;
+#endif
+}
+
 /* Forks the helper, collects the host pid and the in-box pid. On success p->host_pid, p->pid,
  * p->pidfd are set. */
 static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *err)
@@ -692,13 +747,11 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 	}
 	sp->status_w = status[1];
 	sp->pid_w = pidp[1];
-	pid_t helper = fork();
+	pid_t helper = spawn_helper(sp);
 	if (helper < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "fork: %s", strerror(errno));
 		goto done;
 	}
-	if (helper == 0)
-		helper_main(sp);
 	close_fd(&status[1]);
 	close_fd(&pidp[1]);
 	int32_t hmsg[2] = {-STEP_CLONE, EPIPE};

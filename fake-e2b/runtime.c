@@ -265,6 +265,8 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		fk_rt_free(rt);
 		return fk__fail(err, FK_EIO, e, "pipe: %s", strerror(e));
 	}
+	if (rt->isolated)
+		fk__rt_etc_template(rt);
 	*out = rt;
 	return 0;
 }
@@ -597,8 +599,11 @@ void fk_rt_free(fk_rt *rt)
 	for (int i = 0; i < 2; i++)
 		if (rt->life_pipe[i] >= 0)
 			close(rt->life_pipe[i]);
+	if (rt->etc_template)
+		fk__rm_rf_at(AT_FDCWD, rt->etc_template);
 	if (rt->state_is_tmp && rt->state_dir)
 		fk__rm_rf_at(AT_FDCWD, rt->state_dir);
+	free(rt->etc_template);
 	free(rt->cg_root);
 	free(rt->state_dir);
 	pthread_mutex_destroy(&rt->lock);

@@ -275,6 +275,12 @@ void fk_entries_free(fk_entry *e, size_t n); /* clears each and frees the array 
 
 typedef struct fk_writer fk_writer;
 
+/* The absolute, normalised path inside the box that `path` names for `user` (what
+ * fk_file_write_open reports in *abs_path_out), without touching the file. Caller frees.
+ * FK_ENOUSER, FK_ENOTFOUND (no box). */
+int fk_file_resolve(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                    char **abs_path_out, fk_err *err);
+
 /* Upload: creates missing parents (0755, chowned to user), refuses a directory (FK_EISDIR
  * "path is a directory: <p>"), a parent that is a file -> FK_ENOTDIR; chowns an existing file to
  * the user BEFORE truncating it; new files 0644 owned by the user. The final path (after

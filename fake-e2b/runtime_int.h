@@ -55,6 +55,10 @@ struct fk_rt {
 	bool freezer;
 	char *cg_root;    /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
 	int life_pipe[2]; /* inits read EOF from [0] when the server dies ([1] is only ours) */
+	/* <state>/.etc-template: the boxes' /etc (host copy + user sandbox), made once; each box
+	 * mounts it as the lower layer of an overlay on its /etc (upper: <box dir>/etc-upper).
+	 * NULL: every box gets its own copy (degraded mode, or no overlayfs). */
+	char *etc_template;
 };
 
 typedef struct fk_user {
@@ -80,6 +84,7 @@ int fk__rm_rf_at(int dirfd, const char *name);
 int fk__box_boot(fk_box *b, fk_err *err);       /* starts PID 1; under life (exclusive) */
 void fk__box_prepare_fs(fk_box *b, bool fresh); /* (re)creates the skeleton dirs */
 int fk__box_populate(fk_box *b, fk_err *err);   /* first boot: dirs, /etc copy, users */
+void fk__rt_etc_template(fk_rt *rt);            /* sets rt->etc_template when it can */
 
 /* box_files.c */
 int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */

@@ -1027,6 +1027,42 @@ static void test_envd__files_upload_download_stat(void **state)
 	assert_string_equal(json_string_value(json_object_get(r->json, "code")), "not_found");
 	resp_free(r);
 
+	/* a path given twice: 400, and what the first part wrote is kept (checked before the
+	 * second part opens, and so truncates, the file) */
+	m = curl_mime_init(NULL);
+	for (int i = 0; i < 2; i++) {
+		p = curl_mime_addpart(m);
+		curl_mime_name(p, "file");
+		curl_mime_filename(p, i == 0 ? "/workspace/twice.txt" : "twice.txt");
+		curl_mime_data(p, i == 0 ? "first" : "second", CURL_ZERO_TERMINATED);
+	}
+	r = http_raw("POST", "/files", NULL, NULL, 0, h, m);
+	curl_mime_free(m);
+	assert_e2b_error(r, 400);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "path '/workspace/twice.txt' was given more than once");
+	resp_free(r);
+	r = http_raw("GET", "/files?path=/workspace/twice.txt", NULL, NULL, 0, h, NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(r->len, 5);
+	assert_memory_equal(r->body, "first", 5);
+	resp_free(r);
+
+	/* /etc is the box's own (an overlay on the runtime's template): writable by root, and
+	 * has the user sandbox */
+	r = http_raw("POST", "/files?path=/etc/fk-test.conf&username=root",
+	             "application/octet-stream", "x=1", 3, h, NULL);
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	r = http_raw("GET", "/files?path=/etc/fk-test.conf", NULL, NULL, 0, h, NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(r->len, 3);
+	resp_free(r);
+	r = http_raw("GET", "/files?path=/etc/passwd", NULL, NULL, 0, h, NULL);
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->body, "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n"));
+	resp_free(r);
+
 	/* without the token: 401 unless signed */
 	const char *noauth[] = {"-", e.hid, NULL};
 	r = http_raw("GET", "/files?path=/tmp/raw.bin", NULL, NULL, 0, noauth, NULL);
