@@ -595,6 +595,95 @@ static void test_hostile_server__extreme_valid_values_do_not_crash(void **state)
 	free(path);
 }
 
+/* ---- exec against a hostile envd: connect, then a canned Start stream ---- */
+
+static size_t frame(char *out, unsigned flags, const char *json)
+{
+	size_t n = strlen(json);
+	out[0] = (char)flags;
+	out[1] = (char)(n >> 24);
+	out[2] = (char)(n >> 16);
+	out[3] = (char)(n >> 8);
+	out[4] = (char)n;
+	memcpy(out + 5, json, n);
+	return n + 5;
+}
+
+static int exec_with_stream(const char *const *msgs, size_t n, sbx_exec_result *r, int *requests,
+                            sbx_error *err)
+{
+	static const char connect[] = "{\"sandboxID\":\"abc\",\"envdAccessToken\":\"t0k3n\"}";
+	char body[4096], *creply, *sreply;
+	size_t blen = 0, clen, slen;
+	server s = {0};
+	sbx_provider *p;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		blen +=
+		    frame(body + blen, msgs[i][0] == '!' ? 2 : 0, msgs[i] + (msgs[i][0] == '!'));
+	creply = reply_of("200 OK", "", connect, strlen(connect), &clen);
+	sreply = reply_of("200 OK", "", body, blen, &slen);
+	add(&s, "POST /v2/sandboxes/abc/connect", creply, clen, SEND_CLOSE);
+	add(&s, "POST /process.Process/Start", sreply, slen, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	rc = sbx_sandbox_exec(r, p, "abc", "true", NULL, NULL, err);
+	sbx_provider_free(p);
+	server_stop(&s);
+	*requests = s.requests;
+	free(creply);
+	free(sreply);
+	return rc;
+}
+
+/* sandbox.h: "envd sent an exit status that is not a valid int32" is exitCode null */
+static void test_hostile_server__exec_exit_code_garbage_is_no_exit_code(void **state)
+{
+	const char *m[] = {"{\"event\":{\"start\":{\"pid\":1099511627776}}}",
+	                   "{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}",
+	                   "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":\"x\"}}}", "!{}"};
+	sbx_exec_result r;
+	sbx_error err = {0};
+	int requests;
+	(void)state;
+	assert_int_equal(exec_with_stream(m, 4, &r, &requests, &err), 0);
+	assert_false(r.has_exit_code); /* was: exit code 0, a success */
+	assert_int_equal(r.exit_code, 0);
+	assert_memory_equal(r.stdout_data, "hi", 2);
+	assert_int_equal(requests, 2); /* connect + Start: no SendSignal to a wrapped pid */
+	sbx_exec_result_free(&r);
+}
+
+static void test_hostile_server__exec_exit_code_as_string(void **state)
+{
+	const char *m[] = {"{\"event\":{\"end\":{\"exited\":true,\"exitCode\":\"3\"}}}",
+	                   "{\"event\":{\"start\":{\"pid\":-1}}}",
+	                   "{\"event\":{\"data\":{\"stdout\":\"aGk=\",\"stderr\":7}}}",
+	                   "{\"event\":{\"keepalive\":{}}}", "!{}"};
+	sbx_exec_result r;
+	sbx_error err = {0};
+	int requests;
+	(void)state;
+	assert_int_equal(exec_with_stream(m, 5, &r, &requests, &err), 0);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 3);
+	assert_int_equal(r.stdout_len, 2);
+	assert_memory_equal(r.stdout_data, "hi", 2);
+	sbx_exec_result_free(&r);
+}
+
+static void test_hostile_server__exec_invalid_base64_is_a_protocol_error(void **state)
+{
+	const char *m[] = {"{\"event\":{\"data\":{\"stdout\":\"a\"}}}", "!{}"};
+	sbx_exec_result r;
+	sbx_error err = {0};
+	int requests;
+	(void)state;
+	assert_int_equal(exec_with_stream(m, 2, &r, &requests, &err), SBX_EPROTOCOL);
+	assert_string_equal(err.message, "E2B process stream: invalid base64 in a data event");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +699,9 @@ int main(void)
 	    cmocka_unit_test(test_hostile_server__bad_arguments_fail_before_any_request),
 	    cmocka_unit_test(test_hostile_server__extreme_valid_values_do_not_crash),
 	    cmocka_unit_test(test_hostile_server__api_key_with_crlf_is_refused),
+	    cmocka_unit_test(test_hostile_server__exec_exit_code_garbage_is_no_exit_code),
+	    cmocka_unit_test(test_hostile_server__exec_exit_code_as_string),
+	    cmocka_unit_test(test_hostile_server__exec_invalid_base64_is_a_protocol_error),
 	};
 	return cmocka_run_group_tests_name("hostile_server", tests, NULL, NULL);
 }
