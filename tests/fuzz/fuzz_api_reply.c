@@ -26,7 +26,7 @@ static void check_err(const sbx_error *err, int rc, const char *secret)
 		abort();
 	if (strstr(err->message, KEY) || (secret && strstr(err->message, secret)))
 		abort();
-	if (strstr(err->e2b_code, "e2b_fuzz") || strstr(err->e2b_code, "envd_tok"))
+	if (strstr(err->e2b_code, KEY) || strstr(err->e2b_code, "envd_tok_secret"))
 		abort(); /* the code is server text too */
 	for (const char *c = err->e2b_code; *c; c++)
 		if ((unsigned char)*c < 0x20)
