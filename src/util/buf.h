@@ -19,14 +19,17 @@ typedef struct sbx_buf {
 	size_t max; /* most bytes the buffer may hold; <= SIZE_MAX / 2 */
 } sbx_buf;
 
-#define SBX_BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes)}
+#define SBX_BUF_INIT(max_bytes)                                                                    \
+	{                                                                                          \
+		NULL, 0, 0, (max_bytes)                                                            \
+	}
 
 void sbx_buf_init(sbx_buf *b, size_t max);
 /* Append len bytes. 0, SBX_ETOOLARGE, SBX_ENOMEM. */
 int sbx_buf_put(sbx_buf *b, const void *data, size_t len);
 int sbx_buf_puts(sbx_buf *b, const char *s);
 int sbx_buf_printf(sbx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap);
+int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Make room for `want` more bytes and return the tail to write into; commit with sbx_buf_commit. */
 int sbx_buf_reserve(sbx_buf *b, size_t want, unsigned char **tail);
 void sbx_buf_commit(sbx_buf *b, size_t n);

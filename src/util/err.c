@@ -13,6 +13,8 @@
 #include <string.h>
 
 static void error_vset(sbx_error *err, int code, int http_status, const char *e2b_code,
+                       const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+static void error_vset(sbx_error *err, int code, int http_status, const char *e2b_code,
                        const char *fmt, va_list ap)
 {
 	err->code = code;

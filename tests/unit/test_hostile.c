@@ -135,8 +135,8 @@ static void test_hostile__exit_code_garbage_is_unknown_not_zero(void **state)
 {
 	const char *bad[] = {"{\"event\":{\"end\":{\"exited\":true,\"exitCode\":\"seven\"}}}",
 	                     "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":4294967296}}}",
-	                     "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":1.5,"
-	                     "\"status\":\"exit status 1\"}}}",
+	                     ("{\"event\":{\"end\":{\"exited\":true,\"exitCode\":1.5,"
+	                      "\"status\":\"exit status 1\"}}}"),
 	                     "{\"event\":{\"end\":{\"exited\":true,\"exitCode\":[1]}}}"};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
