@@ -318,7 +318,12 @@ static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_er
 		}
 		sbx_buf_clear(&query);
 		if ((error = sbx__e2b_list_query(&query, name, token)) < 0) {
-			error = sbx__error_set(err, error, "cannot build the list query");
+			error =
+			    sbx__error_set(err, error,
+			                   error == SBX_ETOOLARGE && token
+			                       ? "E2B GET /v2/sandboxes returned an X-Next-Token "
+			                         "too long to send back"
+			                       : "cannot build the list query");
 			goto done;
 		}
 		sbx__e2b_reply_dispose(&reply);

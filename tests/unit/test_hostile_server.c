@@ -305,6 +305,32 @@ static void test_hostile_server__next_token_that_never_ends_is_capped(void **sta
 	free(reply);
 }
 
+static void test_hostile_server__next_token_of_60_kb_is_too_large(void **state)
+{
+	size_t n = 60 * 1024, len;
+	char *hdr = malloc(n + 32), *reply;
+	sbx_error err = {0};
+	sbx_provider *p;
+	server s = {0};
+	(void)state;
+	assert_non_null(hdr);
+	memcpy(hdr, "X-Next-Token: ", 14);
+	memset(hdr + 14, '%', n); /* each becomes %25: the query passes its 64 KiB cap */
+	memcpy(hdr + 14 + n, "\r\n", 3);
+	reply = reply_of("200 OK", hdr, "[]", 2, &len);
+	add(&s, "GET /v2/sandboxes", reply, len, SEND_CLOSE);
+	server_start(&s);
+	p = provider_for(&s);
+	assert_int_equal(sbx_sandbox_destroy_by_name(p, "box", NULL, &err), SBX_ETOOLARGE);
+	assert_string_equal(err.message,
+	                    "E2B GET /v2/sandboxes returned an X-Next-Token too long to send back");
+	sbx_provider_free(p);
+	server_stop(&s);
+	assert_int_equal(s.requests, 1);
+	free(reply);
+	free(hdr);
+}
+
 static void test_hostile_server__one_megabyte_of_headers_is_an_error(void **state)
 {
 	size_t n = 1u << 20, len;
@@ -693,6 +719,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_server__create_reply_of_10_mb_is_too_large),
 	    cmocka_unit_test(test_hostile_server__list_reply_shapes),
 	    cmocka_unit_test(test_hostile_server__next_token_that_never_ends_is_capped),
+	    cmocka_unit_test(test_hostile_server__next_token_of_60_kb_is_too_large),
 	    cmocka_unit_test(test_hostile_server__one_megabyte_of_headers_is_an_error),
 	    cmocka_unit_test(test_hostile_server__connect_reply_fields),
 	    cmocka_unit_test(test_hostile_server__stall_mid_body_is_aborted_promptly),
