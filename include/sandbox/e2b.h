@@ -94,7 +94,8 @@ typedef struct sbx_e2b_options {
  *                  NULL means "e2b.app", effective_api_url NULL means api_url
  *                  or "https://api.<domain>". A hand-filled struct stays the
  *                  caller's: never pass it to sbx_e2b_config_free().
- * @return 0, SBX_EINVALID (out NULL, cfg incomplete or out of range, unknown
+ * @return 0, SBX_EINVALID (out NULL, cfg incomplete or out of range, api_key
+ *         with a control character (it is sent as a header), unknown
  *         options version, envd_url not http(s)), SBX_ENOMEM, SBX_EINTERNAL
  *         (libcurl could not be initialised).
  */
