@@ -9,18 +9,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SBX_E2B_SANDBOX_USER "sandbox"
-#define SBX_E2B_ROOT_USER "root"
-#define SBX_E2B_UPLOAD_DIR "/opt/capybara/upload"
+#define SBX_E2B_SANDBOX_USER             "sandbox"
+#define SBX_E2B_ROOT_USER                "root"
+#define SBX_E2B_UPLOAD_DIR               "/opt/capybara/upload"
 #define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
 
-extern const char sbx__e2b_exec_wrapper[];      /* EXEC_WRAPPER */
-extern const char sbx__e2b_kill_script[];       /* KILL_SCRIPT (KILL_TREE + ...) */
-extern const char sbx__e2b_kill_all_script[];   /* KILL_ALL_SCRIPT */
-extern const char sbx__e2b_kill_tagged_script[];/* KILL_TAGGED_SCRIPT */
-extern const char sbx__e2b_read_script[];       /* READ_SCRIPT */
-extern const char sbx__e2b_stat_script[];       /* STAT_SCRIPT */
-extern const char sbx__e2b_user_write_script[]; /* USER_WRITE_SCRIPT */
+extern const char sbx__e2b_exec_wrapper[];        /* EXEC_WRAPPER */
+extern const char sbx__e2b_kill_script[];         /* KILL_SCRIPT (KILL_TREE + ...) */
+extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT */
+extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT */
+extern const char sbx__e2b_read_script[];         /* READ_SCRIPT */
+extern const char sbx__e2b_stat_script[];         /* STAT_SCRIPT */
+extern const char sbx__e2b_user_write_script[];   /* USER_WRITE_SCRIPT */
 extern const char sbx__e2b_skills_write_script[]; /* SKILLS_WRITE_SCRIPT */
 
 /*

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 int sbx__error_set(sbx_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Same, recording the HTTP status and the E2B/Connect code string (may be NULL). */
 int sbx__error_set_http(sbx_error *err, int code, int http_status, const char *e2b_code,
                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
