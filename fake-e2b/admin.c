@@ -102,15 +102,40 @@ int fk_admin_match_fault(fk_admin *a, const char *method, const char *path, fk_f
 	return 0;
 }
 
-void fk_admin_log(fk_admin *a, json_t *entry)
+#define PENDING_KEY "_fk_pending" /* never shown: GET skips entries that have it */
+
+json_t *fk_admin_log_begin(fk_admin *a, json_t *entry)
 {
 	if (!entry)
-		return;
+		return NULL;
+	json_object_set_new(entry, PENDING_KEY, json_true());
 	pthread_mutex_lock(&a->lock);
 	if (json_array_size(a->log) >= FK_MAX_LOG)
 		json_array_remove(a->log, 0);
-	json_array_append_new(a->log, entry);
+	json_array_append(a->log, entry);
 	pthread_mutex_unlock(&a->lock);
+	return entry; /* the caller's reference */
+}
+
+void fk_admin_log_ready(fk_admin *a, json_t *entry, json_t *fields)
+{
+	pthread_mutex_lock(&a->lock);
+	json_object_update(entry, fields);
+	json_object_del(entry, PENDING_KEY);
+	pthread_mutex_unlock(&a->lock);
+	json_decref(fields);
+}
+
+static json_t *log_visible(fk_admin *a)
+{
+	json_t *out = json_array(), *e;
+	size_t i;
+	json_array_foreach(a->log, i, e)
+	{
+		if (!json_object_get(e, PENDING_KEY))
+			json_array_append_new(out, json_deep_copy(e));
+	}
+	return out;
 }
 
 void fk_admin_finish(fk_admin *a, json_t *entry, long ms)
@@ -253,7 +278,7 @@ enum MHD_Result fk_admin_handle(fk_req *r)
 	if (strcmp(p, "/_fake/requests") == 0) {
 		if (strcmp(m, "GET") == 0) {
 			pthread_mutex_lock(&a->lock);
-			json_t *copy = json_deep_copy(a->log);
+			json_t *copy = log_visible(a);
 			pthread_mutex_unlock(&a->lock);
 			return fk_reply_json(r, 200, copy);
 		}

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake-e2b: signal %d, shutting down\n", sig);
 	status = 0;
 done:
-	srv.stopping = 1;
+	fk_server_begin_stop(&srv); /* fault delays end now */
 	if (srv.daemon) {
 		MHD_socket ls = MHD_quiesce_daemon(srv.daemon);
 		if (ls != MHD_INVALID_SOCKET)

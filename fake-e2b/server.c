@@ -34,6 +34,37 @@ int64_t fk_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Shutdown wakes every fk_server_sleep (fault delays). One server per process. */
+static pthread_mutex_t g_stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_stop_cond = PTHREAD_COND_INITIALIZER;
+
+void fk_server_begin_stop(fk_server *srv)
+{
+	pthread_mutex_lock(&g_stop_lock);
+	srv->stopping = 1;
+	pthread_cond_broadcast(&g_stop_cond);
+	pthread_mutex_unlock(&g_stop_lock);
+}
+
+int fk_server_sleep(fk_server *srv, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g_stop_lock);
+	while (!srv->stopping && pthread_cond_clockwait(&g_stop_cond, &g_stop_lock, CLOCK_MONOTONIC,
+	                                                &ts) != ETIMEDOUT)
+		;
+	int stopped = srv->stopping;
+	pthread_mutex_unlock(&g_stop_lock);
+	return stopped ? -1 : 0;
+}
+
 void fk_sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -53,6 +84,7 @@ void fk_format_time(char *buf, size_t cap, int64_t ns)
 }
 
 static void log_request(fk_req *r);
+static void log_begin(fk_req *r);
 
 /* ---- replies ---------------------------------------------------------------------------- */
 
@@ -345,8 +377,8 @@ static enum MHD_Result apply_fault_response(fk_req *r)
 
 static enum MHD_Result dispatch(fk_req *r)
 {
-	if (r->fault.delay_ms > 0)
-		fk_sleep_ms(r->fault.delay_ms);
+	if (r->fault.delay_ms > 0 && fk_server_sleep(r->srv, r->fault.delay_ms) < 0)
+		return fk_reply_error(r, 503, "server shutting down");
 	if (r->fault.kind == FK_FAULT_RESPOND)
 		return apply_fault_response(r);
 	if (r->body_too_large)
@@ -379,6 +411,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->route = classify(r);
 		if (r->route != FK_ROUTE_ADMIN) {
 			r->log_headers = capture_headers(r);
+			log_begin(r);
 			fk_admin_match_fault(r->srv->admin, method, url, &r->fault);
 		}
 		if (r->route == FK_ROUTE_ENVD)
@@ -444,34 +477,51 @@ static long elapsed_ms(fk_req *r)
 	return (long)((t1.tv_sec - r->t0.tv_sec) * 1000 + (t1.tv_nsec - r->t0.tv_nsec) / 1000000);
 }
 
-/* Log the request once its response is queued (before the client can see it, so a test that
- * reads the log right after a response always finds it); streams update duration_ms at the end. */
-static void log_request(fk_req *r)
+/* The request's log entry, reserved at its arrival so the log is in arrival order (hidden from
+ * GET /_fake/requests until log_request). */
+static void log_begin(fk_req *r)
 {
-	fk_server *srv = r->srv;
-	if (!r->started || r->route == FK_ROUTE_ADMIN || r->log_entry)
-		return;
-	long ms = elapsed_ms(r);
 	char *path = strndup(r->uri, strcspn(r->uri, "?"));
 	if (path)
 		fk_url_decode(path, 0);
 	json_t *e =
 	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I}", "method", r->method ? r->method : "", "path",
-	              path ? path : "", "query", query_json(r), "status", (int)r->status, "headers",
+	              path ? path : "", "query", query_json(r), "status", 0, "headers",
 	              r->log_headers ? json_deep_copy(r->log_headers) : json_null(), "duration_ms",
-	              (json_int_t)ms);
+	              (json_int_t)0);
+	free(path);
+	r->log_entry = fk_admin_log_begin(r->srv->admin, e);
+}
+
+/* Shows the request in the log once its response is queued (before the client can see it, so a
+ * test that reads the log right after a response always finds it); streams update duration_ms
+ * at the end. */
+static void log_request(fk_req *r)
+{
+	fk_server *srv = r->srv;
+	if (!r->started || r->route == FK_ROUTE_ADMIN || r->log_ready)
+		return;
+	r->log_ready = 1;
+	if (!r->log_entry)
+		log_begin(r);
+	json_t *f = json_pack("{s:i,s:I}", "status", (int)r->status, "duration_ms",
+	                      (json_int_t)elapsed_ms(r));
 	json_t *b = log_body(r);
-	if (e && b)
-		json_object_set_new(e, "body", b);
+	if (f && b)
+		json_object_set_new(f, "body", b);
 	else
 		json_decref(b);
-	if (!srv->quiet)
+	if (!srv->quiet) {
+		char *path = strndup(r->uri, strcspn(r->uri, "?"));
+		if (path)
+			fk_url_decode(path, 0);
 		fprintf(stderr, "fake-e2b: %s %s %u\n", r->method, path ? path : "", r->status);
-	free(path);
-	if (e) {
-		r->log_entry = json_incref(e);
-		fk_admin_log(srv->admin, e);
+		free(path);
 	}
+	if (r->log_entry && f)
+		fk_admin_log_ready(srv->admin, r->log_entry, f);
+	else
+		json_decref(f);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -482,7 +532,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	*con_cls = NULL;
-	if (!r->log_entry)
+	if (!r->log_ready)
 		log_request(r);
 	if (r->log_entry)
 		fk_admin_finish(srv->admin, r->log_entry, elapsed_ms(r));

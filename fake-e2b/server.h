@@ -62,7 +62,8 @@ typedef struct fk_req {
 	struct timespec t0;
 	fk_fault fault; /* kind FK_FAULT_NONE when no rule matched */
 	json_t *log_headers;
-	json_t *log_entry; /* our reference to the logged entry, once queued */
+	json_t *log_entry; /* our reference to the log entry, reserved at arrival */
+	int log_ready;     /* the entry shows in GET /_fake/requests (response queued) */
 	/* envd per-request state (uploads), freed with the request */
 	void *envd_state;
 	void (*envd_state_free)(void *);
@@ -87,6 +88,10 @@ struct fk_server {
 int fk_server_start(fk_server *srv);
 /* Stop the daemon (waits for every connection thread). */
 void fk_server_stop(fk_server *srv);
+/* Shutdown begins: sets `stopping` and wakes every fk_server_sleep. */
+void fk_server_begin_stop(fk_server *srv);
+/* Sleeps `ms` unless/until shutdown begins: 0 slept, -1 woken by shutdown. */
+int fk_server_sleep(fk_server *srv, long ms);
 
 /* Replies: each queues exactly one response; returns MHD_YES/MHD_NO for the access handler. */
 enum MHD_Result fk_reply(fk_req *r, unsigned status, const char *ctype, const void *data,

@@ -723,6 +723,74 @@ static void test_admin__request_log_masks_secrets(void **state)
 	free(id);
 }
 
+/* The log is in arrival order; a request shows only once its response is queued. */
+static void test_admin__request_log_arrival_order(void **state)
+{
+	(void)state;
+	resp *r = http("DELETE", "/_fake/requests", NULL);
+	resp_free(r);
+	r = http("POST", "/_fake/faults",
+	         "{\"method\":\"GET\",\"path\":\"/sandboxes/islowslowslowslowslow0\","
+	         "\"delayMs\":4000,\"times\":1}");
+	assert_int_equal(r->status, 201);
+	resp_free(r);
+	/* the slow request, in the background */
+	CURLM *m = curl_multi_init();
+	CURL *c = curl_easy_init();
+	char url[160];
+	snprintf(url, sizeof(url), "%s/sandboxes/islowslowslowslowslow0", g_url);
+	struct curl_slist *h = curl_slist_append(NULL, "X-API-Key: " KEY);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	resp sink = {0};
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+	curl_multi_add_handle(m, c);
+	int running = 1;
+	/* it has arrived once its one-shot rule is used up */
+	for (long deadline = now_ms() + 30000;;) {
+		curl_multi_perform(m, &running);
+		curl_multi_poll(m, NULL, 0, 20, NULL);
+		r = http("GET", "/_fake/faults", NULL);
+		size_t n = json_array_size(r->json);
+		resp_free(r);
+		if (n == 0)
+			break;
+		assert_true(now_ms() < deadline);
+	}
+	r = http("GET", "/sandboxes/ifastfastfastfastfast0", NULL);
+	assert_int_equal(r->status, 404);
+	resp_free(r);
+	r = http("GET", "/_fake/requests", NULL);
+	assert_int_equal(json_array_size(r->json), 1); /* the slow one is not answered yet */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(r->json, 0), "path")),
+	                    "/sandboxes/ifastfastfastfastfast0");
+	resp_free(r);
+	while (running) {
+		curl_multi_perform(m, &running);
+		curl_multi_poll(m, NULL, 0, 50, NULL);
+	}
+	long status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	assert_int_equal(status, 404);
+	curl_multi_remove_handle(m, c);
+	curl_easy_cleanup(c);
+	curl_multi_cleanup(m);
+	curl_slist_free_all(h);
+	free(sink.body);
+	r = http("GET", "/_fake/requests", NULL);
+	assert_int_equal(json_array_size(r->json), 2);
+	json_t *slow = json_array_get(r->json, 0);
+	assert_string_equal(json_string_value(json_object_get(slow, "path")),
+	                    "/sandboxes/islowslowslowslowslow0");
+	assert_int_equal(json_integer_value(json_object_get(slow, "status")), 404);
+	assert_true(json_integer_value(json_object_get(slow, "duration_ms")) >= 3900);
+	assert_null(json_object_get(slow, "_fk_pending"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(r->json, 1), "path")),
+	                    "/sandboxes/ifastfastfastfastfast0");
+	resp_free(r);
+}
+
 /* ---- envd ------------------------------------------------------------------------------- */
 
 typedef struct envd_ctx {
@@ -1391,6 +1459,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
 	    cmocka_unit_test(test_admin__fault_409_times_then_success),
 	    cmocka_unit_test(test_admin__request_log_masks_secrets),
+	    cmocka_unit_test(test_admin__request_log_arrival_order),
 	    cmocka_unit_test(test_envd__health_token_and_502),
 	    cmocka_unit_test(test_envd__auto_resume_on_traffic),
 	    cmocka_unit_test(test_envd__start_stream_frames_start_data_end),
