@@ -2,7 +2,8 @@
  * fake-e2b/box_init.c — a box's files on the host and its PID 1.
  *
  * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
- * pause, resume and reboot): a private copy of the host's /etc with the user `sandbox`, the
+ * pause, resume and reboot): a private /etc with the user `sandbox` (an overlay whose lower
+ * layer is the runtime's template, <state>/.etc-template, mounted by the init; or a copy), the
  * template's directories (seed README "Template") and empty mount points. Its PID 1 is cloned
  * into new PID + mount (+ network) namespaces; in its mount namespace it binds the host's /usr
  * (and /bin, /lib... when they are directories) read-only into the root, builds /dev and /proc

@@ -1,11 +1,14 @@
 /*
  * fake-e2b/proc.c — processes inside a box, with envd's semantics (e2b-protocol.md §4.2).
  *
- * Spawn: a forked helper setns()'s into the box's mount + PID (+ net) namespaces through the
+ * Spawn: a helper setns()'s into the box's mount + PID (+ net) namespaces through the
  * init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so the
- * process is a child of this server (we reap it through a pidfd) while living in the box. The
- * helper and the child only make async-signal-safe calls on argv/env built before the fork; a
- * close-on-exec status pipe carries the in-box pid and, on failure, the failed step and errno.
+ * process is a child of this server (we reap it through a pidfd) while living in the box. Both
+ * share the server's memory (CLONE_VM|CLONE_VFORK, like posix_spawn: no page tables copied, so
+ * starts are cheap and do not serialise) until the process execs; sanitizer builds fork. The
+ * helper and the child only make async-signal-safe calls (raw set*id system calls) on argv/env
+ * built before; a close-on-exec status pipe carries the in-box pid and, on failure, the failed
+ * step and errno.
  *
  * Output: one thread per process reads stdout/stderr in chunks of at most 32 KiB and copies each
  * chunk to every subscriber's queue, or drops it when nobody is subscribed. A full queue (1 MiB)
@@ -427,6 +430,14 @@ typedef struct spawn_plan {
 	char *child_stack; /* top of the process's stack while it shares our memory */
 } spawn_plan;
 
+/* The fast spawn shares our memory (CLONE_VM); sanitizers cannot follow a task running on a
+ * stack they do not know, so their builds fork instead. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define FK_SPAWN_FORK 1
+#else
+#define FK_SPAWN_FORK 0
+#endif
+
 enum { STEP_SETNS = 1, STEP_CGROUP, STEP_CLONE, STEP_IDS, STEP_CHDIR, STEP_EXEC, STEP_FDS };
 
 static void child_fail(const spawn_plan *sp, int step)
@@ -468,7 +479,7 @@ static void child_main(const spawn_plan *sp)
 	child_fail(sp, STEP_EXEC);
 }
 
-#if !defined(__SANITIZE_THREAD__)
+#if !FK_SPAWN_FORK
 static int child_fn(void *arg)
 {
 	child_main(arg);
@@ -494,6 +505,8 @@ static void helper_main(const spawn_plan *sp)
 #if defined(__SANITIZE_THREAD__)
 		/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
 		long pid = fork();
+#elif FK_SPAWN_FORK
+		long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 #else
 		/* shares the server's memory (no page tables copied) until its execve, like
 		 * posix_spawn; the helper sleeps (CLONE_VFORK) until then */
@@ -695,7 +708,7 @@ static const char *step_name(int step)
 	}
 }
 
-#if !defined(__SANITIZE_THREAD__)
+#if !FK_SPAWN_FORK
 static int helper_fn(void *arg)
 {
 	helper_main(arg);
@@ -712,7 +725,7 @@ static int helper_fn(void *arg)
  * signal is blocked meanwhile so no handler of ours runs on a task sharing our memory. */
 static pid_t spawn_helper(spawn_plan *sp)
 {
-#if defined(__SANITIZE_THREAD__)
+#if FK_SPAWN_FORK
 	pid_t pid = fork();
 	if (pid == 0)
 		helper_main(sp);
