@@ -53,7 +53,7 @@ int fk__box_rootfd(fk_box *b, fk_err *err)
 	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",
-		                strerror(errno));
+		                fk_strerror(errno));
 	return fd;
 }
 
@@ -426,7 +426,8 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 	if (fd >= 0 || errno != ENOENT) {
 		if (fd < 0)
 			return fk__fail(err, fk__errno_code(errno), errno,
-			                "cannot create directory '%s': %s", abs, strerror(errno));
+			                "cannot create directory '%s': %s", abs,
+			                fk_strerror(errno));
 		return fd;
 	}
 	char *p = strdup(abs);
@@ -443,19 +444,19 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 			int e = errno;
 			free(p);
 			return fk__fail(err, fk__errno_code(e), e,
-			                "cannot create directory '%s': %s", abs, strerror(e));
+			                "cannot create directory '%s': %s", abs, fk_strerror(e));
 		}
 		if (mkdirat(pfd, base, 0755) == 0) {
 			if (fchownat(pfd, base, c->user.uid, c->user.gid, AT_SYMLINK_NOFOLLOW) <
 			        0 &&
 			    geteuid() == 0)
-				fprintf(stderr, "fake-e2b: chown %s: %s\n", p, strerror(errno));
+				fprintf(stderr, "fake-e2b: chown %s: %s\n", p, fk_strerror(errno));
 		} else if (errno != EEXIST) {
 			int e = errno;
 			close(pfd);
 			free(p);
 			return fk__fail(err, fk__errno_code(e), e,
-			                "cannot create directory '%s': %s", abs, strerror(e));
+			                "cannot create directory '%s': %s", abs, fk_strerror(e));
 		}
 		close(pfd);
 		*s = saved;
@@ -466,7 +467,7 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 	fd = open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fk__fail(err, fk__errno_code(errno), errno,
-		                "cannot create directory '%s': %s", abs, strerror(errno));
+		                "cannot create directory '%s': %s", abs, fk_strerror(errno));
 	return fd;
 }
 
@@ -504,7 +505,7 @@ static int open_for_write(fctx *c, fk_err *err)
 		if (errno == EISDIR)
 			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
 		return fk__fail(err, fk__errno_code(errno), errno, "error opening file '%s': %s",
-		                c->abs, strerror(errno));
+		                c->abs, fk_strerror(errno));
 	}
 	/* without root (degraded mode) files simply stay ours */
 	bool chown_ok = fchown(fd, c->user.uid, c->user.gid) == 0 || geteuid() != 0;
@@ -512,7 +513,7 @@ static int open_for_write(fctx *c, fk_err *err)
 		int e = errno;
 		close(fd);
 		return fk__fail(err, fk__errno_code(e), e, "error opening file '%s': %s", c->abs,
-		                strerror(e));
+		                fk_strerror(e));
 	}
 	return fd;
 }
@@ -569,7 +570,7 @@ int fk_writer_write(fk_writer *w, const void *data, size_t len, fk_err *err)
 			if (errno == EINTR)
 				continue;
 			return fk__fail(err, fk__errno_code(errno), errno, "write: %s",
-			                strerror(errno));
+			                fk_strerror(errno));
 		}
 		p += n;
 		len -= (size_t)n;
@@ -585,7 +586,8 @@ int fk_writer_set_meta(fk_writer *w, const char *key, const char *value, fk_err 
 		if (*s >= 'A' && *s <= 'Z')
 			*s = (char)(*s - 'A' + 'a');
 	if (fsetxattr(w->fd, name, value, strlen(value), 0) < 0)
-		return fk__fail(err, fk__errno_code(errno), errno, "setxattr: %s", strerror(errno));
+		return fk__fail(err, fk__errno_code(errno), errno, "setxattr: %s",
+		                fk_strerror(errno));
 	return 0;
 }
 
@@ -595,7 +597,7 @@ int fk_writer_close(fk_writer *w, fk_err *err)
 		return 0;
 	int rc = 0;
 	if (close(w->fd) < 0 && errno != EINTR)
-		rc = fk__fail(err, fk__errno_code(errno), errno, "close: %s", strerror(errno));
+		rc = fk__fail(err, fk__errno_code(errno), errno, "close: %s", fk_strerror(errno));
 	free(w->path);
 	free(w);
 	return rc;
@@ -617,7 +619,7 @@ int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const cha
 		rc = errno == ENOENT || errno == ENOTDIR || errno == ELOOP
 		         ? fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs)
 		         : fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s",
-		                    c.abs, strerror(errno));
+		                    c.abs, fk_strerror(errno));
 		goto done;
 	}
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
@@ -669,7 +671,7 @@ static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", dir_abs,
-		                strerror(errno));
+		                fk_strerror(errno));
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -804,8 +806,8 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 	int pfd = open_parent(&c, c.abs, &base);
 	if (pfd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
-			rc =
-			    fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs, strerror(errno));
+			rc = fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs,
+			              fk_strerror(errno));
 		goto done;
 	}
 	/* O_PATH fds cannot be used with unlinkat's directory walk: reopen for reading */
@@ -813,7 +815,7 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 	close(pfd);
 	if (dfd < 0 || fk__rm_rf_at(dfd, base) < 0)
 		rc = fk__fail(err, fk__errno_code(errno), errno, "remove '%s': %s", c.abs,
-		              strerror(errno));
+		              fk_strerror(errno));
 	if (dfd >= 0)
 		close(dfd);
 done:
@@ -850,7 +852,7 @@ int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst
 	dbase = base_of(dabs);
 	if (renameat(sfd, sbase, dfd, dbase) < 0) {
 		rc = fk__fail(err, fk__errno_code(errno), errno, "move '%s' to '%s': %s", c.abs,
-		              dabs, strerror(errno));
+		              dabs, fk_strerror(errno));
 		goto done;
 	}
 	if (out)

@@ -59,7 +59,7 @@ static void mkdir_mode(const char *root, const char *rel, mode_t mode, uid_t uid
 	if (mkdir(p, mode) == 0) {
 		chmod(p, mode); /* umask */
 		if (chown(p, uid, gid) < 0 && geteuid() == 0)
-			fprintf(stderr, "fake-e2b: chown %s: %s\n", p, strerror(errno));
+			fprintf(stderr, "fake-e2b: chown %s: %s\n", p, fk_strerror(errno));
 	}
 }
 
@@ -94,7 +94,7 @@ void fk__box_prepare_fs(fk_box *b, bool fresh)
 				target[n] = 0;
 				if (symlink(target, dst) < 0 && errno != EEXIST)
 					fprintf(stderr, "fake-e2b: symlink %s: %s\n", dst,
-					        strerror(errno));
+					        fk_strerror(errno));
 			}
 		} else if (S_ISDIR(st.st_mode)) {
 			mkdir(dst, 0755);
@@ -156,7 +156,7 @@ static int rewrite_db(const char *etc, const char *name, int idfield, const char
 	if (stat(path, &st) == 0) {
 		fchmod(fileno(out), st.st_mode & 07777);
 		if (fchown(fileno(out), st.st_uid, st.st_gid) < 0 && geteuid() == 0)
-			fprintf(stderr, "fake-e2b: chown %s: %s\n", tmp, strerror(errno));
+			fprintf(stderr, "fake-e2b: chown %s: %s\n", tmp, fk_strerror(errno));
 	}
 	if (fclose(out) != 0)
 		return -1;
@@ -233,10 +233,10 @@ void fk__rt_etc_template(fk_rt *rt)
 int fk__box_populate(fk_box *b, fk_err *err)
 {
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
-		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, strerror(errno));
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
 	bool fresh = mkdir(b->root, 0755) == 0;
 	if (!fresh && errno != EEXIST)
-		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, strerror(errno));
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, fk_strerror(errno));
 	if (fresh && b->rt->etc_template) {
 		/* /etc = overlay of the runtime's template (mounted by the init) */
 		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work"};
@@ -245,7 +245,7 @@ int fk__box_populate(fk_box *b, fk_err *err)
 			snprintf(p, sizeof(p), "%s/%s", b->dir, sub[i]);
 			if (mkdir(p, 0755) < 0 && errno != EEXIST)
 				return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p,
-				                strerror(errno));
+				                fk_strerror(errno));
 		}
 	} else if (fresh) {
 		char etc[4200];
@@ -500,18 +500,18 @@ int fk__box_boot(fk_box *b, fk_err *err)
 	if (b->cg) {
 		char tasks[4200];
 		if (mkdir(b->cg, 0755) < 0 && errno != EEXIST) {
-			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", strerror(errno));
+			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
 			goto done;
 		}
 		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
 		a->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (a->cg_fd < 0) {
-			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", strerror(errno));
+			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
 			goto done;
 		}
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		goto done;
 	}
 	a->ready_fd = pipefd[1];
@@ -519,7 +519,7 @@ int fk__box_boot(fk_box *b, fk_err *err)
 	int flags = CLONE_NEWPID | CLONE_NEWNS | (b->net_none ? CLONE_NEWNET : 0) | SIGCHLD;
 	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
 	if (pid < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "clone: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "clone: %s", fk_strerror(errno));
 		goto done;
 	}
 	close(pipefd[1]);
@@ -530,7 +530,7 @@ int fk__box_boot(fk_box *b, fk_err *err)
 		;
 	if (n != sizeof(msg) || msg[0] != 0) {
 		rc = fk__fail(err, FK_EIO, msg[1], "sandbox init failed at stage %d: %s", msg[0],
-		              strerror(msg[1]));
+		              fk_strerror(msg[1]));
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;

@@ -755,14 +755,14 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 	int status[2] = {-1, -1}, pidp[2] = {-1, -1};
 	int rc = 0;
 	if (pipe2(status, O_CLOEXEC) < 0 || pipe2(pidp, O_CLOEXEC) < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		goto done;
 	}
 	sp->status_w = status[1];
 	sp->pid_w = pidp[1];
 	pid_t helper = spawn_helper(sp);
 	if (helper < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "fork: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "fork: %s", fk_strerror(errno));
 		goto done;
 	}
 	close_fd(&status[1]);
@@ -773,7 +773,7 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 		;
 	if (hmsg[0] <= 0) {
 		rc = fk__fail(err, FK_ESPAWN, hmsg[1], "error starting process: %s: %s",
-		              step_name(-hmsg[0]), strerror(hmsg[1]));
+		              step_name(-hmsg[0]), fk_strerror(hmsg[1]));
 		goto done;
 	}
 	p->host_pid = hmsg[0];
@@ -791,13 +791,13 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 			rc = fk__fail(err, FK_ENOCWD, smsg[1], "cwd '%s' does not exist", cwd_req);
 		else
 			rc = fk__fail(err, FK_ESPAWN, smsg[1], "error starting process: %s: %s",
-			              step_name(smsg[0]), strerror(smsg[1]));
+			              step_name(smsg[0]), fk_strerror(smsg[1]));
 		goto done;
 	}
 	p->pid = (uint32_t)inpid;
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->host_pid, 0);
 	if (p->pidfd < 0) { /* cannot happen for our own unreaped child; be safe */
-		rc = fk__fail(err, FK_EIO, errno, "pidfd_open: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "pidfd_open: %s", fk_strerror(errno));
 		kill(p->host_pid, SIGKILL);
 		while (waitpid(p->host_pid, NULL, 0) < 0 && errno == EINTR)
 			;
@@ -816,22 +816,22 @@ static int open_pipes(spawn_plan *sp, fk_proc *p, bool stdin_pipe, fk_err *err)
 {
 	int o[2], e[2], i[2];
 	if (pipe2(o, O_CLOEXEC) < 0)
-		return fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+		return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 	p->out_fd = o[0];
 	sp->stdout_fd = o[1];
 	if (pipe2(e, O_CLOEXEC) < 0)
-		return fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+		return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 	p->err_fd = e[0];
 	sp->stderr_fd = e[1];
 	if (stdin_pipe) {
 		if (pipe2(i, O_CLOEXEC) < 0)
-			return fk__fail(err, FK_EIO, errno, "pipe: %s", strerror(errno));
+			return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		p->in_fd = i[1];
 		sp->stdin_fd = i[0];
 	} else {
 		sp->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (sp->stdin_fd < 0)
-			return fk__fail(err, FK_EIO, errno, "/dev/null: %s", strerror(errno));
+			return fk__fail(err, FK_EIO, errno, "/dev/null: %s", fk_strerror(errno));
 	}
 	return 0;
 }
@@ -897,7 +897,7 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
 		sp->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (sp->cg_fd < 0)
-			return fk__fail(err, FK_EIO, errno, "cgroup: %s", strerror(errno));
+			return fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
 	}
 	return 0;
 }
@@ -1047,7 +1047,7 @@ int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err 
 	bool reaped = p->reaped;
 	pthread_mutex_unlock(&p->lock);
 	if (!reaped && syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
-		rc = fk__fail(err, FK_EIO, errno, "signal: %s", strerror(errno));
+		rc = fk__fail(err, FK_EIO, errno, "signal: %s", fk_strerror(errno));
 	if (rc == 0)
 		proc_stop(p); /* envd: a kill stops forwarding; end comes after reaping */
 	fk_proc_unref(p);
@@ -1079,7 +1079,7 @@ int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void 
 			if (n < 0) {
 				int e = errno;
 				rc = fk__fail(err, e == EPIPE ? FK_ECLOSED : FK_EIO, e,
-				              "failed to write to stdin: %s", strerror(e));
+				              "failed to write to stdin: %s", fk_strerror(e));
 				if (e == EPIPE) {
 					struct timespec zero = {0, 0};
 					sigtimedwait(&pipe_set, NULL, &zero);

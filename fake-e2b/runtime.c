@@ -202,7 +202,7 @@ static bool probe_freezer(fk_rt *rt)
 		fprintf(stderr,
 		        "fake-e2b: no freezer cgroup at %s (%s): pause stops processes with "
 		        "SIGSTOP instead\n",
-		        FREEZER_ROOT, strerror(errno));
+		        FREEZER_ROOT, fk_strerror(errno));
 		return false;
 	}
 	sweep_stale_cgroups(top);
@@ -213,7 +213,7 @@ static bool probe_freezer(fk_rt *rt)
 	}
 	if (mkdir(rt->cg_root, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "fake-e2b: cannot create %s (%s): pause uses SIGSTOP\n",
-		        rt->cg_root, strerror(errno));
+		        rt->cg_root, fk_strerror(errno));
 		free(rt->cg_root);
 		rt->cg_root = NULL;
 		return false;
@@ -234,7 +234,8 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		if (rt->state_dir && mkdir(rt->state_dir, 0755) < 0 && errno != EEXIST) {
 			int e = errno;
 			fk_rt_free(rt);
-			return fk__fail(err, FK_EIO, e, "cannot create state dir: %s", strerror(e));
+			return fk__fail(err, FK_EIO, e, "cannot create state dir: %s",
+			                fk_strerror(e));
 		}
 	} else {
 		/* tmpfs when there is one: uploads of 64 MiB at >= 200 MB/s even on a busy disk */
@@ -245,7 +246,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		if (rt->state_dir && !mkdtemp(rt->state_dir)) {
 			int e = errno;
 			fk_rt_free(rt);
-			return fk__fail(err, FK_EIO, e, "mkdtemp: %s", strerror(e));
+			return fk__fail(err, FK_EIO, e, "mkdtemp: %s", fk_strerror(e));
 		}
 		rt->state_is_tmp = true;
 	}
@@ -263,7 +264,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	if (rt->isolated && pipe2(rt->life_pipe, O_CLOEXEC) < 0) {
 		int e = errno;
 		fk_rt_free(rt);
-		return fk__fail(err, FK_EIO, e, "pipe: %s", strerror(e));
+		return fk__fail(err, FK_EIO, e, "pipe: %s", fk_strerror(e));
 	}
 	if (rt->isolated)
 		fk__rt_etc_template(rt);
@@ -472,7 +473,7 @@ int fk_box_freeze(fk_rt *rt, const char *id, fk_err *err)
 		if (b->cg) {
 			if (cg_set_state(b, "FROZEN") < 0) {
 				int e = errno;
-				rc = fk__fail(err, FK_EIO, e, "freeze: %s", strerror(e));
+				rc = fk__fail(err, FK_EIO, e, "freeze: %s", fk_strerror(e));
 			}
 		} else {
 			fk__box_procs_stop_hostpids(b, SIGSTOP);
@@ -494,7 +495,7 @@ int fk_box_thaw(fk_rt *rt, const char *id, fk_err *err)
 		if (b->cg) {
 			if (cg_set_state(b, "THAWED") < 0) {
 				int e = errno;
-				rc = fk__fail(err, FK_EIO, e, "thaw: %s", strerror(e));
+				rc = fk__fail(err, FK_EIO, e, "thaw: %s", fk_strerror(e));
 			}
 		} else {
 			fk__box_procs_stop_hostpids(b, SIGCONT);
@@ -539,7 +540,7 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 	box_kill_all(b);
 	fk__box_procs_release(b);
 	if (b->cg && rmdir(b->cg) < 0 && errno != ENOENT)
-		fprintf(stderr, "fake-e2b: rmdir %s: %s\n", b->cg, strerror(errno));
+		fprintf(stderr, "fake-e2b: rmdir %s: %s\n", b->cg, fk_strerror(errno));
 	int dfd = open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fk__rm_rf_at(dfd, b->id);

@@ -10,6 +10,19 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <string.h>
+
+/*
+ * errno's description for messages. strerror() is not thread-safe (the server is
+ * multithreaded) and strerror_r() is not async-signal-safe (some messages are
+ * written by a child between fork and exec); glibc's static description table
+ * (strerrordesc_np, glibc >= 2.32; the files define _GNU_SOURCE) is both.
+ */
+static inline const char *fk_strerror(int e)
+{
+	const char *s = strerrordesc_np(e);
+	return s ? s : "unknown error";
+}
 
 #define FK_BOX_ID_MAX    64
 #define FK_RETAIN_MS     30000         /* envd terminatedRetentionTTL */
