@@ -812,3 +812,33 @@ char *h_sh(h_ctx *h, const char *id, const char *cmd)
 	sbx_exec_result_free(&r);
 	return s;
 }
+
+int h_group_setup_sandbox(void **state, const char *prefix, char **id_out)
+{
+	char name[64];
+	sbx_error err = {0};
+	h_ctx *h;
+
+	if (h_group_setup(state) < 0)
+		return -1;
+	h = *state;
+	h_name(name, sizeof(name), prefix);
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	if (sbx_sandbox_create(id_out, h->p, name, &l, NULL, &err) < 0) {
+		fprintf(stderr, "create failed: %s\n", err.message);
+		return -1;
+	}
+	h_learn_token(h, *id_out);
+	return 0;
+}
+
+int h_group_teardown_sandbox(void **state, char **id)
+{
+	h_ctx *h = *state;
+
+	if (h && *id)
+		sbx_sandbox_destroy(h->p, *id, NULL, NULL);
+	sbx_free(*id);
+	*id = NULL;
+	return h_group_teardown(state);
+}

@@ -64,6 +64,15 @@ int h_group_setup(void **state);
 int h_group_teardown(void **state);
 
 /*
+ * A group fixture with one sandbox for the whole file: h_group_setup(), then
+ * create a sandbox named h_name(prefix) with egress none into *id_out and
+ * learn its envd token for the secret scan. The teardown destroys it (if it
+ * was made), frees *id_out and calls h_group_teardown().
+ */
+int h_group_setup_sandbox(void **state, const char *prefix, char **id_out);
+int h_group_teardown_sandbox(void **state, char **id);
+
+/*
  * A provider on h's server. `extra_cfg` is extra JSON members for the config
  * object (e.g. "\"domainAllowlist\":false"), or NULL; `url` overrides both
  * the API and envd URL (NULL = h's server). Logs go to h's collector.

@@ -21,28 +21,12 @@ static char *g_id;
 
 static int setup(void **state)
 {
-	if (h_group_setup(state) < 0)
-		return -1;
-	h_ctx *h = *state;
-	char name[64];
-	h_name(name, sizeof(name), "malf");
-	sbx_limits l = h_limits(SBX_EGRESS_NONE);
-	sbx_error err = {0};
-	if (sbx_sandbox_create(&g_id, h->p, name, &l, NULL, &err) < 0) {
-		fprintf(stderr, "create failed: %s\n", err.message);
-		return -1;
-	}
-	h_learn_token(h, g_id);
-	return 0;
+	return h_group_setup_sandbox(state, "malf", &g_id);
 }
 
 static int teardown(void **state)
 {
-	h_ctx *h = *state;
-	if (h && g_id)
-		sbx_sandbox_destroy(h->p, g_id, NULL, NULL);
-	sbx_free(g_id);
-	return h_group_teardown(state);
+	return h_group_teardown_sandbox(state, &g_id);
 }
 
 /* The provider still works after a fault. */
