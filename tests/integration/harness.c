@@ -842,3 +842,12 @@ int h_group_teardown_sandbox(void **state, char **id)
 	*id = NULL;
 	return h_group_teardown(state);
 }
+
+void *h_abort_later(void *h_aborter_arg)
+{
+	h_aborter *a = h_aborter_arg;
+	usleep(a->delay_ms * 1000u);
+	a->at = h_now_ms();
+	sbx_signal_abort(a->sig);
+	return NULL;
+}

@@ -69,6 +69,14 @@ int h_group_teardown(void **state);
  * learn its envd token for the secret scan. The teardown destroys it (if it
  * was made), frees *id_out and calls h_group_teardown().
  */
+/* Aborts `sig` after `delay_ms` (run it with pthread_create); `at` is when it fired (h_now_ms). */
+typedef struct h_aborter {
+	sbx_signal *sig;
+	unsigned delay_ms;
+	uint64_t at;
+} h_aborter;
+void *h_abort_later(void *h_aborter_arg);
+
 int h_group_setup_sandbox(void **state, const char *prefix, char **id_out);
 int h_group_teardown_sandbox(void **state, char **id);
 

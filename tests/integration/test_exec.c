@@ -344,28 +344,13 @@ static void test_exec__timeout_reports_timed_out_without_exit_code(void **state)
 	free(s);
 }
 
-typedef struct aborter {
-	sbx_signal *sig;
-	unsigned delay_ms;
-	uint64_t at;
-} aborter;
-
-static void *abort_later(void *arg)
-{
-	aborter *a = arg;
-	usleep(a->delay_ms * 1000u);
-	a->at = h_now_ms();
-	sbx_signal_abort(a->sig);
-	return NULL;
-}
-
 static void test_exec__abort_after_start_returns_output_so_far(void **state)
 {
 	h_ctx *h = *state;
-	aborter a = {NULL, 1500, 0};
+	h_aborter a = {NULL, 1500, 0};
 	assert_int_equal(sbx_signal_new(&a.sig), 0);
 	pthread_t t;
-	pthread_create(&t, NULL, abort_later, &a);
+	pthread_create(&t, NULL, h_abort_later, &a);
 	sbx_exec_result r;
 	assert_int_equal(run(h, &r, "echo started; sleep 60", NULL, a.sig), 0);
 	uint64_t done = h_now_ms();
@@ -498,10 +483,10 @@ static void test_exec__reboot_fallback_on_abort(void **state)
 	size_t before = h_log_count(h, SBX_LOG_WARN, warn);
 	h_reset(h);
 	h_fault_kind(h, "POST", "/process.Process/Start", "kill_ignored", 1);
-	aborter a = {NULL, 1000, 0};
+	h_aborter a = {NULL, 1000, 0};
 	assert_int_equal(sbx_signal_new(&a.sig), 0);
 	pthread_t t;
-	pthread_create(&t, NULL, abort_later, &a);
+	pthread_create(&t, NULL, h_abort_later, &a);
 	sbx_exec_result r;
 	assert_int_equal(run(h, &r, "echo y; sleep 120", NULL, a.sig), 0);
 	pthread_join(t, NULL);

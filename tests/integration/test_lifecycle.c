@@ -485,21 +485,6 @@ static void test_resume__six_409_fail(void **state)
 	sbx_free(id);
 }
 
-typedef struct aborter {
-	sbx_signal *sig;
-	unsigned delay_ms;
-	uint64_t at;
-} aborter;
-
-static void *abort_later(void *arg)
-{
-	aborter *a = arg;
-	usleep(a->delay_ms * 1000u);
-	a->at = h_now_ms();
-	sbx_signal_abort(a->sig);
-	return NULL;
-}
-
 static void test_resume__abort_during_409_wait_returns_promptly(void **state)
 {
 	h_ctx *h = *state;
@@ -508,10 +493,10 @@ static void test_resume__abort_during_409_wait_returns_promptly(void **state)
 	char *id = h_create(h, NULL, name);
 	h_reset(h);
 	h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 409, NULL, 0);
-	aborter a = {NULL, 800, 0};
+	h_aborter a = {NULL, 800, 0};
 	assert_int_equal(sbx_signal_new(&a.sig), 0);
 	pthread_t t;
-	pthread_create(&t, NULL, abort_later, &a);
+	pthread_create(&t, NULL, h_abort_later, &a);
 	sbx_resume_status rs;
 	sbx_error err = {0};
 	assert_int_equal(sbx_sandbox_resume(&rs, h->p, id, a.sig, &err), SBX_EABORTED);
