@@ -114,8 +114,6 @@ int cli_oom(cli *c);
 const char *cli_hint(const cli *c, int code, const sbx_error *err);
 /* Print a JSON object as one line on stdout and free it (steals obj). */
 void cli_json_print(json_t *obj);
-/* Add bytes to obj as `key` (valid UTF-8) or `key`_b64 with `key` null. 0 or -1 (OOM). */
-int cli_json_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len);
 /* The exit code for an abort (128 + the signal received, 130 by default). */
 int cli_abort_exit(void);
 /* strerror, thread-safe, into buf. Returns buf or a static string. */

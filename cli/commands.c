@@ -5,6 +5,7 @@
  * outcome to output and an exit code (docs/cli.md). No E2B knowledge here.
  */
 #include "cli.h"
+#include "shapes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -188,7 +189,7 @@ static int cmd_create(cli *c, int argc, char **argv)
 	if ((rc = sbx_sandbox_create(&id, c->prov, a.pos[0], &s.lim, c->sig, &err)) < 0)
 		return create_fail(c, rc, &err, &s);
 	if (c->json)
-		cli_json_print(json_pack("{s:s,s:s}", "id", id, "name", a.pos[0]));
+		cli_json_print(cli_shape_created(id, a.pos[0]));
 	else
 		printf("%s\n", id);
 	sbx_free(id);
@@ -209,8 +210,7 @@ static int cmd_resume(cli *c, int argc, char **argv)
 	if ((rc = sbx_sandbox_resume(&st, c->prov, a.pos[0], c->sig, &err)) < 0)
 		return cli_fail(c, rc, &err);
 	if (c->json)
-		cli_json_print(json_pack("{s:s,s:s}", "id", a.pos[0], "status",
-		                         st == SBX_RESUMED ? "resumed" : "gone"));
+		cli_json_print(cli_shape_resume(a.pos[0], st));
 	else if (st == SBX_RESUMED)
 		printf("resumed\n");
 	else
@@ -391,21 +391,7 @@ static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
 			        c->prog);
 		return;
 	}
-	o = json_object();
-	if (o) {
-		json_object_set_new(o, "exit_code",
-		                    r->has_exit_code ? json_integer(r->exit_code) : json_null());
-		if (cli_json_bytes(o, "stdout", r->stdout_data, r->stdout_len) < 0 ||
-		    cli_json_bytes(o, "stderr", r->stderr_data, r->stderr_len) < 0) {
-			json_decref(o);
-			o = NULL;
-		}
-	}
-	if (o) {
-		json_object_set_new(o, "truncated", json_boolean(r->truncated));
-		json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
-		json_object_set_new(o, "aborted", json_boolean(r->aborted));
-	}
+	o = cli_shape_exec_result(r);
 	cli_json_print(o);
 }
 
@@ -481,7 +467,6 @@ static int cmd_read(cli *c, int argc, char **argv)
 	size_t max = CLI_DEFAULT_READ_MAX;
 	sbx_file *f = NULL;
 	sbx_error err = {0};
-	json_t *o;
 	cli_args a;
 	int rc;
 
@@ -491,19 +476,13 @@ static int cmd_read(cli *c, int argc, char **argv)
 		return cli_fail(c, rc, &err);
 	if (!f) {
 		if (c->json)
-			cli_json_print(json_pack("{s:s,s:b}", "path", a.pos[1], "exists", 0));
+			cli_json_print(cli_shape_file(a.pos[1], NULL));
 		fprintf(stderr, "%s read: %s: no such file (or it is a directory)\n", c->prog,
 		        a.pos[1]);
 		return CLI_EXIT_NOTFOUND;
 	}
 	if (c->json) {
-		o = json_pack("{s:s,s:b,s:I,s:b}", "path", a.pos[1], "exists", 1, "size",
-		              (json_int_t)f->len, "truncated", f->truncated);
-		if (o && cli_json_bytes(o, "content", f->data, f->len) < 0) {
-			json_decref(o);
-			o = NULL;
-		}
-		cli_json_print(o);
+		cli_json_print(cli_shape_file(a.pos[1], f));
 	} else {
 		fwrite(f->data, 1, f->len, stdout);
 		if (fflush(stdout) != 0) {
@@ -580,8 +559,7 @@ static int cmd_stat(cli *c, int argc, char **argv)
 	if ((rc = sbx_sandbox_stat(&st, c->prov, a.pos[0], a.pos[1], c->sig, &err)) < 0)
 		return cli_fail(c, rc, &err);
 	if (c->json)
-		cli_json_print(json_pack("{s:s,s:b,s:I,s:b}", "path", a.pos[1], "exists", st.exists,
-		                         "size", (json_int_t)st.size, "is_dir", st.is_dir));
+		cli_json_print(cli_shape_stat(a.pos[1], &st));
 	else if (!st.exists)
 		fprintf(stderr, "%s stat: %s: no such file or directory\n", c->prog, a.pos[1]);
 	else if (st.is_dir)

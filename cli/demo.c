@@ -11,6 +11,7 @@
  * and the exit code is 1.
  */
 #include "cli.h"
+#include "shapes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -868,7 +869,7 @@ static void demo_print_json(demo *d, int rc)
 	d->steps = NULL; /* stolen by "o" */
 	if (o && d->keep && d->id)
 		json_object_set_new(o, "sandbox_id", json_string(d->id));
-	if (o && d->report && cli_json_bytes(o, "report", d->report, d->report_len) < 0) {
+	if (o && d->report && cli_shape_bytes(o, "report", d->report, d->report_len) < 0) {
 		json_decref(o);
 		o = NULL;
 	}

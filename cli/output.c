@@ -7,8 +7,8 @@
  * byte is lost (docs/cli.md "JSON output"). Errors always say what to do next.
  */
 #include "cli.h"
+#include "shapes.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,27 +46,6 @@ void cli_json_print(json_t *obj)
 	fputc('\n', stdout);
 	fflush(stdout);
 	free(text);
-}
-
-int cli_json_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len)
-{
-	char b64key[64];
-	unsigned char *enc;
-	json_t *s;
-
-	/* json_stringn() accepts any valid UTF-8, NUL bytes included (sent as \u0000). */
-	if ((s = json_stringn((const char *)data, len)))
-		return json_object_set_new(obj, key, s);
-	if (len > (size_t)INT32_MAX / 4 * 3)
-		return -1;
-	if (!(enc = malloc(4 * ((len + 2) / 3) + 1)))
-		return -1;
-	EVP_EncodeBlock(enc, data, (int)len);
-	snprintf(b64key, sizeof(b64key), "%s_b64", key);
-	json_object_set_new(obj, key, json_null());
-	json_object_set_new(obj, b64key, json_string((const char *)enc));
-	free(enc);
-	return 0;
 }
 
 static const char *http_hint(int status)
@@ -160,12 +139,7 @@ int cli_fail_hint(cli *c, int code, const sbx_error *err, const char *hint)
 	fprintf(stderr, "%s%s%s: %s (%s)\n", c->prog, sep, cmd, msg, sbx_error_code_name(code));
 	fprintf(stderr, "%s%s%s: %s\n", c->prog, sep, cmd, hint);
 	if (c->json) {
-		json_t *e = json_pack("{s:s,s:s,s:s}", "code", sbx_error_code_name(code), "message",
-		                      msg, "hint", hint);
-		if (e && err && err->http_status)
-			json_object_set_new(e, "http_status", json_integer(err->http_status));
-		if (e && err && err->e2b_code[0])
-			json_object_set_new(e, "e2b_code", json_string(err->e2b_code));
+		json_t *e = cli_shape_error(code, err, msg, hint);
 		cli_json_print(e ? json_pack("{s:o}", "error", e) : NULL);
 	}
 	return exit_code;

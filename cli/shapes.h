@@ -1,0 +1,58 @@
+/*
+ * cli/shapes.h: THE one place that turns library results into JSON.
+ *
+ * Every JSON object the tool prints (`--json`) and every result of
+ * `sandbox-e2b serve` (JSON-RPC) is built here, so one result has one shape
+ * everywhere (docs/cli.md "JSON output"). Callers add nothing to these
+ * objects except the command-specific keys documented next to each function.
+ *
+ * The bytes rule: a byte string (command output, file contents) is a JSON
+ * string under KEY when it is valid UTF-8 (NUL bytes included, as \u0000);
+ * otherwise KEY is null and KEY_b64 holds the bytes base64-encoded (RFC 4648,
+ * with padding), so no byte is lost.
+ *
+ * Every function returns a new reference (the caller owns it, json_decref)
+ * or NULL when out of memory; none keeps a pointer to its arguments. All are
+ * thread-safe (no shared state). Floor: <sandbox.h> and jansson only.
+ */
+#ifndef SBX_CLI_SHAPES_H
+#define SBX_CLI_SHAPES_H
+
+#include <jansson.h>
+#include <sandbox.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Set KEY (or KEY null + KEY_b64) on obj per the bytes rule. 0, or -1 when out of memory. */
+int cli_shape_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len);
+
+/*
+ * An error: {"code": "SBX_E...", "message", "hint"?, "http_status"?, "e2b_code"?}.
+ * `code` is an sbx_error_code (its name is used); `message` NULL: err's message
+ * (without the "sandbox-e2b: " prefix); `hint` NULL: no hint key. http_status
+ * and e2b_code appear only when err has them. The tool prints {"error": <this>}.
+ */
+json_t *cli_shape_error(int code, const sbx_error *err, const char *message, const char *hint);
+
+/*
+ * An exec result: {"exit_code": int|null, "stdout"|"stdout_b64", "stderr"|"stderr_b64",
+ * "truncated", "timed_out", "aborted"} (bytes rule on stdout and stderr).
+ */
+json_t *cli_shape_exec_result(const sbx_exec_result *r);
+
+/* A created sandbox: {"id", "name"}. */
+json_t *cli_shape_created(const char *id, const char *name);
+
+/* A resume outcome: {"id", "status": "resumed"|"gone"}. */
+json_t *cli_shape_resume(const char *id, sbx_resume_status st);
+
+/*
+ * A read file: {"path", "exists": true, "size": bytes in content, "truncated",
+ * "content"|"content_b64"}; f NULL (no such file): {"path", "exists": false}.
+ */
+json_t *cli_shape_file(const char *path, const sbx_file *f);
+
+/* A stat: {"path", "exists", "size": bytes, "is_dir"}. */
+json_t *cli_shape_stat(const char *path, const sbx_stat *st);
+
+#endif
