@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime.h — the sandbox runtime of fake-e2b (issue 3).
+ * fake-e2b/runtime/runtime.h — the sandbox runtime of fake-e2b (issue 3).
  *
  * Owns: making sandboxes ("boxes") real on this Linux machine — one PID + mount (+ network when
  * egress is none) namespace per box with a tiny PID-1, a freezer cgroup per box for pause, the
@@ -29,8 +29,11 @@
  * box's PID 1 sees its life pipe close and exits, which ends every process of every box; the
  * state dir and empty cgroups stay (the cgroups are swept by the next runtime).
  *
- * Implementation map: runtime.c (runtime, box table, lifecycle), box_init.c (a box's files and
- * PID 1), proc.c (processes), box_files.c (files API), runtime_int.h (shared internals).
+ * Implementation map (floors: each file uses only those below it): lifecycle.c (runtime, create,
+ * freeze, thaw, reboot, destroy) -> proc.c (processes), files.c (files API) -> boxfs.c (root fd,
+ * path resolution, users) -> box.c + runtime_int.h (box table, errors); lifecycle.c and proc.c
+ * reach the mechanism only through backend.h, implemented by backend_ns.c (namespaces, PID 1,
+ * cgroups) over linux/ (primitives that know no box).
  */
 #ifndef FAKE_E2B_RUNTIME_H
 #define FAKE_E2B_RUNTIME_H

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/box_init.c — a box's files on the host and its PID 1.
+ * fake-e2b/runtime/backend_ns.c — the namespace backend (backend.h): a box's files on the host,
+ * its PID 1 in hand-built namespaces, its cgroups (freezer for pause).
  *
  * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
  * pause, resume and reboot): a private /etc with the user `sandbox` (an overlay whose lower
@@ -14,7 +15,8 @@
  * before the clone (async-signal-safe), then loops reaping orphans.
  */
 #define _GNU_SOURCE
-#include "runtime_int.h"
+#include "backend.h"
+#include "linux/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,10 +65,9 @@ static void mkdir_mode(const char *root, const char *rel, mode_t mode, uid_t uid
 	}
 }
 
-void fk__box_prepare_fs(fk_box *b, bool fresh)
+static void box_prepare_fs(fk_box *b)
 {
 	const char *r = b->root;
-	(void)fresh;
 	mkdir_mode(r, "workspace", 0755, SANDBOX_UID, SANDBOX_GID);
 	mkdir_mode(r, "skills", 0755, 0, 0);
 	mkdir_mode(r, "opt", 0755, 0, 0);
@@ -214,7 +215,7 @@ static bool overlay_works(const char *state_dir, const char *lower)
 	return ok;
 }
 
-void fk__rt_etc_template(fk_rt *rt)
+static void rt_etc_template(fk_rt *rt)
 {
 	char *t;
 	if (asprintf(&t, "%s/.etc-template", rt->state_dir) < 0)
@@ -230,7 +231,7 @@ void fk__rt_etc_template(fk_rt *rt)
 	free(t);
 }
 
-int fk__box_populate(fk_box *b, fk_err *err)
+int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
@@ -253,7 +254,7 @@ int fk__box_populate(fk_box *b, fk_err *err)
 		if (make_etc(etc) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
-	fk__box_prepare_fs(b, fresh);
+	box_prepare_fs(b);
 	return 0;
 }
 
@@ -485,8 +486,10 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 }
 
-int fk__box_boot(fk_box *b, fk_err *err)
+int fk__backend_box_boot(fk_box *b, fk_err *err)
 {
+	if (!b->rt->isolated)
+		return 0;
 	struct init_args *a = calloc(1, sizeof(*a));
 	char *stack = malloc(INIT_STACK);
 	int pipefd[2] = {-1, -1};
@@ -550,4 +553,149 @@ done:
 	free(stack);
 	free(a);
 	return rc;
+}
+
+/* ------------------------------------------------------------ the runtime */
+
+#define FREEZER_ROOT "/sys/fs/cgroup/freezer"
+
+static bool probe_isolation(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "fake-e2b: not running as root: sandboxes are NOT isolated (no "
+		                "namespaces, no users, no freezer); processes run in a per-sandbox "
+		                "directory on the host\n");
+		return false;
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNS | CLONE_NEWPID) == 0 ? 0 : 1);
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "fake-e2b: cannot create mount/PID namespaces: sandboxes are NOT "
+		                "isolated\n");
+		return false;
+	}
+	return true;
+}
+
+/* Freezer cgroups live under fake-e2b/rt-<pid>-<n>/<box id>, so several fake-e2b processes
+ * (and several runtimes in one process) never share a box's cgroup. */
+static bool probe_freezer(fk_rt *rt)
+{
+	static int seq;
+	const char *top = FREEZER_ROOT "/fake-e2b";
+	if (mkdir(top, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr,
+		        "fake-e2b: no freezer cgroup at %s (%s): pause stops processes with "
+		        "SIGSTOP instead\n",
+		        FREEZER_ROOT, fk_strerror(errno));
+		return false;
+	}
+	fk_lx_cg_sweep(top);
+	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
+	if (asprintf(&rt->cg_root, "%s/rt-%d-%d", top, (int)getpid(), n) < 0) {
+		rt->cg_root = NULL;
+		return false;
+	}
+	if (mkdir(rt->cg_root, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "fake-e2b: cannot create %s (%s): pause uses SIGSTOP\n",
+		        rt->cg_root, fk_strerror(errno));
+		free(rt->cg_root);
+		rt->cg_root = NULL;
+		return false;
+	}
+	return true;
+}
+
+int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
+{
+	rt->isolated = !(opts && opts->no_isolation) && probe_isolation();
+	if (rt->isolated)
+		rt->freezer = probe_freezer(rt);
+#if defined(__SANITIZE_THREAD__)
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* proc.c forks instead of clone(CLONE_PARENT) */
+#endif
+	if (rt->isolated && pipe2(rt->life_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		return fk__fail(err, FK_EIO, e, "pipe: %s", fk_strerror(e));
+	}
+	if (rt->isolated)
+		rt_etc_template(rt);
+	return 0;
+}
+
+void fk__backend_rt_fini(fk_rt *rt)
+{
+	if (rt->cg_root) {
+		rmdir(rt->cg_root);
+		rmdir(FREEZER_ROOT
+		      "/fake-e2b"); /* fails harmlessly while another runtime uses it */
+	}
+	for (int i = 0; i < 2; i++)
+		if (rt->life_pipe[i] >= 0)
+			close(rt->life_pipe[i]);
+	rt->life_pipe[0] = rt->life_pipe[1] = -1;
+	if (rt->etc_template)
+		fk__rm_rf_at(AT_FDCWD, rt->etc_template);
+	free(rt->etc_template);
+	free(rt->cg_root);
+	rt->etc_template = rt->cg_root = NULL;
+}
+
+/* ------------------------------------------------------------ box verbs */
+
+void fk__backend_box_reset(fk_box *b)
+{
+	box_prepare_fs(b);
+}
+
+/* The kernel keeps PID 1 unreapable until every task of the namespace is reaped, and proc.c's
+ * threads reap theirs once told to stop forwarding (the lifecycle did that first). */
+bool fk__backend_box_kill(fk_box *b)
+{
+	bool had_init = b->init_pid > 0;
+	if (had_init) {
+		kill(b->init_pid, SIGKILL);
+		/* a frozen task cannot die: thaw after the kill is queued */
+		if (b->cg && b->frozen)
+			fk_lx_cg_freezer_set(b->cg, "THAWED");
+		while (waitpid(b->init_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		b->init_pid = 0;
+	}
+	if (b->init_pidfd >= 0)
+		close(b->init_pidfd);
+	b->init_pidfd = -1;
+	return had_init || b->rt->isolated;
+}
+
+int fk__backend_box_freeze(fk_box *b, bool freeze)
+{
+	if (!b->cg)
+		return 1;
+	return fk_lx_cg_freezer_set(b->cg, freeze ? "FROZEN" : "THAWED");
+}
+
+void fk__backend_box_remove(fk_box *b)
+{
+	if (b->cg && rmdir(b->cg) < 0 && errno != ENOENT)
+		fprintf(stderr, "fake-e2b: rmdir %s: %s\n", b->cg, fk_strerror(errno));
+}
+
+int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
+{
+	e->isolated = b->rt->isolated;
+	e->life_w = b->rt->life_pipe[1];
+	e->init_pidfd = b->init_pidfd;
+	e->ns_flags = CLONE_NEWNS | CLONE_NEWPID | (b->net_none ? CLONE_NEWNET : 0);
+	e->cg_fd = -1;
+	if (b->cg) {
+		char tasks[4200];
+		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
+		e->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
+		if (e->cg_fd < 0)
+			return fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
+	}
+	return 0;
 }

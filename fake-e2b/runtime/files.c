@@ -1,5 +1,5 @@
 /*
- * fake-e2b/box_files.c — envd's files API (e2b-protocol.md §5) over a box's view.
+ * fake-e2b/runtime/files.c — envd's files API (e2b-protocol.md §5) over a box's view.
  *
  * Everything resolves with openat2(RESOLVE_IN_ROOT) against an fd of the box's "/" taken from
  * /proc/<init>/root: the walk crosses the box's own mounts (/usr...), absolute symlinks resolve
@@ -8,7 +8,7 @@
  * everything runs as root; the user only decides `~`, relative paths and who owns what is made.
  */
 #define _GNU_SOURCE
-#include "runtime_int.h"
+#include "boxfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,145 +23,6 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-static int open_in(int rootfd, const char *path, int flags, mode_t mode)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC),
-	    .mode = (flags & O_CREAT) ? mode : 0,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	const char *p = path;
-	while (*p == '/')
-		p++;
-	if (!*p)
-		p = ".";
-	int fd;
-	do
-		fd = (int)syscall(SYS_openat2, rootfd, p, &how, sizeof(how));
-	while (fd < 0 && errno == EAGAIN);
-	return fd;
-}
-
-int fk__box_rootfd(fk_box *b, fk_err *err)
-{
-	char p[4200];
-	if (b->init_pid > 0)
-		snprintf(p, sizeof(p), "/proc/%d/root", (int)b->init_pid);
-	else
-		snprintf(p, sizeof(p), "%s", b->root);
-	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",
-		                fk_strerror(errno));
-	return fd;
-}
-
-/* Lexically normalised absolute path: `~` and relative paths against `home`. */
-char *fk__path_resolve(const char *path, const char *home)
-{
-	char *joined;
-	if (!path || !*path)
-		path = "~";
-	if (path[0] == '~' && (path[1] == 0 || path[1] == '/')) {
-		if (asprintf(&joined, "%s/%s", home, path + 1) < 0)
-			return NULL;
-	} else if (path[0] != '/') {
-		if (asprintf(&joined, "%s/%s", home, path) < 0)
-			return NULL;
-	} else if (!(joined = strdup(path))) {
-		return NULL;
-	}
-	char *out = malloc(strlen(joined) + 2);
-	if (!out) {
-		free(joined);
-		return NULL;
-	}
-	size_t len = 0;
-	char *save = NULL;
-	for (char *seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(seg, "."))
-			continue;
-		if (!strcmp(seg, "..")) {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-			continue;
-		}
-		out[len++] = '/';
-		size_t n = strlen(seg);
-		memcpy(out + len, seg, n);
-		len += n;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = 0;
-	free(joined);
-	return out;
-}
-
-static FILE *fopen_in(int rootfd, const char *path)
-{
-	int fd = open_in(rootfd, path, O_RDONLY, 0);
-	if (fd < 0)
-		return NULL;
-	FILE *f = fdopen(fd, "r");
-	if (!f)
-		close(fd);
-	return f;
-}
-
-int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err)
-{
-	if (!name)
-		name = b->default_user ? b->default_user : "root";
-	memset(out, 0, sizeof(*out));
-	FILE *f = fopen_in(rootfd, "/etc/passwd");
-	bool found = false;
-	if (f) {
-		struct passwd pw, *res;
-		char buf[2048];
-		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0) {
-			if (strcmp(pw.pw_name, name) != 0)
-				continue;
-			out->uid = pw.pw_uid;
-			out->gid = pw.pw_gid;
-			snprintf(out->name, sizeof(out->name), "%s", pw.pw_name);
-			snprintf(out->home, sizeof(out->home), "%s", pw.pw_dir);
-			snprintf(out->shell, sizeof(out->shell), "%s", pw.pw_shell);
-			found = true;
-			break;
-		}
-		fclose(f);
-	}
-	if (!found && !strcmp(name, "root")) { /* a box whose /etc/passwd was broken */
-		snprintf(out->name, sizeof(out->name), "root");
-		snprintf(out->home, sizeof(out->home), "/root");
-		snprintf(out->shell, sizeof(out->shell), "/bin/sh");
-		found = true;
-	}
-	if (!found)
-		return fk__fail(err, FK_ENOUSER, 0, "invalid username: '%s'", name);
-	out->groups[out->n_groups++] = out->gid;
-	f = fopen_in(rootfd, "/etc/group");
-	if (f) {
-		struct group gr, *res;
-		char buf[4096];
-		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0 && out->n_groups < 64) {
-			if (gr.gr_gid == out->gid)
-				continue;
-			for (char **m = gr.gr_mem; m && *m; m++) {
-				if (!strcmp(*m, name)) {
-					out->groups[out->n_groups++] = gr.gr_gid;
-					break;
-				}
-			}
-		}
-		fclose(f);
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------ per-call context */
 
@@ -241,7 +102,7 @@ static void names_load(fctx *c)
 	c->nm_loaded = true;
 	names *nm = &c->nm;
 	size_t cap = 0;
-	FILE *f = fopen_in(c->rootfd, "/etc/passwd");
+	FILE *f = fk__fopen_in(c->rootfd, "/etc/passwd");
 	if (f) {
 		struct passwd pw, *res;
 		char buf[2048];
@@ -265,7 +126,7 @@ static void names_load(fctx *c)
 		fclose(f);
 	}
 	cap = 0;
-	f = fopen_in(c->rootfd, "/etc/group");
+	f = fk__fopen_in(c->rootfd, "/etc/group");
 	if (f) {
 		struct group gr, *res;
 		char buf[4096];
@@ -403,14 +264,14 @@ static int open_parent(fctx *c, const char *abs, const char **base_out)
 	const char *slash = strrchr(abs, '/');
 	if (!slash || (slash == abs && !slash[1])) {
 		*base_out = ".";
-		return open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
+		return fk__open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
 	}
 	char *dir = strndup(abs, (size_t)(slash - abs));
 	if (!dir) {
 		errno = ENOMEM;
 		return -1;
 	}
-	int fd = open_in(c->rootfd, dir[0] ? dir : "/", O_PATH | O_DIRECTORY, 0);
+	int fd = fk__open_in(c->rootfd, dir[0] ? dir : "/", O_PATH | O_DIRECTORY, 0);
 	int e = errno;
 	free(dir);
 	errno = e;
@@ -422,7 +283,7 @@ static int open_parent(fctx *c, const char *abs, const char **base_out)
  * O_PATH fd of the directory. */
 static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 {
-	int fd = open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
+	int fd = fk__open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
 	if (fd >= 0 || errno != ENOENT) {
 		if (fd < 0)
 			return fk__fail(err, fk__errno_code(errno), errno,
@@ -464,7 +325,7 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 			break;
 	}
 	free(p);
-	fd = open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
+	fd = fk__open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fk__fail(err, fk__errno_code(errno), errno,
 		                "cannot create directory '%s': %s", abs, fk_strerror(errno));
@@ -475,7 +336,7 @@ static int mkdir_parent_of(fctx *c, const char *abs, fk_err *err)
 {
 	const char *slash = strrchr(abs, '/');
 	if (!slash || slash == abs)
-		return open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
+		return fk__open_in(c->rootfd, "/", O_PATH | O_DIRECTORY, 0);
 	char *dir = strndup(abs, (size_t)(slash - abs));
 	if (!dir)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
@@ -500,7 +361,7 @@ static int open_for_write(fctx *c, fk_err *err)
 	/* one open that follows a final symlink inside the box and creates its target if needed;
 	 * no O_TRUNC: an existing file is chowned to the user before it is truncated (envd
 	 * upload.go), a new one is chowned the same way */
-	int fd = open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_NOCTTY, 0644);
+	int fd = fk__open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_NOCTTY, 0644);
 	if (fd < 0) {
 		if (errno == EISDIR)
 			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
@@ -613,7 +474,7 @@ int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const cha
 	int rc = fctx_open(&c, rt, box_id, path, user, err);
 	if (rc < 0)
 		goto done;
-	int fd = open_in(c.rootfd, c.abs, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	int fd = fk__open_in(c.rootfd, c.abs, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat st;
 	if (fd < 0) {
 		rc = errno == ENOENT || errno == ENOTDIR || errno == ELOOP
@@ -729,10 +590,10 @@ int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *us
 	int rc = fctx_open(&c, rt, box_id, path, user, err);
 	if (rc < 0)
 		goto done;
-	int dfd = open_in(c.rootfd, c.abs, O_PATH | O_DIRECTORY, 0);
+	int dfd = fk__open_in(c.rootfd, c.abs, O_PATH | O_DIRECTORY, 0);
 	if (dfd < 0) {
 		int e = errno;
-		int fd = open_in(c.rootfd, c.abs, O_PATH, 0);
+		int fd = fk__open_in(c.rootfd, c.abs, O_PATH, 0);
 		if (fd >= 0) {
 			close(fd);
 			rc = fk__fail(err, FK_ENOTDIR, ENOTDIR, "path '%s' is not a directory",
@@ -769,7 +630,7 @@ int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *u
 	int rc = fctx_open(&c, rt, box_id, path, user, err);
 	if (rc < 0)
 		goto done;
-	int fd = open_in(c.rootfd, c.abs, O_PATH, 0);
+	int fd = fk__open_in(c.rootfd, c.abs, O_PATH, 0);
 	if (fd >= 0) {
 		struct stat st;
 		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);

@@ -1,7 +1,7 @@
 /*
- * fake-e2b/runtime_int.h — what the runtime's files share among themselves (runtime.c: runtime
- * and box lifecycle; box_init.c: the box's PID 1 and its mounts; proc.c: processes; box_files.c:
- * the files API). Nothing here is for the HTTP side: it uses runtime.h only.
+ * fake-e2b/runtime/runtime_int.h — the runtime's shared core (box.c): the runtime and box
+ * structs, the box table and error helpers. Every runtime file includes it; it names no file
+ * above box.c. Nothing here is for the HTTP side: it uses runtime.h only.
  */
 #ifndef FAKE_E2B_RUNTIME_INT_H
 #define FAKE_E2B_RUNTIME_INT_H
@@ -74,39 +74,16 @@ struct fk_rt {
 	char *etc_template;
 };
 
-typedef struct fk_user {
-	uid_t uid;
-	gid_t gid;
-	char name[64];
-	char home[256];
-	char shell[128];
-	gid_t groups[64];
-	int n_groups;
-} fk_user;
-
-/* runtime.c */
+/* box.c */
 int fk__fail(fk_err *err, int code, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int fk__errno_code(int errnum);
 fk_box *fk__box_get(fk_rt *rt, const char *id); /* new ref or NULL */
 void fk__box_put(fk_box *b);
+bool fk__valid_id(const char *id); /* [A-Za-z0-9_-]{1,64} */
+fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts); /* refs 1, unlinked */
+void fk__box_free(fk_box *b); /* only for a box never linked into the table */
 int64_t fk__now_ms(void);
 int fk__rm_rf_at(int dirfd, const char *name);
-
-/* box_init.c */
-int fk__box_boot(fk_box *b, fk_err *err);       /* starts PID 1; under life (exclusive) */
-void fk__box_prepare_fs(fk_box *b, bool fresh); /* (re)creates the skeleton dirs */
-int fk__box_populate(fk_box *b, fk_err *err);   /* first boot: dirs, /etc copy, users */
-void fk__rt_etc_template(fk_rt *rt);            /* sets rt->etc_template when it can */
-
-/* box_files.c */
-int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */
-int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err);
-char *fk__path_resolve(const char *path, const char *home); /* absolute, normalised; malloc */
-
-/* proc.c */
-void fk__box_procs_stop(fk_box *b); /* stop forwarding output of every process (kill path) */
-void fk__box_procs_release(fk_box *b);
-int fk__box_procs_stop_hostpids(fk_box *b, int sig); /* degraded freeze */
 
 #endif /* FAKE_E2B_RUNTIME_INT_H */

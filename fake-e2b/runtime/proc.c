@@ -1,5 +1,5 @@
 /*
- * fake-e2b/proc.c — processes inside a box, with envd's semantics (e2b-protocol.md §4.2).
+ * fake-e2b/runtime/proc.c — processes inside a box, with envd's semantics (e2b-protocol.md §4.2).
  *
  * Spawn: a helper setns()'s into the box's mount + PID (+ net) namespaces through the
  * init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so the
@@ -17,7 +17,9 @@
  * SIGTERM through fk_proc_signal, right after reaping. Exits are kept 30 s for Connect.
  */
 #define _GNU_SOURCE
-#include "runtime_int.h"
+#include "backend.h"
+#include "boxfs.h"
+#include "procs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -888,17 +890,15 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	sp->cwd = resolve_cwd(b, &sp->user, spec->cwd);
 	if (!sp->argv || !sp->envp || !sp->cwd)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-	sp->isolated = b->rt->isolated;
-	sp->life_w = b->rt->life_pipe[1];
-	sp->init_pidfd = b->init_pidfd;
-	sp->ns_flags = CLONE_NEWNS | CLONE_NEWPID | (b->net_none ? CLONE_NEWNET : 0);
-	if (b->cg) {
-		char tasks[4200];
-		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
-		sp->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
-		if (sp->cg_fd < 0)
-			return fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
-	}
+	fk_enter e;
+	rc = fk__backend_enter(b, &e, err);
+	if (rc < 0)
+		return rc;
+	sp->isolated = e.isolated;
+	sp->life_w = e.life_w;
+	sp->init_pidfd = e.init_pidfd;
+	sp->ns_flags = e.ns_flags;
+	sp->cg_fd = e.cg_fd;
 	return 0;
 }
 
@@ -1199,7 +1199,7 @@ void fk__box_procs_stop(fk_box *b)
 	pthread_mutex_unlock(&b->plock);
 }
 
-int fk__box_procs_stop_hostpids(fk_box *b, int sig)
+void fk__box_procs_signal(fk_box *b, int sig)
 {
 	pthread_mutex_lock(&b->plock);
 	for (fk_proc *q = b->procs; q; q = q->next) {
@@ -1210,7 +1210,6 @@ int fk__box_procs_stop_hostpids(fk_box *b, int sig)
 			syscall(SYS_pidfd_send_signal, q->pidfd, sig, NULL, 0);
 	}
 	pthread_mutex_unlock(&b->plock);
-	return 0;
 }
 
 /* Destroy: every process has been killed; wait for the end events and drop the box's refs. */

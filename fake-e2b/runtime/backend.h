@@ -1,0 +1,43 @@
+/*
+ * fake-e2b/runtime/backend.h — the seam between the box lifecycle and processes (lifecycle.c,
+ * proc.c) and the mechanism that makes a box real (backend_ns.c: hand-built namespaces, our own
+ * PID 1, cgroups). Like crun's entrypoint, the backend never calls back up: the lifecycle does
+ * what a backend says it cannot (a box without PID 1 has its processes signalled by proc.c).
+ * All box calls run under b->life held exclusively, except fk__backend_enter (shared).
+ */
+#ifndef FAKE_E2B_BACKEND_H
+#define FAKE_E2B_BACKEND_H
+
+#include "runtime_int.h"
+
+/* Probes what the machine allows (root, namespaces, cgroups), sets rt->isolated and friends,
+ * prints once on stderr what is missing. */
+int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err);
+void fk__backend_rt_fini(fk_rt *rt); /* after every box is gone */
+
+/* First create: the box's files on the host (<state>/<id>/root and friends). */
+int fk__backend_box_prepare(fk_box *b, fk_err *err);
+/* Reboot: recreates the template's directories the box may have removed. */
+void fk__backend_box_reset(fk_box *b);
+/* Starts PID 1 (isolated runtimes; a no-op otherwise). */
+int fk__backend_box_boot(fk_box *b, fk_err *err);
+/* Kills PID 1 and with it every process of the box, and waits until all are gone. False when
+ * the box has no PID 1 (degraded): then the caller signals the processes itself. */
+bool fk__backend_box_kill(fk_box *b);
+/* Freeze (true) or thaw every process of the box. 0; 1 when there is no freezer (the caller
+ * stops the processes with SIGSTOP/SIGCONT); -1 with errno. */
+int fk__backend_box_freeze(fk_box *b, bool freeze);
+/* Destroy: releases what the backend holds for the box on the host (cgroups). */
+void fk__backend_box_remove(fk_box *b);
+
+/* What a process start needs to enter the box. */
+typedef struct fk_enter {
+	bool isolated;  /* false: run on the host, in the box's directory */
+	int init_pidfd; /* setns() target */
+	int ns_flags;   /* CLONE_NEW* to join */
+	int cg_fd;      /* cgroup tasks file(s) to join, -1 if none; caller closes */
+	int life_w;     /* the runtime's life pipe write end: the helper closes it */
+} fk_enter;
+int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err);
+
+#endif /* FAKE_E2B_BACKEND_H */

@@ -1,0 +1,211 @@
+/*
+ * fake-e2b/runtime/box.c — the runtime's shared core: the box table (lookup by id, refcounts),
+ * error helpers (fk_err filling, errno -> fk_code, code names), the monotonic clock and a
+ * symlink-safe rm -rf. Every other runtime file sits on top of this one; it calls none of them.
+ */
+#define _GNU_SOURCE
+#include "runtime_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int fk__fail(fk_err *err, int code, int errnum, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		err->code = code;
+		err->errnum = errnum;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int fk__errno_code(int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+		return FK_ENOTFOUND;
+	case EISDIR:
+		return FK_EISDIR;
+	case ENOTDIR:
+		return FK_ENOTDIR;
+	case EEXIST:
+		return FK_EEXIST;
+	case ENOSPC:
+	case EDQUOT:
+		return FK_ENOSPC;
+	case ENOMEM:
+		return FK_ENOMEM;
+	case EINVAL:
+	case ENAMETOOLONG:
+	case ELOOP:
+	case EXDEV:
+		return FK_EINVAL;
+	default:
+		return FK_EIO;
+	}
+}
+
+const char *fk_code_name(int code)
+{
+	switch (code) {
+	case FK_OK:
+		return "FK_OK";
+	case FK_EINVAL:
+		return "FK_EINVAL";
+	case FK_ENOTFOUND:
+		return "FK_ENOTFOUND";
+	case FK_ENOCWD:
+		return "FK_ENOCWD";
+	case FK_EISDIR:
+		return "FK_EISDIR";
+	case FK_ENOTDIR:
+		return "FK_ENOTDIR";
+	case FK_EEXIST:
+		return "FK_EEXIST";
+	case FK_ENOUSER:
+		return "FK_ENOUSER";
+	case FK_ESTATE:
+		return "FK_ESTATE";
+	case FK_ENOSPC:
+		return "FK_ENOSPC";
+	case FK_ETIMEOUT:
+		return "FK_ETIMEOUT";
+	case FK_EIO:
+		return "FK_EIO";
+	case FK_ENOMEM:
+		return "FK_ENOMEM";
+	case FK_ESPAWN:
+		return "FK_ESPAWN";
+	case FK_ECLOSED:
+		return "FK_ECLOSED";
+	default:
+		return "FK_E?";
+	}
+}
+
+int64_t fk__now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* rm -rf of `name` under `dirfd`, never following symlinks (the box's files are hostile). */
+int fk__rm_rf_at(int parent, const char *name)
+{
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		fk__rm_rf_at(dirfd(d), de->d_name);
+	}
+	closedir(d);
+	return unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+}
+fk_box *fk__box_get(fk_rt *rt, const char *id)
+{
+	fk_box *b;
+	pthread_mutex_lock(&rt->lock);
+	for (b = rt->boxes; b; b = b->next)
+		if (!strcmp(b->id, id))
+			break;
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&rt->lock);
+	return b;
+}
+
+void fk__box_free(fk_box *b)
+{
+	for (size_t i = 0; i < b->n_envs; i++)
+		free(b->envs[i]);
+	free(b->envs);
+	free(b->default_user);
+	free(b->dir);
+	free(b->root);
+	free(b->cg);
+	pthread_rwlock_destroy(&b->life);
+	pthread_mutex_destroy(&b->plock);
+	free(b);
+}
+
+void fk__box_put(fk_box *b)
+{
+	if (!b)
+		return;
+	fk_rt *rt = b->rt;
+	pthread_mutex_lock(&rt->lock);
+	int left = --b->refs;
+	pthread_mutex_unlock(&rt->lock);
+	if (left == 0)
+		fk__box_free(b);
+}
+
+bool fk__valid_id(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > FK_BOX_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
+{
+	fk_box *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->rt = rt;
+	b->refs = 1;
+	b->init_pidfd = -1;
+	snprintf(b->id, sizeof(b->id), "%s", id);
+	pthread_rwlock_init(&b->life, NULL);
+	pthread_mutex_init(&b->plock, NULL);
+	bool ok = asprintf(&b->dir, "%s/%s", rt->state_dir, id) >= 0;
+	ok = ok && asprintf(&b->root, "%s/%s/root", rt->state_dir, id) >= 0;
+	if (ok && rt->freezer)
+		ok = asprintf(&b->cg, "%s/%s", rt->cg_root, id) >= 0;
+	b->net_none = opts && opts->net_none;
+	if (ok && opts && opts->n_envs) {
+		b->envs = calloc(opts->n_envs, sizeof(char *));
+		ok = b->envs != NULL;
+		for (size_t i = 0; ok && i < opts->n_envs; i++) {
+			b->envs[i] = strdup(opts->envs[i]);
+			ok = b->envs[i] != NULL;
+			b->n_envs = i + 1;
+		}
+	}
+	if (ok && opts && opts->default_user)
+		ok = (b->default_user = strdup(opts->default_user)) != NULL;
+	if (!ok) {
+		fk__box_free(b);
+		return NULL;
+	}
+	return b;
+}

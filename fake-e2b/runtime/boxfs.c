@@ -1,0 +1,161 @@
+/*
+ * fake-e2b/runtime/boxfs.c — a box seen from the host: the fd of its "/", path resolution inside
+ * it and user lookup in its /etc. Shared by the files API and process starts.
+ *
+ * Everything resolves with openat2(RESOLVE_IN_ROOT) against an fd of the box's "/" taken from
+ * /proc/<init>/root: the walk crosses the box's own mounts (/usr...), absolute symlinks resolve
+ * inside the box and ".." cannot climb out, so a symlink planted in the box can never reach the
+ * host's files.
+ */
+#define _GNU_SOURCE
+#include "boxfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int fk__open_in(int rootfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC),
+	    .mode = (flags & O_CREAT) ? mode : 0,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *p = path;
+	while (*p == '/')
+		p++;
+	if (!*p)
+		p = ".";
+	int fd;
+	do
+		fd = (int)syscall(SYS_openat2, rootfd, p, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	return fd;
+}
+
+int fk__box_rootfd(fk_box *b, fk_err *err)
+{
+	char p[4200];
+	if (b->init_pid > 0)
+		snprintf(p, sizeof(p), "/proc/%d/root", (int)b->init_pid);
+	else
+		snprintf(p, sizeof(p), "%s", b->root);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",
+		                fk_strerror(errno));
+	return fd;
+}
+
+/* Lexically normalised absolute path: `~` and relative paths against `home`. */
+char *fk__path_resolve(const char *path, const char *home)
+{
+	char *joined;
+	if (!path || !*path)
+		path = "~";
+	if (path[0] == '~' && (path[1] == 0 || path[1] == '/')) {
+		if (asprintf(&joined, "%s/%s", home, path + 1) < 0)
+			return NULL;
+	} else if (path[0] != '/') {
+		if (asprintf(&joined, "%s/%s", home, path) < 0)
+			return NULL;
+	} else if (!(joined = strdup(path))) {
+		return NULL;
+	}
+	char *out = malloc(strlen(joined) + 2);
+	if (!out) {
+		free(joined);
+		return NULL;
+	}
+	size_t len = 0;
+	char *save = NULL;
+	for (char *seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			continue;
+		}
+		out[len++] = '/';
+		size_t n = strlen(seg);
+		memcpy(out + len, seg, n);
+		len += n;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = 0;
+	free(joined);
+	return out;
+}
+
+FILE *fk__fopen_in(int rootfd, const char *path)
+{
+	int fd = fk__open_in(rootfd, path, O_RDONLY, 0);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err)
+{
+	if (!name)
+		name = b->default_user ? b->default_user : "root";
+	memset(out, 0, sizeof(*out));
+	FILE *f = fk__fopen_in(rootfd, "/etc/passwd");
+	bool found = false;
+	if (f) {
+		struct passwd pw, *res;
+		char buf[2048];
+		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0) {
+			if (strcmp(pw.pw_name, name) != 0)
+				continue;
+			out->uid = pw.pw_uid;
+			out->gid = pw.pw_gid;
+			snprintf(out->name, sizeof(out->name), "%s", pw.pw_name);
+			snprintf(out->home, sizeof(out->home), "%s", pw.pw_dir);
+			snprintf(out->shell, sizeof(out->shell), "%s", pw.pw_shell);
+			found = true;
+			break;
+		}
+		fclose(f);
+	}
+	if (!found && !strcmp(name, "root")) { /* a box whose /etc/passwd was broken */
+		snprintf(out->name, sizeof(out->name), "root");
+		snprintf(out->home, sizeof(out->home), "/root");
+		snprintf(out->shell, sizeof(out->shell), "/bin/sh");
+		found = true;
+	}
+	if (!found)
+		return fk__fail(err, FK_ENOUSER, 0, "invalid username: '%s'", name);
+	out->groups[out->n_groups++] = out->gid;
+	f = fk__fopen_in(rootfd, "/etc/group");
+	if (f) {
+		struct group gr, *res;
+		char buf[4096];
+		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0 && out->n_groups < 64) {
+			if (gr.gr_gid == out->gid)
+				continue;
+			for (char **m = gr.gr_mem; m && *m; m++) {
+				if (!strcmp(*m, name)) {
+					out->groups[out->n_groups++] = gr.gr_gid;
+					break;
+				}
+			}
+		}
+		fclose(f);
+	}
+	return 0;
+}

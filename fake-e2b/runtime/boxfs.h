@@ -1,0 +1,31 @@
+/*
+ * fake-e2b/runtime/boxfs.h — a box seen from the host (boxfs.c): its root fd, paths resolved
+ * inside it, its users. Used by files.c and proc.c; uses only the core (runtime_int.h).
+ */
+#ifndef FAKE_E2B_BOXFS_H
+#define FAKE_E2B_BOXFS_H
+
+#include "runtime_int.h"
+
+#include <stdio.h>
+
+typedef struct fk_user {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	char home[256];
+	char shell[128];
+	gid_t groups[64];
+	int n_groups;
+} fk_user;
+
+/* openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) of `path` under `rootfd`; O_CLOEXEC added. */
+int fk__open_in(int rootfd, const char *path, int flags, mode_t mode);
+/* The same, as a read-only stdio stream; NULL with errno. */
+FILE *fk__fopen_in(int rootfd, const char *path);
+int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */
+/* `name` NULL: the box's default user. FK_ENOUSER if /etc/passwd has no such user. */
+int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err);
+char *fk__path_resolve(const char *path, const char *home); /* absolute, normalised; malloc */
+
+#endif /* FAKE_E2B_BOXFS_H */

@@ -1,0 +1,14 @@
+/*
+ * fake-e2b/runtime/procs.h — what the lifecycle asks of a box's processes (proc.c) when the
+ * box stops: stop forwarding, signal them all, release them.
+ */
+#ifndef FAKE_E2B_PROCS_H
+#define FAKE_E2B_PROCS_H
+
+#include "runtime_int.h"
+
+void fk__box_procs_stop(fk_box *b);            /* stop forwarding output of every process */
+void fk__box_procs_release(fk_box *b);         /* destroy: wait for end events, drop refs */
+void fk__box_procs_signal(fk_box *b, int sig); /* every unreaped process (no-init backends) */
+
+#endif /* FAKE_E2B_PROCS_H */
