@@ -1,5 +1,6 @@
 /*
- * cli/cli.h: the sandbox-e2b command-line tool, shared between its files.
+ * cli/cli.h: the core of the sandbox-e2b command-line tool: the run's state,
+ * config and provider (config.c), output and exit codes (output.c).
  *
  * The tool is a thin layer over the public API (include/sandbox.h): it parses
  * arguments, loads the deployment config, calls one contract method and maps
@@ -29,51 +30,17 @@ typedef struct cli {
 	const char *prog;        /* "sandbox-e2b" */
 	const char *cmd;         /* the subcommand, for messages */
 	bool json;               /* --json: exactly one JSON object on stdout */
-	bool verbose;            /* -v: library debug/info logs (warnings always show), and
-	                            the demo's fake-e2b output, on stderr */
+	bool json_early;         /* --json is among the words: usage errors print JSON too */
+	bool verbose;            /* -v or E2B_DEBUG=true: library debug/info logs (one line
+	                            per HTTP request; warnings always show), and the demo's
+	                            fake-e2b output, on stderr */
 	const char *config_path; /* --config FILE */
 	const char *template_id; /* --template T */
-	const char *envd_url;    /* --envd-url URL or SANDBOX_E2B_ENVD_URL */
+	const char *envd_url;    /* --envd-url URL, E2B_SANDBOX_URL or SANDBOX_E2B_ENVD_URL */
 	sbx_e2b_config *cfg;     /* loaded by cli_provider() */
 	sbx_provider *prov;
 	sbx_signal *sig; /* aborted by SIGINT / SIGTERM */
 } cli;
-
-/* ---- argument parsing (args.c) ------------------------------------------------ */
-
-/* One long option of a subcommand: "--name VALUE" / "--name=VALUE" when has_arg. */
-typedef struct cli_opt {
-	const char *name;
-	bool has_arg;
-	int id;
-} cli_opt;
-
-/* Ids of the options every subcommand accepts. */
-enum { OPT_HELP = 1000, OPT_JSON, OPT_VERBOSE, OPT_CONFIG, OPT_TEMPLATE, OPT_ENVD_URL };
-
-#define CLI_MAX_POS 256
-
-/* Called for each option of the subcommand's own table; returns 0 or CLI_EXIT_USAGE. */
-typedef int (*cli_opt_fn)(cli *c, void *state, int id, const char *value);
-
-typedef struct cli_args {
-	const char *pos[CLI_MAX_POS]; /* positional arguments, in order */
-	size_t npos;
-	size_t ndash;  /* how many positionals came before "--" (npos if none) */
-	bool dashdash; /* "--" was given */
-	bool help;
-} cli_args;
-
-/*
- * Parse argv[0..argc) (the words after the subcommand): common options go to
- * `c`, the subcommand's own ones to fn(state). Returns 0 or CLI_EXIT_USAGE
- * (message printed).
- */
-int cli_parse(cli_args *out, cli *c, int argc, char **argv, const cli_opt *opts, cli_opt_fn fn,
-              void *state);
-int cli_usage_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int cli_parse_u64(cli *c, const char *opt, const char *s, uint64_t min, uint64_t *out);
-int cli_parse_double(cli *c, const char *opt, const char *s, double *out);
 
 /* ---- config and provider (config.c) ------------------------------------------- */
 
@@ -110,6 +77,15 @@ int cli_fail_hint(cli *c, int code, const sbx_error *err, const char *hint);
 const char *cli_lib_message(const char *msg);
 /* A local allocation failed: reported as SBX_ENOMEM through cli_fail (not a usage error). */
 int cli_oom(cli *c);
+/*
+ * cli_fail for a failure of a call that took tags: an invalid tag among
+ * tags[0..n) gets a hint naming it and the contract's rule.
+ */
+int cli_fail_tags(cli *c, int code, const sbx_error *err, const char *const *tags, size_t n);
+/* Print a usage error (and with --json the {"error":{"code":"usage"}} object); CLI_EXIT_USAGE. */
+int cli_usage_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Finish a command that returns nothing but success: {"ok":true,"id":ID} or `what` on stderr. */
+int cli_done_ok(cli *c, const char *id, const char *what);
 /* What to do next about an error, one sentence (static string). */
 const char *cli_hint(const cli *c, int code, const sbx_error *err);
 /* Print a JSON object as one line on stdout and free it (steals obj). */
@@ -121,23 +97,6 @@ const char *cli_strerror(int errnum, char *buf, size_t len);
 
 /* The signal that aborted the run (SIGINT, SIGTERM) or 0; set by main.c's handler. */
 extern volatile int cli_signo;
-
-/* ---- subcommands (commands.c, demo.c) ------------------------------------------ */
-
-typedef struct cli_command {
-	const char *name;
-	int (*run)(cli *c, int argc, char **argv);
-	const char *summary;
-	const char *help; /* full --help text after the first line */
-} cli_command;
-
-extern const cli_command cli_commands[];
-extern const size_t cli_ncommands;
-
-int cli_cmd_demo(cli *c, int argc, char **argv);
-/* Print the --help of c->cmd on stdout. Returns 0. */
-int cli_print_help(cli *c);
-extern const char cli_demo_help[];
 
 /* ---- the wordfreq example, embedded at build time (embedded.c, generated) ------- */
 

@@ -1,18 +1,20 @@
 /*
- * cli/main.c: entry point of sandbox-e2b: global options, dispatch to a
- * subcommand, Ctrl-C handling and the top-level --help.
+ * cli/main.c: entry point of sandbox-e2b: the abort signal and its
+ * SIGINT/SIGTERM handlers, the global options, finding the command in the
+ * table, the setup its flags ask for, running it, freeing.
  *
  * SIGINT and SIGTERM abort the run's signal (sbx_signal_abort is
  * async-signal-safe): the library stops the call, killing a remote command,
  * and the tool exits 128 + the signal (130 for Ctrl-C). SA_RESETHAND makes a
  * second Ctrl-C end the tool at once.
  */
-#include "cli.h"
+#include "command.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static sbx_signal *volatile abort_sig;
 
@@ -38,110 +40,82 @@ static void install_handlers(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* The top-level help: on stdout for --help, on stderr (exit 2) when no command is given. */
-static void print_usage(FILE *f)
+static const char *env(const char *name)
 {
-	fprintf(f, "sandbox-e2b %s: sandbox@1 on E2B from the command line\n\n", sbx_version());
-	fprintf(f, "Usage: sandbox-e2b [--json] [--config FILE] COMMAND [ARGS...]\n"
-	           "       sandbox-e2b COMMAND --help\n\nCommands:\n");
-	for (size_t i = 0; i < cli_ncommands; i++)
-		fprintf(f, "  %-16s %s\n", cli_commands[i].name, cli_commands[i].summary);
-	fprintf(
-	    f,
-	    "\n"
-	    "Configuration (first found wins):\n"
-	    "  --config FILE          deployment config JSON: "
-	    "{\"apiKey\",\"template\",\"apiUrl\",\n"
-	    "                         \"domain\",\"timeoutSeconds\",\"domainAllowlist\",\n"
-	    "                         \"allowOpenEgress\"}\n"
-	    "  SANDBOX_E2B_CONFIG     the same JSON in an environment variable\n"
-	    "  E2B_API_KEY            with E2B_TEMPLATE (or --template), E2B_API_URL, E2B_DOMAIN\n"
-	    "  --envd-url URL         envd address for self-hosted or local envd\n"
-	    "                         (or SANDBOX_E2B_ENVD_URL)\n"
-	    "\n"
-	    "Common options: --json (one JSON object on stdout), --template T, -h/--help,\n"
-	    "  -v (also the library's debug/info log lines; warnings always show).\n"
-	    "\n"
-	    "Exit codes: 0 ok; 1 error (the message says what to do next); 2 usage error or\n"
-	    "  invalid config; 3 not found (resume: gone, read/stat: no such path);\n"
-	    "  exec: the command's own exit code, 124 timeout, 125 killed by an unknown\n"
-	    "  signal; 130 interrupted by Ctrl-C (143 by SIGTERM).\n"
-	    "\n"
-	    "Examples:\n"
-	    "  sandbox-e2b demo                       # no account needed: runs a local fake-e2b\n"
-	    "  export E2B_API_KEY=e2b_... E2B_TEMPLATE=capybara-sandbox\n"
-	    "  id=$(sandbox-e2b create conv-42)\n"
-	    "  sandbox-e2b exec \"$id\" -- 'uname -a && ls /workspace'\n"
-	    "  sandbox-e2b destroy \"$id\"\n");
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
 }
 
-/* Index of the subcommand word in argv, skipping global options (and their values). */
-static int find_command(int argc, char **argv)
+/* Run one command: its words are argv[0..argc), argv[0] its name. */
+static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
 {
-	static const char *const with_value[] = {"--config", "--template", "--envd-url",
-	                                         "--fake-e2b"};
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] != '-')
-			return i;
-		for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-			if (strcmp(argv[i], with_value[k]) == 0)
-				i++;
+	cli_args *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return cli_oom(c);
+	c->cmd = cmd->name;
+	if ((rc = cli_opt_parse(a, c, argc, argv, cmd->options, cmd->stop_after)) != 0)
+		goto done;
+	if (a->help) {
+		cli_command_help(cmd);
+		goto done;
 	}
-	return -1;
-}
-
-static bool has_flag(int argc, char **argv, const char *a, const char *b)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], a) == 0 || (b && strcmp(argv[i], b) == 0))
-			return true;
-	return false;
+	if (a->npos < cmd->min_pos)
+		rc = cli_usage_error(c, "missing argument: expected %s", cmd->args);
+	else if (a->npos > cmd->max_pos)
+		rc = cli_usage_error(c, "unexpected argument '%s' (expected %s)",
+		                     a->pos[cmd->max_pos], cmd->args);
+	else if (!(cmd->flags & CLI_CMD_PROVIDER) || (rc = cli_provider(c)) == 0)
+		rc = cmd->run(c, a);
+done:
+	free(a);
+	return rc;
 }
 
 static int run(cli *c, int argc, char **argv)
 {
-	int ci = find_command(argc, argv), rc;
-	char **rest;
-	int nrest = 0;
+	const cli_command *cmd;
+	cli_args *g;
+	int rc, ci;
 
-	if (ci < 0) {
-		if (has_flag(argc, argv, "--version", NULL)) {
+	if (argc > 1 && strcmp(argv[1], "__complete") == 0)
+		return cli_complete(argc - 2, argv + 2);
+	if (!(g = calloc(1, sizeof(*g))))
+		return cli_oom(c);
+	/* Global options up to the command word; everything from it on is the command's. */
+	if ((rc = cli_opt_parse(g, c, argc, argv, NULL, 0)) != 0)
+		goto done;
+	if (g->npos == 0) {
+		if (g->version)
 			printf("sandbox-e2b %s\n", sbx_version());
-			return 0;
-		}
-		if (argc > 1 && !has_flag(argc, argv, "--help", "-h"))
-			return cli_usage_error(c, "missing COMMAND");
-		/* No arguments at all: usage on stderr, exit 2 (docs/cli.md "Exit codes"). */
-		print_usage(argc > 1 ? stdout : stderr);
-		return argc > 1 ? 0 : CLI_EXIT_USAGE;
+		else if (g->help || argc == 1)
+			/* No arguments at all: usage on stderr, exit 2 (docs/cli.md "Exit codes").
+			 */
+			cli_usage(argc == 1 ? stderr : stdout);
+		else
+			rc = cli_usage_error(c, "missing COMMAND");
+		if (argc == 1)
+			rc = CLI_EXIT_USAGE;
+		goto done;
 	}
+	ci = argc - (int)g->npos; /* the command word's index */
 	if (strcmp(argv[ci], "help") == 0) {
-		if (ci + 1 >= argc) {
-			print_usage(stdout);
-			return 0;
-		}
-		c->cmd = argv[ci + 1];
-		for (size_t i = 0; i < cli_ncommands; i++)
-			if (strcmp(cli_commands[i].name, c->cmd) == 0)
-				return cli_print_help(c);
-		c->cmd = NULL;
-		return cli_usage_error(c, "unknown command '%s'", argv[ci + 1]);
+		if (g->npos == 1)
+			cli_usage(stdout);
+		else if ((cmd = cli_command_find(argv[ci + 1])))
+			cli_command_help(cmd);
+		else
+			rc = cli_usage_error(c, "unknown command '%s'", argv[ci + 1]);
+		goto done;
 	}
-	for (size_t i = 0; i < cli_ncommands; i++) {
-		if (strcmp(cli_commands[i].name, argv[ci]) != 0)
-			continue;
-		c->cmd = cli_commands[i].name;
-		/* The subcommand sees every word but its own name. */
-		if (!(rest = calloc((size_t)argc, sizeof(*rest))))
-			return cli_oom(c);
-		for (int k = 1; k < argc; k++)
-			if (k != ci)
-				rest[nrest++] = argv[k];
-		rc = cli_commands[i].run(c, nrest, rest);
-		free(rest);
-		return rc;
-	}
-	return cli_usage_error(c, "unknown command '%s'", argv[ci]);
+	if (!(cmd = cli_command_find(argv[ci])))
+		rc = cli_usage_error(c, "unknown command '%s'", argv[ci]);
+	else
+		rc = run_command(c, cmd, argc - ci, argv + ci);
+done:
+	free(g);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -155,12 +129,14 @@ int main(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	abort_sig = c.sig;
-	if (getenv("SANDBOX_E2B_ENVD_URL") && *getenv("SANDBOX_E2B_ENVD_URL"))
-		c.envd_url = getenv("SANDBOX_E2B_ENVD_URL");
+	/* E2B_SANDBOX_URL is the official SDK's name; SANDBOX_E2B_ENVD_URL ours (it wins). */
+	c.envd_url =
+	    env("SANDBOX_E2B_ENVD_URL") ? env("SANDBOX_E2B_ENVD_URL") : env("E2B_SANDBOX_URL");
+	c.verbose = env("E2B_DEBUG") && strcasecmp(env("E2B_DEBUG"), "true") == 0;
 	/* Known before parsing, so even an early usage error prints its JSON object. */
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--json") == 0)
-			c.json = true;
+			c.json_early = true;
 	install_handlers();
 	rc = run(&c, argc, argv);
 	fflush(stdout);

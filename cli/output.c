@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "shapes.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,4 +151,69 @@ int cli_oom(cli *c)
 	sbx_error err = {SBX_ENOMEM, 0, "", "out of memory"};
 
 	return cli_fail(c, SBX_ENOMEM, &err);
+}
+
+int cli_usage_error(cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->cmd)
+		fprintf(stderr, "%s %s: %s\nRun '%s %s --help' for usage.\n", c->prog, c->cmd, msg,
+		        c->prog, c->cmd);
+	else
+		fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", c->prog, msg, c->prog);
+	if (c->json || c->json_early) {
+		json_t *o = json_pack("{s:{s:s,s:s,s:s}}", "error", "code", "usage", "message", msg,
+		                      "hint", "run with --help for usage");
+		cli_json_print(o);
+	}
+	return CLI_EXIT_USAGE;
+}
+
+int cli_done_ok(cli *c, const char *id, const char *what)
+{
+	if (c->json)
+		cli_json_print(json_pack("{s:b,s:s}", "ok", 1, "id", id));
+	else
+		fprintf(stderr, "%s\n", what);
+	return CLI_EXIT_OK;
+}
+
+#define TAG_RULE "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+
+/* The tag rule of the contract (for the hint only; the library decides). */
+static bool tag_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)t[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		             (ch >= '0' && ch <= '9');
+		if (!alnum && (i == 0 || (ch != '_' && ch != '-')))
+			return false;
+	}
+	return true;
+}
+
+int cli_fail_tags(cli *c, int code, const sbx_error *err, const char *const *tags, size_t n)
+{
+	char hint[512];
+
+	if (code == SBX_EINVALID && strcmp(err->message, "invalid sandbox tag") == 0)
+		for (size_t i = 0; i < n; i++)
+			if (!tag_ok(tags[i])) {
+				snprintf(hint, sizeof(hint),
+				         "tag '%.100s' must match " TAG_RULE
+				         " (letters, digits, '_' and '-', at most 64)",
+				         tags[i]);
+				return cli_fail_hint(c, code, err, hint);
+			}
+	return cli_fail(c, code, err);
 }

@@ -30,7 +30,7 @@ int main(void)
 	sbx_exec_result res = {0};
 	sbx_e2b_config *cfg = NULL;
 	sbx_provider *p = NULL;
-	sbx_error err = {0};
+	sbx_error err = {0}, derr = {0};
 	char *id = NULL;
 	int rc = 1;
 
@@ -59,8 +59,9 @@ int main(void)
 	fwrite(res.stdout_data, 1, res.stdout_len, stdout);
 	rc = res.has_exit_code ? res.exit_code : 1;
 done:
-	if (id && sbx_sandbox_destroy(p, id, NULL, &err) < 0)
-		fail("destroy", &err);
+	/* A fresh error: err may still hold the failure that brought us here. */
+	if (id && sbx_sandbox_destroy(p, id, NULL, &derr) < 0)
+		fail("destroy", &derr);
 	sbx_exec_result_free(&res);
 	sbx_free(id);
 	sbx_provider_free(p);

@@ -31,6 +31,7 @@ struct sbx_http {
 	pthread_mutex_t mu;
 	http_pair idle[SBX_HTTP_POOL_IDLE];
 	size_t nidle;
+	sbx_logger logger; /* the debug line per call (sbx__http_set_logger) */
 };
 
 struct sbx_http_call {
@@ -49,6 +50,7 @@ struct sbx_http_call {
 	int cb_code;       /* error raised inside the write callback */
 	sbx_error cb_err;
 	char errbuf[CURL_ERROR_SIZE];
+	uint64_t t0_ms; /* monotonic start, for the debug line */
 };
 
 int sbx__http_new(sbx_http **out, sbx_error *err)
@@ -66,6 +68,27 @@ int sbx__http_new(sbx_http **out, sbx_error *err)
 	}
 	*out = h;
 	return 0;
+}
+
+void sbx__http_set_logger(sbx_http *h, const sbx_logger *logger)
+{
+	h->logger = *logger;
+}
+
+/* The debug line of a finished call: method, path (no host, no query), status, ms. */
+static void call_log(const sbx_http_call *c)
+{
+	const char *path = strstr(c->req.url, "://");
+	char status[16], ms[24], pathbuf[256];
+
+	path = path ? strchr(path + 3, '/') : NULL;
+	snprintf(pathbuf, sizeof(pathbuf), "%.*s", path ? (int)strcspn(path, "?#") : 1,
+	         path ? path : "/");
+	snprintf(status, sizeof(status), "%ld", c->status);
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)(sbx__now_ms() - c->t0_ms));
+	sbx_log_field f[4] = {
+	    {"method", c->req.method}, {"path", pathbuf}, {"status", status}, {"ms", ms}};
+	c->h->logger.fn(SBX_LOG_DEBUG, "http", f, 4, c->h->logger.payload);
 }
 
 static void pair_cleanup(http_pair *p)
@@ -256,6 +279,7 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	c->h = h;
 	c->req = *req;
+	c->t0_ms = sbx__now_ms();
 	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
 	if (pair_take(&c->pair, h) < 0) {
 		sbx__free(c);
@@ -378,6 +402,8 @@ void sbx__http_call_free(sbx_http_call *c)
 {
 	if (!c)
 		return;
+	if (c->added && c->h->logger.fn)
+		call_log(c);
 	if (c->added)
 		curl_multi_remove_handle(c->pair.multi,
 		                         c->pair.easy); /* cuts an unfinished transfer */

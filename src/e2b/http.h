@@ -19,6 +19,7 @@
 #define SBX_E2B_HTTP_H
 
 #include <sandbox/error.h>
+#include <sandbox/log.h>
 #include <sandbox/signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,6 +62,12 @@ typedef struct sbx_http_req {
 
 /* A client (the pool). 0, SBX_ENOMEM, SBX_EINTERNAL. */
 int sbx__http_new(sbx_http **out, sbx_error *err);
+/*
+ * Log one debug line per finished call through `logger` ("http" with method,
+ * path without host and query, status (0: no answer), ms): no header, host or
+ * query string, so no secret. Set before the first call; not thread-safe.
+ */
+void sbx__http_set_logger(sbx_http *h, const sbx_logger *logger);
 /* Free the client; no call may be in progress. Accepts NULL. */
 void sbx__http_free(sbx_http *h);
 

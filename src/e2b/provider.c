@@ -577,9 +577,11 @@ static int copy_config(sbx__e2b_provider *p, const sbx_e2b_config *cfg, const sb
 		error = sbx_buf_printf(&api, "https://api.%s", p->domain);
 	if (error == 0 && (error = sbx_global_init()) < 0)
 		sbx__error_set(err, error, "cannot initialise libcurl");
-	if (error == 0 && (error = sbx__http_new(&p->http, err)) == 0)
+	if (error == 0 && (error = sbx__http_new(&p->http, err)) == 0) {
+		sbx__http_set_logger(p->http, &p->logger);
 		error =
 		    sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr, cfg->api_key, err);
+	}
 	sbx_buf_dispose(&api);
 	return error < 0 ? sbx__error_set(err, error, "out of memory") : 0;
 }

@@ -106,6 +106,53 @@ test_help() {
 	expect_eq "early usage error --json object" "$(jq_out error.code)" "usage"
 	run --version
 	expect_rc "--version exits 0" 0
+	# A value-taking option as the last word: a usage error, never a crash (was SIGSEGV)
+	local o
+	for o in --config --template --envd-url; do
+		run "$o"
+		expect_rc "'$o' as the last argument exits 2" 2
+		expect_grep "'$o' as the last argument says it needs a value" "option '$o' needs a value" "$tmp/err"
+		run exec "$o"
+		expect_rc "'exec $o' as the last argument exits 2" 2
+	done
+	# Numbers out of range are refused before anything else happens
+	run create x --cpu 99999999999999999999
+	expect_rc "--cpu 1e20 exits 2" 2
+	expect_grep "--cpu 1e20 says the bound" "--cpu must be at most 1024" "$tmp/err"
+	run create x --disk-mb 18446744073709551617
+	expect_rc "--disk-mb 2^64+1 exits 2" 2
+	expect_grep "--disk-mb 2^64+1 says the bound" "--disk-mb must be at most" "$tmp/err"
+	run create x --memory-mb -5
+	expect_rc "--memory-mb -5 exits 2" 2
+	run exec x --max-output-bytes 18446744073709551617 -- true
+	expect_rc "--max-output-bytes 2^64+1 exits 2" 2
+	expect_grep "--max-output-bytes 2^64+1 says the bound" "must be at most" "$tmp/err"
+	run exec x --timeout-ms 5q -- true
+	expect_rc "bad duration exits 2" 2
+	expect_grep "bad duration shows the forms" "1500ms, 5s or 2m" "$tmp/err"
+	run exec x --timeout-ms 0s -- true
+	expect_rc "zero duration exits 2" 2
+	run exec x --timeout-ms 99999999999h -- true
+	expect_rc "huge duration exits 2" 2
+	run create x --bogus=1
+	expect_rc "unknown --opt=value exits 2" 2
+	expect_grep "unknown option named" "unknown option '--bogus=1'" "$tmp/err"
+	run destroy x --json=1
+	expect_rc "a flag given a value exits 2" 2
+	expect_grep "a flag given a value says so" "option '--json' takes no value" "$tmp/err"
+	# Completion: the words come from the command table
+	"$cli" __complete "" >"$tmp/out"
+	expect_grep "__complete lists commands" "^exec$" "$tmp/out"
+	if grep -q "__complete" "$tmp/out"; then no "__complete is hidden"; else ok "__complete is hidden"; fi
+	expect_eq "__complete a command prefix" "$("$cli" __complete des)" "$(printf 'destroy\ndestroy-by-name')"
+	expect_eq "__complete an option" "$("$cli" __complete create --eg)" "--egress"
+	expect_eq "__complete an option's values" "$("$cli" __complete create --egress "")" "$(printf 'none\nallowlist\nopen')"
+	expect_eq "__complete after global options" "$("$cli" __complete --config f.json exec x --time)" "--timeout-ms"
+	expect_eq "__complete config check" "$("$cli" __complete config "")" "check"
+	if bash -n "$(dirname "$0")/../../cli/completion/sandbox-e2b.bash"; then ok "completion script parses"; else no "completion script parses"; fi
+	out=$(bash -c 'source "$1"; PATH=$(dirname "$2"):$PATH; COMP_WORDS=(sandbox-e2b cre); COMP_CWORD=1; _sandbox_e2b; printf "%s\n" "${COMPREPLY[@]}"' _ \
+		"$(dirname "$0")/../../cli/completion/sandbox-e2b.bash" "$cli")
+	expect_eq "completion script completes 'cre'" "$out" "create"
 	finish
 }
 
@@ -236,6 +283,21 @@ test_exec() { # ID
 
 	run exec "$id" 'exit 7'
 	expect_rc "exec without -- works" 7
+
+	# Options end at the first word after ID: the rest is the command, dashes and all
+	run exec "$id" echo -n --json x
+	expect_rc "exec ID echo -n --json x exits 0" 0
+	expect_eq "exec: words after the command are the command's" "$(cat "$tmp/out")" "--json x"
+	run exec "$id" ls -la /workspace
+	expect_rc "exec ID ls -la works" 0
+	expect_grep "exec ID ls -la lists" "^total" "$tmp/out"
+	run exec "$id" --cwd /tmp pwd
+	expect_eq "options between ID and the command still count" "$(cat "$tmp/out")" "/tmp"
+	run exec --cwd /tmp "$id" -- pwd
+	expect_eq "options before ID count" "$(cat "$tmp/out")" "/tmp"
+	run exec "$id" --timeout-ms 1s sleep 30
+	expect_rc "--timeout-ms 1s times out (exit 124)" 124
+	expect_grep "--timeout-ms 1s is 1000 ms" "after 1000 ms" "$tmp/err"
 
 	run exec "$id" --timeout-ms 1000 -- sleep 30
 	expect_rc "exec timeout exits 124" 124
@@ -476,6 +538,18 @@ test_commands() {
 	 c=$(cat "$tmp/out")
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url run exec "$c" --template base --envd-url "$url" -- echo via-env
 	 expect_eq "E2B_API_KEY + E2B_API_URL + --template work" "$(cat "$tmp/out")" "via-env"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_SANDBOX_URL=$url run exec "$c" --template base -- echo sdk-env
+	 expect_eq "E2B_SANDBOX_URL means --envd-url" "$(cat "$tmp/out")" "sdk-env"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_DEBUG=true E2B_SANDBOX_URL=$url run stat "$c" /workspace
+	 expect_rc "E2B_DEBUG=true: the command still works" 0
+	 expect_grep "E2B_DEBUG=true: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200 ms=[0-9]*$" "$tmp/err"
+	 expect_grep "E2B_DEBUG=true: envd requests too" "^sandbox-e2b: debug: http method=POST path=/process.Process/Start status=200 ms=" "$tmp/err"
+	 no_secret "E2B_DEBUG=true"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_SANDBOX_URL=$url run stat "$c" /workspace
+	 if grep -q "debug: http" "$tmp/err"; then no "no debug lines without -v or E2B_DEBUG"; else ok "no debug lines without -v or E2B_DEBUG"; fi
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_SANDBOX_URL=$url run stat "$c" /workspace -v
+	 expect_grep "-v: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200" "$tmp/err"
+	 no_secret "-v"
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base SANDBOX_E2B_ENVD_URL=$url run destroy "$c"
 	 expect_rc "E2B_TEMPLATE + SANDBOX_E2B_ENVD_URL work" 0
 	 echo "$pass $fail" >"$tmp/counts")

@@ -10,7 +10,7 @@
  * narrated line per step with its time in ms; the first failing step is named
  * and the exit code is 1.
  */
-#include "cli.h"
+#include "command.h"
 #include "shapes.h"
 
 #include <errno.h>
@@ -38,34 +38,6 @@ extern char **environ;
 #define DEMO_BUILD_MS      180000
 #define DEMO_BG_WAIT_MS    30000
 #define DEMO_BG_RETURN_MS  60000
-
-const char cli_demo_help[] =
-    "Usage: sandbox-e2b demo [--fake-e2b PATH] [--local] [--keep] [--name NAME]\n"
-    "\n"
-    "Runs an agent-like session and narrates each step with its time in ms: create a\n"
-    "sandbox, write a multi-file C program (wordfreq) and its Makefile into\n"
-    "/workspace, build and run it with make and gcc, read and stat the report it\n"
-    "wrote, start 'sleep 300' tagged 'bg' and kill it by tag, pause and resume the\n"
-    "sandbox and check the files are still there, then destroy it.\n"
-    "\n"
-    "Without E2B credentials (--config, SANDBOX_E2B_CONFIG or E2B_API_KEY) it starts\n"
-    "the local fake-e2b server on a free port and stops it afterwards. fake-e2b is\n"
-    "looked up as --fake-e2b PATH, $FAKE_E2B, ../fake-e2b/fake-e2b next to this\n"
-    "program (the build tree), this program's directory, then PATH.\n"
-    "\n"
-    "  --fake-e2b PATH   the fake-e2b binary to start\n"
-    "  --local           use fake-e2b even when E2B credentials are set\n"
-    "  --keep            do not destroy the sandbox at the end (prints its id)\n"
-    "  --name NAME       sandbox name (default sbx-demo-<pid>)\n"
-    "\n"
-    "With --json, one object: {\"passed\",\"failed_step\",\"total_ms\",\"steps\":[...],\n"
-    "\"report\"}.\n"
-    "\n"
-    "Exit 0 when every step passed; 1 naming the failed step; 130 on Ctrl-C.\n"
-    "\n"
-    "Examples:\n"
-    "  sandbox-e2b demo\n"
-    "  E2B_API_KEY=e2b_... E2B_TEMPLATE=capybara-sandbox sandbox-e2b demo\n";
 
 /* ---- narration -------------------------------------------------------------------- */
 
@@ -815,10 +787,16 @@ static int demo_session(demo *d)
 
 enum { OPT_FAKE = 1, OPT_LOCAL, OPT_KEEP, OPT_NAME };
 
-static int demo_opt(cli *c, void *state, int id, const char *v)
-{
-	demo *d = state;
+static const cli_option demo_options[] = {
+    {"fake-e2b", 0, "PATH", "the fake-e2b binary to start", OPT_FAKE, NULL},
+    {"local", 0, NULL, "use fake-e2b even when E2B credentials are set", OPT_LOCAL, NULL},
+    {"keep", 0, NULL, "do not destroy the sandbox at the end (prints its id)", OPT_KEEP, NULL},
+    {"name", 0, "NAME", "sandbox name (default sbx-demo-<pid>)", OPT_NAME, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
 
+static void demo_opt(demo *d, int id, const char *v)
+{
 	switch (id) {
 	case OPT_FAKE:
 		d->fake_path = v;
@@ -833,7 +811,6 @@ static int demo_opt(cli *c, void *state, int id, const char *v)
 		d->name = v;
 		break;
 	}
-	return 0;
 }
 
 /* Destroy a sandbox left by a failed step and stop the local server. */
@@ -876,25 +853,13 @@ static void demo_print_json(demo *d, int rc)
 	cli_json_print(o);
 }
 
-int cli_cmd_demo(cli *c, int argc, char **argv)
+static int demo_run(cli *c, const cli_args *a)
 {
-	static const cli_opt opts[] = {
-	    {"fake-e2b", true, OPT_FAKE},
-	    {"local", false, OPT_LOCAL},
-	    {"keep", false, OPT_KEEP},
-	    {"name", true, OPT_NAME},
-	    {NULL, false, 0},
-	};
 	demo d = {.c = c, .fake_fd = -1};
-	cli_args a;
 	int rc;
 
-	if ((rc = cli_parse(&a, c, argc, argv, opts, demo_opt, &d)) != 0)
-		return rc;
-	if (a.help)
-		return cli_print_help(c);
-	if (a.npos)
-		return cli_usage_error(c, "unexpected argument '%s'", a.pos[0]);
+	for (size_t i = 0; i < a->nopts; i++)
+		demo_opt(&d, a->opts[i].id, a->opts[i].value);
 	if (!d.name) {
 		snprintf(d.name_buf, sizeof(d.name_buf), "sbx-demo-%d", (int)getpid());
 		d.name = d.name_buf;
@@ -929,3 +894,32 @@ int cli_cmd_demo(cli *c, int argc, char **argv)
 	free(d.report);
 	return rc;
 }
+
+const cli_command cli_cmd_demo = {
+    .name = "demo",
+    .args = "[--fake-e2b PATH] [--local] [--keep] [--name NAME]",
+    .summary = "an agent-like session end to end, narrated with timings",
+    .description =
+        "Runs an agent-like session and narrates each step with its time in ms: create a\n"
+        "sandbox, write a multi-file C program (wordfreq) and its Makefile into\n"
+        "/workspace, build and run it with make and gcc, read and stat the report it\n"
+        "wrote, start 'sleep 300' tagged 'bg' and kill it by tag, pause and resume the\n"
+        "sandbox and check the files are still there, then destroy it.\n"
+        "\n"
+        "Without E2B credentials (--config, SANDBOX_E2B_CONFIG or E2B_API_KEY) it starts\n"
+        "the local fake-e2b server on a free port and stops it afterwards. fake-e2b is\n"
+        "looked up as --fake-e2b PATH, $FAKE_E2B, ../fake-e2b/fake-e2b next to this\n"
+        "program (the build tree), this program's directory, then PATH.\n"
+        "\n"
+        "With --json, one object: {\"passed\",\"failed_step\",\"total_ms\",\"steps\":[...],\n"
+        "\"report\"}.\n"
+        "\n"
+        "Exit 0 when every step passed; 1 naming the failed step; 130 on Ctrl-C.\n",
+    .examples = "  sandbox-e2b demo\n"
+                "  E2B_API_KEY=e2b_... E2B_TEMPLATE=capybara-sandbox sandbox-e2b demo\n",
+    .options = demo_options,
+    .stop_after = -1,
+    .min_pos = 0,
+    .max_pos = 0,
+    .run = demo_run,
+};

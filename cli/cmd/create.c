@@ -1,0 +1,133 @@
+/*
+ * cli/cmd/create.c: `sandbox-e2b create NAME`: sbx_sandbox_create.
+ */
+#include "command.h"
+#include "shapes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Upper bounds of the validated-only limits: far above any machine, low enough to be a typo. */
+#define CREATE_MAX_CPU       1024.0
+#define CREATE_MAX_MEMORY_MB (1024.0 * 1024 * 1024) /* 1 PiB */
+#define CREATE_MAX_DISK_MB   (1024.0 * 1024 * 1024)
+
+enum { OPT_CPU = 1, OPT_MEMORY, OPT_DISK, OPT_EGRESS, OPT_ALLOW_HOST };
+
+static const cli_option create_options[] = {
+    {"cpu", 0, "N", "cores (default 1; at most 1024)", OPT_CPU, NULL},
+    {"memory-mb", 0, "N", "MiB (default 2048)", OPT_MEMORY, NULL},
+    {"disk-mb", 0, "N", "MiB (default 10240)", OPT_DISK, NULL},
+    {"egress", 0, "POLICY",
+     "none (default), allowlist, or open (open needs\nallowOpenEgress in the config)", OPT_EGRESS,
+     "none allowlist open"},
+    {"allow-host", 0, "H",
+     "with --egress allowlist: a hostname, *.domain,\nIPv4 or CIDR; repeat for more",
+     OPT_ALLOW_HOST, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct create_state {
+	sbx_limits lim;
+	const char *hosts[CLI_MAX_OPTS];
+	size_t nhosts;
+} create_state;
+
+static int create_opt(cli *c, create_state *s, int id, const char *v)
+{
+	switch (id) {
+	case OPT_CPU:
+		return cli_opt_number(c, "--cpu", v, CREATE_MAX_CPU, &s->lim.cpu);
+	case OPT_MEMORY:
+		return cli_opt_number(c, "--memory-mb", v, CREATE_MAX_MEMORY_MB, &s->lim.memory_mb);
+	case OPT_DISK:
+		return cli_opt_number(c, "--disk-mb", v, CREATE_MAX_DISK_MB, &s->lim.disk_mb);
+	case OPT_EGRESS:
+		if (strcmp(v, "none") == 0)
+			s->lim.egress = SBX_EGRESS_NONE;
+		else if (strcmp(v, "allowlist") == 0)
+			s->lim.egress = SBX_EGRESS_ALLOWLIST;
+		else if (strcmp(v, "open") == 0)
+			s->lim.egress = SBX_EGRESS_OPEN;
+		else
+			return cli_usage_error(
+			    c, "--egress must be none, allowlist or open, got '%s'", v);
+		return 0;
+	case OPT_ALLOW_HOST:
+		s->hosts[s->nhosts++] = v; /* at most CLI_MAX_OPTS options in all */
+		return 0;
+	}
+	return 0;
+}
+
+/* Report a failed create, with a hint for a refused egress policy or allow host. */
+static int create_fail(cli *c, int rc, const sbx_error *err, const create_state *s)
+{
+	char hint[512];
+
+	if (rc != SBX_EINVALID)
+		return cli_fail(c, rc, err);
+	if (s->lim.egress == SBX_EGRESS_OPEN && strstr(err->message, "allowOpenEgress"))
+		return cli_fail_hint(c, rc, err,
+		                     "set \"allowOpenEgress\": true in the deployment config "
+		                     "(--config FILE or SANDBOX_E2B_CONFIG), or use --egress "
+		                     "allowlist with --allow-host");
+	if (s->nhosts && strstr(err->message, "allowHosts")) {
+		const char *bad = NULL;
+		for (size_t i = 0; i < s->nhosts && !bad; i++)
+			if (strstr(s->hosts[i], "://") || strchr(s->hosts[i], ':'))
+				bad = s->hosts[i];
+		snprintf(hint, sizeof(hint),
+		         "%s%.200s%sallow hosts are hostnames (optionally '*.' first, e.g. "
+		         "'*.pythonhosted.org'), IPv4 addresses or CIDRs (10.0.0.0/8), not URLs",
+		         bad ? "'" : "", bad ? bad : "", bad ? "' is a URL; " : "");
+		return cli_fail_hint(c, rc, err, hint);
+	}
+	return cli_fail(c, rc, err);
+}
+
+static int create_run(cli *c, const cli_args *a)
+{
+	create_state s = {.lim = {1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0}};
+	sbx_error err = {0};
+	char *id = NULL;
+	int rc;
+
+	for (size_t i = 0; i < a->nopts; i++)
+		if ((rc = create_opt(c, &s, a->opts[i].id, a->opts[i].value)) != 0)
+			return rc;
+	if (s.nhosts && s.lim.egress != SBX_EGRESS_ALLOWLIST)
+		return cli_usage_error(c, "--allow-host needs --egress allowlist");
+	if ((rc = cli_provider(c)) != 0)
+		return rc;
+	s.lim.allow_hosts = s.hosts;
+	s.lim.allow_hosts_count = s.nhosts;
+	if ((rc = sbx_sandbox_create(&id, c->prov, a->pos[0], &s.lim, c->sig, &err)) < 0)
+		return create_fail(c, rc, &err, &s);
+	if (c->json)
+		cli_json_print(cli_shape_created(id, a->pos[0]));
+	else
+		printf("%s\n", id);
+	sbx_free(id);
+	return CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_create = {
+    .name = "create",
+    .args = "NAME [--cpu N] [--memory-mb N] [--disk-mb N]\n"
+            "                          [--egress none|allowlist|open] [--allow-host H]...",
+    .summary = "create a sandbox named NAME (replacing one with that name)",
+    .description =
+        "Creates a sandbox and prints its id. Any sandbox already named NAME (running or\n"
+        "paused) is destroyed first. NAME: ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.\n"
+        "cpu / memory / disk are validated only (E2B fixes them in the template).\n",
+    .examples = "  id=$(sandbox-e2b create conv-42)\n"
+                "  sandbox-e2b create conv-42 --egress allowlist --allow-host pypi.org \\\n"
+                "      --allow-host '*.pythonhosted.org'\n",
+    .options = create_options,
+    .stop_after = -1,
+    .min_pos = 1,
+    .max_pos = 1,
+    .complete = "name",
+    .run = create_run,
+};

@@ -1,0 +1,202 @@
+/*
+ * cli/cmd/exec.c: `sandbox-e2b exec ID COMMAND...`: sbx_sandbox_exec.
+ */
+#include "command.h"
+#include "shapes.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXEC_MAX_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
+
+enum { OPT_CWD = 1, OPT_ENV, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_TAG };
+
+static const cli_option exec_options[] = {
+    {"cwd", 0, "DIR", "working directory (default /workspace)", OPT_CWD, NULL},
+    {"env", 0, "K=V", "environment variable; repeat for more", OPT_ENV, NULL},
+    {"timeout-ms", 0, "DURATION",
+     "kill the command after this long (default 60s;\n1500ms, 5s, 2m, 1h or a bare number "
+     "of ms)",
+     OPT_TIMEOUT, NULL},
+    {"max-output-bytes", 0, "N",
+     "budget of stdout + stderr together (default 1048576);\nmore is cut at a UTF-8 boundary "
+     "and reported",
+     OPT_MAX_OUTPUT, NULL},
+    {"tag", 0, "T", "tag the command for kill-tagged", OPT_TAG, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct exec_state {
+	sbx_exec_options o;
+	sbx_env_var env[CLI_MAX_OPTS];
+	char *env_keys[CLI_MAX_OPTS];
+} exec_state;
+
+static int exec_opt(cli *c, exec_state *s, int id, const char *v)
+{
+	uint64_t n;
+	const char *eq;
+	int rc;
+
+	switch (id) {
+	case OPT_CWD:
+		s->o.cwd = v;
+		return 0;
+	case OPT_ENV:
+		if (!(eq = strchr(v, '=')) || eq == v)
+			return cli_usage_error(c, "--env needs KEY=VALUE, got '%s'", v);
+		if (!(s->env_keys[s->o.env_count] = strndup(v, (size_t)(eq - v))))
+			return cli_oom(c);
+		s->env[s->o.env_count].key = s->env_keys[s->o.env_count];
+		s->env[s->o.env_count].value = eq + 1;
+		s->o.env_count++;
+		return 0;
+	case OPT_TIMEOUT:
+		if ((rc = cli_opt_duration_ms(c, "--timeout-ms", v, 1, EXEC_MAX_TIMEOUT_MS, &n)) !=
+		    0)
+			return rc;
+		s->o.timeout_ms = n;
+		return 0;
+	case OPT_MAX_OUTPUT:
+		if ((rc = cli_opt_u64(c, "--max-output-bytes", v, 0, SIZE_MAX / 2, &n)) != 0)
+			return rc;
+		s->o.max_output_bytes = (size_t)n;
+		return 0;
+	case OPT_TAG:
+		s->o.tag = v;
+		return 0;
+	}
+	return 0;
+}
+
+/* The command: the words after ID, joined with spaces (as ssh does). malloc'd. */
+static char *join_command(const cli_args *a)
+{
+	size_t len = 0;
+	char *cmd, *p;
+
+	for (size_t i = 1; i < a->npos; i++)
+		len += strlen(a->pos[i]) + 1;
+	if (!(cmd = malloc(len + 1)))
+		return NULL;
+	p = cmd;
+	for (size_t i = 1; i < a->npos; i++) {
+		size_t n = strlen(a->pos[i]);
+		if (i > 1)
+			*p++ = ' ';
+		memcpy(p, a->pos[i], n);
+		p += n;
+	}
+	*p = '\0';
+	return cmd;
+}
+
+static int exec_exit_code(const sbx_exec_result *r)
+{
+	if (r->aborted)
+		return cli_abort_exit();
+	if (r->timed_out)
+		return CLI_EXIT_TIMEOUT;
+	if (!r->has_exit_code)
+		return CLI_EXIT_NOCODE;
+	return r->exit_code;
+}
+
+static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
+{
+	if (c->json) {
+		cli_json_print(cli_shape_exec_result(r));
+		return;
+	}
+	fwrite(r->stdout_data, 1, r->stdout_len, stdout);
+	fflush(stdout);
+	fwrite(r->stderr_data, 1, r->stderr_len, stderr);
+	if (r->truncated)
+		fprintf(stderr,
+		        "%s exec: output truncated to %zu bytes (raise --max-output-bytes)\n",
+		        c->prog, s->o.max_output_bytes);
+	if (r->timed_out)
+		fprintf(stderr,
+		        "%s exec: command timed out after %" PRIu64 " ms and was "
+		        "killed (exit 124; raise --timeout-ms)\n",
+		        c->prog, s->o.timeout_ms);
+	else if (r->aborted)
+		fprintf(stderr, "%s exec: interrupted; the command was killed\n", c->prog);
+	else if (!r->has_exit_code)
+		fprintf(stderr, "%s exec: the command was killed by an unknown signal (exit 125)\n",
+		        c->prog);
+}
+
+static int exec_run(cli *c, const cli_args *a)
+{
+	exec_state *s = calloc(1, sizeof(*s));
+	sbx_exec_result r = {0};
+	sbx_error err = {0};
+	char *cmd = NULL;
+	int rc = 0;
+
+	if (!s)
+		return cli_oom(c);
+	s->o = (sbx_exec_options)SBX_EXEC_OPTIONS_INIT;
+	s->o.env = s->env;
+	for (size_t i = 0; i < a->nopts && rc == 0; i++)
+		rc = exec_opt(c, s, a->opts[i].id, a->opts[i].value);
+	if (rc != 0)
+		goto done;
+	if (a->npos < 2) {
+		rc = cli_usage_error(c, "missing argument: expected ID COMMAND...");
+		goto done;
+	}
+	if (a->dashdash && a->ndash > 1) {
+		rc = cli_usage_error(c, "put the command after '--' (got '%s' before it)",
+		                     a->pos[1]);
+		goto done;
+	}
+	if (!(cmd = join_command(a))) {
+		rc = cli_oom(c);
+		goto done;
+	}
+	if ((rc = cli_provider(c)) != 0)
+		goto done;
+	if ((rc = sbx_sandbox_exec(&r, c->prov, a->pos[0], cmd, &s->o, c->sig, &err)) < 0) {
+		rc = s->o.tag ? cli_fail_tags(c, rc, &err, &s->o.tag, 1) : cli_fail(c, rc, &err);
+		goto done;
+	}
+	exec_report(c, &r, s);
+	rc = exec_exit_code(&r);
+done:
+	sbx_exec_result_free(&r);
+	free(cmd);
+	for (size_t i = 0; i < s->o.env_count; i++)
+		free(s->env_keys[i]);
+	free(s);
+	return rc;
+}
+
+const cli_command cli_cmd_exec = {
+    .name = "exec",
+    .args = "[OPTIONS] ID [--] COMMAND...",
+    .summary = "run a shell command; exits with its exit code",
+    .description =
+        "Runs COMMAND with /bin/bash -c as the sandbox user. Options go before the\n"
+        "command: the first word after ID (or everything after '--') starts it, and the\n"
+        "words are joined with spaces into one command line, as ssh does. The command's\n"
+        "stdout and stderr go to this tool's stdout and stderr.\n"
+        "\n"
+        "Exit: the command's exit code (128+N when killed by signal N); 124 timed out;\n"
+        "125 killed by an unknown signal; 130 interrupted (Ctrl-C kills the remote\n"
+        "command); 1 library error; 2 usage error.\n",
+    .examples =
+        "  sandbox-e2b exec \"$id\" ls -la /workspace\n"
+        "  sandbox-e2b exec \"$id\" 'cd /workspace && echo hi > hello.txt && cat hello.txt'\n"
+        "  sandbox-e2b exec \"$id\" --cwd /tmp --env LANG=C --timeout-ms 5s -- ls -la\n"
+        "  sandbox-e2b exec \"$id\" --json -- 'echo hi' | jq .stdout\n",
+    .options = exec_options,
+    .stop_after = 1,
+    .min_pos = 0,
+    .max_pos = CLI_MAX_POS,
+    .complete = "id",
+    .run = exec_run,
+};
