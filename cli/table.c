@@ -6,7 +6,7 @@
 
 extern const cli_command cli_cmd_create, cli_cmd_resume, cli_cmd_suspend, cli_cmd_destroy,
     cli_cmd_destroy_by_name, cli_cmd_kill_all, cli_cmd_kill_tagged, cli_cmd_exec, cli_cmd_read,
-    cli_cmd_write, cli_cmd_stat, cli_cmd_config, cli_cmd_demo;
+    cli_cmd_write, cli_cmd_stat, cli_cmd_config, cli_cmd_demo, cli_cmd_serve;
 
 const cli_command *const cli_commands[] = {
     &cli_cmd_create,
@@ -22,6 +22,7 @@ const cli_command *const cli_commands[] = {
     &cli_cmd_stat,
     &cli_cmd_config,
     &cli_cmd_demo,
+    &cli_cmd_serve,
 };
 
 const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);

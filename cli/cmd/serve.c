@@ -1,0 +1,73 @@
+/*
+ * cli/cmd/serve.c: `sandbox-e2b serve`: hands stdin/stdout to the JSON-RPC
+ * server in cli/serve/ (bindings/protocol/methods.md).
+ *
+ * The deployment config comes from the CLI's usual sources when one is set
+ * (--config, SANDBOX_E2B_CONFIG, E2B_API_KEY ...), else from the first
+ * `initialize` request; a bad source is reported on stderr and the server
+ * waits for initialize.
+ */
+#include "serve/serve.h"
+#include "command.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { OPT_MAX_LINE = 1 };
+
+static const cli_option serve_options_table[] = {
+    {"max-line-bytes", 0, "N",
+     "refuse a request line over N bytes without reading it\n(default 67108864)", OPT_MAX_LINE,
+     NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static int serve_cmd_run(cli *c, const cli_args *a)
+{
+	serve_options o = {0};
+	char *json = NULL;
+	uint64_t n;
+	int rc;
+
+	for (size_t i = 0; i < a->nopts; i++) {
+		if ((rc = cli_opt_u64(c, "--max-line-bytes", a->opts[i].value, SERVE_MAX_LINE_MIN,
+		                      SIZE_MAX / 4, &n)) != 0)
+			return rc;
+		o.max_line = (size_t)n;
+	}
+	if (cli_have_credentials(c) && (rc = cli_config_json(c, &json)) != 0)
+		return rc;
+	o.config_json = json;
+	o.envd_url = c->envd_url;
+	o.verbose = c->verbose;
+	o.stop = c->sig;
+	o.in_fd = STDIN_FILENO;
+	o.out_fd = STDOUT_FILENO;
+	rc = serve_run(&o);
+	free(json);
+	return rc;
+}
+
+const cli_command cli_cmd_serve = {
+    .name = "serve",
+    .args = "[--max-line-bytes N]",
+    .summary = "JSON-RPC 2.0 on stdin/stdout for Node and Python hosts",
+    .description =
+        "JSON-RPC 2.0 on stdin/stdout, one JSON object per line (bindings/node,\n"
+        "bindings/python; bindings/protocol/methods.md). Methods: initialize, create,\n"
+        "resume, suspend, destroy, destroy_by_name, kill_all, kill_tagged, exec,\n"
+        "read_file, write_file, stat. Calls run at once and answers come in any order;\n"
+        "$/cancelRequest {\"id\"} aborts one. EOF on stdin (or SIGTERM) aborts the calls\n"
+        "in flight, kills their remote commands and exits 0. The config comes from\n"
+        "--config / SANDBOX_E2B_CONFIG / E2B_API_KEY, or from an initialize request.\n"
+        "Logs go to stderr (or as log notifications).\n",
+    .examples = "  printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"create\","
+                "\"params\":{\"name\":\"conv-42\"}}' | sandbox-e2b serve\n",
+    .options = serve_options_table,
+    .stop_after = -1,
+    .min_pos = 0,
+    .max_pos = 0,
+    .complete = "",
+    .flags = 0,
+    .run = serve_cmd_run,
+};

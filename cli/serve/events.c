@@ -1,0 +1,43 @@
+/*
+ * cli/serve/events.c: the notifications `serve` sends besides responses.
+ *
+ * `output` carries a streamed exec's bytes ({"id","stream","data"} or
+ * "data_b64" when the chunk is not valid UTF-8, e.g. a character cut between
+ * two chunks); `log` carries the library's log lines when initialize asked
+ * for them ({"level","message","fields"}). Both go through the one writer, and
+ * a call's output is sent by its own worker, so it precedes its response.
+ */
+#include "serve.h"
+#include "shapes.h"
+
+static json_t *notification(const char *method, json_t *params)
+{
+	if (!params)
+		return NULL;
+	return json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method", method, "params", params);
+}
+
+void serve_notify_output(serve_call *c, const char *stream, const unsigned char *data, size_t len)
+{
+	json_t *p = json_pack("{s:O,s:s}", "id", c->id, "stream", stream);
+
+	if (p && cli_shape_bytes(p, "data", data, len) < 0) {
+		json_decref(p);
+		p = NULL;
+	}
+	wire_send(serve_writer_of(c->srv), notification("output", p));
+}
+
+void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
+                      const sbx_log_field *fields, size_t nfields)
+{
+	json_t *f = json_object(), *p;
+
+	for (size_t i = 0; f && i < nfields; i++)
+		json_object_set_new(f, fields[i].key,
+		                    json_string(fields[i].value ? fields[i].value : ""));
+	p = f ? json_pack("{s:s,s:s,s:o}", "level", sbx_log_level_name(level), "message",
+	                  message ? message : "", "fields", f)
+	      : NULL;
+	wire_send(w, notification("log", p));
+}

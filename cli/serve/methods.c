@@ -1,0 +1,551 @@
+/*
+ * cli/serve/methods.c: one handler per contract method of `serve`
+ * (bindings/protocol/methods.md).
+ *
+ * Each method has a parse step (params → serve_args, no I/O: wrong, missing
+ * or unknown fields are -32602 naming the field, as "params.limits.cpu") and a
+ * run step (one library call, then the result in the shape of the CLI's
+ * --json output, bytes as "key" or "key_b64"). The library validates values
+ * (names, paths, tags, env keys, limits) exactly as for the CLI.
+ */
+#include "cli.h"
+#include "serve.h"
+#include "shapes.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SERVE_DEFAULT_READ_MAX ((size_t)16 << 20)
+#define SERVE_MAX_LIST         4096
+
+/* ---- params ---------------------------------------------------------------------------- */
+
+/* Fail unless every key of obj is in allowed (NULL-terminated). `where`: "params", ... */
+static int only_keys(json_t *obj, const char *const *allowed, const char *where, serve_fail *f)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v)
+	{
+		bool ok = false;
+		for (size_t i = 0; allowed[i] && !ok; i++)
+			ok = strcmp(key, allowed[i]) == 0;
+		if (!ok)
+			return serve_failf(f, RPC_INVALID_PARAMS, "%s.%.100s: unknown field", where,
+			                   key);
+	}
+	return 0;
+}
+
+/* A string field without NUL bytes; absent leaves *out as is unless required. */
+static int get_str(json_t *obj, const char *key, bool required, const char *where, const char **out,
+                   serve_fail *f)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v)) {
+		if (required)
+			return serve_failf(f, RPC_INVALID_PARAMS, "%s.%s is required (a string)",
+			                   where, key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return serve_failf(f, RPC_INVALID_PARAMS, "%s.%s must be a string", where, key);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return serve_failf(f, RPC_INVALID_PARAMS, "%s.%s must not contain NUL characters",
+		                   where, key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* A non-negative integer field, at most max. */
+static int get_uint(json_t *obj, const char *key, const char *where, uint64_t min, uint64_t max,
+                    uint64_t *out, bool *given, serve_fail *f)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (given)
+		*given = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) < min || (uint64_t)json_integer_value(v) > max)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "%s.%s must be an integer from %llu to %llu", where, key,
+		                   (unsigned long long)min, (unsigned long long)max);
+	*out = (uint64_t)json_integer_value(v);
+	if (given)
+		*given = true;
+	return 0;
+}
+
+static int get_bool(json_t *obj, const char *key, const char *where, bool *out, serve_fail *f)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return serve_failf(f, RPC_INVALID_PARAMS, "%s.%s must be true or false", where,
+		                   key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_number(json_t *obj, const char *key, const char *where, double *out, serve_fail *f)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v) || !isfinite(json_number_value(v)))
+		return serve_failf(f, RPC_INVALID_PARAMS, "%s.%s must be a number", where, key);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* An array of strings (at most SERVE_MAX_LIST) into a malloc'd array of borrowed pointers. */
+static int get_str_array(json_t *obj, const char *key, bool required, const char *where,
+                         const char ***out, size_t *n, serve_fail *f)
+{
+	json_t *v = json_object_get(obj, key), *e;
+	size_t i;
+
+	if (!v || json_is_null(v)) {
+		if (required)
+			return serve_failf(f, RPC_INVALID_PARAMS,
+			                   "%s.%s is required (an array of strings)", where, key);
+		return 0;
+	}
+	if (!json_is_array(v) || json_array_size(v) > SERVE_MAX_LIST)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "%s.%s must be an array of at most %d strings", where, key,
+		                   SERVE_MAX_LIST);
+	if (!(*out = calloc(json_array_size(v) + 1, sizeof(**out))))
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	json_array_foreach(v, i, e)
+	{
+		if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e))
+			return serve_failf(f, RPC_INVALID_PARAMS,
+			                   "%s.%s[%zu] must be a string without NUL characters",
+			                   where, key, i);
+		(*out)[i] = json_string_value(e);
+	}
+	*n = json_array_size(v);
+	return 0;
+}
+
+static int parse_id(json_t *p, serve_args *a, serve_fail *f)
+{
+	return get_str(p, "id", true, "params", &a->id, f);
+}
+
+static int parse_only_id(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", NULL};
+	if (only_keys(p, keys, "params", f) < 0)
+		return -1;
+	return parse_id(p, a, f);
+}
+
+static int parse_create(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"name", "limits", NULL};
+	static const char *const lkeys[] = {"cpu",    "memory_mb",   "disk_mb",
+	                                    "egress", "allow_hosts", NULL};
+	const char *egress = "none";
+	json_t *l;
+
+	/* The CLI's defaults: 1 cpu, 2048 MiB, 10240 MiB, no egress. */
+	a->limits = (sbx_limits){1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0};
+	if (only_keys(p, keys, "params", f) < 0 || get_str(p, "name", true, "params", &a->name, f))
+		return -1;
+	if (!(l = json_object_get(p, "limits")) || json_is_null(l))
+		return 0;
+	if (!json_is_object(l))
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.limits must be an object");
+	if (only_keys(l, lkeys, "params.limits", f) < 0 ||
+	    get_number(l, "cpu", "params.limits", &a->limits.cpu, f) < 0 ||
+	    get_number(l, "memory_mb", "params.limits", &a->limits.memory_mb, f) < 0 ||
+	    get_number(l, "disk_mb", "params.limits", &a->limits.disk_mb, f) < 0 ||
+	    get_str(l, "egress", false, "params.limits", &egress, f) < 0 ||
+	    get_str_array(l, "allow_hosts", false, "params.limits", &a->hosts,
+	                  &a->limits.allow_hosts_count, f) < 0)
+		return -1;
+	if (strcmp(egress, "none") == 0)
+		a->limits.egress = SBX_EGRESS_NONE;
+	else if (strcmp(egress, "allowlist") == 0)
+		a->limits.egress = SBX_EGRESS_ALLOWLIST;
+	else if (strcmp(egress, "open") == 0)
+		a->limits.egress = SBX_EGRESS_OPEN;
+	else
+		return serve_failf(
+		    f, RPC_INVALID_PARAMS,
+		    "params.limits.egress must be \"none\", \"allowlist\" or \"open\"");
+	a->limits.allow_hosts = a->hosts;
+	return 0;
+}
+
+static int parse_by_name(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"name", NULL};
+	if (only_keys(p, keys, "params", f) < 0)
+		return -1;
+	return get_str(p, "name", true, "params", &a->name, f);
+}
+
+static int parse_kill_tagged(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "tags", NULL};
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0)
+		return -1;
+	return get_str_array(p, "tags", true, "params", &a->tags, &a->ntags, f);
+}
+
+static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {
+	    "id", "command", "cwd", "env", "timeout_ms", "max_output_bytes", "tag", "stream", NULL};
+	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
+	uint64_t n = d.max_output_bytes;
+	json_t *env;
+
+	a->timeout_ms = d.timeout_ms;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "command", true, "params", &a->command, f) < 0 ||
+	    get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
+	    get_str(p, "tag", false, "params", &a->tag, f) < 0 ||
+	    get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &a->timeout_ms, NULL, f) < 0 ||
+	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
+	    get_bool(p, "stream", "params", &a->stream, f) < 0)
+		return -1;
+	a->max_output_bytes = (size_t)n;
+	if (!(env = json_object_get(p, "env")) || json_is_null(env))
+		return 0;
+	if (!json_is_object(env) || json_object_size(env) > SERVE_MAX_LIST)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.env must be an object of at most %d strings",
+		                   SERVE_MAX_LIST);
+	if (!(a->env = calloc(json_object_size(env) + 1, sizeof(*a->env))))
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	const char *key;
+	json_t *v;
+	json_object_foreach(env, key, v)
+	{
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+			return serve_failf(
+			    f, RPC_INVALID_PARAMS,
+			    "params.env.%.100s must be a string without NUL characters", key);
+		a->env[a->nenv].key = key;
+		a->env[a->nenv].value = json_string_value(v);
+		a->nenv++;
+	}
+	return 0;
+}
+
+static int parse_read_file(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", "max_bytes", NULL};
+	uint64_t n = SERVE_DEFAULT_READ_MAX;
+
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "path", true, "params", &a->path, f) < 0 ||
+	    get_uint(p, "max_bytes", "params", 0, SIZE_MAX / 4, &n, NULL, f) < 0)
+		return -1;
+	a->max_bytes = (size_t)n;
+	return 0;
+}
+
+static int parse_stat(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", NULL};
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0)
+		return -1;
+	return get_str(p, "path", true, "params", &a->path, f);
+}
+
+/* Decode base64 (RFC 4648, padded, whitespace-free) into a malloc'd buffer. */
+static int b64_decode(const char *s, size_t n, unsigned char **out, size_t *len)
+{
+	unsigned char *buf;
+	int got;
+	size_t pad = 0;
+
+	if (n % 4 != 0 || n > (size_t)INT32_MAX)
+		return -1;
+	if (!(buf = malloc(n / 4 * 3 + 1)))
+		return -2;
+	if (n && (got = EVP_DecodeBlock(buf, (const unsigned char *)s, (int)n)) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (size_t i = n; i > 0 && s[i - 1] == '=' && pad < 2; i--)
+		pad++;
+	/* '=' only as padding: EVP_DecodeBlock would read "a=bc" as data. */
+	for (size_t i = 0; i + pad < n; i++)
+		if (s[i] == '=') {
+			free(buf);
+			return -1;
+		}
+	*out = buf;
+	*len = n / 4 * 3 - pad;
+	return 0;
+}
+
+static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", "data", "data_b64", NULL};
+	json_t *d = json_object_get(p, "data"), *b = json_object_get(p, "data_b64");
+
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "path", true, "params", &a->path, f) < 0)
+		return -1;
+	if (d && json_is_null(d))
+		d = NULL;
+	if (b && json_is_null(b))
+		b = NULL;
+	if (!d == !b)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.data (UTF-8 text) or params.data_b64 (base64) is "
+		                   "required, not both");
+	if (d) {
+		if (!json_is_string(d))
+			return serve_failf(f, RPC_INVALID_PARAMS, "params.data must be a string");
+		a->data_len = json_string_length(d);
+		if (!(a->data = malloc(a->data_len + 1)))
+			return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+		memcpy(a->data, json_string_value(d), a->data_len);
+		return 0;
+	}
+	if (!json_is_string(b))
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.data_b64 must be a string");
+	switch (b64_decode(json_string_value(b), json_string_length(b), &a->data, &a->data_len)) {
+	case 0:
+		return 0;
+	case -2:
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	default:
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.data_b64 must be base64 (RFC 4648, with padding)");
+	}
+}
+
+static int parse_initialize(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"config", "envd_url", "log", NULL};
+
+	if (only_keys(p, keys, "params", f) < 0 ||
+	    get_str(p, "envd_url", false, "params", &a->envd_url, f) < 0 ||
+	    get_str(p, "log", false, "params", &a->log_mode, f) < 0)
+		return -1;
+	a->config = json_object_get(p, "config");
+	if (a->config && json_is_null(a->config))
+		a->config = NULL;
+	if (a->config && !json_is_object(a->config))
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.config must be the deployment config object");
+	if (a->log_mode && strcmp(a->log_mode, "notify") != 0 && strcmp(a->log_mode, "stderr") != 0)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.log must be \"notify\" or \"stderr\"");
+	return 0;
+}
+
+void serve_args_free(serve_args *a)
+{
+	free(a->hosts);
+	free(a->env);
+	free(a->tags);
+	if (a->data) {
+		memset(a->data, 0, a->data_len); /* file contents may be private */
+		free(a->data);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- results (the CLI's --json shapes) ------------------------------------------------- */
+
+static json_t *ok_with(const char *key, const char *value)
+{
+	return json_pack("{s:b,s:s}", "ok", 1, key, value);
+}
+
+/* ---- handlers ---------------------------------------------------------------------------- */
+
+/* Finish a library call: 0 and the result (NULL result: out of memory), or -1 with f filled. */
+static int finish(int rc, const sbx_error *err, json_t *result, json_t **out, serve_fail *f)
+{
+	if (rc < 0) {
+		json_decref(result);
+		f->rpc_code = rc == SBX_EABORTED ? RPC_REQUEST_CANCELED : RPC_LIBRARY_ERROR;
+		f->lib = *err;
+		if (!f->lib.code)
+			f->lib.code = rc;
+		snprintf(f->message, sizeof(f->message), "%s",
+		         err->message[0] ? cli_lib_message(err->message) : sbx_error_code_name(rc));
+		return -1;
+	}
+	if (!result)
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	*out = result;
+	return 0;
+}
+
+static int run_create(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	char *id = NULL;
+	int rc = sbx_sandbox_create(&id, c->prov, a->name, &a->limits, c->sig, &err);
+	json_t *r = rc < 0 ? NULL : cli_shape_created(id, a->name);
+
+	sbx_free(id);
+	return finish(rc, &err, r, out, f);
+}
+
+static int run_resume(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	sbx_resume_status st = SBX_RESUME_GONE;
+	int rc = sbx_sandbox_resume(&st, c->prov, a->id, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : cli_shape_resume(a->id, st), out, f);
+}
+
+typedef int (*id_fn)(sbx_provider *p, const char *id, sbx_signal *sig, sbx_error *err);
+
+static int run_id_call(serve_call *c, id_fn fn, const char *id, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc = fn(c->prov, id, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : ok_with("id", id), out, f);
+}
+
+static int run_suspend(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_id_call(c, sbx_sandbox_suspend, a->id, out, f);
+}
+
+static int run_destroy(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_id_call(c, sbx_sandbox_destroy, a->id, out, f);
+}
+
+static int run_kill_all(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_id_call(c, sbx_sandbox_kill_all, a->id, out, f);
+}
+
+static int run_destroy_by_name(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc = sbx_sandbox_destroy_by_name(c->prov, a->name, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : ok_with("name", a->name), out, f);
+}
+
+static int run_kill_tagged(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc = sbx_sandbox_kill_tagged(c->prov, a->id, a->tags, a->ntags, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : ok_with("id", a->id), out, f);
+}
+
+static int run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_result r = {0};
+	sbx_error err = {0};
+	int rc;
+
+	if (a->stream)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.stream: this build's library cannot stream exec output "
+		                   "yet; leave stream out");
+	o.cwd = a->cwd;
+	o.env = a->env;
+	o.env_count = a->nenv;
+	o.timeout_ms = a->timeout_ms;
+	o.max_output_bytes = a->max_output_bytes;
+	o.tag = a->tag;
+	rc = sbx_sandbox_exec(&r, c->prov, a->id, a->command, &o, c->sig, &err);
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
+	sbx_exec_result_free(&r);
+	return rc;
+}
+
+static int run_read_file(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	sbx_file *file = NULL;
+	int rc = sbx_sandbox_read_file(&file, c->prov, a->id, a->path, a->max_bytes, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_file(a->path, file), out, f);
+	sbx_file_free(file);
+	return rc;
+}
+
+static int run_write_file(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc =
+	    sbx_sandbox_write_file(c->prov, a->id, a->path, a->data, a->data_len, c->sig, &err);
+
+	return finish(rc, &err,
+	              rc < 0 ? NULL
+	                     : json_pack("{s:b,s:s,s:I}", "ok", 1, "path", a->path, "bytes",
+	                                 (json_int_t)a->data_len),
+	              out, f);
+}
+
+static int run_stat(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	sbx_stat st = {0};
+	int rc = sbx_sandbox_stat(&st, c->prov, a->id, a->path, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : cli_shape_stat(a->path, &st), out, f);
+}
+
+static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return serve_configure(c->srv, a->config, a->envd_url, a->log_mode, out, f);
+}
+
+/* The method table, in the contract's order (bindings/protocol/methods.md). */
+static const serve_method methods[] = {
+    {"initialize", parse_initialize, run_initialize, false},
+    {"create", parse_create, run_create, true},
+    {"resume", parse_only_id, run_resume, true},
+    {"suspend", parse_only_id, run_suspend, true},
+    {"destroy", parse_only_id, run_destroy, true},
+    {"destroy_by_name", parse_by_name, run_destroy_by_name, true},
+    {"kill_all", parse_only_id, run_kill_all, true},
+    {"kill_tagged", parse_kill_tagged, run_kill_tagged, true},
+    {"exec", parse_exec, run_exec, true},
+    {"read_file", parse_read_file, run_read_file, true},
+    {"write_file", parse_write_file, run_write_file, true},
+    {"stat", parse_stat, run_stat, true},
+};
+
+const serve_method *serve_method_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i].name, name) == 0)
+			return &methods[i];
+	return NULL;
+}
+
+json_t *serve_method_names(void)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < sizeof(methods) / sizeof(methods[0]); i++)
+		json_array_append_new(a, json_string(methods[i].name));
+	return a;
+}

@@ -1,0 +1,190 @@
+/*
+ * cli/serve/serve.h: `sandbox-e2b serve`, the contract as JSON-RPC 2.0 over
+ * stdio (bindings/protocol/methods.md), shared between its files.
+ *
+ * Floors: dispatch.c (ids, the in-flight table, a worker per call, cancel)
+ * → methods.c (params → typed args, one handler per method, results) →
+ * events.c (output and log notifications) → wire.c (lines in, one writer
+ * out) → the library and jansson. Nothing here prints human text to stdout:
+ * stdout carries only JSON-RPC messages, one per line.
+ */
+#ifndef SBX_CLI_SERVE_H
+#define SBX_CLI_SERVE_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <sandbox.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The default cap of one request line in bytes (--max-line-bytes): 64 MiB. */
+#define SERVE_MAX_LINE_DEFAULT ((size_t)64 << 20)
+/* The smallest cap --max-line-bytes accepts. */
+#define SERVE_MAX_LINE_MIN ((size_t)1024)
+/* Calls in flight at once; one more is answered with an error. */
+#define SERVE_MAX_CALLS 4096
+/* The protocol version in initialize's result; bumped on an incompatible change. */
+#define SERVE_PROTOCOL_VERSION 1
+
+/* JSON-RPC 2.0 error codes (the spec's, plus LSP's RequestCancelled and ours). */
+#define RPC_PARSE_ERROR      (-32700)
+#define RPC_INVALID_REQUEST  (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS   (-32602)
+#define RPC_INTERNAL_ERROR   (-32603)
+#define RPC_LIBRARY_ERROR    (-32000) /* the library failed: data.code names how */
+#define RPC_NOT_CONFIGURED   (-32001) /* no deployment config yet: send initialize */
+#define RPC_REQUEST_CANCELED (-32800) /* aborted by $/cancelRequest or shutdown */
+
+/* What `sandbox-e2b serve` was started with (cmd: serve). */
+typedef struct serve_options {
+	const char *config_json; /* deployment config from the CLI's sources, or NULL */
+	const char *envd_url;    /* --envd-url / SANDBOX_E2B_ENVD_URL, or NULL */
+	bool verbose;            /* -v: library debug/info logs too */
+	size_t max_line;         /* request line cap in bytes (0: the default) */
+	sbx_signal *stop;        /* aborted by SIGINT/SIGTERM: shut down as on EOF */
+	int in_fd, out_fd;       /* 0 and 1 */
+} serve_options;
+
+/* Run the server until EOF on in_fd or `stop`; returns the process exit code (0). */
+int serve_run(const serve_options *o);
+
+/* ---- wire.c: framing ------------------------------------------------------------ */
+
+typedef struct serve_reader {
+	int fd, stop_fd;
+	size_t max_line;
+	char *buf;
+	size_t cap, start, len; /* bytes buf[start, start+len) are unread */
+	bool discarding;        /* inside a line over the cap: dropping until '\n' */
+	bool eof;
+} serve_reader;
+
+enum { WIRE_LINE = 1, WIRE_EOF = 0, WIRE_TOO_LONG = -1, WIRE_ERROR = -2 };
+
+/* Set up a reader of `fd` that also wakes when stop_fd (or -1) is readable. */
+void wire_reader_init(serve_reader *r, int fd, int stop_fd, size_t max_line);
+void wire_reader_free(serve_reader *r);
+/*
+ * The next line, without its '\n' (valid until the next call): WIRE_LINE;
+ * WIRE_EOF at end of input or stop; WIRE_TOO_LONG once for a line over the cap,
+ * whose bytes are dropped as they arrive (never held); WIRE_ERROR (read failed
+ * or out of memory).
+ */
+int wire_read_line(serve_reader *r, const char **line, size_t *len);
+
+typedef struct serve_writer {
+	int fd;
+	pthread_mutex_t mu;
+	bool broken; /* a write failed (the peer went away): later writes are dropped */
+} serve_writer;
+
+void wire_writer_init(serve_writer *w, int fd);
+void wire_writer_free(serve_writer *w);
+/* Write `msg` as one line (compact JSON + '\n'), whole, under the writer's lock. Steals msg. */
+int wire_send(serve_writer *w, json_t *msg);
+
+/* ---- the failure of one call ----------------------------------------------------- */
+
+typedef struct serve_fail {
+	int rpc_code;      /* a RPC_* code */
+	char message[640]; /* secret-free */
+	sbx_error lib;     /* lib.code != 0: a library failure (data.code, http_status, e2b_code) */
+} serve_fail;
+
+/* Fill f with a JSON-RPC failure (no library error). Returns -1. */
+int serve_failf(serve_fail *f, int rpc_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The contract's name of a library code: "gone", "invalid", "aborted", ... */
+const char *serve_code_name(int code);
+/* The error object of a JSON-RPC response for f (NULL on OOM). */
+json_t *serve_error_object(const serve_fail *f);
+
+/* ---- methods.c: params, handlers, results ----------------------------------------- */
+
+/* The typed params of any method; strings are borrowed from the request's JSON. */
+typedef struct serve_args {
+	const char *id, *name, *command, *cwd, *tag, *path;
+	sbx_limits limits;
+	const char **hosts;
+	sbx_env_var *env;
+	size_t nenv;
+	const char **tags;
+	size_t ntags;
+	uint64_t timeout_ms;
+	size_t max_output_bytes, max_bytes;
+	unsigned char *data; /* write_file bytes (owned: data_b64 decoded, or a copy) */
+	size_t data_len;
+	bool stream;
+	/* initialize */
+	json_t *config;
+	const char *envd_url;
+	const char *log_mode;
+} serve_args;
+
+struct serve_call;
+
+typedef struct serve_method {
+	const char *name;
+	/* Check params (an object, never NULL) into args; -1 with f filled (-32602, naming the
+	 * field). */
+	int (*parse)(json_t *params, serve_args *a, serve_fail *f);
+	/* Run the call; 0 with *result set, or -1 with f filled. */
+	int (*run)(struct serve_call *c, const serve_args *a, json_t **result, serve_fail *f);
+	bool needs_provider;
+} serve_method;
+
+/* The method called `name` (NUL-terminated), or NULL. Thread-safe (a static table). */
+const serve_method *serve_method_find(const char *name);
+/* The method names, in table order, as a JSON array (NULL on OOM). */
+json_t *serve_method_names(void);
+/* Free what parse() allocated in a (not a itself). */
+void serve_args_free(serve_args *a);
+
+/* ---- dispatch.c: the server and its calls ------------------------------------------ */
+
+typedef struct serve_server serve_server;
+
+typedef struct serve_call {
+	serve_server *srv;
+	json_t *id; /* the request id (a reference) */
+	json_t *params;
+	const serve_method *method;
+	serve_args args;
+	sbx_signal *sig;         /* aborted by $/cancelRequest or shutdown */
+	sbx_provider *prov;      /* the provider when the call started (a reference) */
+	struct serve_call *next; /* the in-flight list */
+} serve_call;
+
+/*
+ * A parsed request line. kind: 0 a call (method set), 1 a notification, -1 an
+ * invalid line whose error response is in `error` (send it; NULL: nothing to
+ * send). Owns its references; free with serve_request_free().
+ */
+typedef struct serve_request {
+	int kind;
+	json_t *msg, *id, *params;
+	const char *method_name;
+	const serve_method *method;
+	json_t *error;
+} serve_request;
+
+/* Parse one line (no I/O, no library call): the fuzz target's entry point. */
+void serve_request_parse(serve_request *rq, const char *line, size_t len);
+void serve_request_free(serve_request *rq);
+
+/* Replace the server's config (initialize); 0 or -1 with f filled. */
+int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
+                    json_t **result, serve_fail *f);
+serve_writer *serve_writer_of(serve_server *s);
+
+/* ---- events.c: notifications ------------------------------------------------------- */
+
+/* `output` {"id", "stream": "stdout"|"stderr", "data" | "data_b64"}. */
+void serve_notify_output(serve_call *c, const char *stream, const unsigned char *data, size_t len);
+/* `log` {"level", "message", "fields"}; used as the provider's logger when asked. */
+void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
+                      const sbx_log_field *fields, size_t nfields);
+
+#endif
