@@ -1,0 +1,137 @@
+// Types of the sandbox-e2b Node package (plain ESM JavaScript, no build step).
+
+/** The deployment config: the seed plugin's, checked by the C parser (extra keys are errors). */
+export interface E2BDeploymentConfig {
+  apiKey: string
+  template: string
+  apiUrl?: string
+  /** default "e2b.app" */
+  domain?: string
+  /** 60..86400, default 3600 */
+  timeoutSeconds?: number
+  /** default true */
+  domainAllowlist?: boolean
+  /** default false */
+  allowOpenEgress?: boolean
+}
+
+export interface Logger {
+  debug?(message: string, fields?: Record<string, string>): void
+  info?(message: string, fields?: Record<string, string>): void
+  warn?(message: string, fields?: Record<string, string>): void
+  error?(message: string, fields?: Record<string, string>): void
+}
+
+export interface TestOptions {
+  /** envd address override, requests routed by the E2b-Sandbox-Id header (fake-e2b, self-hosted). */
+  envdUrl?: string
+  /** path of sandbox-e2b (default: SANDBOX_E2B_BIN, else sandbox-e2b on PATH) */
+  bin?: string
+  /** environment of the serve child (default process.env) */
+  env?: NodeJS.ProcessEnv
+}
+
+export interface SandboxHandle {
+  id: string
+}
+
+export interface SandboxLimits {
+  cpu: number
+  memoryMb: number
+  diskMb: number
+  egress: 'none' | 'allowlist' | 'open'
+  allowHosts: readonly string[]
+}
+
+export interface ExecArgs {
+  command: string
+  cwd?: string
+  env?: Record<string, string>
+  /** ms */
+  timeoutMs: number
+  /** bytes, stdout + stderr together */
+  maxOutputBytes: number
+  tag?: string
+  signal: AbortSignal
+  /** streamed stdout text as it arrives (never splits a UTF-8 character) */
+  onStdout?: (data: string) => void
+  onStderr?: (data: string) => void
+}
+
+export interface ExecResult {
+  /** null: timed out, aborted, or killed by an unnamed signal */
+  exitCode: number | null
+  stdout: string
+  stderr: string
+  truncated: boolean
+  timedOut: boolean
+}
+
+export interface FileContent {
+  data: Uint8Array
+  truncated: boolean
+}
+
+export interface FileStat {
+  size: number
+  isDir: boolean
+}
+
+export interface SandboxProvider {
+  readonly concurrentExec: true
+  create(args: { name: string; limits: SandboxLimits; signal: AbortSignal }): Promise<SandboxHandle>
+  resume(h: SandboxHandle, signal: AbortSignal): Promise<'resumed' | 'gone'>
+  suspend(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  destroy(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  destroyByName(name: string, signal: AbortSignal): Promise<void>
+  killAll(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  killTagged(h: SandboxHandle, tags: readonly string[], signal: AbortSignal): Promise<void>
+  exec(h: SandboxHandle, args: ExecArgs): Promise<ExecResult>
+  readFile(h: SandboxHandle, path: string, opts: { maxBytes: number; signal: AbortSignal }): Promise<FileContent | null>
+  writeFile(h: SandboxHandle, path: string, data: Uint8Array | ArrayBuffer | string, signal: AbortSignal): Promise<void>
+  stat(h: SandboxHandle, path: string, signal: AbortSignal): Promise<FileStat | null>
+  /** Not in the contract: end the serve child now (it also ends with Node). */
+  close(): void
+}
+
+export function createE2BSandbox(
+  config: E2BDeploymentConfig,
+  deps?: { log?: Logger },
+  testOptions?: TestOptions,
+): SandboxProvider
+
+/** A sandbox that no longer exists (the host recreates it). */
+export class SandboxGoneError extends Error {
+  readonly name: 'SandboxGoneError'
+  readonly code: 'gone'
+}
+
+/** Any other failure: code is the library's name ("invalid", "timeout", "http", "network", ...). */
+export class SandboxError extends Error {
+  readonly name: 'SandboxError'
+  readonly code: string | undefined
+  readonly httpStatus: number | undefined
+  readonly e2bCode: string | undefined
+  readonly rpcCode: number | undefined
+}
+
+/** The serve child died while the call was in flight; the next call starts a new one. */
+export class BridgeError extends Error {
+  readonly name: 'BridgeError'
+  readonly code: 'bridge'
+}
+
+/** The low-level JSON-RPC client (bindings/protocol/methods.md). */
+export class Client {
+  constructor(opts?: { config?: E2BDeploymentConfig; envdUrl?: string; log?: Logger; bin?: string; env?: NodeJS.ProcessEnv })
+  call(
+    method: string,
+    params?: Record<string, unknown>,
+    opts?: { signal?: AbortSignal; onNotify?: (method: string, params: any) => void },
+  ): Promise<any>
+  info(): Promise<any>
+  close(): void
+}
+
+/** The sandbox-e2b binary: SANDBOX_E2B_BIN, else sandbox-e2b on PATH; throws when neither. */
+export function findBinary(env?: NodeJS.ProcessEnv): string

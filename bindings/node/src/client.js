@@ -1,0 +1,74 @@
+// Client: one `sandbox-e2b serve` child per client, started on the first call
+// and again after it dies, initialized with the deployment config; call()
+// sends one JSON-RPC request (methods and shapes: bindings/protocol/methods.md).
+import { findBinary, startChild } from './child.js'
+import { errorFromRpc } from './errors.js'
+
+const LEVELS = new Set(['debug', 'info', 'warn', 'error'])
+
+export class Client {
+  // config: the deployment config object (checked by the C parser);
+  // envdUrl: envd address override (tests, self-hosted); log: { debug, info,
+  // warn, error }; bin: the sandbox-e2b path (default: SANDBOX_E2B_BIN, PATH).
+  constructor({ config, envdUrl, log, bin, env } = {}) {
+    this.config = config
+    this.envdUrl = envdUrl
+    this.log = log
+    this.bin = bin
+    this.env = env
+    this.conn = null
+    this.ready = null
+  }
+
+  ensure() {
+    if (this.conn && !this.conn.exited) return this.ready
+    const bin = this.bin ?? findBinary(this.env ?? process.env)
+    const conn = startChild({
+      bin,
+      env: this.env,
+      log: this.log,
+      onNotification: (method, params) => this.onNotification(method, params),
+    })
+    this.conn = conn
+    const params = { log: 'notify' }
+    if (this.config !== undefined) params.config = this.config
+    if (this.envdUrl !== undefined) params.envd_url = this.envdUrl
+    this.ready = conn.rpc.request('initialize', params).then(
+      (r) => r,
+      (e) => {
+        throw e.rpc ? errorFromRpc(e.rpc) : e
+      },
+    )
+    this.ready.catch(() => {}) // reported to each call
+    return this.ready
+  }
+
+  onNotification(method, params) {
+    if (method !== 'log' || !params) return
+    const level = LEVELS.has(params.level) ? params.level : 'info'
+    this.log?.[level]?.(params.message, params.fields ?? {})
+  }
+
+  // One request: resolves with the result, rejects with a SandboxGoneError,
+  // SandboxError or BridgeError. signal: abort sends $/cancelRequest.
+  async call(method, params, { signal, onNotify } = {}) {
+    await this.ensure()
+    try {
+      return await this.conn.rpc.request(method, params, { signal, onNotify })
+    } catch (e) {
+      throw e.rpc ? errorFromRpc(e.rpc) : e
+    }
+  }
+
+  // Initialize result (server, version, methods, config with the key redacted).
+  info() {
+    return this.ensure()
+  }
+
+  // End the child cleanly (calls in flight are aborted by the server).
+  close() {
+    this.conn?.close()
+    this.conn = null
+    this.ready = null
+  }
+}

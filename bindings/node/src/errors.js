@@ -1,0 +1,63 @@
+// Error classes of the package. A sandbox that no longer exists is a
+// SandboxGoneError (the contract's gone: the host recreates it); every other
+// failure is a SandboxError, an ordinary Error that also carries the
+// library's code name ("invalid", "timeout", "http", ...), the HTTP status and
+// the E2B error code when the server answered. Messages never hold a secret.
+
+export class SandboxGoneError extends Error {
+  constructor(message, options) {
+    super(message, options)
+    this.name = 'SandboxGoneError'
+    this.code = 'gone'
+  }
+}
+
+export class SandboxError extends Error {
+  constructor(message, { code, httpStatus, e2bCode, rpcCode, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = 'SandboxError'
+    this.code = code
+    this.httpStatus = httpStatus
+    this.e2bCode = e2bCode
+    this.rpcCode = rpcCode
+  }
+}
+
+// The serve child exited (crashed, killed) while a call was in flight.
+export class BridgeError extends Error {
+  constructor(message) {
+    super(message)
+    this.name = 'BridgeError'
+    this.code = 'bridge'
+  }
+}
+
+// A JSON-RPC error object from `sandbox-e2b serve` as an Error.
+export function errorFromRpc(e) {
+  const data = e && typeof e.data === 'object' && e.data !== null ? e.data : {}
+  const message = typeof e?.message === 'string' ? e.message : 'sandbox-e2b serve failed'
+  if (data.code === 'gone') return new SandboxGoneError(message)
+  return new SandboxError(message, {
+    code: data.code ?? rpcCodeName(e?.code),
+    httpStatus: data.http_status,
+    e2bCode: data.e2b_code,
+    rpcCode: e?.code,
+  })
+}
+
+function rpcCodeName(code) {
+  switch (code) {
+    case -32700:
+      return 'parse_error'
+    case -32600:
+      return 'invalid_request'
+    case -32601:
+      return 'method_not_found'
+    case -32602:
+      return 'invalid_params'
+    case -32800:
+      return 'aborted'
+    default:
+      return 'internal'
+  }
+}

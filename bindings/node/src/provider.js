@@ -1,0 +1,124 @@
+// createE2BSandbox: the sandbox@1 provider with exactly the seed's method
+// names, argument shapes and results, run by the C engine through one
+// long-lived `sandbox-e2b serve` child.
+import { Client } from './client.js'
+import { SandboxError } from './errors.js'
+import { bytesOf, dataToWire, execResultOf, limitsToWire } from './types.js'
+
+function abortReason(signal) {
+  return signal.reason ?? new DOMException('The operation was aborted', 'AbortError')
+}
+
+// Decodes a stream's chunks into text without splitting a UTF-8 character.
+function streamSink(cb) {
+  if (typeof cb !== 'function') return undefined
+  const dec = new TextDecoder('utf-8')
+  return {
+    push: (bytes) => {
+      const s = dec.decode(bytes, { stream: true })
+      if (s) cb(s)
+    },
+    end: () => {
+      const s = dec.decode()
+      if (s) cb(s)
+    },
+  }
+}
+
+export function createE2BSandbox(config, deps = {}, testOptions = {}) {
+  const client = new Client({
+    config,
+    envdUrl: testOptions.envdUrl,
+    log: deps.log,
+    bin: testOptions.bin,
+    env: testOptions.env,
+  })
+
+  // One call with the seed's abort rules: an aborted signal throws its reason
+  // before anything is sent; an abort while in flight cancels the call on the
+  // server and rejects with the reason.
+  const call = async (method, params, signal, opts = {}) => {
+    signal?.throwIfAborted()
+    try {
+      return await client.call(method, params, { signal, ...opts })
+    } catch (e) {
+      if (signal?.aborted && e instanceof SandboxError && e.code === 'aborted') throw abortReason(signal)
+      throw e
+    }
+  }
+  const handleId = (h) => (h && typeof h === 'object' ? h.id : h)
+
+  return {
+    concurrentExec: true,
+
+    async create({ name, limits, signal }) {
+      const r = await call('create', { name, limits: limitsToWire(limits) }, signal)
+      return { id: r.id }
+    },
+    async resume(h, signal) {
+      return (await call('resume', { id: handleId(h) }, signal)).status
+    },
+    async suspend(h, signal) {
+      await call('suspend', { id: handleId(h) }, signal)
+    },
+    async destroy(h, signal) {
+      await call('destroy', { id: handleId(h) }, signal)
+    },
+    async destroyByName(name, signal) {
+      await call('destroy_by_name', { name }, signal)
+    },
+    async killAll(h, signal) {
+      await call('kill_all', { id: handleId(h) }, signal)
+    },
+    async killTagged(h, tags, signal) {
+      await call('kill_tagged', { id: handleId(h), tags: [...tags] }, signal)
+    },
+    // exec(h, { command, cwd, env, timeoutMs, maxOutputBytes, tag, signal,
+    // onStdout, onStderr }): an abort after start resolves with the output so
+    // far and exitCode null (the remote tree is killed first), as the seed does.
+    async exec(h, args) {
+      const out = streamSink(args.onStdout)
+      const err = streamSink(args.onStderr)
+      const params = {
+        id: handleId(h),
+        command: args.command,
+        cwd: args.cwd,
+        env: args.env,
+        timeout_ms: args.timeoutMs,
+        max_output_bytes: args.maxOutputBytes,
+        tag: args.tag,
+      }
+      if (out || err) params.stream = true
+      for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k]
+      const onNotify =
+        out || err
+          ? (method, p) => {
+              if (method !== 'output') return
+              const sink = p.stream === 'stderr' ? err : out
+              sink?.push(bytesOf(p, 'data'))
+            }
+          : undefined
+      const r = await call('exec', params, args.signal, { onNotify })
+      out?.end()
+      err?.end()
+      return execResultOf(r)
+    },
+    async readFile(h, path, opts = {}) {
+      const r = await call('read_file', { id: handleId(h), path, max_bytes: opts.maxBytes }, opts.signal)
+      if (!r.exists) return null
+      return { data: new Uint8Array(bytesOf(r, 'content')), truncated: r.truncated }
+    },
+    async writeFile(h, path, data, signal) {
+      await call('write_file', { id: handleId(h), path, ...dataToWire(data) }, signal)
+    },
+    async stat(h, path, signal) {
+      const r = await call('stat', { id: handleId(h), path }, signal)
+      if (!r.exists) return null
+      return { size: r.size, isDir: r.is_dir }
+    },
+    // Not in the contract: end the serve child now (it also ends with Node).
+    close() {
+      client.close()
+    },
+  }
+}

@@ -1,0 +1,101 @@
+// JSON-RPC 2.0 over any byte stream, one JSON object per line (the framing of
+// `sandbox-e2b serve`, bindings/protocol/methods.md). Knows ids, the pending
+// map, cancellation and notifications; nothing of processes or sandboxes.
+
+export class RpcConnection {
+  // write(line): sends one line (with its '\n'); onNotification(method, params)
+  // gets notifications not routed to a call; onBusy(busy) says whether any
+  // call is pending (the child is kept referenced only then).
+  constructor({ write, onNotification = () => {}, onBusy = () => {} }) {
+    this.write = write
+    this.onNotification = onNotification
+    this.onBusy = onBusy
+    this.nextId = 1
+    this.pending = new Map()
+    this.buf = ''
+    this.closedError = null
+  }
+
+  // Send a request. signal: abort sends $/cancelRequest (the call still settles
+  // with the server's answer). onNotify(method, params): notifications whose
+  // params.id is this call's id (e.g. `output`).
+  request(method, params, { signal, onNotify } = {}) {
+    if (this.closedError) return Promise.reject(this.closedError)
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      const onAbort = () => this.notify('$/cancelRequest', { id })
+      const entry = {
+        resolve,
+        reject,
+        onNotify,
+        done: () => signal?.removeEventListener('abort', onAbort),
+      }
+      this.pending.set(id, entry)
+      if (this.pending.size === 1) this.onBusy(true)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      try {
+        this.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n')
+      } catch (e) {
+        this.settle(id)
+        reject(e)
+        return
+      }
+      if (signal?.aborted) onAbort()
+    })
+  }
+
+  notify(method, params) {
+    if (this.closedError) return
+    try {
+      this.write(JSON.stringify({ jsonrpc: '2.0', method, params }) + '\n')
+    } catch {
+      // the stream is gone; close() settles everything
+    }
+  }
+
+  settle(id) {
+    const entry = this.pending.get(id)
+    if (!entry) return undefined
+    this.pending.delete(id)
+    entry.done()
+    if (this.pending.size === 0) this.onBusy(false)
+    return entry
+  }
+
+  // Bytes (string) read from the stream.
+  feed(chunk) {
+    this.buf += chunk
+    let nl
+    while ((nl = this.buf.indexOf('\n')) >= 0) {
+      const line = this.buf.slice(0, nl)
+      this.buf = this.buf.slice(nl + 1)
+      if (line.trim() !== '') this.handle(line)
+    }
+  }
+
+  handle(line) {
+    let msg
+    try {
+      msg = JSON.parse(line)
+    } catch {
+      return
+    }
+    if (msg === null || typeof msg !== 'object') return
+    if (typeof msg.method === 'string' && msg.id === undefined) {
+      const target = msg.params && typeof msg.params === 'object' ? this.pending.get(msg.params.id) : undefined
+      if (target?.onNotify) target.onNotify(msg.method, msg.params)
+      else this.onNotification(msg.method, msg.params)
+      return
+    }
+    const entry = this.settle(msg.id)
+    if (!entry) return
+    if (msg.error !== undefined) entry.reject(Object.assign(new Error('rpc'), { rpc: msg.error }))
+    else entry.resolve(msg.result)
+  }
+
+  // The stream ended: every pending call rejects with err, later ones too.
+  close(err) {
+    this.closedError = err
+    for (const id of [...this.pending.keys()]) this.settle(id).reject(err)
+  }
+}
