@@ -1,0 +1,263 @@
+// createE2BSandbox over sandbox-e2b serve against fake-e2b: every method and
+// the seed README's behaviours (gone, output cap with a UTF-8 cut, timeout
+// with the tree killed, abort, kill_tagged isolation, /skills writes), 64
+// concurrent execs and a killed serve child recovered.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createE2BSandbox, SandboxError, SandboxGoneError } from '../src/index.js'
+import { LIMITS, config, serveChildren, setup, sh, sig, until } from './helpers.mjs'
+
+let env, p, h
+
+before(async () => {
+  env = await setup()
+  p = env.provider
+  h = await p.create({ name: 'node-main', limits: LIMITS, signal: sig() })
+})
+
+after(async () => {
+  p?.close()
+  await env?.fake.stop()
+})
+
+describe('lifecycle', () => {
+  test('create returns a handle { id } and concurrentExec is true', () => {
+    assert.equal(p.concurrentExec, true)
+    assert.deepEqual(Object.keys(h), ['id'])
+    assert.match(h.id, /^[a-zA-Z0-9-]{1,128}$/)
+  })
+
+  test('suspend then resume keeps files; resume says resumed', async () => {
+    await p.writeFile(h, '/workspace/keep.txt', 'kept', sig())
+    assert.equal(await p.suspend(h, sig()), undefined)
+    assert.equal(await p.resume(h, sig()), 'resumed')
+    assert.equal(await sh(p, h, 'cat /workspace/keep.txt'), 'kept')
+  })
+
+  test('create with the same name replaces; destroyByName removes it; gone after', async () => {
+    const a = await p.create({ name: 'node-dup', limits: LIMITS, signal: sig() })
+    const b = await p.create({ name: 'node-dup', limits: LIMITS, signal: sig() })
+    assert.notEqual(a.id, b.id)
+    assert.equal(await p.resume(a, sig()), 'gone')
+    assert.equal(await p.destroyByName('node-dup', sig()), undefined)
+    assert.equal(await p.resume(b, sig()), 'gone')
+  })
+
+  test('destroy; then exec is a SandboxGoneError and resume is gone', async () => {
+    const t = await p.create({ name: 'node-gone', limits: LIMITS, signal: sig() })
+    assert.equal(await p.destroy(t, sig()), undefined)
+    assert.equal(await p.destroy(t, sig()), undefined, 'destroying a missing sandbox is success')
+    await assert.rejects(
+      p.exec(t, { command: 'true', timeoutMs: 5000, maxOutputBytes: 100, signal: sig() }),
+      (e) => e instanceof SandboxGoneError && e.name === 'SandboxGoneError' && /no longer exists/.test(e.message),
+    )
+    await assert.rejects(p.readFile(t, '/workspace/x', { maxBytes: 10, signal: sig() }), { name: 'SandboxGoneError' })
+    assert.equal(await p.resume(t, sig()), 'gone')
+  })
+
+  test('invalid arguments are ordinary errors with the library message', async () => {
+    await assert.rejects(p.create({ name: '-bad name', limits: LIMITS, signal: sig() }), (e) => {
+      assert.ok(e instanceof Error)
+      assert.notEqual(e.name, 'SandboxGoneError')
+      assert.equal(e.code, 'invalid')
+      assert.match(e.message, /invalid sandbox name/)
+      return true
+    })
+    await assert.rejects(
+      p.create({ name: 'x', limits: { ...LIMITS, egress: 'open' }, signal: sig() }),
+      /allowOpenEgress/,
+    )
+    await assert.rejects(p.killTagged(h, ['bad tag'], sig()), /invalid sandbox tag/)
+    await assert.rejects(p.readFile(h, 'relative', { maxBytes: 1, signal: sig() }), { code: 'invalid' })
+  })
+
+  test('an invalid deployment config is refused by the C parser, naming the key', async () => {
+    const bad = createE2BSandbox(config(env.url, { timeoutSeconds: 5, extra: 1 }), {}, { envdUrl: env.url })
+    try {
+      await assert.rejects(bad.destroy({ id: 'x' }, sig()), (e) => {
+        assert.match(e.message, /timeoutSeconds/)
+        assert.match(e.message, /extra/)
+        assert.doesNotMatch(e.message, /e2b_node_test/)
+        return true
+      })
+    } finally {
+      bad.close()
+    }
+  })
+})
+
+describe('exec', () => {
+  test('result shape, exit code, cwd, env, stderr', async () => {
+    const r = await p.exec(h, {
+      command: 'echo "$A $PWD"; echo err >&2; exit 3',
+      cwd: '/tmp',
+      env: { A: 'x y' },
+      timeoutMs: 10000,
+      maxOutputBytes: 1000,
+      signal: sig(),
+    })
+    assert.deepEqual(r, { exitCode: 3, stdout: 'x y /tmp\n', stderr: 'err\n', truncated: false, timedOut: false })
+  })
+
+  test('output cap cuts back to a UTF-8 character boundary', async () => {
+    const r = await p.exec(h, { command: "printf 'ab\\xc3\\xa9cd'", timeoutMs: 10000, maxOutputBytes: 3, signal: sig() })
+    assert.equal(r.stdout, 'ab')
+    assert.equal(r.truncated, true)
+    assert.equal(r.exitCode, 0)
+  })
+
+  test('invalid UTF-8 output decodes with U+FFFD as the seed does', async () => {
+    const r = await p.exec(h, { command: "printf 'a\\xffb'", timeoutMs: 10000, maxOutputBytes: 100, signal: sig() })
+    assert.equal(r.stdout, 'a\ufffdb')
+  })
+
+  test('timeout: timedOut, exitCode null, the whole tree killed', async () => {
+    const r = await p.exec(h, {
+      command: 'echo before; (sleep 61 &); sleep 62',
+      timeoutMs: 1000,
+      maxOutputBytes: 1000,
+      signal: sig(),
+    })
+    assert.equal(r.timedOut, true)
+    assert.equal(r.exitCode, null)
+    assert.equal(r.stdout, 'before\n')
+    assert.equal(await sh(p, h, "pgrep -f 'sleep 6[12]' || true"), '')
+  })
+
+  test('abort after start returns within 50 ms with the output so far, tree killed', async () => {
+    const times = []
+    for (let i = 0; i < 3; i++) {
+      const ac = new AbortController()
+      const marker = `/tmp/started-${i}`
+      const run = p.exec(h, {
+        command: `echo started; touch ${marker}; sleep 63`,
+        timeoutMs: 60000,
+        maxOutputBytes: 1000,
+        signal: ac.signal,
+      })
+      await until(async () => (await p.stat(h, marker, sig())) !== null, 30000, 'the command to start')
+      let settled
+      const t0 = performance.now()
+      ac.abort()
+      const r = await run.then((v) => ((settled = performance.now()), v))
+      times.push(settled - t0)
+      assert.deepEqual(r, { exitCode: null, stdout: 'started\n', stderr: '', truncated: false, timedOut: false })
+    }
+    assert.equal(await sh(p, h, "pgrep -f 'sleep 6[3]' || true"), '')
+    // The best of three, so one scheduling hiccup on a loaded machine does not fail it.
+    const best = Math.min(...times)
+    assert.ok(best < 50, `abort took ${times.map((t) => t.toFixed(1)).join(', ')} ms`)
+  })
+
+  test('an already aborted signal rejects with its reason before any request', async () => {
+    const ac = new AbortController()
+    const reason = new Error('stop now')
+    ac.abort(reason)
+    await assert.rejects(p.exec(h, { command: 'true', timeoutMs: 1000, maxOutputBytes: 10, signal: ac.signal }), (e) => e === reason)
+    await assert.rejects(p.readFile(h, '/x', { maxBytes: 1, signal: ac.signal }), (e) => e === reason)
+    await assert.rejects(p.create({ name: 'n', limits: LIMITS, signal: ac.signal }), (e) => e === reason)
+  })
+
+  test('killTagged ends only the commands of its tags', async () => {
+    const run = (tag, n) =>
+      p.exec(h, { command: `touch /tmp/tag-${n}; sleep ${n}`, tag, timeoutMs: 120000, maxOutputBytes: 100, signal: sig() })
+    const a = run('agent1', 101)
+    const b = run('agent10', 110)
+    const c = run(undefined, 119)
+    for (const n of [101, 110, 119]) await until(async () => (await p.stat(h, `/tmp/tag-${n}`, sig())) !== null)
+    await p.killTagged(h, ['agent1'], sig())
+    const ra = await a
+    assert.equal(ra.exitCode, 137)
+    assert.equal(await sh(p, h, "pgrep -c -f '^sleep 1[01][09]' || true"), '2\n')
+    await p.killAll(h, sig())
+    assert.equal((await b).exitCode, 137)
+    assert.equal((await c).exitCode, 137)
+    assert.equal(await sh(p, h, "pgrep -c -f '^sleep 1[01][09]' || true"), '0\n')
+  })
+
+  test('64 concurrent execs each get their own output', async () => {
+    const rs = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        p.exec(h, { command: `sleep 0.2; echo ${i}`, timeoutMs: 120000, maxOutputBytes: 100, signal: sig() }),
+      ),
+    )
+    rs.forEach((r, i) => assert.deepEqual(r, { exitCode: 0, stdout: `${i}\n`, stderr: '', truncated: false, timedOut: false }))
+  })
+})
+
+describe('files', () => {
+  test('writeFile / readFile round-trip bytes, strings and parent dirs', async () => {
+    const bytes = new Uint8Array([0, 1, 2, 0xff, 0xfe, 10])
+    await p.writeFile(h, '/workspace/d/e/bin', bytes, sig())
+    const f = await p.readFile(h, '/workspace/d/e/bin', { maxBytes: 100, signal: sig() })
+    assert.deepEqual(f, { data: bytes, truncated: false })
+    await p.writeFile(h, '/workspace/t.txt', 'héllo', sig())
+    const t = await p.readFile(h, '/workspace/t.txt', { maxBytes: 3, signal: sig() })
+    assert.deepEqual(t, { data: new Uint8Array(Buffer.from('héllo').subarray(0, 3)), truncated: true })
+    assert.equal(await sh(p, h, 'stat -c %U /workspace/t.txt'), 'sandbox\n')
+  })
+
+  test('readFile of a missing path or a directory is null', async () => {
+    assert.equal(await p.readFile(h, '/workspace/nope', { maxBytes: 10, signal: sig() }), null)
+    assert.equal(await p.readFile(h, '/workspace', { maxBytes: 10, signal: sig() }), null)
+  })
+
+  test('stat: file, directory, missing', async () => {
+    await p.writeFile(h, '/workspace/s.txt', '12345', sig())
+    assert.deepEqual(await p.stat(h, '/workspace/s.txt', sig()), { size: 5, isDir: false })
+    const d = await p.stat(h, '/workspace', sig())
+    assert.equal(d.isDir, true)
+    assert.equal(await p.stat(h, '/workspace/missing', sig()), null)
+  })
+
+  test('/skills is written by root with mode 0644 and stays read-only to the sandbox user', async () => {
+    await p.writeFile(h, '/skills/pack/SKILL.md', '# skill\n', sig())
+    const out = await sh(
+      p,
+      h,
+      "stat -c '%U %a' /skills/pack /skills/pack/SKILL.md; touch /skills/x 2>/dev/null && echo writable || echo read-only",
+    )
+    assert.equal(out, 'root 755\nroot 644\nread-only\n')
+  })
+})
+
+describe('the serve child', () => {
+  test('a killed child rejects the call in flight and the next call starts a new one', async () => {
+    const q = createE2BSandbox(config(env.url), {}, { envdUrl: env.url })
+    try {
+      const others = new Set(serveChildren())
+      await q.resume(h, sig())
+      const mine = serveChildren().filter((pid) => !others.has(pid))
+      assert.equal(mine.length, 1, 'one serve child per provider')
+      const ac = new AbortController()
+      const run = q.exec(h, { command: 'touch /tmp/child-kill; sleep 64', timeoutMs: 60000, maxOutputBytes: 10, signal: ac.signal })
+      await until(async () => (await p.stat(h, '/tmp/child-kill', sig())) !== null)
+      process.kill(mine[0], 'SIGKILL')
+      await assert.rejects(run, (e) => e.name === 'BridgeError' && /killed by SIGKILL/.test(e.message))
+      assert.equal(await q.resume(h, sig()), 'resumed')
+      assert.equal((await q.exec(h, { command: 'echo back', timeoutMs: 10000, maxOutputBytes: 10, signal: sig() })).stdout, 'back\n')
+      await p.killAll(h, sig())
+    } finally {
+      q.close()
+    }
+  })
+
+  test('a missing binary is a clear error', async () => {
+    const q = createE2BSandbox(config(env.url), {}, { bin: '/nonexistent/sandbox-e2b' })
+    await assert.rejects(q.resume(h, sig()), /could not be started/)
+  })
+
+  test('errors carry code, httpStatus and no secret', async () => {
+    const q = createE2BSandbox({ ...config('http://127.0.0.1:9'), apiKey: 'e2b_secret_value' }, {}, {})
+    try {
+      await assert.rejects(q.resume(h, sig()), (e) => {
+        assert.ok(e instanceof SandboxError)
+        assert.equal(e.code, 'network')
+        assert.doesNotMatch(e.message, /e2b_secret_value/)
+        return true
+      })
+    } finally {
+      q.close()
+    }
+  })
+})
