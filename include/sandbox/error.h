@@ -31,7 +31,7 @@ typedef enum sbx_error_code {
 	SBX_EPROTOCOL = -7, /**< malformed server reply (bad JSON, bad frame, missing end-stream) */
 	SBX_EHTTP = -8,     /**< the server answered with an HTTP error status (see http_status) */
 	SBX_ENETWORK = -9,  /**< could not reach the server (DNS, connect, TLS, reset) */
-	/** A caller's callback returned non-zero; reserved, no public call takes a callback yet. */
+	/** A caller's callback returned non-zero (exec's output or stdin callback). */
 	SBX_EUSER = -10,
 	SBX_ESANDBOX =
 	    -11, /**< an in-sandbox step failed (e.g. the write script exited non-zero) */

@@ -85,14 +85,46 @@ typedef struct sbx_env_var {
 	const char *value;
 } sbx_env_var;
 
-#define SBX_EXEC_OPTIONS_VERSION 1
+/** Which output stream a chunk of sbx_output_fn belongs to. */
+typedef enum sbx_stream { SBX_STREAM_STDOUT = 1, SBX_STREAM_STDERR = 2 } sbx_stream;
+
+/**
+ * Output callback of a streamed exec (docs/exec.md "Streamed output"): `len`
+ * bytes of `stream`, as they arrive. `data` is borrowed for the call only and
+ * is not NUL-terminated; a chunk may be any size and may end inside a UTF-8
+ * character, but never holds bytes past the output budget: the chunks of
+ * each stream, concatenated, are exactly that stream's bytes in the result.
+ * Return 0 to go on; any other value stops the exec (the command is killed
+ * as on abort) and the call returns SBX_EUSER.
+ * It runs on the thread that called sbx_sandbox_exec() (for a background
+ * command: on that handle's reader thread, see sandbox/process.h); it must
+ * not call sbx_sandbox_exec() on the same thread's stack again.
+ */
+typedef int (*sbx_output_fn)(sbx_stream stream, const unsigned char *data, size_t len,
+                             void *payload);
+
+/**
+ * stdin read callback (docs/exec.md "stdin"): write at most `cap` bytes into
+ * `buf` and their count into `*len_out`; a count of 0 is end of input (the
+ * command reads EOF). Return 0 to go on; any other value stops the exec (the
+ * command is killed as on abort) and the call returns SBX_EUSER. It runs on
+ * the thread that called sbx_sandbox_exec(), between the requests that carry
+ * the bytes, so it may block (the command waits for its input meanwhile).
+ */
+typedef int (*sbx_input_fn)(size_t *len_out, unsigned char *buf, size_t cap, void *payload);
+
+#define SBX_EXEC_OPTIONS_VERSION 2
 
 /**
  * Options of sbx_sandbox_exec(). Initialise with SBX_EXEC_OPTIONS_INIT
- * (timeout 60000 ms, output budget 1 MiB). All pointers borrowed for the call.
+ * (timeout 60000 ms, output budget 1 MiB, no callbacks, no stdin). All
+ * pointers borrowed for the call.
+ *
+ * Versions: 1 ends at `tag` (a caller built against 0.1 passes version 1
+ * and the fields below it are never read); 2 adds streaming and stdin.
  */
 typedef struct sbx_exec_options {
-	unsigned int version;   /**< SBX_EXEC_OPTIONS_VERSION; another: SBX_EINVALID */
+	unsigned int version;   /**< SBX_EXEC_OPTIONS_VERSION (1 or 2); another: SBX_EINVALID */
 	const char *cwd;        /**< working directory; NULL = /workspace */
 	const sbx_env_var *env; /**< extra environment, applied after HOME and LANG */
 	size_t env_count;       /**< entries in env (env may be NULL when 0) */
@@ -101,10 +133,25 @@ typedef struct sbx_exec_options {
 	size_t max_output_bytes;
 	/** Holder tag for sbx_sandbox_kill_tagged() (^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$), or NULL. */
 	const char *tag;
+	/* ---- version 2 ---- */
+	/** Called with output as it arrives (see sbx_output_fn), or NULL. */
+	sbx_output_fn on_output;
+	void *output_payload; /**< passed back to on_output as is */
+	/**
+	 * stdin bytes (stdin_len of them), or NULL. The command reads them, then
+	 * EOF. NULL with stdin_read NULL: stdin is /dev/null (EOF at once), as in
+	 * version 1. Not both stdin_data and stdin_read (SBX_EINVALID).
+	 */
+	const void *stdin_data;
+	size_t stdin_len; /**< bytes at stdin_data; > 0 needs stdin_data */
+	sbx_input_fn
+	    stdin_read;      /**< stdin pulled from a callback until it gives 0 bytes, or NULL */
+	void *stdin_payload; /**< passed back to stdin_read as is */
 } sbx_exec_options;
 
 /* clang-format off */
-#define SBX_EXEC_OPTIONS_INIT {SBX_EXEC_OPTIONS_VERSION, NULL, NULL, 0, 60000, 1024 * 1024, NULL}
+#define SBX_EXEC_OPTIONS_INIT {SBX_EXEC_OPTIONS_VERSION, NULL, NULL, 0, 60000, 1024 * 1024, NULL, \
+                               NULL, NULL, NULL, 0, NULL, NULL}
 /* clang-format on */
 
 /**
@@ -260,21 +307,36 @@ SBX_EXTERN int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const ch
 
 /**
  * Run `command` with /bin/bash -c as the sandbox user (seed README "exec and
- * files"; e2b-protocol.md §4.2): connects first (timeout extended to at least
- * timeout_ms + 120 s, at most 24 h), runs under setsid with an in-sandbox
- * `timeout -s KILL` backstop. On timeout or abort it runs the kill script,
- * then SendSignal, waits a 3 s grace, and reboots the sandbox (pause + cold
- * connect) as a last resort; it returns only after that.
+ * files"; docs/exec.md, docs/protocol.md "process.Process"): connects first
+ * (timeout extended to at least timeout_ms + 120 s, at most 24 h), runs under
+ * setsid with an in-sandbox `timeout -s KILL` backstop. On timeout or abort
+ * it runs the kill script, then SendSignal, waits a 3 s grace, and reboots
+ * the sandbox (pause + cold connect) as a last resort; it returns only after
+ * that.
+ *
+ * Streaming (version 2 options): opts->on_output gets the output as it
+ * arrives, on this thread; the chunks add up to exactly the result's bytes
+ * (same budget, same UTF-8-safe cut; bytes that the cut may drop are held
+ * back until the command's next bytes or its end show whether they stay).
+ * stdin: opts->stdin_data or opts->stdin_read are sent in chunks while the
+ * output keeps flowing, then stdin is closed. A command that stops reading
+ * (exits, or closes its stdin) simply gets no more input; that is no error.
+ *
  * @param[out] out  on 0: the result, including a timeout (timed_out) and an
  *                  abort after start (aborted, output so far); caller frees
- *                  with sbx_exec_result_free(). On failure: zeroed, nothing
- *                  to free.
+ *                  with sbx_exec_result_free(). On SBX_EPROTOCOL because the
+ *                  stream ended without an exit status, `out` holds the
+ *                  output collected so far (has_exit_code false) and must be
+ *                  freed too; on every other failure it is zeroed (freeing a
+ *                  zeroed result is harmless, so callers may always free).
  * @param command   shell text, borrowed.
  * @param opts      NULL for SBX_EXEC_OPTIONS_INIT; borrowed.
  * @return 0, SBX_EINVALID (version, tag, env key, NULL env value,
- *         timeout_ms 0), SBX_EGONE, SBX_EABORTED (before start only),
- *         SBX_ETIMEOUT (connect), SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL
- *         (also: stream ended without an exit status), SBX_ETOOLARGE,
+ *         timeout_ms 0, stdin fields), SBX_EGONE, SBX_EABORTED (before start
+ *         only), SBX_ETIMEOUT (connect), SBX_EHTTP, SBX_ENETWORK,
+ *         SBX_EPROTOCOL (also: stream ended without an exit status),
+ *         SBX_ETOOLARGE, SBX_EUSER (a callback returned non-zero; the
+ *         command was killed; err->message says which callback and value),
  *         SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id,

@@ -10,6 +10,7 @@
 #include "contract/provider.h"
 
 #include <sandbox/validate.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -195,9 +196,6 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
 static int check_exec_options(const sbx_exec_options *o, sbx_error *err)
 {
 	int error;
-	if (o->version != SBX_EXEC_OPTIONS_VERSION)
-		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_exec_options version %u",
-		                      o->version);
 	if (o->tag && (error = sbx_validate_tag(o->tag, err)) < 0)
 		return error;
 	if (o->env_count > 0 && !o->env)
@@ -212,13 +210,37 @@ static int check_exec_options(const sbx_exec_options *o, sbx_error *err)
 	}
 	if (o->timeout_ms == 0)
 		return sbx__error_set(err, SBX_EINVALID, "exec timeout_ms must be positive");
+	if (o->stdin_len > 0 && !o->stdin_data)
+		return missing(err, "stdin_data");
+	if (o->stdin_data && o->stdin_read)
+		return sbx__error_set(err, SBX_EINVALID,
+		                      "exec takes stdin_data or stdin_read, not both");
+	return 0;
+}
+
+int sbx__exec_options_normalize(sbx_exec_options *o, const sbx_exec_options *in, sbx_error *err)
+{
+	static const sbx_exec_options defaults = SBX_EXEC_OPTIONS_INIT;
+
+	*o = defaults;
+	if (!in)
+		return 0;
+	/* version 1 callers have the struct only up to `tag`: read no further */
+	if (in->version == 1)
+		memcpy(o, in, offsetof(sbx_exec_options, on_output));
+	else if (in->version == SBX_EXEC_OPTIONS_VERSION)
+		*o = *in;
+	else
+		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_exec_options version %u",
+		                      in->version);
+	o->version = SBX_EXEC_OPTIONS_VERSION;
 	return 0;
 }
 
 int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, const char *command,
                      const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
 {
-	static const sbx_exec_options defaults = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_options o;
 	int error;
 	if (out)
 		memset(out, 0, sizeof(*out));
@@ -228,16 +250,18 @@ int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, cons
 		return missing(err, "out");
 	if (!id)
 		return missing(err, "id");
-	if (!opts)
-		opts = &defaults;
-	if ((error = check_exec_options(opts, err)) < 0)
+	if ((error = sbx__exec_options_normalize(&o, opts, err)) < 0 ||
+	    (error = check_exec_options(&o, err)) < 0)
 		return error;
 	if (!command)
 		return missing(err, "command");
 	if (!p->vt->exec)
 		return unsupported(err, p, "exec");
-	if ((error = p->vt->exec(p->impl, out, id, command, opts, sig, err)) < 0)
-		sbx_exec_result_free(out); /* on failure out is zeroed, nothing leaks */
+	/* on failure out is zeroed, nothing leaks; except the output so far of a stream that
+	 * ended without an exit status, which the provider leaves for the caller (SBX_EPROTOCOL) */
+	if ((error = p->vt->exec(p->impl, out, id, command, &o, sig, err)) < 0 &&
+	    error != SBX_EPROTOCOL)
+		sbx_exec_result_free(out);
 	return error;
 }
 

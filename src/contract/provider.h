@@ -38,6 +38,12 @@ typedef struct sbx_provider_vtable {
 } sbx_provider_vtable;
 
 /*
+ * Copy `in` (NULL = defaults; version 1 or 2) into a full version-2 struct.
+ * 0, or SBX_EINVALID for an unknown version.
+ */
+int sbx__exec_options_normalize(sbx_exec_options *o, const sbx_exec_options *in, sbx_error *err);
+
+/*
  * Wrap `impl` in a provider. On success the provider owns impl (freed by
  * vt->free in sbx_provider_free()); on failure (SBX_ENOMEM) impl is untouched.
  */

@@ -37,8 +37,10 @@ struct sbx_envd_stream {
 	sbx_envelope env;
 	sbx_buf scratch;
 	sbx_envd_handler handler;
-	bool ended;   /* the end-stream message arrived */
-	int end_code; /* its error, 0 for none */
+	const char *what;     /* "E2B process stream" or "E2B process connect stream" */
+	const char *rpc_what; /* for HTTP errors: "process start" or "process connect" */
+	bool ended;           /* the end-stream message arrived */
+	int end_code;         /* its error, 0 for none */
 	sbx_error end_err;
 };
 
@@ -345,7 +347,10 @@ static int on_stream_data(const unsigned char *p, size_t n, void *payload, sbx_e
 			sbx__envelope_next(&s->env);
 		}
 	}
-	return s->ended ? 1 : 0; /* after end-stream nothing more is read */
+	if (s->ended)
+		return 1; /* after end-stream nothing more is read */
+	/* the whole chunk is taken first: curl cannot hand back part of one */
+	return s->handler.yield && s->handler.yield(s->handler.payload) ? 2 : 0;
 }
 
 int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, sbx_error *err)
@@ -353,7 +358,7 @@ int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, 
 	return on_stream_data(p, n, s, err);
 }
 
-static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc)
+static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc, bool stdin_open)
 {
 	json_t *root = json_object(), *pr = json_object(), *args = json_array(), *envs = NULL;
 	sbx_buf text = SBX_BUF_INIT(SBX_MAX_ENVELOPE);
@@ -378,7 +383,7 @@ static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc)
 	if (proc->cwd && json_object_set_new(pr, "cwd", json_string(proc->cwd)) < 0)
 		goto done;
 	if (json_object_set(root, "process", pr) < 0 ||
-	    json_object_set_new(root, "stdin", json_false()) < 0)
+	    json_object_set_new(root, "stdin", json_boolean(stdin_open)) < 0)
 		goto done;
 	if ((error = sbx__json_dump(&text, root)) < 0)
 		goto done;
@@ -391,43 +396,54 @@ done:
 	return error;
 }
 
-int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
-                    const char *user, const sbx_envd_process *proc, const sbx_envd_handler *h,
-                    sbx_error *err)
+/* A stream object with its buffers; nothing sent yet. */
+static sbx_envd_stream *stream_new(const sbx_envd_target *t, const sbx_envd_handler *h,
+                                   const char *what, const char *rpc_what)
 {
 	sbx_envd_stream *s;
+
+	if (!(s = sbx__calloc(1, sizeof(*s))))
+		return NULL;
+	s->t = t;
+	s->handler = *h;
+	s->what = what;
+	s->rpc_what = rpc_what;
+	sbx_buf_init(&s->url, 64 * 1024);
+	sbx_buf_init(&s->body, SBX_MAX_ENVELOPE);
+	sbx_buf_init(&s->env.payload, SBX_MAX_ENVELOPE);
+	sbx_buf_init(&s->scratch, SBX_MAX_ENVELOPE);
+	return s;
+}
+
+/* Headers and call of a server stream whose request envelope is already in s->body. */
+static int stream_call(sbx_envd_stream *s, sbx_http *http, const char *method, const char *user,
+                       sbx_error *err)
+{
 	sbx_http_req req = {0};
 	sbx_buf basic = SBX_BUF_INIT(4096);
 	unsigned char b64[4 * 256 / 3 + 8];
 	int error;
 
-	*out = NULL;
-	if (!(s = sbx__calloc(1, sizeof(*s))))
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	s->t = t;
-	s->handler = *h;
-	sbx_buf_init(&s->url, 64 * 1024);
-	sbx_buf_init(&s->body, SBX_MAX_ENVELOPE);
-	sbx_buf_init(&s->env.payload, SBX_MAX_ENVELOPE);
-	sbx_buf_init(&s->scratch, SBX_MAX_ENVELOPE);
-	if (strlen(user) > 128) {
-		error = sbx__error_set(err, SBX_EINVALID, "envd user name too long");
-		goto fail;
-	}
-	/* Authorization: Basic base64("<user>:") */
-	if ((error = sbx_buf_printf(&basic, "%s:", user)) < 0)
-		goto oom;
-	EVP_EncodeBlock(b64, basic.ptr, (int)basic.len);
-	if ((error = sbx_buf_printf(&s->url, "%s/process.Process/Start", t->url)) < 0 ||
-	    (error = headers_envd(&s->hdrs, t)) < 0 ||
+	if (user && strlen(user) > 128)
+		return sbx__error_set(err, SBX_EINVALID, "envd user name too long");
+	if ((error = sbx_buf_printf(&s->url, "%s/process.Process/%s", s->t->url, method)) < 0 ||
+	    (error = headers_envd(&s->hdrs, s->t)) < 0 ||
 	    (error = header_add(&s->hdrs, "Content-Type: application/connect+json")) < 0 ||
 	    (error = header_add(&s->hdrs, "Connect-Protocol-Version: 1")) < 0 ||
-	    (error = header_add(&s->hdrs, "Authorization: Basic %s", (const char *)b64)) < 0 ||
 	    (error = header_add(&s->hdrs, "Keepalive-Ping-Interval: %d",
-	                        SBX_ENVD_KEEPALIVE_SECONDS)) < 0 ||
-	    (error = start_request(s, proc)) < 0)
+	                        SBX_ENVD_KEEPALIVE_SECONDS)) < 0)
 		goto oom;
-	req.what = "E2B process stream";
+	if (user) {
+		/* Authorization: Basic base64("<user>:") */
+		if ((error = sbx_buf_printf(&basic, "%s:", user)) < 0)
+			goto oom;
+		EVP_EncodeBlock(b64, basic.ptr, (int)basic.len);
+		if ((error = header_add(&s->hdrs, "Authorization: Basic %s", (const char *)b64)) <
+		    0)
+			goto oom;
+	}
+	sbx_buf_dispose(&basic);
+	req.what = s->what;
 	req.method = "POST";
 	req.url = (const char *)s->url.ptr;
 	req.headers = (const char *const *)s->hdrs.line;
@@ -436,16 +452,58 @@ int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target
 	req.body_len = s->body.len;
 	req.on_data = on_stream_data;
 	req.payload = s;
-	if ((error = sbx__http_call_start(&s->call, http, &req, err)) < 0)
-		goto fail;
+	return sbx__http_call_start(&s->call, http, &req, err);
+oom:
 	sbx_buf_dispose(&basic);
+	return sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
+	                      "cannot build the %s request", s->what);
+}
+
+int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
+                    const char *user, const sbx_envd_process *proc, bool stdin_open,
+                    const sbx_envd_handler *h, sbx_error *err)
+{
+	sbx_envd_stream *s;
+	int error;
+
+	*out = NULL;
+	if (!(s = stream_new(t, h, "E2B process stream", "process start")))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	if ((error = start_request(s, proc, stdin_open)) < 0) {
+		error = sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
+		                       "cannot build the process start request");
+		goto fail;
+	}
+	if ((error = stream_call(s, http, "Start", user, err)) < 0)
+		goto fail;
 	*out = s;
 	return 0;
-oom:
-	error = sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
-	                       "cannot build the process start request");
 fail:
-	sbx_buf_dispose(&basic);
+	sbx__envd_stream_free(s);
+	return error;
+}
+
+int sbx__envd_connect(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t, uint32_t pid,
+                      const sbx_envd_handler *h, sbx_error *err)
+{
+	sbx_envd_stream *s;
+	char text[64];
+	int n, error;
+
+	*out = NULL;
+	if (!(s = stream_new(t, h, "E2B process connect stream", "process connect")))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	n = snprintf(text, sizeof(text), "{\"process\":{\"pid\":%u}}", (unsigned)pid);
+	if ((error = sbx__envelope_encode(&s->body, 0, (const unsigned char *)text, (size_t)n)) <
+	    0) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((error = stream_call(s, http, "Connect", NULL, err)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
 	sbx__envd_stream_free(s);
 	return error;
 }
@@ -458,7 +516,7 @@ int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *
 
 	if (!s->ended) {
 		error = sbx__http_call_wait(s->call, deadline_ms, sig, err);
-		if (error < 0)
+		if (error < 0 || error == SBX_HTTP_YIELD)
 			return error;
 	}
 	if (s->ended) {
@@ -469,11 +527,16 @@ int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *
 	status = sbx__http_call_status(s->call);
 	if (status != 200) {
 		b = sbx__http_call_body(s->call);
-		return sbx__e2b_http_error(err, "process start", status, b->ptr, b->len,
-		                           s->t->token, s->t->api_key, NULL);
+		return sbx__e2b_http_error(err, s->rpc_what, status, b->ptr, b->len, s->t->token,
+		                           s->t->api_key, NULL);
 	}
-	return sbx__error_set(err, SBX_EPROTOCOL,
-	                      "E2B process stream ended without an end-of-stream message");
+	return sbx__error_set(err, SBX_EPROTOCOL, "%s ended without an end-of-stream message",
+	                      s->what);
+}
+
+bool sbx__envd_stream_ended(const sbx_envd_stream *s)
+{
+	return s->ended;
 }
 
 void sbx__envd_stream_free(sbx_envd_stream *s)
@@ -507,6 +570,73 @@ static int envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *re
 		                            NULL);
 	}
 	sbx__http_call_free(call);
+	return error;
+}
+
+int sbx__envd_rpc(json_t **reply, sbx_http *http, const sbx_envd_target *t, const char *method,
+                  const char *body, size_t len, sbx_envd_stream *host, uint64_t deadline_ms,
+                  sbx_signal *sig, sbx_error *err)
+{
+	envd_headers h = {0};
+	sbx_buf url = SBX_BUF_INIT(64 * 1024), what = SBX_BUF_INIT(128);
+	sbx_http_req req = {0};
+	sbx_http_call *call = NULL;
+	const sbx_buf *b;
+	json_error_t jerr;
+	long status;
+	int error;
+
+	if (reply)
+		*reply = NULL;
+	if ((error = sbx_buf_printf(&url, "%s/process.Process/%s", t->url, method)) < 0 ||
+	    (error = sbx_buf_printf(&what, "E2B process %s", method)) < 0 ||
+	    (error = headers_envd(&h, t)) < 0 ||
+	    (error = header_add(&h, "Content-Type: application/json")) < 0 ||
+	    (error = header_add(&h, "Connect-Protocol-Version: 1")) < 0) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	req.what = (const char *)what.ptr;
+	req.method = "POST";
+	req.url = (const char *)url.ptr;
+	req.headers = (const char *const *)h.line;
+	req.nheaders = h.n;
+	req.body = body;
+	req.body_len = len;
+	if (!host) {
+		if ((error = sbx__http_perform(&call, http, &req, deadline_ms, sig, err)) < 0)
+			goto done;
+	} else {
+		/* joined to the stream: waiting here keeps the command's output flowing */
+		if ((error = sbx__http_call_join(&call, host->call, &req, err)) < 0)
+			goto done;
+		while ((error = sbx__http_call_wait(call, deadline_ms, sig, err)) == SBX_HTTP_YIELD)
+			;
+		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+			goto done; /* the caller words these, as for the stream */
+		if (error < 0)
+			goto done;
+	}
+	status = sbx__http_call_status(call);
+	b = sbx__http_call_body(call);
+	if (status < 200 || status >= 300) {
+		sbx_buf_clear(&what);
+		error = sbx_buf_printf(&what, "process %s", method);
+		error =
+		    sbx__e2b_http_error(err, error < 0 ? "process call" : (const char *)what.ptr,
+		                        status, b->ptr, b->len, t->token, t->api_key, NULL);
+		goto done;
+	}
+	if (reply && b->len > 0 &&
+	    !(*reply = json_loadb((const char *)b->ptr, b->len, JSON_DECODE_ANY, &jerr)))
+		error = sbx__error_set(err, SBX_EPROTOCOL,
+		                       "E2B process %s: invalid JSON in the reply (at byte %d)",
+		                       method, jerr.position);
+done:
+	sbx__http_call_free(call);
+	headers_dispose(&h);
+	sbx_buf_dispose(&url);
+	sbx_buf_dispose(&what);
 	return error;
 }
 

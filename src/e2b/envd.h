@@ -9,6 +9,7 @@
 #ifndef SBX_E2B_ENVD_H
 #define SBX_E2B_ENVD_H
 
+#include <jansson.h>
 #include <sandbox/sandbox.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,6 +57,12 @@ typedef struct sbx_envd_handler {
 	 * status NULL: the exit status is unknown.
 	 */
 	void (*on_end)(bool exited, int exit_code, const char *status, void *payload);
+	/*
+	 * optional: asked after each chunk of the stream is taken; true makes
+	 * sbx__envd_stream_wait() return SBX_HTTP_YIELD (e.g. once the pid is
+	 * known, or after an output callback asked to stop).
+	 */
+	bool (*yield)(void *payload);
 	void *payload;
 } sbx_envd_handler;
 
@@ -63,16 +70,28 @@ typedef struct sbx_envd_stream sbx_envd_stream;
 
 /*
  * Prepare a Start call as `user` (Basic auth) with request
- * {"process":{"cmd","args","envs"?,"cwd"?},"stdin":false}. Nothing is sent
- * until sbx__envd_stream_wait(). `proc` is copied into the request body.
+ * {"process":{"cmd","args","envs"?,"cwd"?},"stdin":<stdin_open>}. Nothing is
+ * sent until sbx__envd_stream_wait(). `proc` is copied into the request body.
+ * With stdin_open the command's stdin is a pipe fed by SendInput until
+ * CloseStdin (e2b-protocol.md §4.2); without it, /dev/null.
  * Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
  */
 int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
-                    const char *user, const sbx_envd_process *proc, const sbx_envd_handler *h,
-                    sbx_error *err);
+                    const char *user, const sbx_envd_process *proc, bool stdin_open,
+                    const sbx_envd_handler *h, sbx_error *err);
 
 /*
- * Drive the stream until its end-stream message (0), the monotonic deadline
+ * Prepare a Connect call {"process":{"pid":pid}}: the same events as Start
+ * (start first) for a process that is running, or ended less than 30 s ago.
+ * An unknown pid ends the stream with Connect code "not_found" (SBX_EHTTP,
+ * e2b_code "not_found", from sbx__envd_stream_wait()).
+ */
+int sbx__envd_connect(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t, uint32_t pid,
+                      const sbx_envd_handler *h, sbx_error *err);
+
+/*
+ * Drive the stream until its end-stream message (0), SBX_HTTP_YIELD (the
+ * handler's yield asked for control back; call again to go on), the monotonic deadline
  * (SBX_ETIMEOUT, stream still usable) or an abort of `sig` (SBX_EABORTED,
  * stream still usable); err is not filled for these two. Errors: SBX_EHTTP
  * (non-200 answer "E2B process start failed: HTTP …", or an end-stream error
@@ -91,8 +110,47 @@ int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *
  */
 int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, sbx_error *err);
 
+/* True once the end-stream message arrived. */
+bool sbx__envd_stream_ended(const sbx_envd_stream *s);
+
+/*
+ * One unary process.Process RPC (`method`, e.g. "SendInput") with a JSON
+ * body of `len` bytes. With `host`, the call is joined to that stream's
+ * transfer (sbx__http_call_join) so the stream keeps flowing, and its
+ * callbacks run, while this call waits. `reply` (may be NULL) gets the parsed
+ * 2xx body (NULL when empty). Returns 0, SBX_EHTTP (errorOf "process
+ * <method>"; e2b_code holds the Connect code), SBX_ETIMEOUT / SBX_EABORTED
+ * (worded "... timed out"/"aborted" only without host), SBX_ENETWORK,
+ * SBX_EPROTOCOL, SBX_ENOMEM.
+ */
+int sbx__envd_rpc(json_t **reply, sbx_http *http, const sbx_envd_target *t, const char *method,
+                  const char *body, size_t len, sbx_envd_stream *host, uint64_t deadline_ms,
+                  sbx_signal *sig, sbx_error *err);
+
 /* Disconnect (the process keeps running in the sandbox) and free. Accepts NULL. */
 void sbx__envd_stream_free(sbx_envd_stream *s);
+
+/* ---- envd_process.c ---- */
+
+#define SBX_ENVD_MAX_INPUT_CHUNK (192 * 1024) /* stdin bytes per SendInput request */
+
+/*
+ * SendInput {"process":{"pid"},"input":{"stdin":<base64>}} of at most
+ * SBX_ENVD_MAX_INPUT_CHUNK bytes, joined to `host` when not NULL. As sbx__envd_rpc().
+ */
+int sbx__envd_send_input(sbx_http *http, const sbx_envd_target *t, uint32_t pid, const void *data,
+                         size_t len, sbx_envd_stream *host, uint64_t deadline_ms, sbx_signal *sig,
+                         sbx_error *err);
+/* CloseStdin {"process":{"pid"}}: the command reads EOF. As sbx__envd_rpc(). */
+int sbx__envd_close_stdin(sbx_http *http, const sbx_envd_target *t, uint32_t pid,
+                          sbx_envd_stream *host, uint64_t deadline_ms, sbx_signal *sig,
+                          sbx_error *err);
+/*
+ * List {}: `out` gets the "processes" array (new reference; empty when the
+ * reply omits it). SBX_EPROTOCOL when the reply has another shape.
+ */
+int sbx__envd_list(json_t **out, sbx_http *http, const sbx_envd_target *t, uint64_t deadline_ms,
+                   sbx_signal *sig, sbx_error *err);
 
 /*
  * SendSignal SIGKILL to `pid`. A 404 with Connect code "not_found" (the

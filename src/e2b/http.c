@@ -43,6 +43,8 @@ struct sbx_http_call {
 	bool added;
 	bool done;    /* the transfer ended (result below) */
 	bool stopped; /* on_data asked to stop: the answer is complete for us */
+	bool yield;   /* on_data asked to hand control back (SBX_HTTP_YIELD) */
+	bool joined;  /* pair.multi is borrowed from a host call (sbx__http_call_join) */
 	CURLcode result;
 	long status;
 	sbx_buf body;
@@ -166,6 +168,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 		}
 		if (rc == 1)
 			c->stopped = true;
+		else if (rc == 2)
+			c->yield = true;
 		return n;
 	}
 	if (c->status >= 200 && c->status < 300) {
@@ -240,6 +244,8 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
 	rc |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+	rc |=
+	    curl_easy_setopt(e, CURLOPT_PRIVATE, c); /* pump() finds the call of a finished easy */
 	if (r->upload_part) {
 		if (!(c->mime = curl_mime_init(e)) || !(part = curl_mime_addpart(c->mime)))
 			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
@@ -317,10 +323,16 @@ static int pump(sbx_http_call *c)
 	if (curl_multi_perform(c->pair.multi, &running) != CURLM_OK)
 		return SBX_EINTERNAL;
 	while ((msg = curl_multi_info_read(c->pair.multi, &queued))) {
-		if (msg->msg == CURLMSG_DONE) {
-			c->done = true;
-			c->result = msg->data.result;
-		}
+		sbx_http_call *owner = NULL;
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		/* a multi may drive joined calls too: the message names its easy handle */
+		if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&owner) !=
+		        CURLE_OK ||
+		    !owner)
+			owner = c;
+		owner->done = true;
+		owner->result = msg->data.result;
 	}
 	return 0;
 }
@@ -356,12 +368,16 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 		}
 		if (c->done)
 			return call_finish(c, err);
+		if (c->yield) {
+			c->yield = false;
+			return SBX_HTTP_YIELD;
+		}
 		if (sig && sbx_signal_aborted(sig))
 			return SBX_EABORTED;
 		if (pump(c) < 0)
 			return sbx__error_set(err, SBX_EINTERNAL, "%s: curl_multi_perform failed",
 			                      c->req.what);
-		if (c->done || c->stopped)
+		if (c->done || c->stopped || c->yield)
 			continue;
 		now = sbx__now_ms();
 		if (deadline_ms && now >= deadline_ms)
@@ -407,7 +423,9 @@ void sbx__http_call_free(sbx_http_call *c)
 	if (c->added)
 		curl_multi_remove_handle(c->pair.multi,
 		                         c->pair.easy); /* cuts an unfinished transfer */
-	if (c->pair.easy) {
+	if (c->joined) {
+		curl_easy_cleanup(c->pair.easy); /* the multi is the host's */
+	} else if (c->pair.easy) {
 		/* Drop pointers into this call before the pair outlives it. */
 		curl_easy_setopt(c->pair.easy, CURLOPT_HTTPHEADER, NULL);
 		curl_easy_setopt(c->pair.easy, CURLOPT_MIMEPOST, NULL);
@@ -418,6 +436,32 @@ void sbx__http_call_free(sbx_http_call *c)
 	curl_slist_free_all(c->headers);
 	sbx_buf_dispose(&c->body);
 	sbx__free(c);
+}
+
+int sbx__http_call_join(sbx_http_call **out, sbx_http_call *host, const sbx_http_req *req,
+                        sbx_error *err)
+{
+	sbx_http_call *c;
+	int error;
+
+	*out = NULL;
+	if (!(c = sbx__calloc(1, sizeof(*c))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	c->h = host->h;
+	c->req = *req;
+	c->joined = true;
+	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
+	c->pair.multi = host->pair.multi;
+	if (!(c->pair.easy = curl_easy_init())) {
+		sbx__free(c);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory creating a curl handle");
+	}
+	if ((error = call_setup(c, err)) < 0) {
+		sbx__http_call_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
 }
 
 int sbx__http_perform(sbx_http_call **out, sbx_http *h, const sbx_http_req *req,

@@ -31,6 +31,7 @@
 #define SBX_HTTP_MAX_ERROR_BODY (64u << 10) /* error bodies are kept up to this, then cut */
 #define SBX_HTTP_POOL_IDLE      8           /* idle (multi, easy) pairs kept per client */
 #define SBX_HTTP_DRAIN_MS       25          /* wait for a stopped stream's last bytes (reuse) */
+#define SBX_HTTP_YIELD          1 /* sbx__http_call_wait(): on_data asked for control back */
 
 typedef struct sbx_http sbx_http;
 typedef struct sbx_http_call sbx_http_call;
@@ -38,7 +39,9 @@ typedef struct sbx_http_call sbx_http_call;
 /*
  * Streaming body callback for 200 answers: (ptr, len) chunks of any size.
  * Return 0 to go on, 1 to stop the transfer as complete (e.g. after a Connect
- * end-stream message), or a negative SBX_E* code (with `err` filled) to fail.
+ * end-stream message), 2 to make sbx__http_call_wait() return SBX_HTTP_YIELD
+ * once this chunk is taken (the transfer goes on at the next wait), or a
+ * negative SBX_E* code (with `err` filled) to fail.
  */
 typedef int (*sbx_http_data_fn)(const unsigned char *p, size_t n, void *payload, sbx_error *err);
 
@@ -83,11 +86,23 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
  * (0 = none) or `sig` (may be NULL) is aborted. May be called again after
  * SBX_ETIMEOUT / SBX_EABORTED to keep going with a new deadline.
  * Returns 0 when the response is complete (any HTTP status: check
- * sbx__http_call_status), SBX_ETIMEOUT, SBX_EABORTED (err not filled for
+ * sbx__http_call_status), SBX_HTTP_YIELD (on_data returned 2; wait again to
+ * go on), SBX_ETIMEOUT, SBX_EABORTED (err not filled for
  * these two: the caller words them), SBX_ENETWORK, SBX_ETOOLARGE, or the
  * on_data callback's error.
  */
 int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
+
+/*
+ * Start a call driven by `host`'s multi handle: waiting on either call moves
+ * both transfers, so a unary request (e.g. envd SendInput) can be made while
+ * the host's stream keeps flowing on the same thread (a command blocked on a
+ * full stdout pipe would otherwise never read the stdin we send). The joined
+ * call has its own easy handle (not pooled) and must be freed before `host`.
+ * Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
+ */
+int sbx__http_call_join(sbx_http_call **out, sbx_http_call *host, const sbx_http_req *req,
+                        sbx_error *err);
 
 /* HTTP status of the answer (0 before headers arrived). */
 long sbx__http_call_status(const sbx_http_call *c);

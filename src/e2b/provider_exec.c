@@ -52,6 +52,13 @@ typedef struct run_opts {
 	/* exec only: kill on timeout/abort, reboot when that fails */
 	const char *ctl;
 	const char *sandbox_id;
+	/* exec only: streamed output and stdin (sbx_exec_options version 2) */
+	sbx_output_fn on_output;
+	void *output_payload;
+	const void *stdin_data;
+	size_t stdin_len;
+	sbx_input_fn stdin_read;
+	void *stdin_payload;
 } run_opts;
 
 /* What run() collected. Dispose with run_result_dispose(). */
@@ -68,6 +75,15 @@ typedef struct run_result {
 	bool have_pid;
 	uint32_t pid;
 	bool oom;
+	/* streamed output: bytes of out (sent[0]) and err (sent[1]) handed to cb so far */
+	sbx_output_fn cb;
+	void *cb_payload;
+	size_t sent[2];
+	bool yield_for_pid; /* hand control back once the pid is known (to send stdin) */
+	bool user_stop;     /* a callback returned non-zero: stop as on abort */
+	int user_rc;
+	const char *user_what; /* "on_output" or "stdin_read" */
+	bool partial;          /* failed after start: the output so far is kept for the caller */
 } run_result;
 
 static void run_result_init(run_result *r, size_t max_output)
@@ -105,6 +121,41 @@ static bool wants_output(void *payload)
 	return r->used < r->out.max;
 }
 
+/*
+ * Hand the caller the bytes of one stream that the result will keep for
+ * sure: all of them at the end (`final`), else all but a trailing UTF-8
+ * sequence that a truncation would cut (detach_output's rule), which waits
+ * for the stream's next bytes. The cut point only moves forward as bytes are
+ * added, so the chunks concatenate to exactly the result's bytes.
+ */
+static void deliver(run_result *r, int stream, bool final)
+{
+	const sbx_buf *b = stream == 1 ? &r->out : &r->err;
+	size_t *sent = &r->sent[stream == 1 ? 0 : 1];
+	size_t upto = final ? b->len : sbx__utf8_keep_len(b->ptr, b->len, true);
+	int rc;
+
+	if (!r->cb || r->user_stop || upto <= *sent)
+		return;
+	rc = r->cb(stream == 1 ? SBX_STREAM_STDOUT : SBX_STREAM_STDERR, b->ptr + *sent,
+	           upto - *sent, r->cb_payload);
+	*sent = upto;
+	if (rc != 0) {
+		r->user_stop = true;
+		r->user_rc = rc;
+		r->user_what = "on_output";
+	}
+}
+
+/* The held-back tails once no more output comes: kept unless the output was truncated. */
+static void deliver_rest(run_result *r)
+{
+	if (r->truncated || r->oom)
+		return; /* detach_output cuts exactly what deliver() held back */
+	deliver(r, 1, true);
+	deliver(r, 2, true);
+}
+
 /* collect(): one shared budget; bytes past it set truncated and are dropped. */
 static void on_output(int stream, const unsigned char *p, size_t n, void *payload)
 {
@@ -120,6 +171,13 @@ static void on_output(int stream, const unsigned char *p, size_t n, void *payloa
 		return;
 	}
 	r->used += keep;
+	deliver(r, stream, false);
+}
+
+static bool on_yield(void *payload)
+{
+	const run_result *r = payload;
+	return r->user_stop || (r->yield_for_pid && r->have_pid);
 }
 
 static void on_end(bool exited, int exit_code, const char *status, void *payload)
@@ -205,7 +263,9 @@ static void reboot(sbx__e2b_provider *p, const char *id)
 static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o,
                          run_result *r, sbx_envd_stream *s)
 {
+	uint64_t grace = sbx__now_ms() + KILL_GRACE_MS;
 	bool wedged;
+	int error;
 
 	if (!o->ctl)
 		return false; /* no killer: just disconnect */
@@ -213,11 +273,128 @@ static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const r
 		kill_pid(p, t, r);
 		return true;
 	}
-	/* data arriving meanwhile is still collected */
-	wedged =
-	    sbx__envd_stream_wait(s, sbx__now_ms() + KILL_GRACE_MS, NULL, NULL) == SBX_ETIMEOUT;
+	/* data arriving meanwhile is still collected (and no longer handed to callbacks) */
+	r->cb = NULL;
+	while ((error = sbx__envd_stream_wait(s, grace, NULL, NULL)) == SBX_HTTP_YIELD)
+		;
+	wedged = error == SBX_ETIMEOUT;
 	kill_pid(p, t, r);
 	return wedged;
+}
+
+/*
+ * An SBX_EHTTP from SendInput/CloseStdin that envd itself gave (a Connect
+ * code): the process is gone, or its stdin is closed or broken. The command
+ * just stopped reading, as a shell pipe's reader may; no error for the exec.
+ */
+static bool input_refused(int error, const sbx_error *e)
+{
+	static const char *const codes[] = {"not_found", "internal", "unknown",
+	                                    "failed_precondition"};
+	if (error != SBX_EHTTP)
+		return false;
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(e->e2b_code, codes[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The next stdin chunk into data and n (0 = end). SBX_EUSER when the read callback stopped. */
+static int next_input(const run_opts *o, run_result *r, unsigned char *chunk, size_t *off,
+                      const unsigned char **data, size_t *n)
+{
+	int rc;
+
+	if (!o->stdin_read) {
+		*n = o->stdin_len - *off < SBX_ENVD_MAX_INPUT_CHUNK ? o->stdin_len - *off
+		                                                    : SBX_ENVD_MAX_INPUT_CHUNK;
+		*data = (const unsigned char *)o->stdin_data + *off;
+		*off += *n;
+		return 0;
+	}
+	*n = 0;
+	if ((rc = o->stdin_read(n, chunk, SBX_ENVD_MAX_INPUT_CHUNK, o->stdin_payload)) != 0) {
+		r->user_stop = true;
+		r->user_rc = rc;
+		r->user_what = "stdin_read";
+		return SBX_EUSER;
+	}
+	if (*n > SBX_ENVD_MAX_INPUT_CHUNK)
+		*n = SBX_ENVD_MAX_INPUT_CHUNK; /* a callback that overstates: never read past buf */
+	*data = chunk;
+	return 0;
+}
+
+/*
+ * Send stdin in chunks, then close it, each request joined to the stream so
+ * output keeps flowing meanwhile. Stops quietly when the command ended or
+ * stopped reading. Returns 0, SBX_ETIMEOUT / SBX_EABORTED (the run's
+ * deadline or signal), SBX_EUSER, or a transport failure (in `local`).
+ */
+static int feed_stdin(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o,
+                      run_result *r, sbx_envd_stream *s, uint64_t until, sbx_error *local)
+{
+	unsigned char *chunk = NULL;
+	const unsigned char *data;
+	size_t off = 0, n;
+	sbx_error e;
+	int error = 0;
+
+	if (o->stdin_read && !(chunk = sbx__malloc(SBX_ENVD_MAX_INPUT_CHUNK)))
+		return sbx__error_set(local, SBX_ENOMEM, "out of memory");
+	while (!sbx__envd_stream_ended(s)) {
+		if ((error = next_input(o, r, chunk, &off, &data, &n)) < 0 || n == 0)
+			break;
+		memset(&e, 0, sizeof(e));
+		error = sbx__envd_send_input(p->http, t, r->pid, data, n, s, until, o->sig, &e);
+		if (r->user_stop)
+			error = SBX_EUSER;
+		if (error < 0 && input_refused(error, &e)) {
+			error = 0;
+			break; /* nobody reads it any more: stop sending */
+		}
+		if (error < 0) {
+			sbx__e2b_pass_error(local, &e);
+			break;
+		}
+	}
+	sbx__free(chunk);
+	if (error < 0 || sbx__envd_stream_ended(s))
+		return error;
+	memset(&e, 0, sizeof(e));
+	error = sbx__envd_close_stdin(p->http, t, r->pid, s, until, o->sig, &e);
+	if (r->user_stop)
+		return SBX_EUSER;
+	if (error < 0 && !input_refused(error, &e)) {
+		sbx__e2b_pass_error(local, &e);
+		return error;
+	}
+	return 0;
+}
+
+/* Wait for the stream, first feeding stdin once the pid is known. As sbx__envd_stream_wait(). */
+static int drive(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
+                 sbx_envd_stream *s, uint64_t until, sbx_error *local)
+{
+	int error;
+
+	if (o->stdin_data || o->stdin_read) {
+		r->yield_for_pid = true;
+		while ((error = sbx__envd_stream_wait(s, until, o->sig, local)) == SBX_HTTP_YIELD &&
+		       !r->have_pid && !r->user_stop)
+			;
+		r->yield_for_pid = false;
+		if (r->user_stop)
+			return SBX_EUSER;
+		if (error != SBX_HTTP_YIELD)
+			return error; /* ended (no stdin needed any more) or failed */
+		if ((error = feed_stdin(p, t, o, r, s, until, local)) < 0)
+			return error;
+	}
+	while ((error = sbx__envd_stream_wait(s, until, o->sig, local)) == SBX_HTTP_YIELD &&
+	       !r->user_stop)
+		;
+	return r->user_stop ? SBX_EUSER : error;
 }
 
 static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
@@ -228,20 +405,23 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
 	                      .on_output = on_output,
 	                      .wants_output = wants_output,
 	                      .on_end = on_end,
+	                      .yield = on_yield,
 	                      .payload = r};
 	sbx_envd_stream *s = NULL;
 	sbx_error local = {0};
 	uint64_t start = sbx__now_ms(), timer = add_sat(start, o->timeout_ms), until = timer;
-	bool wedged = false;
+	bool wedged = false, stdin_open = o->stdin_data || o->stdin_read;
 	int error;
 
 	if ((error = sbx__e2b_aborted(o->sig, err)) < 0)
 		return error;
+	r->cb = o->on_output;
+	r->cb_payload = o->output_payload;
 	if (o->abort_after_ms && add_sat(start, o->abort_after_ms) < until)
 		until = add_sat(start, o->abort_after_ms);
-	if ((error = sbx__envd_start(&s, p->http, t, o->user, &proc, &h, err)) < 0)
+	if ((error = sbx__envd_start(&s, p->http, t, o->user, &proc, stdin_open, &h, err)) < 0)
 		return error;
-	error = sbx__envd_stream_wait(s, until, o->sig, &local);
+	error = drive(p, t, o, r, s, until, &local);
 	if (error == SBX_ETIMEOUT) {
 		if (sbx__now_ms() >= timer)
 			r->timed_out = true;
@@ -250,24 +430,41 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
 	} else if (error == SBX_EABORTED) {
 		r->aborted = true;
 	}
-	if (r->timed_out || r->aborted)
+	if (r->timed_out || r->aborted || r->user_stop) {
 		wedged = stop_command(p, t, o, r, s);
+	} else if (error < 0 && r->have_pid && !r->got_end && o->ctl) {
+		/* the stream broke while the command may still run: stop it (no reboot for a
+		 * network fault), and keep what it printed for the caller */
+		(void)kill_script_ok(p, t, o->ctl);
+		kill_pid(p, t, r);
+	}
 	sbx__envd_stream_free(s); /* disconnect; the process does not depend on it */
 	if (wedged)
 		reboot(p, o->sandbox_id);
 	if (r->oom)
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory collecting command output");
+	if (r->user_stop)
+		return sbx__error_set(err, SBX_EUSER, "exec stopped: %s callback returned %d",
+		                      r->user_what, r->user_rc);
 	if (r->timed_out || r->aborted) {
 		r->has_exit_code = false;
+		deliver_rest(r);
 		return 0;
 	}
+	if (error == 0 && !r->got_end)
+		error = sbx__error_set(&local, SBX_EPROTOCOL,
+		                       "E2B process stream ended without an exit status");
 	if (error < 0) {
+		r->partial = error == SBX_EPROTOCOL && r->have_pid;
+		if (r->partial) {
+			if (!r->got_end)
+				r->has_exit_code = false;
+			deliver_rest(r);
+		}
 		sbx__e2b_pass_error(err, &local);
 		return error;
 	}
-	if (!r->got_end)
-		return sbx__error_set(err, SBX_EPROTOCOL,
-		                      "E2B process stream ended without an exit status");
+	deliver_rest(r);
 	return 0;
 }
 
@@ -297,7 +494,7 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 	run_opts o = {0};
 	run_result r;
 	uint64_t min_seconds;
-	int error;
+	int error, rc;
 
 	run_result_init(&r, opts->max_output_bytes);
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
@@ -332,11 +529,18 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 	o.sig = sig;
 	o.ctl = ctl;
 	o.sandbox_id = id;
-	if ((error = run(p, &t, &o, &r, err)) < 0)
+	o.on_output = opts->on_output;
+	o.output_payload = opts->output_payload;
+	o.stdin_data = opts->stdin_data;
+	o.stdin_len = opts->stdin_len;
+	o.stdin_read = opts->stdin_read;
+	o.stdin_payload = opts->stdin_payload;
+	/* a stream that broke after start still hands over its output (with the error) */
+	if ((error = run(p, &t, &o, &r, err)) < 0 && !r.partial)
 		goto done;
-	if ((error = detach_output(&r.out, r.truncated, &out->stdout_data, &out->stdout_len)) < 0 ||
-	    (error = detach_output(&r.err, r.truncated, &out->stderr_data, &out->stderr_len)) < 0) {
-		error = sbx__error_set(err, error, "out of memory");
+	if ((rc = detach_output(&r.out, r.truncated, &out->stdout_data, &out->stdout_len)) < 0 ||
+	    (rc = detach_output(&r.err, r.truncated, &out->stderr_data, &out->stderr_len)) < 0) {
+		error = sbx__error_set(err, rc, "out of memory");
 		goto done;
 	}
 	out->has_exit_code = r.has_exit_code;

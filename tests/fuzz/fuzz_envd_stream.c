@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sbx_envd_target t = {url, sid, tok, "key-4567"};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL};
 	events ev = {0};
-	sbx_envd_handler h = {on_start, on_output, wants_output, on_end, &ev};
+	sbx_envd_handler h = {on_start, on_output, wants_output, on_end, NULL, &ev};
 	sbx_envd_stream *s = NULL;
 	sbx_error err = {0};
 	size_t chunk, off, n;
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ev.budget = data[0] & 1 ? SIZE_MAX : (size_t)(data[0] >> 1);
 	chunk = (size_t)(data[0] >> 4) * 97 + 1;
-	if (sbx__envd_start(&s, http, &t, "user", &proc, &h, &err) < 0)
+	if (sbx__envd_start(&s, http, &t, "user", &proc, false, &h, &err) < 0)
 		abort();
 	for (off = 1; off < size && rc == 0; off += n) {
 		n = size - off < chunk ? size - off : chunk;

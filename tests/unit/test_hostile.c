@@ -73,7 +73,7 @@ static int feed_frames(events *ev, sbx_error *err, const char *const *msgs, size
 	char url[] = "http://127.0.0.1:9", sid[] = "box1", tok[] = "tok-secret-1";
 	sbx_envd_target t = {url, sid, tok, "e2b_key_secret"};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL};
-	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, ev};
+	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, NULL, ev};
 	sbx_buf wire = SBX_BUF_INIT(1 << 20);
 	sbx_envd_stream *s;
 	int rc;
@@ -83,7 +83,7 @@ static int feed_frames(events *ev, sbx_error *err, const char *const *msgs, size
 		                                      msgs[i] + (msgs[i][0] == '!'),
 		                                      strlen(msgs[i] + (msgs[i][0] == '!'))),
 		                 0);
-	assert_int_equal(sbx__envd_start(&s, http, &t, "user", &proc, &h, NULL), 0);
+	assert_int_equal(sbx__envd_start(&s, http, &t, "user", &proc, false, &h, NULL), 0);
 	rc = sbx__envd_stream_feed(s, wire.ptr, wire.len, err);
 	sbx__envd_stream_free(s);
 	sbx_buf_dispose(&wire);
@@ -192,12 +192,12 @@ static void test_hostile__a_million_keepalives_in_one_stream(void **state)
 	sbx_envd_target t = {url, sid, tok, NULL};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL};
 	events ev = {0};
-	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, &ev};
+	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, NULL, &ev};
 	sbx_buf one = SBX_BUF_INIT(256);
 	sbx_envd_stream *s;
 	(void)state;
 	assert_int_equal(sbx__envelope_encode(&one, 0, ka, strlen(ka)), 0);
-	assert_int_equal(sbx__envd_start(&s, http, &t, "user", &proc, &h, NULL), 0);
+	assert_int_equal(sbx__envd_start(&s, http, &t, "user", &proc, false, &h, NULL), 0);
 	/* memory stays bounded by one frame: they are decoded as they come */
 	for (int i = 0; i < 1000000; i++)
 		assert_int_equal(sbx__envd_stream_feed(s, one.ptr, one.len, NULL), 0);

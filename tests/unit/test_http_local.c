@@ -320,7 +320,7 @@ static int run_stream(const char *reply, size_t len, events *ev, sbx_error *err,
 	c.reply_len = len;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
 	assert_int_equal(sbx__http_new(&h, NULL), 0);
-	assert_int_equal(sbx__envd_start(&s, h, &t, "sandbox", &proc, &hd, NULL), 0);
+	assert_int_equal(sbx__envd_start(&s, h, &t, "sandbox", &proc, false, &hd, NULL), 0);
 	error = sbx__envd_stream_wait(s, sbx__now_ms() + 5000, NULL, err);
 	sbx__envd_stream_free(s);
 	canned_stop(&c);

@@ -11,8 +11,8 @@
 typedef struct fake {
 	int calls;
 	int freed;
-	int fail; /* return this from every method */
-	const sbx_exec_options *exec_opts;
+	int fail;                   /* return this from every method */
+	sbx_exec_options exec_opts; /* a copy: the contract passes a normalised local */
 	size_t ntags;
 } fake;
 
@@ -53,7 +53,7 @@ static int f_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 {
 	fake *f = impl;
 	f->calls++;
-	f->exec_opts = opts;
+	f->exec_opts = *opts;
 	out->stdout_data = sbx__malloc(3);
 	memcpy(out->stdout_data, "hi", 3);
 	out->stdout_len = 2;
@@ -234,9 +234,19 @@ static void test_provider__exec_checks_options_in_the_seed_order(void **state)
 	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
 	sbx_env_var env[] = {{"GOOD", "1"}, {"1BAD", "2"}};
 
-	o.version = 2;
-	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 2");
+	o.version = 3;
+	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 3");
+	o.version = 0;
+	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 0");
 	o.version = SBX_EXEC_OPTIONS_VERSION;
+	o.stdin_len = 1;
+	expect_exec_invalid(x, &o, "stdin_data is NULL");
+	o.stdin_data = "x";
+	o.stdin_read = (sbx_input_fn)1; /* never called: refused before */
+	expect_exec_invalid(x, &o, "exec takes stdin_data or stdin_read, not both");
+	o.stdin_data = NULL;
+	o.stdin_len = 0;
+	o.stdin_read = NULL;
 	o.tag = "bad tag";
 	o.env = env;
 	o.env_count = 2;
@@ -260,9 +270,9 @@ static void test_provider__exec_dispatches_with_defaults_and_frees_on_failure(vo
 	sbx_exec_result res;
 	assert_int_equal(sbx_sandbox_exec(&res, x->p, "i", "echo", NULL, NULL, NULL), 0);
 	assert_int_equal(x->f.calls, 1);
-	assert_int_equal(x->f.exec_opts->timeout_ms, 60000);
-	assert_int_equal(x->f.exec_opts->max_output_bytes, 1024 * 1024);
-	assert_null(x->f.exec_opts->cwd);
+	assert_int_equal(x->f.exec_opts.timeout_ms, 60000);
+	assert_int_equal(x->f.exec_opts.max_output_bytes, 1024 * 1024);
+	assert_null(x->f.exec_opts.cwd);
 	assert_int_equal(res.stdout_len, 2);
 	assert_string_equal((char *)res.stdout_data, "hi");
 	sbx_exec_result_free(&res);
@@ -273,6 +283,48 @@ static void test_provider__exec_dispatches_with_defaults_and_frees_on_failure(vo
 	assert_int_equal(sbx_sandbox_exec(&res, x->p, "i", "echo", NULL, NULL, NULL), SBX_EHTTP);
 	assert_null(res.stdout_data); /* freed by the contract layer: ASan sees no leak */
 	assert_false(res.has_exit_code);
+}
+
+/* A caller built against version 1 has a shorter struct: nothing past `tag` may be read. */
+static void test_provider__exec_version_1_options_are_read_only_up_to_tag(void **state)
+{
+	fixture *x = *state;
+	size_t v1 = offsetof(sbx_exec_options, on_output);
+	sbx_exec_options full = {0};
+	void *o = malloc(v1); /* ASan flags any read past v1 */
+	sbx_exec_result res;
+
+	assert_non_null(o);
+	full.version = 1;
+	full.timeout_ms = 1234;
+	full.max_output_bytes = 7;
+	full.cwd = "/tmp";
+	memcpy(o, &full, v1);
+	assert_int_equal(sbx_sandbox_exec(&res, x->p, "i", "echo", o, NULL, NULL), 0);
+	assert_int_equal(x->f.exec_opts.version, SBX_EXEC_OPTIONS_VERSION);
+	assert_int_equal(x->f.exec_opts.timeout_ms, 1234);
+	assert_int_equal(x->f.exec_opts.max_output_bytes, 7);
+	assert_string_equal(x->f.exec_opts.cwd, "/tmp");
+	assert_null(x->f.exec_opts.on_output);
+	assert_null(x->f.exec_opts.stdin_data);
+	assert_null(x->f.exec_opts.stdin_read);
+	sbx_exec_result_free(&res);
+	free(o);
+}
+
+/* The output so far of a stream that broke after start stays with the caller (SBX_EPROTOCOL). */
+static void test_provider__exec_protocol_failure_keeps_the_output_for_the_caller(void **state)
+{
+	fixture *x = *state;
+	sbx_exec_result res;
+
+	x->f.fail = SBX_EPROTOCOL;
+	assert_int_equal(sbx_sandbox_exec(&res, x->p, "i", "echo", NULL, NULL, NULL),
+	                 SBX_EPROTOCOL);
+	assert_int_equal(res.stdout_len, 2);
+	assert_string_equal((char *)res.stdout_data, "hi");
+	sbx_exec_result_free(&res);
+	x->f.fail = 0;
 }
 
 static void test_provider__paths_are_validated_before_the_provider(void **state)
@@ -355,6 +407,11 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_provider__exec_dispatches_with_defaults_and_frees_on_failure, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_provider__exec_version_1_options_are_read_only_up_to_tag, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_provider__exec_protocol_failure_keeps_the_output_for_the_caller, setup,
+	        teardown),
 	    cmocka_unit_test_setup_teardown(test_provider__paths_are_validated_before_the_provider,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_provider__success_paths_reach_the_provider, setup,
