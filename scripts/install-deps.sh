@@ -7,6 +7,7 @@ pkgs=(
 	build-essential cmake pkg-config git ca-certificates
 	libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev uuid-dev libssl-dev
 	util-linux procps coreutils iproute2 make gcc
+	python3 # the Python package (bindings/python) and its tests
 )
 # Node.js and npm only run the peer test and the SDK benchmark; keep a newer
 # Node the machine already has rather than Debian's.

@@ -1,0 +1,16 @@
+"""sandbox_e2b: sandbox@1 on E2B for Python, over the sandbox-e2b C engine
+(``sandbox-e2b serve``, JSON-RPC over stdio). Standard library only.
+
+    from sandbox_e2b import Client
+    with Client({"apiKey": "e2b_...", "template": "base"}) as c:
+        sid = c.create("conv-42")
+        print(c.exec(sid, "echo hi").stdout)
+"""
+from .aio import AsyncClient
+from .client import CancelToken, Client
+from .errors import BridgeError, SandboxError, SandboxGone
+from .types import ExecResult, FileContent, Limits, Stat
+
+__all__ = ["AsyncClient", "BridgeError", "CancelToken", "Client", "ExecResult", "FileContent",
+           "Limits", "SandboxError", "SandboxGone", "Stat"]
+__version__ = "0.1.0"

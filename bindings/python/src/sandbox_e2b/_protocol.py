@@ -1,0 +1,159 @@
+"""The wire of ``sandbox-e2b serve`` without I/O: encoding requests, decoding
+lines, mapping errors and results (bindings/protocol/methods.md)."""
+from __future__ import annotations
+
+import base64
+import codecs
+import json
+import os
+import shutil
+from typing import Any, Callable, Dict, Mapping, Optional, Union
+
+from .errors import SandboxError, SandboxGone
+from .types import ExecResult, FileContent, Limits, Stat
+
+BIN_ENV = "SANDBOX_E2B_BIN"
+
+
+def find_binary(env: Optional[Mapping[str, str]] = None) -> str:
+    """SANDBOX_E2B_BIN, else ``sandbox-e2b`` on PATH."""
+    env = os.environ if env is None else env
+    if env.get(BIN_ENV):
+        return env[BIN_ENV]
+    found = shutil.which("sandbox-e2b", path=env.get("PATH"))
+    if not found:
+        raise SandboxError(
+            "sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b "
+            "binary, or put it on PATH",
+            code="bridge",
+        )
+    return found
+
+
+def encode(msg: Dict[str, Any]) -> bytes:
+    return (json.dumps(msg, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def request(id: int, method: str, params: Dict[str, Any]) -> bytes:
+    clean = {k: v for k, v in params.items() if v is not None}
+    return encode({"jsonrpc": "2.0", "id": id, "method": method, "params": clean})
+
+
+def cancel(id: int) -> bytes:
+    return encode({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}})
+
+
+def decode(line: bytes) -> Optional[Dict[str, Any]]:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+def error_from(err: Any) -> SandboxError:
+    err = err if isinstance(err, dict) else {}
+    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    message = err.get("message") if isinstance(err.get("message"), str) else "sandbox-e2b serve failed"
+    code = data.get("code")
+    if code == "gone":
+        return SandboxGone(message, code="gone", http_status=data.get("http_status"),
+                           e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
+    if code is None:
+        code = {-32700: "parse_error", -32600: "invalid_request", -32601: "method_not_found",
+                -32602: "invalid_params", -32800: "aborted"}.get(err.get("code"), "internal")
+    return SandboxError(message, code=code, http_status=data.get("http_status"),
+                        e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
+
+
+def bytes_of(obj: Mapping[str, Any], key: str) -> bytes:
+    b64 = obj.get(key + "_b64")
+    if isinstance(b64, str):
+        return base64.b64decode(b64)
+    value = obj.get(key)
+    return value.encode("utf-8") if isinstance(value, str) else b""
+
+
+def initialize_params(config: Optional[Mapping[str, Any]], envd_url: Optional[str]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"log": "notify"}
+    if config is not None:
+        p["config"] = dict(config)
+    if envd_url is not None:
+        p["envd_url"] = envd_url
+    return p
+
+
+def limits_params(limits: Optional[Union[Limits, Mapping[str, Any]]]) -> Optional[Dict[str, Any]]:
+    if limits is None:
+        return None
+    if isinstance(limits, Limits):
+        return {"cpu": limits.cpu, "memory_mb": limits.memory_mb, "disk_mb": limits.disk_mb,
+                "egress": limits.egress, "allow_hosts": list(limits.allow_hosts)}
+    return dict(limits)
+
+
+def data_params(data: Union[bytes, bytearray, memoryview, str]) -> Dict[str, Any]:
+    if isinstance(data, str):
+        return {"data": data}
+    return {"data_b64": base64.b64encode(bytes(data)).decode("ascii")}
+
+
+def exec_params(id: str, command: str, cwd: Optional[str], env: Optional[Mapping[str, str]],
+                timeout_ms: Optional[int], max_output_bytes: Optional[int], tag: Optional[str],
+                stream: bool) -> Dict[str, Any]:
+    return {"id": id, "command": command, "cwd": cwd, "env": dict(env) if env is not None else None,
+            "timeout_ms": timeout_ms, "max_output_bytes": max_output_bytes, "tag": tag,
+            "stream": True if stream else None}
+
+
+def exec_result(r: Mapping[str, Any]) -> ExecResult:
+    out, err = bytes_of(r, "stdout"), bytes_of(r, "stderr")
+    return ExecResult(exit_code=r.get("exit_code"), stdout=out.decode("utf-8", "replace"),
+                      stderr=err.decode("utf-8", "replace"), truncated=bool(r.get("truncated")),
+                      timed_out=bool(r.get("timed_out")), aborted=bool(r.get("aborted")),
+                      stdout_bytes=out, stderr_bytes=err)
+
+
+def file_result(r: Mapping[str, Any]) -> Optional[FileContent]:
+    if not r.get("exists"):
+        return None
+    return FileContent(data=bytes_of(r, "content"), truncated=bool(r.get("truncated")))
+
+
+def stat_result(r: Mapping[str, Any]) -> Optional[Stat]:
+    if not r.get("exists"):
+        return None
+    return Stat(size=int(r["size"]), is_dir=bool(r["is_dir"]))
+
+
+OutputCallback = Callable[[str], Any]
+
+
+class OutputRouter:
+    """Turns ``output`` notifications of one exec into text callbacks, never
+    splitting a UTF-8 character between two calls."""
+
+    def __init__(self, on_stdout: Optional[OutputCallback], on_stderr: Optional[OutputCallback]):
+        self.cbs = {"stdout": on_stdout, "stderr": on_stderr}
+        self.decs = {k: codecs.getincrementaldecoder("utf-8")("replace") for k in self.cbs}
+
+    @property
+    def wanted(self) -> bool:
+        return any(self.cbs.values())
+
+    def __call__(self, method: str, params: Mapping[str, Any]) -> None:
+        if method != "output":
+            return
+        stream = "stderr" if params.get("stream") == "stderr" else "stdout"
+        cb = self.cbs[stream]
+        if cb:
+            text = self.decs[stream].decode(bytes_of(params, "data"))
+            if text:
+                cb(text)
+
+    def finish(self) -> None:
+        for k, cb in self.cbs.items():
+            if cb:
+                text = self.decs[k].decode(b"", final=True)
+                if text:
+                    cb(text)

@@ -1,0 +1,129 @@
+"""``Client``: the sync API of sandbox_e2b over ``sandbox-e2b serve``.
+
+Method names, parameters and results are the serve contract's
+(bindings/protocol/methods.md); ``aio.AsyncClient`` has the same methods in
+the same order. A Client may be used from many threads at once.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+from . import _protocol as proto
+from ._sync_io import CancelToken, SyncConnection
+from .types import ExecResult, FileContent, Limits, Stat
+
+__all__ = ["Client", "CancelToken"]
+
+Bytes = Union[bytes, bytearray, memoryview, str]
+
+
+class Client:
+    """A sandbox-e2b client. ``config``: the deployment config (``apiKey``,
+    ``template``, ``apiUrl``, ``domain``, ``timeoutSeconds``,
+    ``domainAllowlist``, ``allowOpenEgress``), checked by the C parser; None
+    uses the CLI's sources (``E2B_API_KEY`` + ``E2B_TEMPLATE``,
+    ``SANDBOX_E2B_CONFIG``). ``envd_url``: envd address override (fake-e2b,
+    self-hosted). ``bin``: the sandbox-e2b binary (default SANDBOX_E2B_BIN,
+    else PATH). The child starts on the first call."""
+
+    def __init__(self, config: Optional[Mapping[str, Any]] = None, *, envd_url: Optional[str] = None,
+                 bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                 logger: Optional[logging.Logger] = None) -> None:
+        self._config = config
+        self._envd_url = envd_url
+        self._bin = bin
+        self._env = env
+        self._logger = logger or logging.getLogger("sandbox_e2b")
+        self._lock = threading.Lock()
+        self._conn: Optional[SyncConnection] = None
+        self.info: Optional[Dict[str, Any]] = None
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the serve child (calls in flight are aborted, remote commands killed)."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _connection(self) -> SyncConnection:
+        with self._lock:
+            if self._conn is not None and self._conn.alive:
+                return self._conn
+            bin = self._bin or proto.find_binary(self._env)
+            conn = SyncConnection(bin, self._env, self._logger)
+            try:
+                self.info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+            return conn
+
+    def _call(self, method: str, params: Dict[str, Any], cancel: Optional[CancelToken] = None,
+              notify: Any = None) -> Any:
+        if cancel is not None and cancel.cancelled:
+            raise proto.error_from({"code": -32800, "message": "aborted", "data": {"code": "aborted"}})
+        return self._connection().call(method, params, cancel, notify)
+
+    def create(self, name: str, limits: Optional[Union[Limits, Mapping[str, Any]]] = None, *,
+               cancel: Optional[CancelToken] = None) -> str:
+        """Create a sandbox named ``name`` (replacing one with that name); returns its id."""
+        return self._call("create", {"name": name, "limits": proto.limits_params(limits)}, cancel)["id"]
+
+    def resume(self, id: str, *, cancel: Optional[CancelToken] = None) -> str:
+        """"resumed", or "gone" when the sandbox no longer exists."""
+        return self._call("resume", {"id": id}, cancel)["status"]
+
+    def suspend(self, id: str, *, cancel: Optional[CancelToken] = None) -> None:
+        self._call("suspend", {"id": id}, cancel)
+
+    def destroy(self, id: str, *, cancel: Optional[CancelToken] = None) -> None:
+        self._call("destroy", {"id": id}, cancel)
+
+    def destroy_by_name(self, name: str, *, cancel: Optional[CancelToken] = None) -> None:
+        self._call("destroy_by_name", {"name": name}, cancel)
+
+    def kill_all(self, id: str, *, cancel: Optional[CancelToken] = None) -> None:
+        self._call("kill_all", {"id": id}, cancel)
+
+    def kill_tagged(self, id: str, tags: Sequence[str], *, cancel: Optional[CancelToken] = None) -> None:
+        self._call("kill_tagged", {"id": id, "tags": list(tags)}, cancel)
+
+    def exec(self, id: str, command: str, *, cwd: Optional[str] = None,
+             env: Optional[Mapping[str, str]] = None, timeout_ms: Optional[int] = None,
+             max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
+             on_stdout: Optional[proto.OutputCallback] = None,
+             on_stderr: Optional[proto.OutputCallback] = None,
+             cancel: Optional[CancelToken] = None) -> ExecResult:
+        """Run ``command`` with /bin/bash -c as the sandbox user. on_stdout /
+        on_stderr get text as it arrives (on the reader thread). A timeout or a
+        cancel returns a result (timed_out / aborted, exit_code None) after the
+        remote process tree is killed."""
+        router = proto.OutputRouter(on_stdout, on_stderr)
+        params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted)
+        r = self._call("exec", params, cancel, router if router.wanted else None)
+        router.finish()
+        return proto.exec_result(r)
+
+    def read_file(self, id: str, path: str, *, max_bytes: Optional[int] = None,
+                  cancel: Optional[CancelToken] = None) -> Optional[FileContent]:
+        """The file's first max_bytes (default 16 MiB), or None when missing or a directory."""
+        return proto.file_result(self._call("read_file", {"id": id, "path": path, "max_bytes": max_bytes}, cancel))
+
+    def write_file(self, id: str, path: str, data: Bytes, *, cancel: Optional[CancelToken] = None) -> None:
+        """Write bytes (or text, as UTF-8) as the sandbox user, creating parent directories."""
+        self._call("write_file", {"id": id, "path": path, **proto.data_params(data)}, cancel)
+
+    def stat(self, id: str, path: str, *, cancel: Optional[CancelToken] = None) -> Optional[Stat]:
+        """Size and type, or None when the path does not exist."""
+        return proto.stat_result(self._call("stat", {"id": id, "path": path}, cancel))
+
+

@@ -1,0 +1,233 @@
+"""sandbox_e2b (sync Client and asyncio AsyncClient) against fake-e2b."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+
+from sandbox_e2b import (AsyncClient, CancelToken, Client, Limits, SandboxError,  # noqa: E402
+                         SandboxGone, Stat)
+
+from fake import Fake  # noqa: E402
+
+fake: Fake
+
+
+def setUpModule() -> None:
+    global fake
+    if not os.environ.get("SANDBOX_E2B_BIN"):
+        raise RuntimeError("set SANDBOX_E2B_BIN to the sandbox-e2b binary")
+    fake = Fake()
+
+
+def tearDownModule() -> None:
+    fake.stop()
+
+
+def wait_for(fn, what: str, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while not fn():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+class SyncClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.c = Client(fake.config(), envd_url=fake.url)
+        cls.sid = cls.c.create("py-main", Limits(cpu=1, memory_mb=512, disk_mb=1024))
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.c.close()
+
+    def sh(self, command: str) -> str:
+        return self.c.exec(self.sid, command).stdout
+
+    def test_exec_result(self) -> None:
+        r = self.c.exec(self.sid, 'echo "$A $PWD"; printf "\\xff" >&2; exit 3', cwd="/tmp",
+                        env={"A": "x y"}, timeout_ms=10000, max_output_bytes=1000)
+        self.assertEqual(r.exit_code, 3)
+        self.assertEqual(r.stdout, "x y /tmp\n")
+        self.assertEqual(r.stderr_bytes, b"\xff")
+        self.assertEqual(r.stderr, "\ufffd")
+        self.assertEqual((r.truncated, r.timed_out, r.aborted), (False, False, False))
+
+    def test_output_cap_cuts_at_utf8_boundary(self) -> None:
+        r = self.c.exec(self.sid, "printf 'ab\\xc3\\xa9cd'", max_output_bytes=3)
+        self.assertEqual(r.stdout, "ab")
+        self.assertTrue(r.truncated)
+
+    def test_timeout_kills_the_tree(self) -> None:
+        r = self.c.exec(self.sid, "echo before; (sleep 71 &); sleep 72", timeout_ms=1000)
+        self.assertTrue(r.timed_out)
+        self.assertIsNone(r.exit_code)
+        self.assertEqual(r.stdout, "before\n")
+        self.assertEqual(self.sh("pgrep -f 'sleep 7[12]' || true"), "")
+
+    def test_cancel_token_aborts_exec(self) -> None:
+        tok = CancelToken()
+        out = {}
+        t = threading.Thread(target=lambda: out.update(r=self.c.exec(
+            self.sid, "echo started; touch /tmp/py-cancel; sleep 73", cancel=tok)))
+        t.start()
+        wait_for(lambda: self.c.stat(self.sid, "/tmp/py-cancel") is not None, "the command")
+        t0 = time.monotonic()
+        tok.cancel()
+        t.join(30)
+        took = time.monotonic() - t0
+        r = out["r"]
+        self.assertTrue(r.aborted)
+        self.assertIsNone(r.exit_code)
+        self.assertEqual(r.stdout, "started\n")
+        self.assertLess(took, 10)
+        self.assertEqual(self.sh("pgrep -f 'sleep 7[3]' || true"), "")
+
+    def test_cancelled_token_raises_before_sending(self) -> None:
+        tok = CancelToken()
+        tok.cancel()
+        with self.assertRaises(SandboxError) as cm:
+            self.c.exec(self.sid, "true", cancel=tok)
+        self.assertEqual(cm.exception.code, "aborted")
+
+    def test_files(self) -> None:
+        self.c.write_file(self.sid, "/workspace/p/q/bin", b"\x00\x01\xff")
+        f = self.c.read_file(self.sid, "/workspace/p/q/bin")
+        assert f is not None
+        self.assertEqual((f.data, f.truncated), (b"\x00\x01\xff", False))
+        self.c.write_file(self.sid, "/workspace/t.txt", "héllo")
+        f = self.c.read_file(self.sid, "/workspace/t.txt", max_bytes=2)
+        assert f is not None
+        self.assertEqual((f.data, f.truncated), ("héllo".encode()[:2], True))
+        self.assertEqual(self.c.stat(self.sid, "/workspace/t.txt"), Stat(size=6, is_dir=False))
+        st = self.c.stat(self.sid, "/workspace")
+        assert st is not None and st.is_dir
+        self.assertIsNone(self.c.stat(self.sid, "/workspace/none"))
+        self.assertIsNone(self.c.read_file(self.sid, "/workspace/none"))
+        self.assertIsNone(self.c.read_file(self.sid, "/workspace"))
+
+    def test_skills_written_by_root(self) -> None:
+        self.c.write_file(self.sid, "/skills/py/SKILL.md", "# s\n")
+        self.assertEqual(self.sh("stat -c '%U %a' /skills/py/SKILL.md"), "root 644\n")
+
+    def test_kill_tagged_and_kill_all(self) -> None:
+        res = {}
+
+        def run(key: str, n: int, tag) -> None:
+            res[key] = self.c.exec(self.sid, f"touch /tmp/py-tag-{n}; sleep {n}", tag=tag, timeout_ms=120000)
+
+        ts = [threading.Thread(target=run, args=a) for a in (("a", 81, "one"), ("b", 82, "two"))]
+        for t in ts:
+            t.start()
+        for n in (81, 82):
+            wait_for(lambda: self.c.stat(self.sid, f"/tmp/py-tag-{n}") is not None, "tagged command")
+        self.c.kill_tagged(self.sid, ["one"])
+        ts[0].join(30)
+        self.assertEqual(res["a"].exit_code, 137)
+        self.assertEqual(self.sh("pgrep -c -f '^sleep 8[12]' || true"), "1\n")
+        self.c.kill_all(self.sid)
+        ts[1].join(30)
+        self.assertEqual(res["b"].exit_code, 137)
+
+    def test_concurrent_calls_from_threads(self) -> None:
+        out = [None] * 16
+
+        def run(i: int) -> None:
+            out[i] = self.c.exec(self.sid, f"sleep 0.2; echo {i}").stdout
+
+        ts = [threading.Thread(target=run, args=(i,)) for i in range(16)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        self.assertEqual(out, [f"{i}\n" for i in range(16)])
+
+    def test_lifecycle_and_gone(self) -> None:
+        sid = self.c.create("py-life")
+        self.c.write_file(sid, "/workspace/k", "kept")
+        self.c.suspend(sid)
+        self.assertEqual(self.c.resume(sid), "resumed")
+        self.assertEqual(self.c.read_file(sid, "/workspace/k").data, b"kept")  # type: ignore[union-attr]
+        self.c.destroy_by_name("py-life")
+        self.assertEqual(self.c.resume(sid), "gone")
+        with self.assertRaises(SandboxGone) as cm:
+            self.c.exec(sid, "true")
+        self.assertEqual(cm.exception.code, "gone")
+        self.assertEqual(cm.exception.http_status, 404)
+        self.c.destroy(sid)  # a missing sandbox is success
+
+    def test_invalid_arguments(self) -> None:
+        with self.assertRaises(SandboxError) as cm:
+            self.c.create("bad name")
+        self.assertEqual(cm.exception.code, "invalid")
+        self.assertNotIsInstance(cm.exception, SandboxGone)
+        with self.assertRaises(SandboxError) as cm:
+            self.c.create("x", {"cpu": "one"})
+        self.assertEqual(cm.exception.code, "invalid_params")
+        self.assertIn("params.limits.cpu", str(cm.exception))
+
+    def test_invalid_config_names_the_key_without_the_secret(self) -> None:
+        with Client(fake.config(timeoutSeconds=5)) as bad:
+            with self.assertRaises(SandboxError) as cm:
+                bad.resume("x")
+        self.assertIn("timeoutSeconds", str(cm.exception))
+        self.assertNotIn("e2b_py_test", str(cm.exception))
+
+    def test_killed_child_recovers(self) -> None:
+        with Client(fake.config(), envd_url=fake.url) as c:
+            self.assertEqual(c.resume(self.sid), "resumed")
+            pid = c._conn.proc.pid  # type: ignore[union-attr]
+            out = {}
+
+            def run() -> None:
+                try:
+                    c.exec(self.sid, "touch /tmp/py-kill; sleep 74")
+                except SandboxError as e:
+                    out["e"] = e
+
+            t = threading.Thread(target=run)
+            t.start()
+            wait_for(lambda: self.c.stat(self.sid, "/tmp/py-kill") is not None, "the command")
+            os.kill(pid, 9)
+            t.join(30)
+            self.assertEqual(out["e"].code, "bridge")
+            self.assertIn("killed by signal 9", str(out["e"]))
+            self.assertEqual(c.exec(self.sid, "echo back").stdout, "back\n")
+        self.c.kill_all(self.sid)
+
+
+class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
+    async def test_async_flow_and_task_cancellation(self) -> None:
+        async with AsyncClient(fake.config(), envd_url=fake.url) as c:
+            sid = await c.create("py-async")
+            rs = await asyncio.gather(*(c.exec(sid, f"sleep 0.2; echo {i}") for i in range(16)))
+            self.assertEqual([r.stdout for r in rs], [f"{i}\n" for i in range(16)])
+            await c.write_file(sid, "/workspace/a.txt", b"async")
+            f = await c.read_file(sid, "/workspace/a.txt")
+            self.assertEqual(f.data, b"async")  # type: ignore[union-attr]
+            task = asyncio.ensure_future(c.exec(sid, "touch /tmp/py-async; sleep 75"))
+            for _ in range(1500):
+                if await c.stat(sid, "/tmp/py-async") is not None:
+                    break
+                await asyncio.sleep(0.02)
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            for _ in range(500):  # the server kills the remote command
+                if (await c.exec(sid, "pgrep -f 'sleep 7[5]' || true")).stdout == "":
+                    break
+                await asyncio.sleep(0.02)
+            self.assertEqual((await c.exec(sid, "pgrep -f 'sleep 7[5]' || true")).stdout, "")
+            await c.destroy(sid)
+            with self.assertRaises(SandboxGone):
+                await c.stat(sid, "/workspace")
+
+
+if __name__ == "__main__":
+    unittest.main()
