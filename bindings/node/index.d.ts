@@ -56,6 +56,8 @@ export interface ExecArgs {
   /** streamed stdout text as it arrives (never splits a UTF-8 character) */
   onStdout?: (data: string) => void
   onStderr?: (data: string) => void
+  /** bytes (or UTF-8 text) the command reads on stdin, then EOF (default: EOF at once) */
+  stdin?: Uint8Array | ArrayBuffer | string
 }
 
 export interface ExecResult {

@@ -207,47 +207,6 @@ static int parse_kill_tagged(json_t *p, serve_args *a, serve_fail *f)
 	return get_str_array(p, "tags", true, "params", &a->tags, &a->ntags, f);
 }
 
-static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
-{
-	static const char *const keys[] = {
-	    "id", "command", "cwd", "env", "timeout_ms", "max_output_bytes", "tag", "stream", NULL};
-	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
-	uint64_t n = d.max_output_bytes;
-	json_t *env;
-
-	a->timeout_ms = d.timeout_ms;
-	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
-	    get_str(p, "command", true, "params", &a->command, f) < 0 ||
-	    get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
-	    get_str(p, "tag", false, "params", &a->tag, f) < 0 ||
-	    get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &a->timeout_ms, NULL, f) < 0 ||
-	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
-	    get_bool(p, "stream", "params", &a->stream, f) < 0)
-		return -1;
-	a->max_output_bytes = (size_t)n;
-	if (!(env = json_object_get(p, "env")) || json_is_null(env))
-		return 0;
-	if (!json_is_object(env) || json_object_size(env) > SERVE_MAX_LIST)
-		return serve_failf(f, RPC_INVALID_PARAMS,
-		                   "params.env must be an object of at most %d strings",
-		                   SERVE_MAX_LIST);
-	if (!(a->env = calloc(json_object_size(env) + 1, sizeof(*a->env))))
-		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
-	const char *key;
-	json_t *v;
-	json_object_foreach(env, key, v)
-	{
-		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-			return serve_failf(
-			    f, RPC_INVALID_PARAMS,
-			    "params.env.%.100s must be a string without NUL characters", key);
-		a->env[a->nenv].key = key;
-		a->env[a->nenv].value = json_string_value(v);
-		a->nenv++;
-	}
-	return 0;
-}
-
 static int parse_read_file(json_t *p, serve_args *a, serve_fail *f)
 {
 	static const char *const keys[] = {"id", "path", "max_bytes", NULL};
@@ -297,25 +256,33 @@ static int b64_decode(const char *s, size_t n, unsigned char **out, size_t *len)
 	return 0;
 }
 
-static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
+/*
+ * Bytes given as `key` (UTF-8 text) or `key`_b64 (base64) into a->data (owned).
+ * Neither: an error when required, else nothing. Both: an error.
+ */
+static int get_bytes(json_t *p, const char *key, bool required, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"id", "path", "data", "data_b64", NULL};
-	json_t *d = json_object_get(p, "data"), *b = json_object_get(p, "data_b64");
+	char b64key[32];
+	json_t *d, *b;
 
-	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
-	    get_str(p, "path", true, "params", &a->path, f) < 0)
-		return -1;
+	snprintf(b64key, sizeof(b64key), "%s_b64", key);
+	d = json_object_get(p, key);
+	b = json_object_get(p, b64key);
 	if (d && json_is_null(d))
 		d = NULL;
 	if (b && json_is_null(b))
 		b = NULL;
+	if (!d && !b && !required)
+		return 0;
 	if (!d == !b)
-		return serve_failf(f, RPC_INVALID_PARAMS,
-		                   "params.data (UTF-8 text) or params.data_b64 (base64) is "
-		                   "required, not both");
+		return serve_failf(
+		    f, RPC_INVALID_PARAMS,
+		    "params.%s (UTF-8 text) or params.%s (base64) is required, not both", key,
+		    b64key);
 	if (d) {
 		if (!json_is_string(d))
-			return serve_failf(f, RPC_INVALID_PARAMS, "params.data must be a string");
+			return serve_failf(f, RPC_INVALID_PARAMS, "params.%s must be a string",
+			                   key);
 		a->data_len = json_string_length(d);
 		if (!(a->data = malloc(a->data_len + 1)))
 			return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
@@ -323,7 +290,7 @@ static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
 		return 0;
 	}
 	if (!json_is_string(b))
-		return serve_failf(f, RPC_INVALID_PARAMS, "params.data_b64 must be a string");
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.%s must be a string", b64key);
 	switch (b64_decode(json_string_value(b), json_string_length(b), &a->data, &a->data_len)) {
 	case 0:
 		return 0;
@@ -331,8 +298,61 @@ static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
 		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
 	default:
 		return serve_failf(f, RPC_INVALID_PARAMS,
-		                   "params.data_b64 must be base64 (RFC 4648, with padding)");
+		                   "params.%s must be base64 (RFC 4648, with padding)", b64key);
 	}
+}
+
+static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id",         "command",          "cwd", "env",
+	                                   "timeout_ms", "max_output_bytes", "tag", "stream",
+	                                   "stdin",      "stdin_b64",        NULL};
+	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
+	uint64_t n = d.max_output_bytes;
+	json_t *env;
+
+	a->timeout_ms = d.timeout_ms;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "command", true, "params", &a->command, f) < 0 ||
+	    get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
+	    get_str(p, "tag", false, "params", &a->tag, f) < 0 ||
+	    get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &a->timeout_ms, NULL, f) < 0 ||
+	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
+	    get_bool(p, "stream", "params", &a->stream, f) < 0 ||
+	    get_bytes(p, "stdin", false, a, f) < 0)
+		return -1;
+	a->max_output_bytes = (size_t)n;
+	if (!(env = json_object_get(p, "env")) || json_is_null(env))
+		return 0;
+	if (!json_is_object(env) || json_object_size(env) > SERVE_MAX_LIST)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.env must be an object of at most %d strings",
+		                   SERVE_MAX_LIST);
+	if (!(a->env = calloc(json_object_size(env) + 1, sizeof(*a->env))))
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	const char *key;
+	json_t *v;
+	json_object_foreach(env, key, v)
+	{
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+			return serve_failf(
+			    f, RPC_INVALID_PARAMS,
+			    "params.env.%.100s must be a string without NUL characters", key);
+		a->env[a->nenv].key = key;
+		a->env[a->nenv].value = json_string_value(v);
+		a->nenv++;
+	}
+	return 0;
+}
+
+static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", "data", "data_b64", NULL};
+
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "path", true, "params", &a->path, f) < 0)
+		return -1;
+	return get_bytes(p, "data", true, a, f);
 }
 
 static int parse_initialize(json_t *p, serve_args *a, serve_fail *f)
@@ -456,6 +476,13 @@ static int run_kill_tagged(serve_call *c, const serve_args *a, json_t **out, ser
 	return finish(rc, &err, rc < 0 ? NULL : ok_with("id", a->id), out, f);
 }
 
+/* Streamed output: one `output` notification per chunk, sent before the response. */
+static int on_output(sbx_stream stream, const unsigned char *data, size_t len, void *payload)
+{
+	serve_notify_output(payload, stream == SBX_STREAM_STDERR ? "stderr" : "stdout", data, len);
+	return 0;
+}
+
 static int run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
 	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
@@ -463,16 +490,20 @@ static int run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	sbx_error err = {0};
 	int rc;
 
-	if (a->stream)
-		return serve_failf(f, RPC_INVALID_PARAMS,
-		                   "params.stream: this build's library cannot stream exec output "
-		                   "yet; leave stream out");
 	o.cwd = a->cwd;
 	o.env = a->env;
 	o.env_count = a->nenv;
 	o.timeout_ms = a->timeout_ms;
 	o.max_output_bytes = a->max_output_bytes;
 	o.tag = a->tag;
+	if (a->stream) {
+		o.on_output = on_output;
+		o.output_payload = c;
+	}
+	if (a->data) {
+		o.stdin_data = a->data;
+		o.stdin_len = a->data_len;
+	}
 	rc = sbx_sandbox_exec(&r, c->prov, a->id, a->command, &o, c->sig, &err);
 	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
 	sbx_exec_result_free(&r);

@@ -74,7 +74,7 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
       await call('kill_tagged', { id: handleId(h), tags: [...tags] }, signal)
     },
     // exec(h, { command, cwd, env, timeoutMs, maxOutputBytes, tag, signal,
-    // onStdout, onStderr }): an abort after start resolves with the output so
+    // onStdout, onStderr, stdin }): an abort after start resolves with the output so
     // far and exitCode null (the remote tree is killed first), as the seed does.
     async exec(h, args) {
       const out = streamSink(args.onStdout)
@@ -89,6 +89,11 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
         tag: args.tag,
       }
       if (out || err) params.stream = true
+      if (args.stdin !== undefined) {
+        const d = dataToWire(args.stdin)
+        if (d.data !== undefined) params.stdin = d.data
+        else params.stdin_b64 = d.data_b64
+      }
       for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k]
       const onNotify =
         out || err

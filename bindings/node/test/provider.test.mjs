@@ -99,6 +99,37 @@ describe('exec', () => {
     assert.deepEqual(r, { exitCode: 3, stdout: 'x y /tmp\n', stderr: 'err\n', truncated: false, timedOut: false })
   })
 
+  test('onStdout / onStderr stream output before the command ends, never splitting a character', async () => {
+    const chunks = []
+    const errs = []
+    let sawFirst
+    const first = new Promise((r) => (sawFirst = r))
+    const run = p.exec(h, {
+      command: "echo first; while [ ! -e /tmp/go-stream ]; do sleep 0.02; done; printf 't\\xc3'; sleep 0.2; printf '\\xa9\\n'; echo e >&2",
+      timeoutMs: 30000,
+      maxOutputBytes: 1000,
+      signal: sig(),
+      onStdout: (d) => {
+        chunks.push(d)
+        if (chunks.join('').includes('first\n')) sawFirst()
+      },
+      onStderr: (d) => errs.push(d),
+    })
+    await first // the command is still waiting for /tmp/go-stream
+    await p.writeFile(h, '/tmp/go-stream', '', sig())
+    const r = await run
+    assert.equal(chunks.join(''), 'first\nté\n')
+    assert.ok(chunks.every((c) => !c.includes('\ufffd')))
+    assert.equal(errs.join(''), 'e\n')
+    assert.equal(r.stdout, 'first\nté\n')
+    assert.equal(r.stderr, 'e\n')
+  })
+
+  test('stdin is sent to the command, then EOF', async () => {
+    const r = await p.exec(h, { command: 'wc -c; cat', stdin: 'abc', timeoutMs: 10000, maxOutputBytes: 100, signal: sig() })
+    assert.equal(r.stdout, '3\n')
+  })
+
   test('output cap cuts back to a UTF-8 character boundary', async () => {
     const r = await p.exec(h, { command: "printf 'ab\\xc3\\xa9cd'", timeoutMs: 10000, maxOutputBytes: 3, signal: sig() })
     assert.equal(r.stdout, 'ab')

@@ -59,6 +59,28 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual(r.stderr, "\ufffd")
         self.assertEqual((r.truncated, r.timed_out, r.aborted), (False, False, False))
 
+    def test_streaming_callbacks_and_stdin(self) -> None:
+        chunks, errs = [], []
+        first = threading.Event()
+
+        def on_out(t: str) -> None:
+            chunks.append(t)
+            if "first\n" in "".join(chunks):
+                first.set()
+
+        out = {}
+        t = threading.Thread(target=lambda: out.update(r=self.c.exec(
+            self.sid, "echo first; while [ ! -e /tmp/py-go ]; do sleep 0.02; done; "
+            "printf 't\\xc3'; sleep 0.2; printf '\\xa9\\n'; echo e >&2; cat",
+            on_stdout=on_out, on_stderr=errs.append, stdin=b"in\xff")))
+        t.start()
+        self.assertTrue(first.wait(30))  # streamed while the command still waits
+        self.c.write_file(self.sid, "/tmp/py-go", "")
+        t.join(30)
+        self.assertEqual("".join(chunks), "first\nt\u00e9\nin\ufffd")
+        self.assertEqual(errs, ["e\n"])
+        self.assertEqual(out["r"].stdout_bytes, b"first\nt\xc3\xa9\nin\xff")
+
     def test_output_cap_cuts_at_utf8_boundary(self) -> None:
         r = self.c.exec(self.sid, "printf 'ab\\xc3\\xa9cd'", max_output_bytes=3)
         self.assertEqual(r.stdout, "ab")

@@ -100,10 +100,15 @@ def data_params(data: Union[bytes, bytearray, memoryview, str]) -> Dict[str, Any
 
 def exec_params(id: str, command: str, cwd: Optional[str], env: Optional[Mapping[str, str]],
                 timeout_ms: Optional[int], max_output_bytes: Optional[int], tag: Optional[str],
-                stream: bool) -> Dict[str, Any]:
-    return {"id": id, "command": command, "cwd": cwd, "env": dict(env) if env is not None else None,
-            "timeout_ms": timeout_ms, "max_output_bytes": max_output_bytes, "tag": tag,
-            "stream": True if stream else None}
+                stream: bool, stdin: Optional[Union[bytes, bytearray, memoryview, str]] = None
+                ) -> Dict[str, Any]:
+    p = {"id": id, "command": command, "cwd": cwd, "env": dict(env) if env is not None else None,
+         "timeout_ms": timeout_ms, "max_output_bytes": max_output_bytes, "tag": tag,
+         "stream": True if stream else None}
+    if stdin is not None:
+        d = data_params(stdin)
+        p["stdin"], p["stdin_b64"] = d.get("data"), d.get("data_b64")
+    return p
 
 
 def exec_result(r: Mapping[str, Any]) -> ExecResult:

@@ -87,9 +87,11 @@ class AsyncClient:
                    env: Optional[Mapping[str, str]] = None, timeout_ms: Optional[int] = None,
                    max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
                    on_stdout: Optional[proto.OutputCallback] = None,
-                   on_stderr: Optional[proto.OutputCallback] = None) -> ExecResult:
+                   on_stderr: Optional[proto.OutputCallback] = None,
+                   stdin: Optional[Bytes] = None) -> ExecResult:
         router = proto.OutputRouter(on_stdout, on_stderr)
-        params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted)
+        params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted,
+                                   stdin)
         r = await self._call("exec", params, router if router.wanted else None)
         router.finish()
         return proto.exec_result(r)

@@ -102,13 +102,15 @@ class Client:
              max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
              on_stdout: Optional[proto.OutputCallback] = None,
              on_stderr: Optional[proto.OutputCallback] = None,
+             stdin: Optional[Bytes] = None,
              cancel: Optional[CancelToken] = None) -> ExecResult:
         """Run ``command`` with /bin/bash -c as the sandbox user. on_stdout /
         on_stderr get text as it arrives (on the reader thread). A timeout or a
         cancel returns a result (timed_out / aborted, exit_code None) after the
         remote process tree is killed."""
         router = proto.OutputRouter(on_stdout, on_stderr)
-        params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted)
+        params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted,
+                                   stdin)
         r = self._call("exec", params, cancel, router if router.wanted else None)
         router.finish()
         return proto.exec_result(r)
