@@ -4,6 +4,8 @@
 #include "sandbox/common.h"
 #include "sandbox/e2b.h"
 #include "sandbox/error.h"
+#include "sandbox/files.h"
+#include "sandbox/info.h"
 #include "sandbox/log.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/signal.h"

@@ -16,11 +16,6 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
-struct sbx_provider {
-	const sbx_provider_vtable *vt;
-	void *impl;
-};
-
 int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *impl, sbx_error *err)
 {
 	sbx_provider *p;
@@ -74,6 +69,11 @@ static int check_common(const sbx_provider *p, const sbx_signal *sig, sbx_error 
 	if (!p)
 		return sbx__error_set(err, SBX_EINVALID, "provider is NULL");
 	return 0;
+}
+
+int sbx__provider_check(const sbx_provider *p, const sbx_signal *sig, sbx_error *err)
+{
+	return check_common(p, sig, err);
 }
 
 static int missing(sbx_error *err, const char *what)

@@ -11,6 +11,8 @@
 #ifndef SBX_CONTRACT_PROVIDER_H
 #define SBX_CONTRACT_PROVIDER_H
 
+#include <sandbox/files.h>
+#include <sandbox/info.h>
 #include <sandbox/sandbox.h>
 
 typedef struct sbx_provider_vtable {
@@ -34,8 +36,22 @@ typedef struct sbx_provider_vtable {
 	                  size_t len, sbx_signal *sig, sbx_error *err);
 	int (*stat)(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
 	            sbx_error *err);
+	/* sandbox/info.h and sandbox/files.h (contract/info.c, contract/files.c); NULL: unsupported
+	 */
+	int (*list)(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
+	            sbx_error *err);
+	int (*get_info)(void *impl, sbx_sandbox_info **out, const char *id, sbx_signal *sig,
+	                sbx_error *err);
+	int (*list_dir)(void *impl, sbx_dir **out, const char *id, const char *path,
+	                sbx_signal *sig, sbx_error *err);
 	void (*free)(void *impl);
 } sbx_provider_vtable;
+
+/* The provider object behind the opaque public sbx_provider. */
+struct sbx_provider {
+	const sbx_provider_vtable *vt;
+	void *impl;
+};
 
 /*
  * Copy `in` (NULL = defaults; version 1 or 2) into a full version-2 struct.
@@ -49,5 +65,11 @@ int sbx__exec_options_normalize(sbx_exec_options *o, const sbx_exec_options *in,
  */
 int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *impl,
                       sbx_error *err);
+
+/*
+ * The checks every public call starts with, in the seed's order: an aborted
+ * signal (SBX_EABORTED), then a NULL provider (SBX_EINVALID).
+ */
+int sbx__provider_check(const sbx_provider *p, const sbx_signal *sig, sbx_error *err);
 
 #endif

@@ -263,10 +263,22 @@ int sbx__form_urlencode(sbx_buf *out, const char *s, size_t len)
 
 int sbx__e2b_list_query(sbx_buf *out, const char *name, const char *next_token)
 {
+	return sbx__e2b_list_query_state(out, name, "running,paused", next_token);
+}
+
+int sbx__e2b_list_query_state(sbx_buf *out, const char *name, const char *states,
+                              const char *next_token)
+{
 	sbx_buf pair = SBX_BUF_INIT(64 * 1024);
 	sbx_buf inner = SBX_BUF_INIT(64 * 1024);
 	int error;
 
+	if (!name) {
+		if ((error = sbx_buf_puts(out, "state=")) == 0 &&
+		    (error = sbx__form_urlencode(out, states, strlen(states))) == 0)
+			error = sbx_buf_printf(out, "&limit=%d", SBX_E2B_LIST_LIMIT);
+		goto token;
+	}
 	/* new URLSearchParams({[enc(METADATA_NAME)]: enc(name)}).toString() */
 	if ((error = sbx__uri_component_encode(&pair, SBX_E2B_METADATA_NAME,
 	                                       strlen(SBX_E2B_METADATA_NAME))) < 0 ||
@@ -280,10 +292,12 @@ int sbx__e2b_list_query(sbx_buf *out, const char *name, const char *next_token)
 	/* url.searchParams.set(k, v) for each query entry, in order */
 	if ((error = sbx_buf_puts(out, "metadata=")) < 0 ||
 	    (error = sbx__form_urlencode(out, (const char *)inner.ptr, inner.len)) < 0 ||
-	    (error = sbx_buf_printf(out, "&state=running%%2Cpaused&limit=%d", SBX_E2B_LIST_LIMIT)) <
-	        0)
+	    (error = sbx_buf_puts(out, "&state=")) < 0 ||
+	    (error = sbx__form_urlencode(out, states, strlen(states))) < 0 ||
+	    (error = sbx_buf_printf(out, "&limit=%d", SBX_E2B_LIST_LIMIT)) < 0)
 		goto done;
-	if (next_token && (error = sbx_buf_puts(out, "&nextToken=")) == 0)
+token:
+	if (error == 0 && next_token && (error = sbx_buf_puts(out, "&nextToken=")) == 0)
 		error = sbx__form_urlencode(out, next_token, strlen(next_token));
 done:
 	sbx_buf_dispose(&pair);

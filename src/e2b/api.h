@@ -90,5 +90,11 @@ int sbx__form_urlencode(sbx_buf *out, const char *s, size_t len);
  * (e2b-protocol.md §1.6: the metadata value ends up encoded twice on the wire).
  */
 int sbx__e2b_list_query(sbx_buf *out, const char *name, const char *next_token);
+/*
+ * The same with `states` ("running", "paused" or "running,paused") and an
+ * optional name: NULL gives state=<states>&limit=100[&nextToken=...].
+ */
+int sbx__e2b_list_query_state(sbx_buf *out, const char *name, const char *states,
+                              const char *next_token);
 
 #endif

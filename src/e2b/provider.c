@@ -539,6 +539,9 @@ static const sbx_provider_vtable e2b_vtable = {
     .read_file = sbx__e2b_read_file,
     .write_file = sbx__e2b_write_file,
     .stat = sbx__e2b_stat,
+    .list = sbx__e2b_list,
+    .get_info = sbx__e2b_get_info,
+    .list_dir = sbx__e2b_list_dir,
     .free = provider_free,
 };
 

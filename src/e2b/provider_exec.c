@@ -1,8 +1,8 @@
 /*
  * e2b/provider_exec.c: running commands in a sandbox — the seed's run(),
- * killer(), reboot(), fileOp() and the exec / kill_all / kill_tagged /
- * read_file / write_file / stat methods of createE2BSandbox (dist/index.mjs;
- * seed README "exec and files").
+ * killer(), reboot(), fileOp() and the exec / kill_all / kill_tagged
+ * methods of createE2BSandbox (dist/index.mjs; seed README "exec and
+ * files"). The file operations built on fileOp() live in provider_files.c.
  *
  * run() drives one envd Start stream in the calling thread. Output goes into
  * two capped buffers that share one budget (max_output_bytes): bytes past the
@@ -32,7 +32,6 @@
 #define KILL_DEADLINE_MS       20000       /* the kill script's own abort deadline */
 #define SIGNAL_DEADLINE_MS     15000       /* SendSignal's deadline */
 #define REBOOT_DEADLINE_MS     120000      /* pause + cold connect together */
-#define UPLOAD_DEADLINE_MS     600000      /* one upload (the seed has none; we bound it) */
 #define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
 #define STDERR_MESSAGE_MAX     500            /* stderrOf: .trim().slice(0, 500) */
 
@@ -555,10 +554,11 @@ done:
 	return error;
 }
 
-/* fileOp(): /bin/sh in "/", 120 s; a timeout is an error, an abort is SBX_EABORTED. */
+/* fileOp(): /bin/sh in "/", timeout_ms (the seed: 120 s); a timeout is an error, an abort is
+ * SBX_EABORTED. */
 static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
-                   const char *const *args, size_t nargs, size_t max_output, sbx_signal *sig,
-                   run_result *r, sbx_error *err)
+                   const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
+                   sbx_signal *sig, run_result *r, sbx_error *err)
 {
 	run_opts o = {0};
 	int error;
@@ -569,7 +569,7 @@ static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *u
 	o.nargs = nargs;
 	o.cwd = "/";
 	o.max_output = max_output;
-	o.timeout_ms = FILE_OP_TIMEOUT_MS;
+	o.timeout_ms = timeout_ms;
 	o.sig = sig;
 	run_result_init(r, max_output);
 	if ((error = run(p, t, &o, r, err)) < 0)
@@ -581,16 +581,43 @@ static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *u
 	return 0;
 }
 
+int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
+                     const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
+                     sbx_signal *sig, sbx__file_op *res, sbx_error *err)
+{
+	run_result r;
+	int error = file_op(p, t, user, args, nargs, max_output,
+	                    timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS, sig, &r, err);
+
+	res->out = r.out; /* the buffers move to res */
+	res->err = r.err;
+	res->truncated = r.truncated;
+	res->has_exit_code = r.has_exit_code;
+	res->exit_code = r.exit_code;
+	return error;
+}
+
+void sbx__e2b_file_op_dispose(sbx__file_op *res)
+{
+	sbx_buf_dispose(&res->out);
+	sbx_buf_dispose(&res->err);
+	memset(res, 0, sizeof(*res));
+}
+
 static bool exited_with(const run_result *r, int code)
 {
 	return r->has_exit_code && r->exit_code == code;
 }
 
-/* stderrOf(r): stderr as text, trimmed, at most 500 bytes (UTF-8 boundary). */
 static const char *stderr_of(run_result *r, char *buf, size_t buflen)
 {
-	const unsigned char *s = r->err.ptr ? r->err.ptr : (const unsigned char *)"";
-	size_t a = 0, b = r->err.len, n;
+	return sbx__e2b_stderr_text(&r->err, buf, buflen);
+}
+
+const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen)
+{
+	const unsigned char *s = err->ptr ? err->ptr : (const unsigned char *)"";
+	size_t a = 0, b = err->len, n;
 
 	while (a < b && (s[a] == ' ' || (s[a] >= '\t' && s[a] <= '\r')))
 		a++;
@@ -618,8 +645,8 @@ static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *
 
 	if ((error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
 		goto done;
-	if ((error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM, sig, &r, err)) <
-	    0)
+	if ((error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
+	                     FILE_OP_TIMEOUT_MS, sig, &r, err)) < 0)
 		goto done;
 	if (!exited_with(&r, 0))
 		error = sbx__error_set(err, SBX_ESANDBOX, "%s: %s", failure,
@@ -660,156 +687,5 @@ int sbx__e2b_kill_tagged(void *impl, const char *id, const char *const *tags, si
 	error = kill_script(impl, id, args, ntags + 3, "cannot stop crashed holders' commands", sig,
 	                    err);
 	sbx__free(args);
-	return error;
-}
-
-int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
-                       size_t max_bytes, sbx_signal *sig, sbx_error *err)
-{
-	sbx__e2b_provider *p = impl;
-	sbx_envd_target t = {0};
-	run_result r = {0};
-	char want[32], se[STDERR_MESSAGE_MAX + 1];
-	const char *args[5] = {"-c", sbx__e2b_read_script, "capybara-read", path, want};
-	sbx_file *f = NULL;
-	int error;
-
-	*out = NULL;
-	if (max_bytes > MAX_OUTPUT_CAP - STDERR_ROOM - 1)
-		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
-	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
-	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
-	    (error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 5, max_bytes + 1 + STDERR_ROOM, sig,
-	                     &r, err)) < 0)
-		goto done;
-	if (exited_with(&r, 3) || exited_with(&r, 4))
-		goto done; /* missing, or a directory: NULL */
-	if (!exited_with(&r, 0)) {
-		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
-		                       stderr_of(&r, se, sizeof(se)));
-		goto done;
-	}
-	if (!(f = sbx__calloc(1, sizeof(*f)))) {
-		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
-		goto done;
-	}
-	f->truncated = r.out.len > max_bytes;
-	if ((error = sbx_buf_detach(&r.out, &f->data, &f->len)) < 0) {
-		sbx__free(f);
-		error = sbx__error_set(err, error, "out of memory");
-		goto done;
-	}
-	if (f->truncated) {
-		f->len = max_bytes;
-		f->data[max_bytes] = '\0';
-	}
-	*out = f;
-done:
-	run_result_dispose(&r);
-	sbx__envd_target_dispose(&t);
-	return error;
-}
-
-static bool is_skills_path(const char *path)
-{
-	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
-}
-
-int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
-                        sbx_signal *sig, sbx_error *err)
-{
-	sbx__e2b_provider *p = impl;
-	sbx_envd_target t = {0};
-	run_result r = {0};
-	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
-	bool skills = is_skills_path(path);
-	const char *args[5] = {"-c",
-	                       skills ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
-	                       "capybara-write", path, staging};
-	int error;
-
-	sbx__uuid(uuid);
-	snprintf(staging, sizeof(staging), "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
-	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
-		goto done;
-	/* bytes go to a root-only staging file; the script writes the target as the user */
-	if ((error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
-	                              sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, err)) < 0) {
-		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
-			sbx__error_set(err, error,
-			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
-			                                     : "aborted");
-		goto done;
-	}
-	if ((error = file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, sig, &r, err)) < 0)
-		goto done;
-	if (!exited_with(&r, 0))
-		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
-		                       stderr_of(&r, se, sizeof(se)));
-done:
-	run_result_dispose(&r);
-	sbx__envd_target_dispose(&t);
-	return error;
-}
-
-/* ^(\d+) (file|directory)\n?$ */
-static bool parse_stat(const sbx_buf *b, uint64_t *size, bool *is_dir)
-{
-	const char *s = b->ptr ? (const char *)b->ptr : "", *end = s + b->len;
-	uint64_t v = 0;
-	size_t rest;
-
-	if (s == end || *s < '0' || *s > '9')
-		return false;
-	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	rest = (size_t)(end - s);
-	if (end > s && end[-1] == '\n')
-		rest--;
-	if (rest == 5 && memcmp(s, " file", 5) == 0)
-		*is_dir = false;
-	else if (rest == 10 && memcmp(s, " directory", 10) == 0)
-		*is_dir = true;
-	else
-		return false;
-	*size = v;
-	return true;
-}
-
-int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
-                  sbx_error *err)
-{
-	sbx__e2b_provider *p = impl;
-	sbx_envd_target t = {0};
-	run_result r = {0};
-	const char *args[4] = {"-c", sbx__e2b_stat_script, "capybara-stat", path};
-	char se[STDERR_MESSAGE_MAX + 1];
-	uint64_t size;
-	bool is_dir;
-	int error;
-
-	memset(out, 0, sizeof(*out));
-	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
-	    (error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, STDERR_ROOM, sig, &r, err)) < 0)
-		goto done;
-	if (exited_with(&r, 3))
-		goto done; /* exists = false */
-	if (!exited_with(&r, 0) || !parse_stat(&r.out, &size, &is_dir)) {
-		error = sbx__error_set(err, SBX_ESANDBOX, "cannot stat %s: %s", path,
-		                       stderr_of(&r, se, sizeof(se)));
-		goto done;
-	}
-	out->exists = true;
-	out->size = size;
-	out->is_dir = is_dir;
-done:
-	run_result_dispose(&r);
-	sbx__envd_target_dispose(&t);
 	return error;
 }

@@ -7,6 +7,8 @@
 #define SBX_E2B_PROVIDER_INT_H
 
 #include <sandbox/e2b.h>
+#include <sandbox/files.h>
+#include <sandbox/info.h>
 #include <sandbox/sandbox.h>
 
 #include "e2b/api.h"
@@ -64,17 +66,50 @@ int sbx__e2b_pause(sbx__e2b_provider *p, const char *id, bool gone_ok, uint64_t 
 int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeout_ms,
                             sbx_error *err);
 
+/* What an in-sandbox file operation collected. Dispose with sbx__e2b_file_op_dispose(). */
+typedef struct sbx__file_op {
+	sbx_buf out;    /* stdout; stdout and stderr share the max_output budget */
+	sbx_buf err;    /* stderr */
+	bool truncated; /* bytes past the budget were dropped */
+	bool has_exit_code;
+	int exit_code;
+} sbx__file_op;
+
+/*
+ * fileOp(): `/bin/sh ARGS...` as `user` in "/", collecting output in `res`
+ * (always filled, also on failure: dispose it). timeout_ms 0 means 120 s. A
+ * timeout is SBX_ETIMEOUT "sandbox file operation timed out", an abort
+ * SBX_EABORTED; the process is stopped on both.
+ */
+int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
+                     const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
+                     sbx_signal *sig, sbx__file_op *res, sbx_error *err);
+void sbx__e2b_file_op_dispose(sbx__file_op *res);
+/* stderrOf(): `err` as text, whitespace-trimmed, at most 500 bytes at a UTF-8 boundary. */
+const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen);
+
 /* provider_exec.c: the vtable entries that run commands in the sandbox. */
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
                   const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_kill_all(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_kill_tagged(void *impl, const char *id, const char *const *tags, size_t ntags,
                          sbx_signal *sig, sbx_error *err);
+/* provider_files.c: the contract's file operations and sandbox/files.h. */
 int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
                        size_t max_bytes, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
                         sbx_signal *sig, sbx_error *err);
 int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
                   sbx_error *err);
+int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
+                      sbx_error *err);
+
+/* provider_info.c: sandbox/info.h. */
+int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
+                  sbx_error *err);
+int sbx__e2b_get_info(void *impl, sbx_sandbox_info **out, const char *id, sbx_signal *sig,
+                      sbx_error *err);
+/* An RFC 3339 date-time to ms since the Unix epoch; false when it is not one. */
+bool sbx__e2b_parse_time(const char *s, int64_t *ms);
 
 #endif

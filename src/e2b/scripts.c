@@ -94,6 +94,18 @@ const char sbx__e2b_stat_script[] =
     "< \"$1\"))); if [ -d \"$1\" ]; then echo \"$s directory\"; else echo \"$s file\"; fi";
 
 /*
+ * LIST_SCRIPT PATH (as the sandbox user; ours, not the seed's): exit 3 when
+ * PATH does not exist, 4 when it is not a directory (symlinks followed),
+ * else one record "<type> <size> <name>\0" per entry of PATH, not recursive,
+ * where type is find's %y (f, d, l, p, s, c, b) and size is lstat's. NUL
+ * ends a record because a name may hold any other byte. find exits non-zero
+ * (stderr says why) when PATH cannot be read as the user.
+ */
+const char sbx__e2b_list_script[] =
+    "if [ ! -e \"$1\" ]; then exit 3; fi; if [ ! -d \"$1\" ]; then exit 4; fi; exec find -H "
+    "\"$1\" -mindepth 1 -maxdepth 1 -printf '%y %s %f\\0'";
+
+/*
  * USER_WRITE_SCRIPT PATH STAGING (as root): root opens the root-only staging
  * file STAGING and feeds it on stdin to a shell running as the sandbox user,
  * which creates PATH's parents and writes PATH: the write happens with the

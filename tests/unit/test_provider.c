@@ -94,8 +94,20 @@ static void f_free(void *impl)
 }
 
 static const sbx_provider_vtable fake_vt = {
-    "fake", true,          f_create, f_resume, f_id,    f_id,   f_id,
-    f_id,   f_kill_tagged, f_exec,   f_read,   f_write, f_stat, f_free,
+    .name = "fake",
+    .concurrent_exec = true,
+    .create = f_create,
+    .resume = f_resume,
+    .suspend = f_id,
+    .destroy = f_id,
+    .destroy_by_name = f_id,
+    .kill_all = f_id,
+    .kill_tagged = f_kill_tagged,
+    .exec = f_exec,
+    .read_file = f_read,
+    .write_file = f_write,
+    .stat = f_stat,
+    .free = f_free,
 };
 
 typedef struct fixture {

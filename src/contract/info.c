@@ -1,0 +1,91 @@
+/*
+ * contract/info.c: the public calls of sandbox/info.h (list, get_info) and
+ * their free functions. Shared checks first (aborted signal, NULL pointers,
+ * options version and state), then the provider's vtable.
+ */
+#include "contract/provider.h"
+
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/err.h"
+
+static void info_dispose(sbx_sandbox_info *i)
+{
+	sbx__free(i->id);
+	sbx__free(i->name);
+	sbx__free(i->template_id);
+	memset(i, 0, sizeof(*i));
+}
+
+void sbx_sandbox_info_free(sbx_sandbox_info *info)
+{
+	if (!info)
+		return;
+	info_dispose(info);
+	sbx__free(info);
+}
+
+void sbx_info_list_free(sbx_info_list *list)
+{
+	if (!list)
+		return;
+	for (size_t i = 0; i < list->count; i++)
+		info_dispose(&list->items[i]);
+	sbx__free(list->items);
+	sbx__free(list);
+}
+
+int sbx_sandbox_list(sbx_info_list **out, sbx_provider *p, const sbx_list_options *opts,
+                     sbx_signal *sig, sbx_error *err)
+{
+	static const sbx_list_options defaults = SBX_LIST_OPTIONS_INIT;
+	int error;
+
+	if (out)
+		*out = NULL;
+	if ((error = sbx__provider_check(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != SBX_LIST_OPTIONS_VERSION)
+		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_list_options version %u",
+		                      opts->version);
+	if (opts->state != SBX_STATE_ANY && opts->state != SBX_STATE_RUNNING &&
+	    opts->state != SBX_STATE_PAUSED)
+		return sbx__error_set(err, SBX_EINVALID, "unknown sandbox state filter %d",
+		                      (int)opts->state);
+	if (!p->vt->list)
+		return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement list",
+		                      p->vt->name ? p->vt->name : "?");
+	if ((error = p->vt->list(p->impl, out, opts, sig, err)) < 0) {
+		sbx_info_list_free(*out);
+		*out = NULL;
+	}
+	return error;
+}
+
+int sbx_sandbox_get_info(sbx_sandbox_info **out, sbx_provider *p, const char *id, sbx_signal *sig,
+                         sbx_error *err)
+{
+	int error;
+
+	if (out)
+		*out = NULL;
+	if ((error = sbx__provider_check(p, sig, err)) < 0)
+		return error;
+	if (!out)
+		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
+	if (!id)
+		return sbx__error_set(err, SBX_EINVALID, "id is NULL");
+	if (!p->vt->get_info)
+		return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement get_info",
+		                      p->vt->name ? p->vt->name : "?");
+	if ((error = p->vt->get_info(p->impl, out, id, sig, err)) < 0) {
+		sbx_sandbox_info_free(*out);
+		*out = NULL;
+	}
+	return error;
+}

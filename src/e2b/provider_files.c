@@ -1,0 +1,295 @@
+/*
+ * e2b/provider_files.c: file operations in a sandbox — the seed's readFile,
+ * writeFile and stat methods of createE2BSandbox (dist/index.mjs; seed README
+ * "exec and files"), and the directory listing of sandbox/files.h
+ * (docs/files.md).
+ *
+ * Each runs an in-sandbox script (e2b/scripts.c) through fileOp()
+ * (provider_exec.c) as the sandbox user, so permissions and symlinks resolve
+ * as that user; only a write's staging step touches root-owned files.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e2b/provider_int.h"
+#include "e2b/scripts.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+#define STDERR_ROOM        (64 * 1024)    /* STDERR_ROOM */
+#define STDERR_MESSAGE_MAX 500            /* stderrOf: .trim().slice(0, 500) */
+#define UPLOAD_DEADLINE_MS 600000         /* one upload (the seed has none; we bound it) */
+#define MAX_OUTPUT_CAP     (SIZE_MAX / 4) /* a larger budget is clamped */
+#define LIST_OUTPUT_MAX    (32u << 20)    /* a listing's output: 100 000 entries of 255 bytes */
+
+static bool exited_with(const sbx__file_op *r, int code)
+{
+	return r->has_exit_code && r->exit_code == code;
+}
+
+static const char *stderr_of(const sbx__file_op *r, char *buf, size_t buflen)
+{
+	return sbx__e2b_stderr_text(&r->err, buf, buflen);
+}
+
+int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
+                       size_t max_bytes, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	char want[32], se[STDERR_MESSAGE_MAX + 1];
+	const char *args[5] = {"-c", sbx__e2b_read_script, "capybara-read", path, want};
+	sbx_file *f = NULL;
+	int error;
+
+	*out = NULL;
+	if (max_bytes > MAX_OUTPUT_CAP - STDERR_ROOM - 1)
+		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
+	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
+	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 5,
+	                              max_bytes + 1 + STDERR_ROOM, 0, sig, &r, err)) < 0)
+		goto done;
+	if (exited_with(&r, 3) || exited_with(&r, 4))
+		goto done; /* missing, or a directory: NULL */
+	if (!exited_with(&r, 0)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+		goto done;
+	}
+	if (!(f = sbx__calloc(1, sizeof(*f)))) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	f->truncated = r.out.len > max_bytes;
+	if ((error = sbx_buf_detach(&r.out, &f->data, &f->len)) < 0) {
+		sbx__free(f);
+		error = sbx__error_set(err, error, "out of memory");
+		goto done;
+	}
+	if (f->truncated) {
+		f->len = max_bytes;
+		f->data[max_bytes] = '\0';
+	}
+	*out = f;
+done:
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+static bool is_skills_path(const char *path)
+{
+	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
+}
+
+int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
+                        sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
+	bool skills = is_skills_path(path);
+	const char *args[5] = {"-c",
+	                       skills ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
+	                       "capybara-write", path, staging};
+	int error;
+
+	sbx__uuid(uuid);
+	snprintf(staging, sizeof(staging), "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
+		goto done;
+	/* bytes go to a root-only staging file; the script writes the target as the user */
+	if ((error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
+	                              sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, err)) < 0) {
+		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+			sbx__error_set(err, error,
+			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
+			                                     : "aborted");
+		goto done;
+	}
+	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, 0, sig, &r,
+	                              err)) < 0)
+		goto done;
+	if (!exited_with(&r, 0))
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+done:
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+/* ^(\d+) (file|directory)\n?$ */
+static bool parse_stat(const sbx_buf *b, uint64_t *size, bool *is_dir)
+{
+	const char *s = b->ptr ? (const char *)b->ptr : "", *end = s + b->len;
+	uint64_t v = 0;
+	size_t rest;
+
+	if (s == end || *s < '0' || *s > '9')
+		return false;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	rest = (size_t)(end - s);
+	if (end > s && end[-1] == '\n')
+		rest--;
+	if (rest == 5 && memcmp(s, " file", 5) == 0)
+		*is_dir = false;
+	else if (rest == 10 && memcmp(s, " directory", 10) == 0)
+		*is_dir = true;
+	else
+		return false;
+	*size = v;
+	return true;
+}
+
+int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
+                  sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	const char *args[4] = {"-c", sbx__e2b_stat_script, "capybara-stat", path};
+	char se[STDERR_MESSAGE_MAX + 1];
+	uint64_t size;
+	bool is_dir;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
+	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, STDERR_ROOM, 0, sig, &r,
+	                              err)) < 0)
+		goto done;
+	if (exited_with(&r, 3))
+		goto done; /* exists = false */
+	if (!exited_with(&r, 0) || !parse_stat(&r.out, &size, &is_dir)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot stat %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+		goto done;
+	}
+	out->exists = true;
+	out->size = size;
+	out->is_dir = is_dir;
+done:
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const sbx_dir_entry *)a)->name, ((const sbx_dir_entry *)b)->name);
+}
+
+/*
+ * The LIST_SCRIPT output: records "<%y> <size> <name>\0" (find -printf). A
+ * cut-off last record (truncated output) is dropped; any other malformed
+ * record is SBX_EPROTOCOL.
+ */
+static int parse_listing(sbx_dir *d, const sbx_buf *b, bool cut, sbx_error *err)
+{
+	const char *s = b->ptr ? (const char *)b->ptr : "", *end = s + b->len, *rec, *nul, *sp;
+	size_t cap = 0;
+	uint64_t size;
+
+	for (rec = s; rec < end; rec = nul + 1) {
+		if (!(nul = memchr(rec, '\0', (size_t)(end - rec)))) {
+			if (cut)
+				break;
+			return sbx__error_set(err, SBX_EPROTOCOL,
+			                      "directory listing ended inside an entry");
+		}
+		if (d->count >= SBX_DIR_MAX_ENTRIES) {
+			d->truncated = true;
+			break;
+		}
+		/* "<t> <digits> <name>" */
+		if (nul - rec < 5 || rec[1] != ' ' || rec[2] < '0' || rec[2] > '9')
+			return sbx__error_set(err, SBX_EPROTOCOL, "malformed directory listing");
+		size = 0;
+		for (sp = rec + 2; sp < nul && *sp >= '0' && *sp <= '9'; sp++) {
+			if (size > (UINT64_MAX - 9) / 10)
+				return sbx__error_set(err, SBX_EPROTOCOL,
+				                      "malformed directory listing");
+			size = size * 10 + (uint64_t)(*sp - '0');
+		}
+		if (sp + 1 >= nul || *sp != ' ' || memchr(sp + 1, '/', (size_t)(nul - sp - 1)))
+			return sbx__error_set(err, SBX_EPROTOCOL, "malformed directory listing");
+		if (d->count == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			sbx_dir_entry *ne = sbx__realloc(d->entries, ncap * sizeof(*ne));
+			if (!ne)
+				return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+			d->entries = ne;
+			cap = ncap;
+		}
+		sbx_dir_entry *e = &d->entries[d->count];
+		e->type = rec[0] == 'f'   ? SBX_ENTRY_FILE
+		          : rec[0] == 'd' ? SBX_ENTRY_DIR
+		          : rec[0] == 'l' ? SBX_ENTRY_SYMLINK
+		                          : SBX_ENTRY_OTHER;
+		e->size = size;
+		if (!(e->name = sbx__strndup(sp + 1, (size_t)(nul - sp - 1))))
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		d->count++;
+	}
+	if (cut)
+		d->truncated = true;
+	if (d->count > 1)
+		qsort(d->entries, d->count, sizeof(*d->entries), entry_cmp);
+	return 0;
+}
+
+int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
+                      sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	const char *args[4] = {"-c", sbx__e2b_list_script, "capybara-list", path};
+	char se[STDERR_MESSAGE_MAX + 1];
+	sbx_dir *d = NULL;
+	int error;
+
+	*out = NULL;
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
+	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, LIST_OUTPUT_MAX, 0, sig,
+	                              &r, err)) < 0)
+		goto done;
+	if (exited_with(&r, 3))
+		goto done; /* missing: NULL */
+	if (exited_with(&r, 4)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot list %s: not a directory", path);
+		goto done;
+	}
+	if (!exited_with(&r, 0)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot list %s: %s", path,
+		                       stderr_of(&r, se, sizeof(se)));
+		goto done;
+	}
+	if (!(d = sbx__calloc(1, sizeof(*d)))) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	if ((error = parse_listing(d, &r.out, r.truncated, err)) < 0)
+		goto done;
+	*out = d;
+	d = NULL;
+done:
+	sbx_dir_free(d);
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
