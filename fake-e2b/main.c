@@ -11,16 +11,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "admin.h"
-#include "control.h"
-#include "runtime.h"
-#include "server.h"
+#include "app.h"
+#include "clock.h"
+#include "router.h"
 
 static void usage(FILE *f)
 {
@@ -28,7 +28,14 @@ static void usage(FILE *f)
 	           "[--port-file FILE] [--api-key KEY] [--quiet]\n");
 }
 
-static int parse_args(fk_server *srv, int argc, char **argv, char **state_dir, char **port_file)
+typedef struct cli_opts {
+	const char *host;
+	unsigned port;
+	const char *api_key;
+	int quiet;
+} cli_opts;
+
+static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, char **port_file)
 {
 	static const struct option opts[] = {
 	    {"host", required_argument, NULL, 'h'},
@@ -100,11 +107,19 @@ static int write_port_file(const char *path, unsigned port)
 
 int main(int argc, char **argv)
 {
-	fk_server srv = {.host = "127.0.0.1"};
+	cli_opts o = {.host = "127.0.0.1"};
 	char *state_dir = NULL, *port_file = NULL;
+	unsigned char seed[32];
+	fk_app app = {0};
+	fk_http *http = NULL;
+	unsigned port = 0;
 	int status = 1;
-	if (parse_args(&srv, argc, argv, &state_dir, &port_file) < 0)
+	if (parse_args(&o, argc, argv, &state_dir, &port_file) < 0)
 		return 2;
+	if (strcmp(o.host, "localhost") == 0)
+		o.host = "127.0.0.1";
+	app.api_key = o.api_key;
+	app.quiet = o.quiet;
 
 	/* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask. */
 	sigset_t stop;
@@ -115,46 +130,46 @@ int main(int argc, char **argv)
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigaction(SIGPIPE, &ign, NULL);
 
-	if (RAND_bytes(srv.seed, sizeof(srv.seed)) != 1) {
+	if (RAND_bytes(seed, sizeof(seed)) != 1) {
 		fprintf(stderr, "fake-e2b: no randomness for the token seed\n");
 		return 1;
 	}
 	fk_rt_options ro = {.state_dir = state_dir};
 	fk_err err = {0};
-	if (fk_rt_new(&srv.rt, &ro, &err) < 0) {
+	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);
 		return 1;
 	}
-	if (!(srv.admin = fk_admin_new()) || fk_control_new(&srv.control, &srv) < 0) {
+	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
+	    fk_registry_new(&app.reg, app.rt, seed) < 0) {
 		fprintf(stderr, "fake-e2b: out of memory\n");
 		goto done;
 	}
-	if (fk_server_start(&srv) < 0)
+	fk_http_hooks hooks = fk_router_hooks(&app);
+	fk_http_options ho = {.host = o.host, .port = o.port};
+	if (fk_http_start(&http, &ho, &hooks, &port) < 0)
 		goto done;
-	if (port_file && write_port_file(port_file, srv.port) < 0) {
+	if (port_file && write_port_file(port_file, port) < 0) {
 		fprintf(stderr, "fake-e2b: cannot write %s\n", port_file);
 		goto done;
 	}
-	printf("fake-e2b listening on http://%s:%u\n", srv.host, srv.port);
+	printf("fake-e2b listening on http://%s:%u\n", o.host, port);
 	fflush(stdout);
 
 	int sig = 0;
 	while (sigwait(&stop, &sig) != 0)
 		;
-	if (!srv.quiet)
+	if (!o.quiet)
 		fprintf(stderr, "fake-e2b: signal %d, shutting down\n", sig);
 	status = 0;
 done:
-	fk_server_begin_stop(&srv); /* fault delays end now */
-	if (srv.daemon) {
-		MHD_socket ls = MHD_quiesce_daemon(srv.daemon);
-		if (ls != MHD_INVALID_SOCKET)
-			close(ls);
-	}
-	fk_control_shutdown(srv.control); /* destroys every sandbox: streams end */
-	fk_server_stop(&srv);
-	fk_control_free(srv.control);
-	fk_admin_free(srv.admin);
-	fk_rt_free(srv.rt);
+	fk_stop_begin(); /* fault delays end now */
+	fk_http_quiesce(http);
+	fk_registry_shutdown(app.reg); /* destroys every sandbox: streams end */
+	fk_http_stop(http);
+	fk_registry_free(app.reg);
+	fk_reqlog_free(app.log);
+	fk_faults_free(app.faults);
+	fk_rt_free(app.rt);
 	return status;
 }

@@ -1,0 +1,42 @@
+/*
+ * fake-e2b/api/admin.c: see admin.h.
+ */
+#include "admin.h"
+
+enum MHD_Result fk_admin_faults_add(fk_call *c)
+{
+	json_t *j = fk_body_json(c->req, 0);
+	const char *why = NULL;
+	long id = fk_faults_add(c->app->faults, j, &why);
+	json_decref(j);
+	if (!id)
+		return fk_reply_error(c->req, 400, "%s", why ? why : "bad rule");
+	return fk_reply_json(c->req, 201, json_pack("{s:I}", "id", (json_int_t)id));
+}
+
+enum MHD_Result fk_admin_faults_list(fk_call *c)
+{
+	return fk_reply_json(c->req, 200, fk_faults_list(c->app->faults));
+}
+
+enum MHD_Result fk_admin_faults_clear(fk_call *c)
+{
+	fk_faults_clear(c->app->faults);
+	return fk_reply(c->req, 204, NULL, NULL, 0);
+}
+
+enum MHD_Result fk_admin_requests_list(fk_call *c)
+{
+	return fk_reply_json(c->req, 200, fk_reqlog_list(c->app->log));
+}
+
+enum MHD_Result fk_admin_requests_clear(fk_call *c)
+{
+	fk_reqlog_clear(c->app->log);
+	return fk_reply(c->req, 204, NULL, NULL, 0);
+}
+
+enum MHD_Result fk_admin_sandboxes(fk_call *c)
+{
+	return fk_reply_json(c->req, 200, fk_registry_dump(c->app->reg));
+}

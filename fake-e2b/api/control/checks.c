@@ -1,0 +1,120 @@
+/*
+ * fake-e2b/api/control/checks.c: validation shared by the control handlers
+ * (timeouts, egress rules §7, string maps) and the 404 of an unknown sandbox.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+
+enum MHD_Result fk_control_not_found(fk_call *c)
+{
+	return fk_reply_error(c->req, 404,
+	                      "Sandbox \"%s\" doesn't exist or you don't have access to it", c->id);
+}
+
+const char *fk_control_timeout_field(json_t *body, const char *key, long dflt, int required,
+                                     long *out)
+{
+	json_t *t = json_object_get(body, key);
+	if (!t || json_is_null(t)) {
+		if (required)
+			return "validation error: timeout is required";
+		*out = dflt;
+		return NULL;
+	}
+	if (!json_is_integer(t))
+		return "validation error: timeout must be an integer";
+	json_int_t v = json_integer_value(t);
+	if (v <= 0)
+		return "Timeout must be greater than 0";
+	if (v > FK_MAX_TIMEOUT_S)
+		return "Timeout cannot be greater than 24 hours";
+	*out = (long)v;
+	return NULL;
+}
+
+static int is_ip_or_cidr(const char *s)
+{
+	char buf[64];
+	unsigned char addr[16];
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	if (n == 0 || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	int v4 = inet_pton(AF_INET, buf, addr) == 1,
+	    v6 = !v4 && inet_pton(AF_INET6, buf, addr) == 1;
+	if (!v4 && !v6)
+		return 0;
+	if (slash) {
+		char *end;
+		long bits = strtol(slash + 1, &end, 10);
+		if (end == slash + 1 || *end || bits < 0 || bits > (v4 ? 32 : 128))
+			return 0;
+	}
+	return 1;
+}
+
+static int has_string(json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v) if (json_is_string(v) &&
+	                                  strcmp(json_string_value(v), s) == 0) return 1;
+	return 0;
+}
+
+const char *fk_control_validate_network(json_t *net)
+{
+	if (!net || json_is_null(net))
+		return NULL;
+	if (!json_is_object(net))
+		return "network must be an object";
+	json_t *allow = json_object_get(net, "allowOut"), *deny = json_object_get(net, "denyOut");
+	if ((allow && !json_is_array(allow)) || (deny && !json_is_array(deny)))
+		return "network.allowOut and network.denyOut must be arrays";
+	size_t i;
+	json_t *v;
+	int domains = 0;
+	json_array_foreach(deny, i, v)
+	{
+		if (!json_is_string(v) || !is_ip_or_cidr(json_string_value(v)))
+			return "network.denyOut entries must be IP addresses or CIDR blocks";
+		if (strcmp(json_string_value(v), "0.0.0.0") == 0)
+			return "invalid denied CIDR 0.0.0.0";
+	}
+	json_array_foreach(allow, i, v)
+	{
+		if (!json_is_string(v) || !*json_string_value(v))
+			return "network.allowOut entries must be non-empty strings";
+		if (!is_ip_or_cidr(json_string_value(v)))
+			domains = 1;
+	}
+	if (domains && !has_string(deny, "0.0.0.0/0"))
+		return "When specifying allowed domains in allow out, you must include "
+		       "'ALL_TRAFFIC' in deny out (0.0.0.0/0)";
+	return NULL;
+}
+
+int fk_control_egress_none(json_t *allow_internet, json_t *net)
+{
+	json_t *allow = json_object_get(net, "allowOut"), *deny = json_object_get(net, "denyOut");
+	if (json_is_false(allow_internet))
+		return json_array_size(allow) == 0;
+	return has_string(deny, "0.0.0.0/0") && json_array_size(allow) == 0;
+}
+
+int fk_control_string_map_ok(json_t *m)
+{
+	const char *k;
+	json_t *v;
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_object(m))
+		return -1;
+	json_object_foreach(m, k, v) if (!json_is_string(v)) return -1;
+	return 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * fake-e2b/api/control/create.c: POST /v2/sandboxes and legacy POST
+ * /sandboxes (e2b-protocol.md §1.4, §7).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "control.h"
+
+/* NewSandbox / NewSandboxV2 checks: NULL when valid, else the 400 message. */
+static const char *create_validate(json_t *body, int v2, long *timeout)
+{
+	json_t *tpl = json_object_get(body, "templateID");
+	json_t *ap = json_object_get(body, "autoPause"),
+	       *apm = json_object_get(body, "autoPauseMemory");
+	json_t *ar = json_object_get(body, "autoResume");
+	json_t *aia = json_object_get(body, "allow_internet_access");
+	const char *why;
+	if (!json_is_string(tpl) || !*json_string_value(tpl))
+		return "validation error: templateID is required";
+	if ((why = fk_control_timeout_field(body, "timeout", v2 ? 300 : 15, 0, timeout)))
+		return why;
+	if ((ap && !json_is_boolean(ap)) || (apm && !json_is_boolean(apm)) ||
+	    (aia && !json_is_boolean(aia) && !json_is_null(aia)))
+		return "validation error: autoPause, autoPauseMemory and allow_internet_access "
+		       "must "
+		       "be booleans";
+	if (fk_control_string_map_ok(json_object_get(body, "metadata")) < 0 ||
+	    fk_control_string_map_ok(json_object_get(body, "envVars")) < 0)
+		return "validation error: metadata and envVars must map strings to strings";
+	int auto_pause = json_is_true(ap), auto_pause_mem = apm ? json_is_true(apm) : 1;
+	int auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
+	if (!auto_pause_mem && !auto_pause)
+		return "autoPauseMemory=false requires autoPause=true";
+	if (!auto_pause_mem && auto_resume)
+		return "autoResume cannot be used with autoPauseMemory=false";
+	return fk_control_validate_network(json_object_get(body, "network"));
+}
+
+/* A new, not yet registered sandbox from a validated create body; NULL on OOM. */
+static fk_sandbox *sandbox_from_body(fk_registry *g, json_t *body, int v2, long timeout)
+{
+	json_t *meta = json_object_get(body, "metadata"), *net = json_object_get(body, "network");
+	json_t *aia = json_object_get(body, "allow_internet_access");
+	json_t *apm = json_object_get(body, "autoPauseMemory"),
+	       *ar = json_object_get(body, "autoResume");
+	fk_sandbox *sb = fk_sandbox_new(g);
+	if (!sb)
+		return NULL;
+	/* legacy issues a token only with secure:true; v2 always (§1.4) */
+	sb->secured = v2 || json_is_true(json_object_get(body, "secure"));
+	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
+	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
+	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
+	sb->allow_internet = json_is_boolean(aia) ? json_boolean(json_is_true(aia)) : NULL;
+	sb->auto_pause = json_is_true(json_object_get(body, "autoPause"));
+	sb->auto_pause_memory = apm ? json_is_true(apm) : 1;
+	sb->auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
+	sb->loopback_only = fk_control_egress_none(aia, net);
+	sb->started_ns = fk_now_ns();
+	sb->end_ns = sb->started_ns + (int64_t)timeout * FK_NS;
+	if (!sb->template_id || !sb->metadata) {
+		fk_sandbox_discard(sb);
+		return NULL;
+	}
+	return sb;
+}
+
+/* envVars as "K=V" strings (caller frees each and the array); NULL on OOM or none. */
+static char **env_list(json_t *env_vars, size_t *n)
+{
+	size_t cap = json_object_size(env_vars), i = 0;
+	*n = 0;
+	char **envs = cap ? calloc(cap, sizeof(char *)) : NULL;
+	const char *k;
+	json_t *v;
+	if (!envs)
+		return NULL;
+	json_object_foreach(env_vars, k, v)
+	{
+		if (i < cap && asprintf(&envs[i], "%s=%s", k, json_string_value(v)) >= 0)
+			i++;
+	}
+	*n = i;
+	return envs;
+}
+
+static enum MHD_Result create_sandbox(fk_call *c, int v2)
+{
+	fk_req *r = c->req;
+	fk_registry *g = c->app->reg;
+	json_t *body = fk_body_json(r, 0);
+	long timeout = 0;
+	const char *why = json_is_object(body)
+	                      ? create_validate(body, v2, &timeout)
+	                      : "validation error: request body must be a JSON object";
+	if (why) {
+		json_decref(body);
+		return fk_reply_error(r, 400, "%s", why);
+	}
+	int stopping = fk_registry_stopping(g);
+	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(g, body, v2, timeout);
+	if (!sb) {
+		json_decref(body);
+		return fk_reply_error(r, stopping ? 503 : 500, "cannot allocate a sandbox");
+	}
+	fk_err err = {0};
+	json_t *envv = json_object_get(body, "envVars");
+	size_t n_envs = 0;
+	char **envs = env_list(json_is_object(envv) ? envv : NULL, &n_envs);
+	int rc = fk_registry_boot(g, sb, (const char *const *)envs, n_envs, &err);
+	for (size_t i = 0; i < n_envs; i++)
+		free(envs[i]);
+	free(envs);
+	json_decref(body);
+	if (rc < 0) {
+		fk_sandbox_discard(sb);
+		return fk_reply_error(r, 500, "cannot start sandbox: %s", err.message);
+	}
+	fk_registry_add(g, sb);
+	fk_registry_lock(g);
+	json_t *reply = fk_sandbox_json(sb, c->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
+	fk_registry_unlock(g);
+	return fk_reply_json(r, 201, reply);
+}
+
+enum MHD_Result fk_control_create_v2(fk_call *c)
+{
+	return create_sandbox(c, 1);
+}
+
+enum MHD_Result fk_control_create_legacy(fk_call *c)
+{
+	return create_sandbox(c, 0);
+}

@@ -1,0 +1,255 @@
+/*
+ * fake-e2b/api/control/list.c: GET /v2/sandboxes (filters, paging) and legacy
+ * GET /sandboxes (e2b-protocol.md §1.6).
+ */
+#define _GNU_SOURCE
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "control.h"
+
+/* metadata filter (§1.6): the query value (decoded once) is unescaped again as a whole, split
+ * on '&' and '=', and each part unescaped a third time. New object, or NULL when malformed. */
+static json_t *parse_metadata_filter(const char *raw)
+{
+	char *s = strdup(raw);
+	json_t *out = json_object();
+	if (!s || !out || fk_url_decode(s, 1) < 0)
+		goto fail;
+	for (char *save = NULL, *pair = strtok_r(s, "&", &save); pair;
+	     pair = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(pair, '=');
+		if (!eq)
+			goto fail;
+		*eq = '\0';
+		if (fk_url_decode(pair, 1) < 0 || fk_url_decode(eq + 1, 1) < 0)
+			goto fail;
+		json_object_set_new(out, pair, json_string(eq + 1));
+	}
+	free(s);
+	return out;
+fail:
+	free(s);
+	json_decref(out);
+	return NULL;
+}
+
+static int metadata_matches(json_t *filter, json_t *meta)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(filter, k, v)
+	{
+		json_t *have = json_object_get(meta, k);
+		if (!json_is_string(have) || strcmp(json_string_value(have), json_string_value(v)))
+			return 0;
+	}
+	return 1;
+}
+
+typedef struct list_item {
+	int64_t started;
+	char id[FK_ID_LEN + 1];
+	json_t *json;
+} list_item;
+
+static int item_cmp(const void *a, const void *b)
+{
+	const list_item *x = a, *y = b;
+	if (x->started != y->started)
+		return x->started > y->started ? -1 : 1; /* newest first */
+	return strcmp(x->id, y->id);
+}
+
+/* nextToken = base64url("<RFC3339Nano>__<sandboxID>") of the page's last item. */
+static char *make_cursor(const list_item *it)
+{
+	char plain[96], t[48];
+	unsigned char enc[160];
+	fk_format_time(t, sizeof(t), it->started);
+	int n = snprintf(plain, sizeof(plain), "%s__%s", t, it->id);
+	int m = EVP_EncodeBlock(enc, (const unsigned char *)plain, n);
+	for (int i = 0; i < m; i++)
+		enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
+	while (m > 0 && enc[m - 1] == '=')
+		m--;
+	return strndup((const char *)enc, (size_t)m);
+}
+
+static int parse_cursor(const char *tok, int64_t *started, char id[FK_ID_LEN + 1])
+{
+	size_t n = strlen(tok), i;
+	if (n == 0 || n > 120 || n % 4 == 1)
+		return -1;
+	char b64[128];
+	unsigned char plain[128];
+	for (i = 0; i < n; i++)
+		b64[i] = tok[i] == '-' ? '+' : tok[i] == '_' ? '/' : tok[i];
+	size_t pad = (4 - n % 4) % 4;
+	for (size_t k = 0; k < pad; k++)
+		b64[i++] = '=';
+	b64[i] = '\0';
+	int m = EVP_DecodeBlock(plain, (const unsigned char *)b64, (int)i);
+	if (m < (int)pad)
+		return -1;
+	m -= (int)pad; /* EVP_DecodeBlock counts padding as zero bytes */
+	plain[m] = '\0';
+	char *sep = strstr((char *)plain, "__");
+	if (!sep || strlen(sep + 2) != FK_ID_LEN)
+		return -1;
+	*sep = '\0';
+	struct tm tm = {0};
+	long frac = 0;
+	char *rest = strptime((char *)plain, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest || sscanf(rest, ".%9ldZ", &frac) != 1)
+		return -1;
+	*started = (int64_t)timegm(&tm) * FK_NS + frac;
+	memcpy(id, sep + 2, FK_ID_LEN + 1);
+	return 0;
+}
+
+typedef struct list_query {
+	json_t *filter; /* NULL = no metadata filter */
+	int want_running, want_paused, limit, have_cursor;
+	list_item cursor;
+} list_query;
+
+/* Query of GET /v2/sandboxes (§1.6); legacy GET /sandboxes takes only metadata. */
+static const char *list_query_parse(fk_req *r, int v2, list_query *q)
+{
+	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query_joined(r, "state") : NULL;
+	char *limit = v2 ? fk_query(r, "limit") : NULL,
+	     *next = v2 ? fk_query(r, "nextToken") : NULL;
+	const char *why = NULL;
+	*q = (list_query){.want_running = 1, .want_paused = v2, .limit = 100};
+	if (meta && !(q->filter = parse_metadata_filter(meta)))
+		why = "Invalid metadata filter";
+	if (!why && state) {
+		q->want_running = q->want_paused = 0;
+		char *save = NULL;
+		for (char *s = strtok_r(state, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			if (strcmp(s, "running") == 0)
+				q->want_running = 1;
+			else if (strcmp(s, "paused") == 0)
+				q->want_paused = 1;
+			else
+				why = "validation error: state must be running or paused";
+		}
+	}
+	if (!why && limit) {
+		char *end;
+		long l = strtol(limit, &end, 10);
+		if (!*limit || *end || l < 1 || l > 100)
+			why = "validation error: limit must be between 1 and 100";
+		q->limit = (int)l;
+	}
+	if (!why && next && *next) {
+		if (parse_cursor(next, &q->cursor.started, q->cursor.id) < 0)
+			why = "Invalid next token";
+		q->have_cursor = 1;
+	}
+	free(meta);
+	free(state);
+	free(limit);
+	free(next);
+	return why;
+}
+
+typedef struct collect {
+	const list_query *q;
+	list_item *items;
+	size_t n, cap;
+	int oom;
+} collect;
+
+static void collect_one(fk_sandbox *sb, void *ud)
+{
+	collect *k = ud;
+	const list_query *q = k->q;
+	if (k->oom || !(sb->state == FK_SB_RUNNING ? q->want_running : q->want_paused))
+		return;
+	if (q->filter && !metadata_matches(q->filter, sb->metadata))
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 16;
+		list_item *p = realloc(k->items, cap * sizeof(*p));
+		if (!p) {
+			k->oom = 1;
+			return;
+		}
+		k->items = p;
+		k->cap = cap;
+	}
+	list_item *it = &k->items[k->n++];
+	it->started = sb->started_ns;
+	memcpy(it->id, sb->id, sizeof(it->id));
+	it->json = fk_sandbox_listed_json(sb);
+}
+
+/* Matching sandboxes, newest first; NULL on OOM. Caller frees items and their json. */
+static list_item *list_collect(fk_registry *g, const list_query *q, size_t *n_out)
+{
+	collect k = {.q = q};
+	fk_registry_foreach(g, collect_one, &k);
+	if (!k.items)
+		k.items = calloc(1, sizeof(*k.items));
+	if (k.items)
+		qsort(k.items, k.n, sizeof(*k.items), item_cmp);
+	*n_out = k.n;
+	return k.items;
+}
+
+static enum MHD_Result list_sandboxes(fk_call *c, int v2)
+{
+	fk_req *r = c->req;
+	list_query q;
+	size_t n = 0;
+	const char *why = list_query_parse(r, v2, &q);
+	list_item *items = why ? NULL : list_collect(c->app->reg, &q, &n);
+	enum MHD_Result ret;
+	if (why || !items) {
+		json_decref(q.filter);
+		free(items);
+		return why ? fk_reply_error(r, 400, "%s", why)
+		           : fk_reply_error(r, 500, "out of memory");
+	}
+	size_t first = 0;
+	while (q.have_cursor && first < n && item_cmp(&items[first], &q.cursor) <= 0)
+		first++; /* the page starts after the cursor's item */
+	size_t last = v2 && n - first > (size_t)q.limit ? first + (size_t)q.limit : n;
+	json_t *arr = json_array();
+	for (size_t i = first; i < last; i++)
+		json_array_append(arr, items[i].json);
+	char *body = json_dumps(arr, JSON_COMPACT);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+	    body ? strlen(body) : 2, body ? body : (char *)"[]", MHD_RESPMEM_MUST_COPY);
+	if (resp) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		char *tok = last < n ? make_cursor(&items[last - 1]) : NULL;
+		if (tok) /* only when more pages exist */
+			MHD_add_response_header(resp, "X-Next-Token", tok);
+		free(tok);
+	}
+	ret = fk_reply_response(r, 200, resp);
+	free(body);
+	json_decref(arr);
+	for (size_t i = 0; i < n; i++)
+		json_decref(items[i].json);
+	free(items);
+	json_decref(q.filter);
+	return ret;
+}
+
+enum MHD_Result fk_control_list_v2(fk_call *c)
+{
+	return list_sandboxes(c, 1);
+}
+
+enum MHD_Result fk_control_list_legacy(fk_call *c)
+{
+	return list_sandboxes(c, 0);
+}

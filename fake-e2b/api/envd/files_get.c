@@ -1,0 +1,71 @@
+/*
+ * fake-e2b/api/envd/files_get.c: GET /files (e2b-protocol.md §5.1): a file's
+ * bytes, streamed from its fd; the token or a v1 signature.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "envd.h"
+
+unsigned fk_envd_file_error_status(int rc)
+{
+	switch (rc) {
+	case FK_ENOTFOUND:
+		return 404;
+	case FK_EISDIR:
+	case FK_EINVAL:
+		return 400;
+	case FK_ENOUSER:
+		return 401;
+	case FK_ENOSPC:
+		return 507;
+	default:
+		return 500;
+	}
+}
+
+enum MHD_Result fk_envd_files_get(fk_call *c)
+{
+	fk_req *r = c->req;
+	char *path = fk_query(r, "path"), *user = fk_query(r, "username");
+	enum MHD_Result ret;
+	int fd = -1;
+	uint64_t size = 0;
+	fk_err err = {0};
+	if (!fk_envd_files_auth(c, "read", path, user)) {
+		ret = fk_envd_unauthorized(r);
+		goto done;
+	}
+	if (!path || !*path) {
+		ret = fk_reply_error(r, 400, "path is required");
+		goto done;
+	}
+	int rc = fk_file_read_open(c->app->rt, c->sb->id, path, user && *user ? user : NULL, &fd,
+	                           &size, &err);
+	if (rc < 0) {
+		if (rc == FK_ENOUSER)
+			ret = fk_reply_error(r, 401, "invalid username: '%s'", user ? user : "");
+		else
+			ret = fk_reply_error(r, fk_envd_file_error_status(rc), "%s",
+			                     err.message[0] ? err.message : fk_code_name(rc));
+		goto done;
+	}
+	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+	if (!resp) {
+		close(fd);
+		ret = MHD_NO;
+		goto done;
+	}
+	const char *base = strrchr(path, '/');
+	char disp[512];
+	snprintf(disp, sizeof(disp), "inline; filename=\"%s\"", base ? base + 1 : path);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	ret = fk_reply_response(r, 200, resp);
+done:
+	free(path);
+	free(user);
+	return ret;
+}

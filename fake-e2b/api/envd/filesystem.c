@@ -1,0 +1,67 @@
+/*
+ * fake-e2b/api/envd/filesystem.c: what the filesystem.Filesystem RPCs share
+ * (e2b-protocol.md §5.5): EntryInfo as protobuf JSON.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "envd.h"
+
+/* protobuf-JSON Timestamp: RFC 3339 with 0, 3, 6 or 9 fractional digits. */
+static json_t *timestamp_json(int64_t sec, int32_t nsec)
+{
+	char base[40], buf[64];
+	time_t t = (time_t)sec;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (nsec == 0)
+		snprintf(buf, sizeof(buf), "%sZ", base);
+	else if (nsec % 1000000 == 0)
+		snprintf(buf, sizeof(buf), "%s.%03dZ", base, (int)(nsec / 1000000));
+	else if (nsec % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%s.%06dZ", base, (int)(nsec / 1000));
+	else
+		snprintf(buf, sizeof(buf), "%s.%09dZ", base, (int)nsec);
+	return json_string(buf);
+}
+
+/* EntryInfo (§5.5), defaults omitted. */
+json_t *fk_envd_entry_json(const fk_entry *e)
+{
+	static const char *const types[] = {NULL, "FILE_TYPE_FILE", "FILE_TYPE_DIRECTORY",
+	                                    "FILE_TYPE_SYMLINK", NULL};
+	json_t *j = json_object();
+	if (e->name && *e->name)
+		json_object_set_new(j, "name", json_string(e->name));
+	if (e->type >= 1 && e->type <= 4 && types[e->type])
+		json_object_set_new(j, "type", json_string(types[e->type]));
+	if (e->path && *e->path)
+		json_object_set_new(j, "path", json_string(e->path));
+	if (e->size) {
+		char sz[32];
+		snprintf(sz, sizeof(sz), "%lld", (long long)e->size);
+		json_object_set_new(j, "size", json_string(sz));
+	}
+	if (e->mode & 07777)
+		json_object_set_new(j, "mode", json_integer(e->mode & 07777));
+	if (e->permissions[0])
+		json_object_set_new(j, "permissions", json_string(e->permissions));
+	if (e->owner && *e->owner)
+		json_object_set_new(j, "owner", json_string(e->owner));
+	if (e->group && *e->group)
+		json_object_set_new(j, "group", json_string(e->group));
+	json_object_set_new(j, "modifiedTime", timestamp_json(e->mtime_sec, e->mtime_nsec));
+	if (e->symlink_target)
+		json_object_set_new(j, "symlinkTarget", json_string(e->symlink_target));
+	return j;
+}
+
+enum MHD_Result fk_envd_entry_reply(fk_call *c, int rc, fk_entry *e, const fk_err *err)
+{
+	if (rc < 0)
+		return fk_connect_runtime_error(c->req, rc, err);
+	json_t *out = json_pack("{s:o}", "entry", fk_envd_entry_json(e));
+	fk_entry_clear(e);
+	return fk_reply_json(c->req, 200, out);
+}

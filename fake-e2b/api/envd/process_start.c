@@ -1,0 +1,99 @@
+/*
+ * fake-e2b/api/envd/process_start.c: process.Process/Start (e2b-protocol.md
+ * §4.1, §4.2): a StartRequest becomes a runtime spec; the output streams back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envd.h"
+
+/* A StartRequest as a runtime spec; the strings are borrowed from `req`. */
+typedef struct start_args {
+	fk_proc_spec spec;
+	const char **argv, **keys, **vals;
+} start_args;
+
+static void start_args_dispose(start_args *a)
+{
+	free(a->argv);
+	free(a->keys);
+	free(a->vals);
+}
+
+/* 0, or -1 when the request is malformed (or OOM). */
+static int start_args_parse(start_args *a, json_t *req, const char *user)
+{
+	json_t *p = json_object_get(req, "process"), *v;
+	json_t *args = json_object_get(p, "args"), *envs = json_object_get(p, "envs");
+	size_t nargs = json_array_size(args), nenv = json_object_size(envs), i = 0;
+	const char *k;
+	memset(a, 0, sizeof(*a));
+	a->argv = calloc(nargs + 1, sizeof(char *));
+	a->keys = calloc(nenv + 1, sizeof(char *));
+	a->vals = calloc(nenv + 1, sizeof(char *));
+	int bad = !json_is_object(p) || !fk_json_str(p, "cmd") || !a->argv || !a->keys || !a->vals;
+	json_array_foreach(args, i, v)
+	{
+		bad |= !json_is_string(v);
+		if (!bad)
+			a->argv[i] = json_string_value(v);
+	}
+	i = 0;
+	json_object_foreach(envs, k, v)
+	{
+		bad |= !json_is_string(v);
+		a->keys[i] = k;
+		a->vals[i++] = json_is_string(v) ? json_string_value(v) : "";
+	}
+	a->spec = (fk_proc_spec){.cmd = fk_json_str(p, "cmd"),
+	                         .args = a->argv,
+	                         .n_args = nargs,
+	                         .env_keys = a->keys,
+	                         .env_values = a->vals,
+	                         .n_envs = nenv,
+	                         .cwd = fk_json_str(p, "cwd"),
+	                         .user = user,
+	                         .tag = fk_json_str(req, "tag"),
+	                         /* stdin absent means true (§4.1) */
+	                         .stdin_pipe = !json_is_false(json_object_get(req, "stdin"))};
+	return bad ? -1 : 0;
+}
+
+/* A failed fk_proc_start as envd answers it: 200 + end-stream error, or the proxy's 502. */
+static enum MHD_Result start_error(fk_call *c, int rc, const fk_err *err)
+{
+	char msg[300];
+	if (rc == FK_ESTATE || rc == FK_ENOTFOUND) /* paused or deleted meanwhile */
+		return fk_envd_not_found_502(c->req, c->sb->id);
+	if (rc == FK_ENOUSER)
+		snprintf(msg, sizeof(msg), "invalid username: '%s'", c->user ? c->user : "");
+	else
+		snprintf(msg, sizeof(msg), "%s", err->message[0] ? err->message : fk_code_name(rc));
+	return fk_connect_stream_error(c->req, fk_connect_code_of(rc), msg);
+}
+
+enum MHD_Result fk_envd_process_start(fk_call *c)
+{
+	json_t *req = fk_connect_request(c->req, 1);
+	start_args a;
+	fk_proc *proc = NULL;
+	fk_sub *sub = NULL;
+	fk_err err = {0};
+	enum MHD_Result ret;
+	int rc = start_args_parse(&a, req, c->user) < 0
+	             ? FK_EINVAL
+	             : fk_proc_start(c->app->rt, c->sb->id, &a.spec, &proc, &sub, &err);
+	if (rc == FK_EINVAL && !err.message[0])
+		snprintf(err.message, sizeof(err.message), "invalid StartRequest");
+	if (rc < 0) {
+		ret = start_error(c, rc, &err);
+	} else {
+		if (c->fault.kind == FK_FAULT_KILL_IGNORED)
+			fk_sandbox_set_immune(c->app->reg, c->sb, fk_proc_pid(proc));
+		ret = fk_envd_open_stream(c, proc, sub, 1);
+	}
+	start_args_dispose(&a);
+	json_decref(req);
+	return ret;
+}

@@ -1,0 +1,40 @@
+/*
+ * fake-e2b/app.h: what a handler gets. The app: the runtime, the sandbox
+ * registry, the test kit (fault rules, request log) and the server's settings.
+ * The call: one request with its app, the fault rule it matched and the
+ * sandbox it addresses (from the E2b-Sandbox-Id header).
+ */
+#ifndef FK_APP_H
+#define FK_APP_H
+
+#include "faults.h"
+#include "http.h"
+#include "registry.h"
+#include "reqlog.h"
+
+typedef struct fk_app {
+	fk_rt *rt;
+	fk_registry *reg;
+	fk_faults *faults;
+	fk_reqlog *log;
+	const char *api_key; /* NULL: any key starting with e2b_ */
+	int quiet;
+} fk_app;
+
+typedef struct fk_call {
+	fk_req *req;
+	fk_app *app;
+	fk_fault fault;         /* kind FK_FAULT_NONE when no rule matched */
+	int route;              /* the router's classification */
+	const char *sandbox_id; /* envd: the addressed sandbox, borrowed from the request */
+	char id[128];   /* the {id} of the path (control: the short sandbox id), "" when none */
+	fk_sandbox *sb; /* envd: the addressed running sandbox (a reference the router releases) */
+	char *user;     /* envd: the Basic username, NULL when none; owned */
+	json_t *log_headers;
+	json_t *log_entry; /* our reference to the log entry, reserved at arrival */
+	int log_ready;     /* the entry shows in GET /_fake/requests (response queued) */
+} fk_call;
+
+typedef enum MHD_Result (*fk_handler)(fk_call *c);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * fake-e2b/http/daemon.c: the libmicrohttpd daemon: one thread per
+ * connection, the per-request context, capped in-memory bodies (or the sink
+ * that `begin` set), and the hooks of http.h.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http.h"
+
+struct fk_http {
+	struct MHD_Daemon *daemon;
+	fk_http_hooks hooks;
+};
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	fk_http *h = cls;
+	fk_req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->hooks = &h->hooks;
+	r->conn = c;
+	r->uri = strdup(uri ? uri : "/");
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	return r;
+}
+
+static int body_append(fk_req *r, const char *data, size_t len)
+{
+	if (r->body_too_large || len > FK_MAX_BODY - r->body_len) {
+		r->body_too_large = 1;
+		return 0;
+	}
+	if (r->body_len + len + 1 > r->body_cap) {
+		size_t cap = r->body_cap ? r->body_cap : 1024;
+		while (cap < r->body_len + len + 1)
+			cap *= 2;
+		unsigned char *p = realloc(r->body, cap);
+		if (!p) {
+			r->body_too_large = 1;
+			return -1;
+		}
+		r->body = p;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, len);
+	r->body_len += len;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+	fk_http *h = cls;
+	fk_req *r = *con_cls;
+	(void)version;
+	if (!r) {
+		if (!(r = on_uri(cls, url, c)))
+			return MHD_NO;
+		*con_cls = r;
+	}
+	if (!r->started) {
+		r->started = 1;
+		r->conn = c;
+		r->method = method;
+		r->path = url;
+		if (h->hooks.begin)
+			h->hooks.begin(h->hooks.cls, r);
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (r->sink)
+			r->sink(r, upload_data, *upload_data_size);
+		else
+			body_append(r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return h->hooks.route(h->hooks.cls, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	fk_http *h = cls;
+	fk_req *r = *con_cls;
+	(void)c;
+	(void)toe;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (r->sink_state && r->sink_free)
+		r->sink_free(r->sink_state);
+	if (r->started && h->hooks.done)
+		h->hooks.done(h->hooks.cls, r);
+	free(r->body);
+	free(r->uri);
+	free(r);
+}
+
+int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *hooks,
+                  unsigned *port_out)
+{
+	struct sockaddr_in sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)o->port);
+	if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "fake-e2b: --host must be an IPv4 address\n");
+		return -1;
+	}
+	fk_http *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -1;
+	h->hooks = *hooks;
+	h->daemon = MHD_start_daemon(
+	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+	        MHD_USE_ITC,
+	    0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+	    (unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
+	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_END);
+	if (!h->daemon) {
+		fprintf(stderr, "fake-e2b: cannot listen on %s:%u\n", o->host, o->port);
+		free(h);
+		return -1;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	*port_out = di ? di->port : o->port;
+	*out = h;
+	return 0;
+}
+
+void fk_http_quiesce(fk_http *h)
+{
+	if (!h || !h->daemon)
+		return;
+	MHD_socket ls = MHD_quiesce_daemon(h->daemon);
+	if (ls != MHD_INVALID_SOCKET)
+		close(ls);
+}
+
+void fk_http_stop(fk_http *h)
+{
+	if (!h)
+		return;
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon);
+	free(h);
+}

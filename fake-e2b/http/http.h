@@ -1,0 +1,97 @@
+/*
+ * fake-e2b/http/http.h: libmicrohttpd plumbing that knows no E2B: the request
+ * context, capped bodies, headers, query arguments, replies and the daemon.
+ *
+ * Every connection has its own thread (Connect streams block in content-reader
+ * callbacks). The daemon calls the hooks handed to fk_http_start: `begin` once
+ * the headers are known (it may set a body sink), `route` once the body is
+ * complete, `replied` right after a response was queued, `done` when the
+ * request ends. `r->call` is the hooks' per-request state.
+ */
+#ifndef FK_HTTP_H
+#define FK_HTTP_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Most bytes of a request body kept in memory (JSON and Connect requests). */
+#define FK_MAX_BODY (8u * 1024u * 1024u)
+
+typedef struct fk_req fk_req;
+
+typedef struct fk_http_hooks {
+	void *cls;
+	void (*begin)(void *cls, fk_req *r);
+	enum MHD_Result (*route)(void *cls, fk_req *r);
+	void (*replied)(void *cls, fk_req *r);
+	void (*done)(void *cls, fk_req *r);
+} fk_http_hooks;
+
+struct fk_req {
+	struct MHD_Connection *conn;
+	char *uri;          /* raw request target incl. query; owned */
+	const char *method; /* MHD's, valid during the request */
+	const char *path;   /* MHD's decoded path, valid during the request */
+	int started;
+	unsigned char *body; /* NUL-terminated when non-NULL; owned */
+	size_t body_len, body_cap;
+	int body_too_large;
+	unsigned status; /* status of the queued response */
+	struct timespec t0;
+	const fk_http_hooks *hooks;
+	void *call; /* the hooks' per-request state */
+	/* body sink set by `begin`: chunks go there instead of `body`; state freed at the end */
+	void (*sink)(fk_req *r, const char *data, size_t len);
+	void *sink_state;
+	void (*sink_free)(void *);
+};
+
+typedef struct fk_http_options {
+	const char *host; /* IPv4 address */
+	unsigned port;    /* 0 = any */
+} fk_http_options;
+
+typedef struct fk_http fk_http;
+
+/* Start listening. 0 (bound port in *port_out) or -1 (message on stderr). */
+int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *hooks,
+                  unsigned *port_out);
+/* Stop accepting new connections (the listen socket closes). */
+void fk_http_quiesce(fk_http *h);
+/* Stop the daemon (waits for every connection thread) and free. */
+void fk_http_stop(fk_http *h);
+
+/* ---- replies: each queues exactly one response; returns MHD_YES/MHD_NO ---- */
+enum MHD_Result fk_reply(fk_req *r, unsigned status, const char *ctype, const void *data,
+                         size_t len);
+enum MHD_Result fk_reply_json(fk_req *r, unsigned status, json_t *steal);
+/* {"code":status,"message":...} (E2B's API error body). */
+enum MHD_Result fk_reply_error(fk_req *r, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Takes over resp (destroyed here). */
+enum MHD_Result fk_reply_response(fk_req *r, unsigned status, struct MHD_Response *resp);
+
+/* ---- request accessors ---- */
+/* A request header (case-insensitive), borrowed; NULL when absent. */
+const char *fk_header(fk_req *r, const char *name);
+/* A query argument decoded once ('+' = space), from the raw URI; caller frees. NULL when
+ * absent or badly escaped. */
+char *fk_query(fk_req *r, const char *name);
+/* Every value of a repeated query argument, decoded and joined with ','; caller frees. */
+char *fk_query_joined(fk_req *r, const char *name);
+/* Every query argument as a JSON object of strings (last wins). New reference. */
+json_t *fk_query_json(fk_req *r);
+/* Percent-decode in place; plus != 0 also maps '+' to ' '. Returns the new length, -1 on a
+ * bad escape. The result may hold NUL bytes (see the returned length). */
+long fk_url_decode(char *s, int plus);
+/* Parse the body as JSON (NULL body → empty object when allow_empty). New reference or NULL. */
+json_t *fk_body_json(fk_req *r, int allow_empty);
+/* ms since the request arrived. */
+long fk_req_elapsed_ms(fk_req *r);
+/* The connection's socket, -1 when unknown. */
+int fk_req_socket(fk_req *r);
+
+#endif

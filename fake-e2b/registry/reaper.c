@@ -1,0 +1,121 @@
+/*
+ * fake-e2b/registry/reaper.c: the reaper thread: a running sandbox past its
+ * end time is paused (autoPause) or deleted (§6), and due Connect-Timeout-Ms
+ * kill timers fire. See registry.h.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clock.h"
+#include "registry_int.h"
+
+void fk_registry_kill_at(fk_registry *g, const char *id, fk_proc *proc, int64_t deadline_ms)
+{
+	fk_kill_timer *t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	fk_proc_ref(proc);
+	t->proc = proc;
+	t->deadline_ms = deadline_ms;
+	pthread_mutex_lock(&g->lock);
+	t->next = g->timers;
+	g->timers = t;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* Fire the due kill timers (all of them when `all`, without killing: shutdown). */
+static void run_timers(fk_registry *g, int all)
+{
+	fk_kill_timer *due = NULL;
+	int64_t now = fk_mono_ms();
+	pthread_mutex_lock(&g->lock);
+	for (fk_kill_timer **pp = &g->timers; *pp;) {
+		fk_kill_timer *t = *pp;
+		if (all || t->deadline_ms <= now || fk_proc_ended(t->proc, NULL)) {
+			*pp = t->next;
+			t->next = due;
+			due = t;
+		} else {
+			pp = &t->next;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	while (due) {
+		fk_kill_timer *n = due->next;
+		if (!all && !fk_proc_ended(due->proc, NULL))
+			fk_proc_signal(g->rt, due->id, fk_proc_pid(due->proc), SIGKILL, NULL);
+		fk_proc_unref(due->proc);
+		free(due);
+		due = n;
+	}
+}
+
+static void reap_once(fk_registry *g)
+{
+	fk_sandbox *due[64];
+	size_t n = 0;
+	int64_t now = fk_now_ns();
+	pthread_mutex_lock(&g->lock);
+	for (fk_sandbox *sb = g->list; sb && n < 64; sb = sb->next) {
+		if (!sb->deleted && sb->state == FK_SB_RUNNING && sb->end_ns <= now) {
+			sb->refs++;
+			due[n++] = sb;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (due[i]->auto_pause)
+			fk_registry_pause(g, due[i], !due[i]->auto_pause_memory, 1, NULL);
+		else
+			fk_registry_delete(g, due[i], 1);
+		fk_sandbox_release(g, due[i]);
+	}
+}
+
+static void *reaper_main(void *arg)
+{
+	fk_registry *g = arg;
+	pthread_mutex_lock(&g->lock);
+	while (!g->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->reaper_cond, &g->lock, &ts);
+		if (g->stopping)
+			break;
+		pthread_mutex_unlock(&g->lock);
+		reap_once(g);
+		run_timers(g, 0);
+		pthread_mutex_lock(&g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+int fk__reaper_start(fk_registry *g)
+{
+	if (pthread_create(&g->reaper, NULL, reaper_main, g) != 0)
+		return -1;
+	g->reaper_started = 1;
+	return 0;
+}
+
+void fk__reaper_stop(fk_registry *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->stopping = 1;
+	pthread_cond_broadcast(&g->reaper_cond);
+	pthread_mutex_unlock(&g->lock);
+	if (g->reaper_started) {
+		pthread_join(g->reaper, NULL);
+		g->reaper_started = 0;
+	}
+	run_timers(g, 1);
+}

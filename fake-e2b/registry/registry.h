@@ -1,0 +1,151 @@
+/*
+ * fake-e2b/registry/registry.h: the E2B view of every sandbox (id, token,
+ * metadata, state, end time, open streams, immune pids) and its lifecycle
+ * steps (boot, pause, resume, reboot, delete), the reaper (timeouts, e2b-protocol.md
+ * §6) and Connect-Timeout-Ms kill timers. Sandboxes are made real by the runtime
+ * (runtime.h). Knows no HTTP.
+ *
+ * A sandbox is refcounted: the registry holds one reference until it is
+ * deleted; a request takes one (fk_registry_acquire). Lifecycle changes are
+ * serialised per sandbox (op_lock). Fields marked "lock" are read and written
+ * under the registry lock (fk_registry_lock); the others are fixed at creation.
+ * Open envd streams register an fk_watch so a pause or delete breaks them
+ * promptly, as E2B's proxy drops client connections of a paused sandbox.
+ */
+#ifndef FK_REGISTRY_H
+#define FK_REGISTRY_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "runtime.h"
+
+#define FK_ID_LEN        21    /* "i" + 20 */
+#define FK_MAX_TIMEOUT_S 86400 /* team max instance length: 24 h (Pro) */
+#define FK_MAX_IMMUNE    64
+#define FK_CLIENT_ID     "6532622b"
+#define FK_ENVD_VERSION  "0.6.13"
+
+typedef struct fk_registry fk_registry;
+typedef struct fk_watch fk_watch;
+
+enum fk_sb_state { FK_SB_RUNNING, FK_SB_PAUSED };
+
+typedef struct fk_sandbox {
+	struct fk_sandbox *next; /* lock: registry list */
+	int refs;                /* lock */
+	int deleted;             /* lock */
+	char id[FK_ID_LEN + 1];
+	char token[65];
+	char *template_id;
+	enum fk_sb_state state;                /* lock */
+	int64_t started_ns, end_ns, paused_ns; /* lock */
+	int auto_pause, auto_pause_memory, auto_resume;
+	int paused_fs_only; /* lock: last pause without memory: resume cold-boots */
+	int secured;        /* envd requires the token (v2 always; legacy with secure:true) */
+	int loopback_only;
+	json_t *metadata;        /* object */
+	json_t *network;         /* object or NULL */
+	json_t *allow_internet;  /* true/false or NULL (absent) */
+	pthread_mutex_t op_lock; /* serialises lifecycle changes */
+	fk_watch *watches;       /* lock */
+	uint32_t immune[FK_MAX_IMMUNE];
+	size_t n_immune; /* lock */
+} fk_sandbox;
+
+/* One open envd stream of a sandbox; embedded in the stream's state. */
+struct fk_watch {
+	struct fk_watch *prev, *next;
+	fk_sub *sub; /* woken with fk_sub_wake when the sandbox pauses / goes; may be NULL */
+	pthread_cond_t cond;
+	int broken; /* set (under the registry lock) once the sandbox paused or was deleted */
+	int linked;
+};
+
+/* seed: 32 bytes that envd access tokens are derived from (HMAC-SHA256 of the id). */
+int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32]);
+/* Stop the reaper and destroy every sandbox (runtime included), breaking every stream. */
+void fk_registry_shutdown(fk_registry *g);
+void fk_registry_free(fk_registry *g);
+int fk_registry_stopping(fk_registry *g);
+fk_rt *fk_registry_rt(fk_registry *g);
+
+void fk_registry_lock(fk_registry *g);
+void fk_registry_unlock(fk_registry *g);
+/* Call fn for every registered sandbox, under the lock (fn must not take it). */
+void fk_registry_foreach(fk_registry *g, void (*fn)(fk_sandbox *sb, void *ud), void *ud);
+
+/* A sandbox by id with a new reference, or NULL when unknown/deleted. */
+fk_sandbox *fk_registry_acquire(fk_registry *g, const char *id);
+void fk_sandbox_release(fk_registry *g, fk_sandbox *sb);
+/* Another reference to a sandbox the caller holds one of. Returns sb. */
+fk_sandbox *fk_sandbox_ref(fk_registry *g, fk_sandbox *sb);
+/* The envd token, NULL when the sandbox is not secured. Borrowed while a reference is held. */
+const char *fk_sandbox_token(const fk_sandbox *sb);
+/* Running (a paused sandbox with autoResume is resumed first, §6)? */
+int fk_sandbox_running(fk_registry *g, fk_sandbox *sb);
+
+/* A new sandbox with a fresh id and token, not registered (refs 1); NULL on OOM. The caller
+ * fills the other fields, then fk_registry_boot and fk_registry_add, or fk_sandbox_discard. */
+fk_sandbox *fk_sandbox_new(fk_registry *g);
+void fk_sandbox_discard(fk_sandbox *sb);
+/* Make the box real (runtime): envs are extra "K=V" entries besides E2B_SANDBOX*. */
+int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *envs, size_t n_envs,
+                     fk_err *err);
+/* Register a booted sandbox (takes over the caller's reference as the registry's). */
+void fk_registry_add(fk_registry *g, fk_sandbox *sb);
+
+/* Lifecycle results. */
+enum { FK_LC_OK = 0, FK_LC_GONE = -1, FK_LC_CONFLICT = -2, FK_LC_FAILED = -3, FK_LC_SKIPPED = -4 };
+/* Pause (fs_only: without memory, the next resume cold-boots). */
+int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_expired,
+                      fk_err *err);
+int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired);
+
+enum fk_connect_outcome {
+	FK_CONNECT_RUNNING,  /* was running: end time extended (not for resume) */
+	FK_CONNECT_RESUMED,  /* was paused, runs again */
+	FK_CONNECT_GONE,     /* deleted meanwhile */
+	FK_CONNECT_CONFLICT, /* resume of a running sandbox */
+	FK_CONNECT_FAILED,   /* err set */
+};
+/* connect / resume (§1.5, §1.11): a running sandbox's end extends to now + timeout_s (never
+ * shortens; resume refuses); a paused one resumes (cold when `reboot` or its pause kept no
+ * memory) with end = now + timeout_s. */
+enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long timeout_s,
+                                            int resume, int reboot, fk_err *err);
+/* /timeout sets exactly (may shorten); extend_only (/refreshes) only extends. 0, or -1 when
+ * the sandbox is not running. */
+int fk_registry_set_timeout(fk_registry *g, fk_sandbox *sb, long secs, int extend_only);
+
+/* Register a stream; -1 (not registered) when the sandbox is no longer running. */
+int fk_sandbox_watch(fk_registry *g, fk_sandbox *sb, fk_watch *w);
+void fk_sandbox_unwatch(fk_registry *g, fk_sandbox *sb, fk_watch *w);
+/* Change the sub woken on a break (NULL before freeing it). */
+void fk_watch_set_sub(fk_registry *g, fk_watch *w, fk_sub *sub);
+/* Is the watch broken (sandbox paused/deleted/server stopping)? */
+int fk_watch_broken(fk_registry *g, fk_watch *w);
+/* Sleep up to ms or until the watch breaks; returns broken. */
+int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms);
+
+/* Connect-Timeout-Ms bounds a Start'ed process even after its client left (§4.2): SIGKILL
+ * `proc` of sandbox `id` at `deadline_ms` (CLOCK_MONOTONIC) unless it has ended by then.
+ * Takes its own reference on proc. */
+void fk_registry_kill_at(fk_registry *g, const char *id, fk_proc *proc, int64_t deadline_ms);
+
+/* Mark a pid of the sandbox as immune to SendSignal (fault kill_ignored). */
+void fk_sandbox_set_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid);
+int fk_sandbox_is_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid);
+
+/* ---- JSON views (shapes.c); callers hold the registry lock ---- */
+/* Sandbox (create/connect/resume reply, §1.3). */
+json_t *fk_sandbox_json(const fk_sandbox *sb, int with_token);
+/* ListedSandbox (§1.6). */
+json_t *fk_sandbox_listed_json(const fk_sandbox *sb);
+/* SandboxDetail (§1.7). */
+json_t *fk_sandbox_detail_json(const fk_sandbox *sb);
+/* Internal state of every sandbox (GET /_fake/sandboxes); takes the lock itself. */
+json_t *fk_registry_dump(fk_registry *g);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * fake-e2b/registry/registry_int.h: the registry's insides, shared by
+ * sandbox.c and reaper.c only.
+ */
+#ifndef FK_REGISTRY_INT_H
+#define FK_REGISTRY_INT_H
+
+#include "registry.h"
+
+/* A pending Connect-Timeout-Ms kill of a process whose stream is gone. */
+typedef struct fk_kill_timer {
+	struct fk_kill_timer *next;
+	char id[FK_ID_LEN + 1];
+	fk_proc *proc;
+	int64_t deadline_ms;
+} fk_kill_timer;
+
+struct fk_registry {
+	fk_rt *rt;
+	unsigned char seed[32];
+	fk_kill_timer *timers; /* under lock */
+	pthread_mutex_t lock;
+	fk_sandbox *list;
+	pthread_t reaper;
+	pthread_cond_t reaper_cond;
+	int reaper_started, stopping;
+};
+
+/* reaper.c */
+int fk__reaper_start(fk_registry *g);
+void fk__reaper_stop(fk_registry *g);
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * fake-e2b/registry/sandbox.c: the sandbox table, references, stream watches,
+ * immune pids and the lifecycle steps. See registry.h.
+ */
+#define _GNU_SOURCE
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "registry_int.h"
+
+/* ---- the table ----------------------------------------------------------------------------- */
+
+int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
+{
+	fk_registry *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -1;
+	g->rt = rt;
+	memcpy(g->seed, seed, sizeof(g->seed));
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->reaper_cond, NULL);
+	if (fk__reaper_start(g) < 0) {
+		pthread_cond_destroy(&g->reaper_cond);
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		return -1;
+	}
+	*out = g;
+	return 0;
+}
+
+void fk_registry_shutdown(fk_registry *g)
+{
+	if (!g)
+		return;
+	fk__reaper_stop(g);
+	for (;;) {
+		pthread_mutex_lock(&g->lock);
+		fk_sandbox *sb = g->list;
+		if (sb)
+			sb->refs++;
+		pthread_mutex_unlock(&g->lock);
+		if (!sb)
+			break;
+		fk_registry_delete(g, sb, 0);
+		fk_sandbox_release(g, sb);
+	}
+}
+
+void fk_registry_free(fk_registry *g)
+{
+	if (!g)
+		return;
+	fk_registry_shutdown(g);
+	pthread_cond_destroy(&g->reaper_cond);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+int fk_registry_stopping(fk_registry *g)
+{
+	pthread_mutex_lock(&g->lock);
+	int s = g->stopping;
+	pthread_mutex_unlock(&g->lock);
+	return s;
+}
+
+fk_rt *fk_registry_rt(fk_registry *g)
+{
+	return g->rt;
+}
+
+void fk_registry_lock(fk_registry *g)
+{
+	pthread_mutex_lock(&g->lock);
+}
+
+void fk_registry_unlock(fk_registry *g)
+{
+	pthread_mutex_unlock(&g->lock);
+}
+
+void fk_registry_foreach(fk_registry *g, void (*fn)(fk_sandbox *sb, void *ud), void *ud)
+{
+	pthread_mutex_lock(&g->lock);
+	for (fk_sandbox *sb = g->list; sb; sb = sb->next)
+		if (!sb->deleted)
+			fn(sb, ud);
+	pthread_mutex_unlock(&g->lock);
+}
+
+const char *fk_sandbox_token(const fk_sandbox *sb)
+{
+	return sb->secured ? sb->token : NULL;
+}
+
+void fk_sandbox_discard(fk_sandbox *sb)
+{
+	if (!sb)
+		return;
+	free(sb->template_id);
+	json_decref(sb->metadata);
+	json_decref(sb->network);
+	json_decref(sb->allow_internet);
+	pthread_mutex_destroy(&sb->op_lock);
+	free(sb);
+}
+
+fk_sandbox *fk_registry_acquire(fk_registry *g, const char *id)
+{
+	pthread_mutex_lock(&g->lock);
+	fk_sandbox *sb = g->list;
+	while (sb && strcmp(sb->id, id) != 0)
+		sb = sb->next;
+	if (sb)
+		sb->refs++;
+	pthread_mutex_unlock(&g->lock);
+	return sb;
+}
+
+fk_sandbox *fk_sandbox_ref(fk_registry *g, fk_sandbox *sb)
+{
+	pthread_mutex_lock(&g->lock);
+	sb->refs++;
+	pthread_mutex_unlock(&g->lock);
+	return sb;
+}
+
+void fk_sandbox_release(fk_registry *g, fk_sandbox *sb)
+{
+	if (!sb)
+		return;
+	pthread_mutex_lock(&g->lock);
+	int last = --sb->refs == 0;
+	pthread_mutex_unlock(&g->lock);
+	if (last)
+		fk_sandbox_discard(sb);
+}
+
+/* ---- ids and tokens ------------------------------------------------------------------------ */
+
+static int new_id(char out[FK_ID_LEN + 1])
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[FK_ID_LEN];
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return -1;
+	out[0] = 'i';
+	for (int i = 1; i < FK_ID_LEN; i++)
+		out[i] = alphabet[rnd[i] % 36];
+	out[FK_ID_LEN] = '\0';
+	return 0;
+}
+
+static void make_token(const unsigned char seed[32], const char *id, char out[65])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+	HMAC(EVP_sha256(), seed, 32, (const unsigned char *)id, strlen(id), mac, &len);
+	for (unsigned i = 0; i < len && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+	out[64] = '\0';
+}
+
+fk_sandbox *fk_sandbox_new(fk_registry *g)
+{
+	fk_sandbox *sb = calloc(1, sizeof(*sb));
+	if (!sb || new_id(sb->id) < 0) {
+		free(sb);
+		return NULL;
+	}
+	pthread_mutex_init(&sb->op_lock, NULL);
+	make_token(g->seed, sb->id, sb->token);
+	sb->refs = 1;
+	return sb;
+}
+
+int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, size_t n_extra,
+                     fk_err *err)
+{
+	size_t n = 3 + n_extra, i = 0;
+	char **envs = calloc(n, sizeof(char *));
+	if (!envs)
+		return FK_ENOMEM;
+	if (asprintf(&envs[i++], "E2B_SANDBOX=true") < 0 ||
+	    asprintf(&envs[i++], "E2B_SANDBOX_ID=%s", sb->id) < 0 ||
+	    asprintf(&envs[i++], "E2B_TEMPLATE_ID=%s", sb->template_id) < 0)
+		envs[--i] = NULL;
+	for (size_t k = 0; k < n_extra && i < n; k++)
+		if ((envs[i] = strdup(extra[k])))
+			i++;
+	fk_box_options opts = {.net_none = sb->loopback_only,
+	                       .envs = (const char *const *)envs,
+	                       .n_envs = i,
+	                       .default_user = "sandbox"};
+	int rc = fk_box_create(g->rt, sb->id, &opts, err);
+	for (size_t j = 0; j < i; j++)
+		free(envs[j]);
+	free(envs);
+	return rc;
+}
+
+void fk_registry_add(fk_registry *g, fk_sandbox *sb)
+{
+	pthread_mutex_lock(&g->lock);
+	sb->next = g->list;
+	g->list = sb;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* ---- watches ------------------------------------------------------------------------------- */
+
+/* Break every stream of sb (under g->lock). */
+static void break_watches(fk_sandbox *sb)
+{
+	for (fk_watch *w = sb->watches; w; w = w->next) {
+		w->broken = 1;
+		if (w->sub)
+			fk_sub_wake(w->sub);
+		pthread_cond_broadcast(&w->cond);
+	}
+}
+
+int fk_sandbox_watch(fk_registry *g, fk_sandbox *sb, fk_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	if (sb->deleted || sb->state != FK_SB_RUNNING || g->stopping) {
+		pthread_mutex_unlock(&g->lock);
+		return -1;
+	}
+	w->prev = NULL;
+	w->next = sb->watches;
+	if (sb->watches)
+		sb->watches->prev = w;
+	sb->watches = w;
+	w->linked = 1;
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+void fk_sandbox_unwatch(fk_registry *g, fk_sandbox *sb, fk_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	if (w->linked) {
+		if (w->prev)
+			w->prev->next = w->next;
+		else
+			sb->watches = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		w->linked = 0;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+void fk_watch_set_sub(fk_registry *g, fk_watch *w, fk_sub *sub)
+{
+	pthread_mutex_lock(&g->lock);
+	w->sub = sub;
+	pthread_mutex_unlock(&g->lock);
+}
+
+int fk_watch_broken(fk_registry *g, fk_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	int b = w->broken;
+	pthread_mutex_unlock(&g->lock);
+	return b;
+}
+
+int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->lock);
+	if (!w->broken)
+		pthread_cond_timedwait(&w->cond, &g->lock, &ts);
+	int b = w->broken;
+	pthread_mutex_unlock(&g->lock);
+	return b;
+}
+
+void fk_sandbox_set_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid)
+{
+	pthread_mutex_lock(&g->lock);
+	if (sb->n_immune < FK_MAX_IMMUNE)
+		sb->immune[sb->n_immune++] = pid;
+	pthread_mutex_unlock(&g->lock);
+}
+
+int fk_sandbox_is_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid)
+{
+	int hit = 0;
+	pthread_mutex_lock(&g->lock);
+	for (size_t i = 0; i < sb->n_immune; i++)
+		hit |= sb->immune[i] == pid;
+	pthread_mutex_unlock(&g->lock);
+	return hit;
+}
+
+/* ---- lifecycle (each step takes the sandbox's op_lock) ------------------------------------- */
+
+int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_expired, fk_err *err)
+{
+	int rc = FK_LC_OK;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	if (sb->deleted)
+		rc = FK_LC_GONE;
+	else if (sb->state == FK_SB_PAUSED)
+		rc = only_if_expired ? FK_LC_SKIPPED : FK_LC_CONFLICT;
+	else if (only_if_expired && sb->end_ns > fk_now_ns())
+		rc = FK_LC_SKIPPED;
+	if (rc == FK_LC_OK) {
+		sb->state = FK_SB_PAUSED;
+		sb->paused_ns = fk_now_ns();
+		sb->paused_fs_only = fs_only;
+		break_watches(sb); /* E2B's proxy drops a paused sandbox's streams (§6) */
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
+		rc = FK_LC_FAILED;
+	pthread_mutex_unlock(&sb->op_lock);
+	return rc;
+}
+
+int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired)
+{
+	int rc = FK_LC_OK;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	if (sb->deleted)
+		rc = FK_LC_GONE;
+	else if (only_if_expired && (sb->state != FK_SB_RUNNING || sb->end_ns > fk_now_ns()))
+		rc = FK_LC_SKIPPED;
+	if (rc == FK_LC_OK) {
+		sb->deleted = 1;
+		for (fk_sandbox **pp = &g->list; *pp; pp = &(*pp)->next) {
+			if (*pp == sb) {
+				*pp = sb->next;
+				break;
+			}
+		}
+		break_watches(sb);
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (rc == FK_LC_OK)
+		fk_box_destroy(g->rt, sb->id, NULL);
+	pthread_mutex_unlock(&sb->op_lock);
+	if (rc == FK_LC_OK)
+		fk_sandbox_release(g, sb); /* the registry's reference */
+	return rc;
+}
+
+static int64_t capped_end(const fk_sandbox *sb, int64_t want)
+{
+	int64_t max = sb->started_ns + (int64_t)FK_MAX_TIMEOUT_S * FK_NS;
+	return want > max ? max : want;
+}
+
+/* Resume a paused sandbox for envd traffic (autoResume), with the v2 default timeout. */
+static int auto_resume(fk_registry *g, fk_sandbox *sb)
+{
+	int rc = -1;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	int paused = !sb->deleted && sb->state == FK_SB_PAUSED, running = !sb->deleted && !paused;
+	pthread_mutex_unlock(&g->lock);
+	if (running)
+		rc = 0;
+	else if (paused && fk_box_thaw(g->rt, sb->id, NULL) == 0) {
+		pthread_mutex_lock(&g->lock);
+		sb->state = FK_SB_RUNNING;
+		sb->started_ns = fk_now_ns();
+		sb->end_ns = capped_end(sb, sb->started_ns + 300 * FK_NS);
+		pthread_mutex_unlock(&g->lock);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&sb->op_lock);
+	return rc;
+}
+
+int fk_sandbox_running(fk_registry *g, fk_sandbox *sb)
+{
+	pthread_mutex_lock(&g->lock);
+	int ok = !sb->deleted && sb->state == FK_SB_RUNNING;
+	int resume = !ok && !sb->deleted && sb->auto_resume && !sb->paused_fs_only;
+	pthread_mutex_unlock(&g->lock);
+	if (resume) /* autoResume.enabled: traffic resumes a paused sandbox (§6) */
+		ok = auto_resume(g, sb) == 0;
+	return ok;
+}
+
+enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long timeout_s,
+                                            int resume, int reboot, fk_err *err)
+{
+	enum fk_connect_outcome out;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	int deleted = sb->deleted, paused = sb->state == FK_SB_PAUSED;
+	int64_t now = fk_now_ns();
+	if (!deleted && !paused && !resume) {
+		int64_t want = capped_end(sb, now + (int64_t)timeout_s * FK_NS);
+		if (want > sb->end_ns)
+			sb->end_ns = want; /* connect only extends */
+	}
+	int cold = reboot || sb->paused_fs_only;
+	pthread_mutex_unlock(&g->lock);
+	if (deleted) {
+		out = FK_CONNECT_GONE;
+	} else if (!paused) {
+		out = resume ? FK_CONNECT_CONFLICT : FK_CONNECT_RUNNING;
+	} else if ((cold ? fk_box_reboot(g->rt, sb->id, err) : fk_box_thaw(g->rt, sb->id, err)) <
+	           0) {
+		out = FK_CONNECT_FAILED;
+	} else {
+		pthread_mutex_lock(&g->lock);
+		sb->state = FK_SB_RUNNING;
+		sb->started_ns = fk_now_ns(); /* a new run starts at every resume (§6) */
+		sb->end_ns = capped_end(sb, sb->started_ns + (int64_t)timeout_s * FK_NS);
+		if (cold)
+			sb->n_immune = 0;
+		pthread_mutex_unlock(&g->lock);
+		out = FK_CONNECT_RESUMED;
+	}
+	pthread_mutex_unlock(&sb->op_lock);
+	return out;
+}
+
+int fk_registry_set_timeout(fk_registry *g, fk_sandbox *sb, long secs, int extend_only)
+{
+	pthread_mutex_lock(&g->lock);
+	int ok = !sb->deleted && sb->state == FK_SB_RUNNING;
+	if (ok) {
+		int64_t want = capped_end(sb, fk_now_ns() + (int64_t)secs * FK_NS);
+		if (!extend_only || want > sb->end_ns)
+			sb->end_ns = want;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok ? 0 : -1;
+}

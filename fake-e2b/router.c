@@ -1,0 +1,407 @@
+/*
+ * fake-e2b/router.c: THE route table. A request goes to envd when it names a
+ * sandbox (E2b-Sandbox-Id) or an envd path, to the admin API under /_fake/,
+ * else to the control plane; then by (method, path pattern). The router
+ * applies the matched fault rule at one point, runs envd's middleware (proxy
+ * 502, access token, Basic user) and the control plane's (API key, sandbox
+ * id), and opens and closes the request's log entry.
+ */
+#define _GNU_SOURCE
+#include "router.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "admin.h"
+#include "clock.h"
+#include "control.h"
+#include "envd.h"
+
+enum surface { S_CONTROL, S_ENVD, S_ADMIN };
+
+typedef struct route {
+	const char *method;
+	const char *pattern; /* segments; "{id}" captures one into c->id */
+	fk_handler fn;
+} route;
+
+static const route control_routes[] = {
+    {"POST", "/v2/sandboxes", fk_control_create_v2},
+    {"GET", "/v2/sandboxes", fk_control_list_v2},
+    {"POST", "/v2/sandboxes/{id}/connect", fk_control_connect_v2},
+    {"POST", "/sandboxes", fk_control_create_legacy},
+    {"GET", "/sandboxes", fk_control_list_legacy},
+    {"GET", "/sandboxes/{id}", fk_control_get},
+    {"DELETE", "/sandboxes/{id}", fk_control_delete},
+    {"POST", "/sandboxes/{id}/connect", fk_control_connect_legacy},
+    {"POST", "/sandboxes/{id}/resume", fk_control_resume},
+    {"POST", "/sandboxes/{id}/pause", fk_control_pause},
+    {"POST", "/sandboxes/{id}/timeout", fk_control_timeout},
+    {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh},
+    {"GET", "/sandboxes/{id}/metrics", fk_control_metrics},
+};
+
+static const route admin_routes[] = {
+    {"POST", "/_fake/faults", fk_admin_faults_add},
+    {"GET", "/_fake/faults", fk_admin_faults_list},
+    {"DELETE", "/_fake/faults", fk_admin_faults_clear},
+    {"GET", "/_fake/requests", fk_admin_requests_list},
+    {"DELETE", "/_fake/requests", fk_admin_requests_clear},
+    {"GET", "/_fake/sandboxes", fk_admin_sandboxes},
+};
+
+/* envd's Connect procedures: streams get the raw envelope, unary ones a JSON object. */
+typedef struct procedure {
+	const char *path;
+	fk_handler stream;
+	enum MHD_Result (*unary)(fk_call *c, json_t *req);
+} procedure;
+
+static const procedure procedures[] = {
+    {"/process.Process/Start", fk_envd_process_start, NULL},
+    {"/process.Process/Connect", fk_envd_process_connect, NULL},
+    {"/process.Process/SendSignal", NULL, fk_envd_process_signal},
+    {"/process.Process/List", NULL, fk_envd_process_list},
+    {"/process.Process/SendInput", NULL, fk_envd_process_send_input},
+    {"/process.Process/CloseStdin", NULL, fk_envd_process_close_stdin},
+    {"/filesystem.Filesystem/Stat", NULL, fk_envd_fs_stat},
+    {"/filesystem.Filesystem/MakeDir", NULL, fk_envd_fs_make_dir},
+    {"/filesystem.Filesystem/ListDir", NULL, fk_envd_fs_list_dir},
+    {"/filesystem.Filesystem/Move", NULL, fk_envd_fs_move},
+    {"/filesystem.Filesystem/Remove", NULL, fk_envd_fs_remove},
+    {"/filesystem.Filesystem/WatchDir", fk_envd_fs_watch_dir, NULL},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- matching ------------------------------------------------------------------------------ */
+
+/* Does `path` match `pattern` segment by segment (empty segments skipped)? {id} → id. */
+static int path_match(const char *pattern, const char *path, char *id, size_t cap)
+{
+	const char *p = pattern, *q = path;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		while (*q == '/')
+			q++;
+		if (!*p || !*q)
+			return !*p && !*q;
+		size_t pn = strcspn(p, "/"), qn = strcspn(q, "/");
+		if (pn == 4 && !strncmp(p, "{id}", 4)) {
+			if (qn >= cap)
+				return 0;
+			memcpy(id, q, qn);
+			id[qn] = '\0';
+		} else if (pn != qn || strncmp(p, q, pn) != 0) {
+			return 0;
+		}
+		p += pn;
+		q += qn;
+	}
+}
+
+/* The handler of (method, path) in a table; *wrong_method when only the method differs. */
+static fk_handler table_find(const route *t, size_t n, fk_call *c, int *wrong_method)
+{
+	char id[sizeof(c->id)];
+	*wrong_method = 0;
+	for (size_t i = 0; i < n; i++) {
+		id[0] = '\0';
+		if (!path_match(t[i].pattern, c->req->path, id, sizeof(id)))
+			continue;
+		if (strcmp(t[i].method, c->req->method) != 0) {
+			*wrong_method = 1;
+			continue;
+		}
+		memcpy(c->id, id, sizeof(id));
+		return t[i].fn;
+	}
+	return NULL;
+}
+
+static int path_has_prefix(const char *p, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(p, prefix, n) == 0 && (p[n] == '\0' || p[n] == '/' || p[n - 1] == '/');
+}
+
+static enum surface classify(fk_call *c)
+{
+	const char *p = c->req->path;
+	if (strncmp(p, "/_fake/", 7) == 0)
+		return S_ADMIN;
+	if (c->sandbox_id || path_has_prefix(p, "/process.Process/") ||
+	    path_has_prefix(p, "/filesystem.Filesystem/") || path_has_prefix(p, "/files") ||
+	    path_has_prefix(p, "/health"))
+		return S_ENVD;
+	return S_CONTROL;
+}
+
+/* ---- the surfaces -------------------------------------------------------------------------- */
+
+static enum MHD_Result control_dispatch(fk_call *c)
+{
+	int wrong = 0;
+	char raw[sizeof(c->id)];
+	fk_handler fn = table_find(control_routes, N(control_routes), c, &wrong);
+	if (!fn)
+		return wrong ? fk_reply_error(c->req, 405, "validation error: method not allowed")
+		             : fk_reply_error(c->req, 404,
+		                              "validation error: no matching operation was found");
+	if (!fk_control_key_ok(c))
+		return fk_control_key_refused(c);
+	memcpy(raw, c->id, sizeof(raw));
+	if (*raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
+		return fk_reply_error(c->req, 400, "Invalid sandbox ID");
+	return fn(c);
+}
+
+static enum MHD_Result admin_dispatch(fk_call *c)
+{
+	int wrong = 0;
+	fk_handler fn = table_find(admin_routes, N(admin_routes), c, &wrong);
+	if (!fn)
+		return wrong ? fk_reply_error(c->req, 405, "method not allowed")
+		             : fk_reply_error(c->req, 404, "no such admin route");
+	return fn(c);
+}
+
+static enum MHD_Result procedure_call(fk_call *c)
+{
+	fk_req *r = c->req;
+	const procedure *pr = NULL;
+	for (size_t i = 0; i < N(procedures) && !pr; i++)
+		if (!strcmp(procedures[i].path, r->path))
+			pr = &procedures[i];
+	if (pr && pr->stream) {
+		if (!fk_envd_user_exists(c, c->user)) {
+			char msg[300];
+			snprintf(msg, sizeof(msg), "invalid username: '%s'", c->user);
+			return fk_connect_stream_error(r, "unauthenticated", msg);
+		}
+		return pr->stream(c);
+	}
+	enum MHD_Result ret;
+	json_t *req = fk_connect_request(r, 0);
+	if (!json_is_object(req))
+		ret = fk_connect_error(r, "invalid_argument", "request body is not a JSON object");
+	else if (!fk_envd_user_exists(c, c->user))
+		ret = fk_connect_error(r, "unauthenticated", "invalid username: '%s'", c->user);
+	else if (pr)
+		ret = pr->unary(c, req);
+	else if (!strncmp(r->path, "/process.Process/", 17) ||
+	         !strncmp(r->path, "/filesystem.Filesystem/", 23))
+		ret = fk_connect_error(r, "unimplemented", "%s is not implemented", r->path + 1);
+	else
+		ret = fk_reply_json(r, 404,
+		                    json_pack("{s:s,s:s}", "code", "unimplemented", "message",
+		                              "no such procedure"));
+	json_decref(req);
+	return ret;
+}
+
+/* envd's middleware in envd's order, then the route. */
+static enum MHD_Result envd_dispatch(fk_call *c)
+{
+	fk_req *r = c->req;
+	int is_post = !strcmp(r->method, "POST"), is_get = !strcmp(r->method, "GET");
+	if (!strcmp(r->path, "/health"))
+		return is_get ? fk_envd_health(c) : fk_reply_error(r, 405, "method not allowed");
+	if (!strcmp(r->path, "/files") && is_post)
+		return fk_envd_files_post_finish(c);
+	const char *id = c->sandbox_id;
+	c->sb = id ? fk_registry_acquire(c->app->reg, id) : NULL;
+	if (!c->sb || !fk_sandbox_running(c->app->reg, c->sb))
+		return fk_envd_not_found_502(r, id);
+	if (!strcmp(r->path, "/files"))
+		return is_get ? fk_envd_files_get(c) : fk_reply_error(r, 405, "method not allowed");
+	if (!fk_envd_token_ok(c->sb, fk_header(r, "X-Access-Token")))
+		return fk_envd_unauthorized(r);
+	if (!is_post)
+		return fk_reply_error(r, 405, "method not allowed");
+	int bad = 0;
+	c->user = fk_envd_basic_user(fk_header(r, "Authorization"), &bad);
+	if (bad)
+		return fk_connect_error(r, "unauthenticated", "invalid Authorization header");
+	return procedure_call(c);
+}
+
+/* ---- the request log ----------------------------------------------------------------------- */
+
+static const char *const logged_headers[] = {
+    "content-type",
+    "user-agent",
+    "e2b-sandbox-id",
+    "e2b-sandbox-port",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "keepalive-ping-interval",
+    "x-api-key",
+    "x-access-token",
+    "authorization",
+};
+
+static json_t *capture_headers(fk_req *r)
+{
+	json_t *h = json_object();
+	for (size_t i = 0; i < N(logged_headers); i++) {
+		const char *v = fk_header(r, logged_headers[i]);
+		if (!v)
+			continue;
+		int secret = i >= 7; /* x-api-key, x-access-token, authorization */
+		json_object_set_new(h, logged_headers[i], json_string(secret ? "***" : v));
+	}
+	return h;
+}
+
+static json_t *log_body(fk_req *r)
+{
+	if (!r->body || !r->body_len)
+		return NULL;
+	const char *ct = fk_header(r, "content-type");
+	if (ct && strncasecmp(ct, "application/connect+json", 24) == 0) {
+		unsigned flags;
+		size_t n;
+		if (fk_connect_envelope(r->body, r->body_len, &flags, &n) < 0 ||
+		    n > r->body_len - 5)
+			return NULL;
+		return json_loadb((const char *)r->body + 5, n, JSON_DECODE_ANY, NULL);
+	}
+	return json_loadb((const char *)r->body, r->body_len, JSON_DECODE_ANY, NULL);
+}
+
+static char *decoded_path(fk_req *r)
+{
+	char *path = strndup(r->uri, strcspn(r->uri, "?"));
+	if (path)
+		fk_url_decode(path, 0);
+	return path;
+}
+
+/* The request's log entry, reserved at its arrival so the log is in arrival order. */
+static void log_begin(fk_call *c)
+{
+	fk_req *r = c->req;
+	char *path = decoded_path(r);
+	json_t *e =
+	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I}", "method", r->method ? r->method : "", "path",
+	              path ? path : "", "query", fk_query_json(r), "status", 0, "headers",
+	              c->log_headers ? json_deep_copy(c->log_headers) : json_null(), "duration_ms",
+	              (json_int_t)0);
+	free(path);
+	c->log_entry = fk_reqlog_begin(c->app->log, e);
+}
+
+/* Shows the request in the log once its response is queued (before the client can see it, so
+ * a test that reads the log right after a response always finds it); streams update
+ * duration_ms at the end. */
+static void log_ready(fk_call *c)
+{
+	fk_req *r = c->req;
+	if (c->route == S_ADMIN || c->log_ready)
+		return;
+	c->log_ready = 1;
+	if (!c->log_entry)
+		log_begin(c);
+	json_t *f = json_pack("{s:i,s:I}", "status", (int)r->status, "duration_ms",
+	                      (json_int_t)fk_req_elapsed_ms(r));
+	json_t *b = log_body(r);
+	if (f && b)
+		json_object_set_new(f, "body", b);
+	else
+		json_decref(b);
+	if (!c->app->quiet) {
+		char *path = decoded_path(r);
+		fprintf(stderr, "fake-e2b: %s %s %u\n", r->method, path ? path : "", r->status);
+		free(path);
+	}
+	if (c->log_entry && f)
+		fk_reqlog_ready(c->app->log, c->log_entry, f);
+	else
+		json_decref(f);
+}
+
+/* ---- hooks --------------------------------------------------------------------------------- */
+
+static void on_begin(void *cls, fk_req *r)
+{
+	fk_app *app = cls;
+	fk_call *c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	r->call = c;
+	c->req = r;
+	c->app = app;
+	c->sandbox_id = fk_header(r, "E2b-Sandbox-Id");
+	c->route = classify(c);
+	if (c->route != S_ADMIN) {
+		c->log_headers = capture_headers(r);
+		log_begin(c);
+		fk_faults_match(app->faults, r->method, r->path, &c->fault);
+	}
+	if (c->route == S_ENVD && !strcmp(r->method, "POST") && !strcmp(r->path, "/files"))
+		fk_envd_files_post_begin(c);
+}
+
+static enum MHD_Result on_route(void *cls, fk_req *r)
+{
+	fk_call *c = r->call;
+	(void)cls;
+	if (!c)
+		return fk_reply_error(r, 500, "out of memory");
+	if (c->fault.delay_ms > 0 && fk_stop_sleep(c->fault.delay_ms) < 0)
+		return fk_reply_error(r, 503, "server shutting down");
+	if (c->fault.kind == FK_FAULT_RESPOND) {
+		if (c->fault.body)
+			return fk_reply(r, c->fault.status, "application/json", c->fault.body,
+			                strlen(c->fault.body));
+		return fk_reply_error(r, c->fault.status, "injected fault");
+	}
+	if (r->body_too_large)
+		return fk_reply_error(r, 413, "request body too large");
+	switch (c->route) {
+	case S_ADMIN:
+		return admin_dispatch(c);
+	case S_ENVD:
+		return envd_dispatch(c);
+	default:
+		return control_dispatch(c);
+	}
+}
+
+static void on_replied(void *cls, fk_req *r)
+{
+	(void)cls;
+	if (r->call)
+		log_ready(r->call);
+}
+
+static void on_done(void *cls, fk_req *r)
+{
+	fk_call *c = r->call;
+	(void)cls;
+	if (!c)
+		return;
+	if (!c->log_ready)
+		log_ready(c);
+	if (c->log_entry)
+		fk_reqlog_finish(c->app->log, c->log_entry, fk_req_elapsed_ms(r));
+	fk_sandbox_release(c->app->reg, c->sb);
+	free(c->user);
+	fk_fault_dispose(&c->fault);
+	json_decref(c->log_headers);
+	free(c);
+	r->call = NULL;
+}
+
+fk_http_hooks fk_router_hooks(fk_app *app)
+{
+	return (fk_http_hooks){.cls = app,
+	                       .begin = on_begin,
+	                       .route = on_route,
+	                       .replied = on_replied,
+	                       .done = on_done};
+}
