@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	unsigned char seed[32];
 	fk_app app = {0};
 	fk_http *http = NULL;
+	fk_reaper *reaper = NULL;
 	unsigned port = 0;
 	int status = 1;
 	if (parse_args(&o, argc, argv, &state_dir, &port_file) < 0)
@@ -141,7 +142,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
-	    fk_registry_new(&app.reg, app.rt, seed) < 0) {
+	    fk_registry_new(&app.reg, app.rt, seed) < 0 || !(reaper = fk_reaper_start(app.reg))) {
 		fprintf(stderr, "fake-e2b: out of memory\n");
 		goto done;
 	}
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
 done:
 	fk_stop_begin(); /* fault delays end now */
 	fk_http_quiesce(http);
+	fk_reaper_stop(reaper);
 	fk_registry_shutdown(app.reg); /* destroys every sandbox: streams end */
 	fk_http_stop(http);
 	fk_registry_free(app.reg);

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/reaper.c: the reaper thread: a running sandbox past its
+ * fake-e2b/registry/reaper.c: the reaper thread, on top of the table: a running sandbox past its
  * end time is paused (autoPause) or deleted (§6), and due Connect-Timeout-Ms
  * kill timers fire. See registry.h.
  */
@@ -75,11 +75,19 @@ static void reap_once(fk_registry *g)
 	}
 }
 
+struct fk_reaper {
+	fk_registry *g;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stopping;
+};
+
 static void *reaper_main(void *arg)
 {
-	fk_registry *g = arg;
-	pthread_mutex_lock(&g->lock);
-	while (!g->stopping) {
+	fk_reaper *r = arg;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stopping) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 200000000L;
@@ -87,35 +95,46 @@ static void *reaper_main(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&g->reaper_cond, &g->lock, &ts);
-		if (g->stopping)
+		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		if (r->stopping)
 			break;
-		pthread_mutex_unlock(&g->lock);
-		reap_once(g);
-		run_timers(g, 0);
-		pthread_mutex_lock(&g->lock);
+		pthread_mutex_unlock(&r->lock);
+		reap_once(r->g);
+		run_timers(r->g, 0);
+		pthread_mutex_lock(&r->lock);
 	}
-	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
-int fk__reaper_start(fk_registry *g)
+fk_reaper *fk_reaper_start(fk_registry *g)
 {
-	if (pthread_create(&g->reaper, NULL, reaper_main, g) != 0)
-		return -1;
-	g->reaper_started = 1;
-	return 0;
+	fk_reaper *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->g = g;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	if (pthread_create(&r->thread, NULL, reaper_main, r) != 0) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return NULL;
+	}
+	return r;
 }
 
-void fk__reaper_stop(fk_registry *g)
+void fk_reaper_stop(fk_reaper *r)
 {
-	pthread_mutex_lock(&g->lock);
-	g->stopping = 1;
-	pthread_cond_broadcast(&g->reaper_cond);
-	pthread_mutex_unlock(&g->lock);
-	if (g->reaper_started) {
-		pthread_join(g->reaper, NULL);
-		g->reaper_started = 0;
-	}
-	run_timers(g, 1);
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	run_timers(r->g, 1);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
 }

@@ -65,7 +65,8 @@ struct fk_watch {
 
 /* seed: 32 bytes that envd access tokens are derived from (HMAC-SHA256 of the id). */
 int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32]);
-/* Stop the reaper and destroy every sandbox (runtime included), breaking every stream. */
+/* Refuse new streams and destroy every sandbox (runtime included), breaking every stream.
+ * Stop the reaper first. */
 void fk_registry_shutdown(fk_registry *g);
 void fk_registry_free(fk_registry *g);
 int fk_registry_stopping(fk_registry *g);
@@ -129,9 +130,15 @@ int fk_watch_broken(fk_registry *g, fk_watch *w);
 /* Sleep up to ms or until the watch breaks; returns broken. */
 int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms);
 
+/* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */
+typedef struct fk_reaper fk_reaper;
+/* Start the reaper thread (every 200 ms). NULL on failure. */
+fk_reaper *fk_reaper_start(fk_registry *g);
+/* Stop and join it; pending kill timers are dropped without killing. NULL is fine. */
+void fk_reaper_stop(fk_reaper *r);
 /* Connect-Timeout-Ms bounds a Start'ed process even after its client left (§4.2): SIGKILL
  * `proc` of sandbox `id` at `deadline_ms` (CLOCK_MONOTONIC) unless it has ended by then.
- * Takes its own reference on proc. */
+ * The reaper fires it. Takes its own reference on proc. */
 void fk_registry_kill_at(fk_registry *g, const char *id, fk_proc *proc, int64_t deadline_ms);
 
 /* Mark a pid of the sandbox as immune to SendSignal (fault kill_ignored). */

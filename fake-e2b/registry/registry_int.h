@@ -1,6 +1,6 @@
 /*
  * fake-e2b/registry/registry_int.h: the registry's insides, shared by
- * sandbox.c and reaper.c only.
+ * sandbox.c, reaper.c and shapes.c only.
  */
 #ifndef FK_REGISTRY_INT_H
 #define FK_REGISTRY_INT_H
@@ -21,13 +21,7 @@ struct fk_registry {
 	fk_kill_timer *timers; /* under lock */
 	pthread_mutex_t lock;
 	fk_sandbox *list;
-	pthread_t reaper;
-	pthread_cond_t reaper_cond;
-	int reaper_started, stopping;
+	int stopping;
 };
-
-/* reaper.c */
-int fk__reaper_start(fk_registry *g);
-void fk__reaper_stop(fk_registry *g);
 
 #endif

@@ -23,13 +23,6 @@ int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 	g->rt = rt;
 	memcpy(g->seed, seed, sizeof(g->seed));
 	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->reaper_cond, NULL);
-	if (fk__reaper_start(g) < 0) {
-		pthread_cond_destroy(&g->reaper_cond);
-		pthread_mutex_destroy(&g->lock);
-		free(g);
-		return -1;
-	}
 	*out = g;
 	return 0;
 }
@@ -38,7 +31,9 @@ void fk_registry_shutdown(fk_registry *g)
 {
 	if (!g)
 		return;
-	fk__reaper_stop(g);
+	pthread_mutex_lock(&g->lock);
+	g->stopping = 1;
+	pthread_mutex_unlock(&g->lock);
 	for (;;) {
 		pthread_mutex_lock(&g->lock);
 		fk_sandbox *sb = g->list;
@@ -57,7 +52,12 @@ void fk_registry_free(fk_registry *g)
 	if (!g)
 		return;
 	fk_registry_shutdown(g);
-	pthread_cond_destroy(&g->reaper_cond);
+	while (g->timers) { /* left by a reaper that never ran */
+		fk_kill_timer *t = g->timers;
+		g->timers = t->next;
+		fk_proc_unref(t->proc);
+		free(t);
+	}
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
