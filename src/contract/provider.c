@@ -39,6 +39,16 @@ void sbx_provider_free(sbx_provider *p)
 	sbx__free(p);
 }
 
+const sbx_provider_vtable *sbx__provider_vt(const sbx_provider *p)
+{
+	return p->vt;
+}
+
+void *sbx__provider_impl(const sbx_provider *p)
+{
+	return p->impl;
+}
+
 bool sbx_provider_concurrent_exec(const sbx_provider *p)
 {
 	return p && p->vt->concurrent_exec;
@@ -193,7 +203,7 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
 }
 
 /* The seed's exec checks, in its order: tag, env keys; then ours (timeout). */
-static int check_exec_options(const sbx_exec_options *o, sbx_error *err)
+int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 {
 	int error;
 	if (o->tag && (error = sbx_validate_tag(o->tag, err)) < 0)
@@ -251,7 +261,7 @@ int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, cons
 	if (!id)
 		return missing(err, "id");
 	if ((error = sbx__exec_options_normalize(&o, opts, err)) < 0 ||
-	    (error = check_exec_options(&o, err)) < 0)
+	    (error = sbx__exec_options_check(&o, err)) < 0)
 		return error;
 	if (!command)
 		return missing(err, "command");

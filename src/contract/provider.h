@@ -13,6 +13,7 @@
 
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 
 typedef struct sbx_provider_vtable {
@@ -45,6 +46,26 @@ typedef struct sbx_provider_vtable {
 	int (*list_dir)(void *impl, sbx_dir **out, const char *id, const char *path,
 	                sbx_signal *sig, sbx_error *err);
 	void (*free)(void *impl);
+	/*
+	 * Background commands (sandbox/process.h). `h` is the provider's handle
+	 * state, wrapped by contract/process.c; options arrive checked and
+	 * normalised (version, tag, env, timeout).
+	 */
+	int (*process_start)(void *impl, void **h_out, uint32_t *pid_out, const char *id,
+	                     const char *command, const sbx_process_options *opts, sbx_signal *sig,
+	                     sbx_error *err);
+	int (*process_attach)(void *impl, void **h_out, const char *id, uint32_t pid,
+	                      const sbx_process_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*process_wait)(void *h, sbx_exec_result *out, sbx_signal *sig, sbx_error *err);
+	int (*process_send_stdin)(void *h, const void *data, size_t len, sbx_signal *sig,
+	                          sbx_error *err);
+	int (*process_close_stdin)(void *h, sbx_signal *sig, sbx_error *err);
+	int (*process_kill)(void *h, sbx_signal *sig, sbx_error *err);
+	void (*process_free)(void *h);
+	int (*process_kill_pid)(void *impl, const char *id, uint32_t pid, sbx_signal *sig,
+	                        sbx_error *err);
+	int (*process_list)(void *impl, sbx_process_info_list **out, const char *id,
+	                    sbx_signal *sig, sbx_error *err);
 } sbx_provider_vtable;
 
 /* The provider object behind the opaque public sbx_provider. */
@@ -52,6 +73,12 @@ struct sbx_provider {
 	const sbx_provider_vtable *vt;
 	void *impl;
 };
+/* The provider's vtable and state, for contract/process.c. */
+const sbx_provider_vtable *sbx__provider_vt(const sbx_provider *p);
+void *sbx__provider_impl(const sbx_provider *p);
+
+/* exec's option checks (tag, env, timeout, stdin) on a normalised struct. 0 or SBX_EINVALID. */
+int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err);
 
 /*
  * Copy `in` (NULL = defaults; version 1 or 2) into a full version-2 struct.

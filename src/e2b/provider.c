@@ -543,6 +543,15 @@ static const sbx_provider_vtable e2b_vtable = {
     .get_info = sbx__e2b_get_info,
     .list_dir = sbx__e2b_list_dir,
     .free = provider_free,
+    .process_start = sbx__e2b_process_start,
+    .process_attach = sbx__e2b_process_attach,
+    .process_wait = sbx__e2b_process_wait,
+    .process_send_stdin = sbx__e2b_process_send_stdin,
+    .process_close_stdin = sbx__e2b_process_close_stdin,
+    .process_kill = sbx__e2b_process_kill,
+    .process_free = sbx__e2b_process_free,
+    .process_kill_pid = sbx__e2b_process_kill_pid,
+    .process_list = sbx__e2b_process_list,
 };
 
 static bool is_http_url(const char *u)

@@ -18,6 +18,7 @@
 #include "contract/utf8.h"
 #include "e2b/exit_status.h"
 #include "e2b/provider_int.h"
+#include "e2b/run.h"
 #include "e2b/scripts.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -35,57 +36,10 @@
 #define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
 #define STDERR_MESSAGE_MAX     500            /* stderrOf: .trim().slice(0, 500) */
 
-/* One command to run (the seed's run() options). */
-typedef struct run_opts {
-	const char *user;
-	const char *cmd;
-	const char *const *args;
-	size_t nargs;
-	const sbx_env_var *env; /* NULL: no envs */
-	size_t nenv;
-	const char *cwd;
-	size_t max_output;
-	uint64_t timeout_ms;
-	uint64_t abort_after_ms; /* a deadline acting as an abort (AbortSignal.timeout), 0 = none */
-	sbx_signal *sig;
-	/* exec only: kill on timeout/abort, reboot when that fails */
-	const char *ctl;
-	const char *sandbox_id;
-	/* exec only: streamed output and stdin (sbx_exec_options version 2) */
-	sbx_output_fn on_output;
-	void *output_payload;
-	const void *stdin_data;
-	size_t stdin_len;
-	sbx_input_fn stdin_read;
-	void *stdin_payload;
-} run_opts;
+typedef sbx__run_opts run_opts;
+typedef sbx__run_result run_result;
 
-/* What run() collected. Dispose with run_result_dispose(). */
-typedef struct run_result {
-	sbx_buf out;
-	sbx_buf err;
-	size_t used;
-	bool truncated;
-	bool timed_out;
-	bool aborted;
-	bool got_end;
-	bool has_exit_code;
-	int exit_code;
-	bool have_pid;
-	uint32_t pid;
-	bool oom;
-	/* streamed output: bytes of out (sent[0]) and err (sent[1]) handed to cb so far */
-	sbx_output_fn cb;
-	void *cb_payload;
-	size_t sent[2];
-	bool yield_for_pid; /* hand control back once the pid is known (to send stdin) */
-	bool user_stop;     /* a callback returned non-zero: stop as on abort */
-	int user_rc;
-	const char *user_what; /* "on_output" or "stdin_read" */
-	bool partial;          /* failed after start: the output so far is kept for the caller */
-} run_result;
-
-static void run_result_init(run_result *r, size_t max_output)
+void sbx__e2b_run_result_init(run_result *r, size_t max_output)
 {
 	memset(r, 0, sizeof(*r));
 	if (max_output > MAX_OUTPUT_CAP)
@@ -94,7 +48,7 @@ static void run_result_init(run_result *r, size_t max_output)
 	sbx_buf_init(&r->err, max_output);
 }
 
-static void run_result_dispose(run_result *r)
+void sbx__e2b_run_result_dispose(run_result *r)
 {
 	sbx_buf_dispose(&r->out);
 	sbx_buf_dispose(&r->err);
@@ -112,6 +66,8 @@ static void on_start(uint32_t pid, void *payload)
 		return; /* envd sent no usable pid: no SendSignal backstop (never to pid 0) */
 	r->have_pid = true;
 	r->pid = pid;
+	if (r->on_pid)
+		r->on_pid(r->pid_ctx);
 }
 
 static bool wants_output(void *payload)
@@ -186,11 +142,8 @@ static void on_end(bool exited, int exit_code, const char *status, void *payload
 	r->has_exit_code = sbx__e2b_exit_code(exited, exit_code, status, &r->exit_code);
 }
 
-static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
-               sbx_error *err);
-
 /* killer(t, ctl): the kill script as its own command. True when it exited 0. */
-static bool kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl)
+bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl)
 {
 	const char *args[] = {"-c", sbx__e2b_kill_script, "capybara-kill", ctl};
 	run_opts ko = {0};
@@ -205,10 +158,10 @@ static bool kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const
 	ko.max_output = KILL_OUTPUT_BYTES;
 	ko.timeout_ms = KILL_TIMEOUT_MS;
 	ko.abort_after_ms = KILL_DEADLINE_MS;
-	run_result_init(&kr, ko.max_output);
-	ok = run(p, t, &ko, &kr, NULL) == 0 && !kr.timed_out && !kr.aborted && kr.has_exit_code &&
-	     kr.exit_code == 0;
-	run_result_dispose(&kr);
+	sbx__e2b_run_result_init(&kr, ko.max_output);
+	ok = sbx__e2b_run(p, t, &ko, &kr, NULL) == 0 && !kr.timed_out && !kr.aborted &&
+	     kr.has_exit_code && kr.exit_code == 0;
+	sbx__e2b_run_result_dispose(&kr);
 	return ok;
 }
 
@@ -268,7 +221,7 @@ static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const r
 
 	if (!o->ctl)
 		return false; /* no killer: just disconnect */
-	if (!kill_script_ok(p, t, o->ctl)) {
+	if (!sbx__e2b_kill_script_ok(p, t, o->ctl)) {
 		kill_pid(p, t, r);
 		return true;
 	}
@@ -396,8 +349,8 @@ static int drive(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts 
 	return r->user_stop ? SBX_EUSER : error;
 }
 
-static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
-               sbx_error *err)
+int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
+                 sbx_error *err)
 {
 	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd};
 	sbx_envd_handler h = {.on_start = on_start,
@@ -409,7 +362,7 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
 	sbx_envd_stream *s = NULL;
 	sbx_error local = {0};
 	uint64_t start = sbx__now_ms(), timer = add_sat(start, o->timeout_ms), until = timer;
-	bool wedged = false, stdin_open = o->stdin_data || o->stdin_read;
+	bool wedged = false, stdin_open = o->stdin_open || o->stdin_data || o->stdin_read;
 	int error;
 
 	if ((error = sbx__e2b_aborted(o->sig, err)) < 0)
@@ -418,7 +371,11 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
 	r->cb_payload = o->output_payload;
 	if (o->abort_after_ms && add_sat(start, o->abort_after_ms) < until)
 		until = add_sat(start, o->abort_after_ms);
-	if ((error = sbx__envd_start(&s, p->http, t, o->user, &proc, stdin_open, &h, err)) < 0)
+	if (o->attach_pid)
+		error = sbx__envd_connect(&s, p->http, t, o->attach_pid, &h, err);
+	else
+		error = sbx__envd_start(&s, p->http, t, o->user, &proc, stdin_open, &h, err);
+	if (error < 0)
 		return error;
 	error = drive(p, t, o, r, s, until, &local);
 	if (error == SBX_ETIMEOUT) {
@@ -429,12 +386,14 @@ static int run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o
 	} else if (error == SBX_EABORTED) {
 		r->aborted = true;
 	}
-	if (r->timed_out || r->aborted || r->user_stop) {
+	if (r->aborted && r->detach) {
+		/* a background handle let go: disconnect only, the in-sandbox backstop bounds it */
+	} else if (r->timed_out || r->aborted || r->user_stop) {
 		wedged = stop_command(p, t, o, r, s);
 	} else if (error < 0 && r->have_pid && !r->got_end && o->ctl) {
 		/* the stream broke while the command may still run: stop it (no reboot for a
 		 * network fault), and keep what it printed for the caller */
-		(void)kill_script_ok(p, t, o->ctl);
+		(void)sbx__e2b_kill_script_ok(p, t, o->ctl);
 		kill_pid(p, t, r);
 	}
 	sbx__envd_stream_free(s); /* disconnect; the process does not depend on it */
@@ -482,75 +441,91 @@ static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_
 	return 0;
 }
 
+int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
+                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+{
+	run_opts *o = &c->o;
+	uint64_t min_seconds;
+	int error;
+
+	memset(c, 0, sizeof(*c));
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	if ((error = sbx__e2b_exec_control_path(c->ctl, sizeof(c->ctl), opts->tag)) < 0)
+		return sbx__error_set(err, error, "cannot make an exec control path");
+	if (opts->env_count > SIZE_MAX / sizeof(*c->env) - 2 ||
+	    !(c->env = sbx__calloc(opts->env_count + 2, sizeof(*c->env))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	c->env[0] = (sbx_env_var){"HOME", "/workspace"};
+	c->env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
+	for (size_t i = 0; i < opts->env_count; i++)
+		c->env[i + 2] = opts->env[i];
+	min_seconds =
+	    opts->timeout_ms / 1000 + (opts->timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
+	if ((error = sbx__e2b_attach(p, &c->t, id, min_seconds, sig, err)) < 0)
+		return error;
+	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, opts->timeout_ms);
+	o->user = SBX_E2B_SANDBOX_USER;
+	o->cmd = "setsid";
+	o->args = c->args;
+	o->nargs = SBX_E2B_EXEC_ARGC;
+	o->env = c->env;
+	o->nenv = opts->env_count + 2;
+	o->cwd = opts->cwd ? opts->cwd : "/workspace";
+	o->max_output = opts->max_output_bytes;
+	o->timeout_ms = opts->timeout_ms;
+	o->sig = sig;
+	o->ctl = c->ctl;
+	o->sandbox_id = c->t.sandbox_id;
+	o->on_output = opts->on_output;
+	o->output_payload = opts->output_payload;
+	o->stdin_data = opts->stdin_data;
+	o->stdin_len = opts->stdin_len;
+	o->stdin_read = opts->stdin_read;
+	o->stdin_payload = opts->stdin_payload;
+	return 0;
+}
+
+void sbx__e2b_exec_end(sbx__exec_cmd *c)
+{
+	sbx__envd_target_dispose(&c->t);
+	sbx__free(c->env);
+	memset(c, 0, sizeof(*c));
+}
+
+int sbx__e2b_result_out(sbx_exec_result *out, run_result *r, sbx_error *err)
+{
+	int rc;
+
+	if ((rc = detach_output(&r->out, r->truncated, &out->stdout_data, &out->stdout_len)) < 0 ||
+	    (rc = detach_output(&r->err, r->truncated, &out->stderr_data, &out->stderr_len)) < 0)
+		return sbx__error_set(err, rc, "out of memory");
+	out->has_exit_code = r->has_exit_code;
+	out->exit_code = r->has_exit_code ? r->exit_code : 0;
+	out->truncated = r->truncated;
+	out->timed_out = r->timed_out;
+	out->aborted = r->aborted;
+	return 0;
+}
+
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
                   const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
 {
-	sbx__e2b_provider *p = impl;
-	const char *args[SBX_E2B_EXEC_ARGC];
-	char ctl[128], secs[32];
-	sbx_env_var *env = NULL;
-	sbx_envd_target t = {0};
-	run_opts o = {0};
+	sbx__exec_cmd c;
 	run_result r;
-	uint64_t min_seconds;
 	int error, rc;
 
-	run_result_init(&r, opts->max_output_bytes);
-	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+	sbx__e2b_run_result_init(&r, opts->max_output_bytes);
+	if ((error = sbx__e2b_exec_begin(&c, impl, id, command, opts, sig, err)) < 0)
 		goto done;
-	if ((error = sbx__e2b_exec_control_path(ctl, sizeof(ctl), opts->tag)) < 0) {
-		error = sbx__error_set(err, error, "cannot make an exec control path");
-		goto done;
-	}
-	if (opts->env_count > SIZE_MAX / sizeof(*env) - 2 ||
-	    !(env = sbx__calloc(opts->env_count + 2, sizeof(*env)))) {
-		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
-		goto done;
-	}
-	env[0] = (sbx_env_var){"HOME", "/workspace"};
-	env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
-	for (size_t i = 0; i < opts->env_count; i++)
-		env[i + 2] = opts->env[i];
-	min_seconds =
-	    opts->timeout_ms / 1000 + (opts->timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
-	if ((error = sbx__e2b_attach(p, &t, id, min_seconds, sig, err)) < 0)
-		goto done;
-	sbx__e2b_exec_args(args, secs, sizeof(secs), ctl, command, opts->timeout_ms);
-	o.user = SBX_E2B_SANDBOX_USER;
-	o.cmd = "setsid";
-	o.args = args;
-	o.nargs = SBX_E2B_EXEC_ARGC;
-	o.env = env;
-	o.nenv = opts->env_count + 2;
-	o.cwd = opts->cwd ? opts->cwd : "/workspace";
-	o.max_output = opts->max_output_bytes;
-	o.timeout_ms = opts->timeout_ms;
-	o.sig = sig;
-	o.ctl = ctl;
-	o.sandbox_id = id;
-	o.on_output = opts->on_output;
-	o.output_payload = opts->output_payload;
-	o.stdin_data = opts->stdin_data;
-	o.stdin_len = opts->stdin_len;
-	o.stdin_read = opts->stdin_read;
-	o.stdin_payload = opts->stdin_payload;
 	/* a stream that broke after start still hands over its output (with the error) */
-	if ((error = run(p, &t, &o, &r, err)) < 0 && !r.partial)
+	if ((error = sbx__e2b_run(impl, &c.t, &c.o, &r, err)) < 0 && !r.partial)
 		goto done;
-	if ((rc = detach_output(&r.out, r.truncated, &out->stdout_data, &out->stdout_len)) < 0 ||
-	    (rc = detach_output(&r.err, r.truncated, &out->stderr_data, &out->stderr_len)) < 0) {
-		error = sbx__error_set(err, rc, "out of memory");
-		goto done;
-	}
-	out->has_exit_code = r.has_exit_code;
-	out->exit_code = r.has_exit_code ? r.exit_code : 0;
-	out->truncated = r.truncated;
-	out->timed_out = r.timed_out;
-	out->aborted = r.aborted;
+	if ((rc = sbx__e2b_result_out(out, &r, err)) < 0)
+		error = rc;
 done:
-	sbx__envd_target_dispose(&t);
-	run_result_dispose(&r);
-	sbx__free(env);
+	sbx__e2b_exec_end(&c);
+	sbx__e2b_run_result_dispose(&r);
 	return error;
 }
 
@@ -571,8 +546,8 @@ static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *u
 	o.max_output = max_output;
 	o.timeout_ms = timeout_ms;
 	o.sig = sig;
-	run_result_init(r, max_output);
-	if ((error = run(p, t, &o, r, err)) < 0)
+	sbx__e2b_run_result_init(r, max_output);
+	if ((error = sbx__e2b_run(p, t, &o, r, err)) < 0)
 		return error;
 	if (r->aborted)
 		return sbx__error_set(err, SBX_EABORTED, "aborted");
@@ -652,7 +627,7 @@ static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *
 		error = sbx__error_set(err, SBX_ESANDBOX, "%s: %s", failure,
 		                       stderr_of(&r, se, sizeof(se)));
 done:
-	run_result_dispose(&r);
+	sbx__e2b_run_result_dispose(&r);
 	sbx__envd_target_dispose(&t);
 	return error;
 }

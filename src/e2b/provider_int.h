@@ -9,6 +9,7 @@
 #include <sandbox/e2b.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 
 #include "e2b/api.h"
@@ -111,5 +112,22 @@ int sbx__e2b_get_info(void *impl, sbx_sandbox_info **out, const char *id, sbx_si
                       sbx_error *err);
 /* An RFC 3339 date-time to ms since the Unix epoch; false when it is not one. */
 bool sbx__e2b_parse_time(const char *s, int64_t *ms);
+
+/* provider_process.c: background commands (sandbox/process.h). */
+int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const char *id,
+                           const char *command, const sbx_process_options *po, sbx_signal *sig,
+                           sbx_error *err);
+int sbx__e2b_process_attach(void *impl, void **h_out, const char *id, uint32_t pid,
+                            const sbx_process_options *po, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_process_wait(void *h, sbx_exec_result *out, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_process_send_stdin(void *h, const void *data, size_t len, sbx_signal *sig,
+                                sbx_error *err);
+int sbx__e2b_process_close_stdin(void *h, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_process_kill(void *h, sbx_signal *sig, sbx_error *err);
+void sbx__e2b_process_free(void *h);
+int sbx__e2b_process_kill_pid(void *impl, const char *id, uint32_t pid, sbx_signal *sig,
+                              sbx_error *err);
+int sbx__e2b_process_list(void *impl, sbx_process_info_list **out, const char *id, sbx_signal *sig,
+                          sbx_error *err);
 
 #endif

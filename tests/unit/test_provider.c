@@ -339,6 +339,34 @@ static void test_provider__exec_protocol_failure_keeps_the_output_for_the_caller
 	x->f.fail = 0;
 }
 
+/* Background commands: arguments first, then a provider without them is SBX_EINTERNAL. */
+static void test_provider__process_calls_check_arguments_then_need_the_methods(void **state)
+{
+	fixture *x = *state;
+	sbx_process_options po = SBX_PROCESS_OPTIONS_INIT;
+	sbx_process *h = (sbx_process *)1;
+	sbx_process_info_list *l = (sbx_process_info_list *)1;
+	sbx_exec_result res;
+	sbx_error e = {0};
+
+	assert_int_equal(sbx_process_start(&h, x->p, "i", "true", &po, NULL, &e), SBX_EINTERNAL);
+	assert_string_equal(e.message, "provider fake does not implement process_start");
+	assert_null(h);
+	assert_int_equal(sbx_process_list(&l, x->p, "i", NULL, NULL), SBX_EINTERNAL);
+	assert_null(l);
+	assert_int_equal(sbx_process_kill_pid(x->p, "i", 3, NULL, NULL), SBX_EINTERNAL);
+	assert_int_equal(sbx_process_attach(&h, NULL, "i", 3, NULL, NULL, NULL), SBX_EINVALID);
+	assert_int_equal(sbx_process_wait(&res, NULL, NULL, NULL), SBX_EINVALID);
+	assert_null(res.stdout_data);
+	assert_int_equal(sbx_process_send_stdin(NULL, "x", 1, NULL, NULL), SBX_EINVALID);
+	assert_int_equal(sbx_process_close_stdin(NULL, NULL, NULL), SBX_EINVALID);
+	assert_int_equal(sbx_process_kill(NULL, NULL, NULL), SBX_EINVALID);
+	assert_int_equal(sbx_process_pid(NULL), 0);
+	sbx_process_free(NULL);
+	sbx_process_info_list_free(NULL);
+	assert_int_equal(x->f.calls, 0);
+}
+
 static void test_provider__paths_are_validated_before_the_provider(void **state)
 {
 	fixture *x = *state;
@@ -423,6 +451,9 @@ int main(void)
 	        test_provider__exec_version_1_options_are_read_only_up_to_tag, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_provider__exec_protocol_failure_keeps_the_output_for_the_caller, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_provider__process_calls_check_arguments_then_need_the_methods, setup,
 	        teardown),
 	    cmocka_unit_test_setup_teardown(test_provider__paths_are_validated_before_the_provider,
 	                                    setup, teardown),

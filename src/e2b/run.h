@@ -1,0 +1,113 @@
+/*
+ * e2b/run.h: one command in a sandbox, as provider_exec.c runs it (the seed's
+ * run(), killer(), reboot()), shared with provider_process.c, which runs the
+ * same thing on a background handle's reader thread. Internal to the E2B
+ * provider.
+ */
+#ifndef SBX_E2B_RUN_H
+#define SBX_E2B_RUN_H
+
+#include <stdatomic.h>
+
+#include "e2b/provider_int.h"
+#include "e2b/scripts.h"
+#include "util/buf.h"
+
+/* One command to run (the seed's run() options). */
+typedef struct sbx__run_opts {
+	const char *user;
+	const char *cmd;
+	const char *const *args;
+	size_t nargs;
+	const sbx_env_var *env; /* NULL: no envs */
+	size_t nenv;
+	const char *cwd;
+	size_t max_output;
+	uint64_t timeout_ms;
+	uint64_t abort_after_ms; /* a deadline acting as an abort (AbortSignal.timeout), 0 = none */
+	sbx_signal *sig;
+	/* exec only: kill on timeout/abort, reboot when that fails */
+	const char *ctl;
+	const char *sandbox_id;
+	uint32_t
+	    attach_pid;  /* > 0: follow this running process (envd Connect) instead of starting */
+	bool stdin_open; /* start with a stdin pipe even without stdin_data/stdin_read */
+	/* streamed output and stdin (sbx_exec_options version 2) */
+	sbx_output_fn on_output;
+	void *output_payload;
+	const void *stdin_data;
+	size_t stdin_len;
+	sbx_input_fn stdin_read;
+	void *stdin_payload;
+} sbx__run_opts;
+
+/* What run() collected. Dispose with run_result_dispose(). */
+typedef struct sbx__run_result {
+	sbx_buf out;
+	sbx_buf err;
+	size_t used;
+	bool truncated;
+	bool timed_out;
+	bool aborted;
+	bool got_end;
+	bool has_exit_code;
+	int exit_code;
+	bool have_pid;
+	uint32_t pid;
+	bool oom;
+	/* streamed output: bytes of out (sent[0]) and err (sent[1]) handed to cb so far */
+	sbx_output_fn cb;
+	void *cb_payload;
+	size_t sent[2];
+	bool yield_for_pid; /* hand control back once the pid is known (to send stdin) */
+	bool user_stop;     /* a callback returned non-zero: stop as on abort */
+	int user_rc;
+	const char *user_what; /* "on_output" or "stdin_read" */
+	bool partial;          /* failed after start: the output so far is kept for the caller */
+	/* background commands: told of the pid from the reader thread; detach = disconnect on
+	 * abort without killing (a handle freed without waiting) */
+	void (*on_pid)(void *ctx);
+	void *pid_ctx;
+	_Atomic bool detach;
+} sbx__run_result;
+
+/* An exec-style command (the setsid wrapper) ready to run: see sbx__e2b_exec_begin(). */
+typedef struct sbx__exec_cmd {
+	const char *args[SBX_E2B_EXEC_ARGC];
+	char ctl[128];
+	char secs[32];
+	sbx_env_var *env;
+	sbx_envd_target t;
+	sbx__run_opts o; /* points into this struct: never copy or move it */
+} sbx__exec_cmd;
+
+void sbx__e2b_run_result_init(sbx__run_result *r, size_t max_output);
+void sbx__e2b_run_result_dispose(sbx__run_result *r);
+
+/*
+ * Run one command to its end, timeout or abort (o->sig), collecting its
+ * output into `r` (see provider_exec.c). With o->ctl a timeout or abort
+ * kills the command's tree (and reboots the sandbox when that fails), unless
+ * r->detach is set. Returns 0 or the failure; r->partial says whether the
+ * output so far is still the caller's.
+ */
+int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const sbx__run_opts *o,
+                 sbx__run_result *r, sbx_error *err);
+
+/*
+ * exec's preparation: control path, environment (HOME, LANG, then opts'),
+ * the setsid argv, and attach() with the sandbox timeout pushed to the
+ * command's + 120 s. `c` is filled for sbx__e2b_run(&c->t, &c->o); dispose
+ * with sbx__e2b_exec_end() (also after a failure).
+ */
+int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
+                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
+void sbx__e2b_exec_end(sbx__exec_cmd *c);
+
+/* Move r's output into `out` (UTF-8-safe cut when truncated). 0 or SBX_ENOMEM. */
+int sbx__e2b_result_out(sbx_exec_result *out, sbx__run_result *r, sbx_error *err);
+
+/* The kill script for control path `ctl`, as its own command. True when it exited 0. */
+bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl);
+
+#endif
