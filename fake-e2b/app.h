@@ -19,6 +19,7 @@ typedef struct fk_app {
 	fk_reqlog *log;
 	const char *api_key; /* NULL: any key starting with e2b_ */
 	int quiet;
+	int legacy_routes; /* serve only the pre-v2 control routes (an older self-hosted API) */
 } fk_app;
 
 typedef struct fk_call {

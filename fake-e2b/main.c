@@ -2,7 +2,9 @@
  * fake-e2b/main.c: command line, start-up and clean shutdown of fake-e2b.
  *
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
- *            [--api-key KEY] [--quiet]
+ *            [--api-key KEY] [--legacy-routes] [--quiet]
+ *
+ * Flags are described in README.md "Command line".
  *
  * Prints exactly one line "fake-e2b listening on http://HOST:PORT" when ready.
  * SIGINT/SIGTERM: every sandbox destroyed, then exit 0.
@@ -25,7 +27,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] "
-	           "[--port-file FILE] [--api-key KEY] [--quiet]\n");
+	           "[--port-file FILE] [--api-key KEY] [--legacy-routes] [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -33,6 +35,7 @@ typedef struct cli_opts {
 	unsigned port;
 	const char *api_key;
 	int quiet;
+	int legacy_routes;
 } cli_opts;
 
 static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, char **port_file)
@@ -44,6 +47,7 @@ static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, ch
 	    {"port-file", required_argument, NULL, 'f'},
 	    {"api-key", required_argument, NULL, 'k'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"legacy-routes", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -74,6 +78,9 @@ static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, ch
 			break;
 		case 'q':
 			srv->quiet = 1;
+			break;
+		case 'L':
+			srv->legacy_routes = 1;
 			break;
 		case 'H':
 			usage(stdout);
@@ -121,6 +128,7 @@ int main(int argc, char **argv)
 		o.host = "127.0.0.1";
 	app.api_key = o.api_key;
 	app.quiet = o.quiet;
+	app.legacy_routes = o.legacy_routes;
 
 	/* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask. */
 	sigset_t stop;

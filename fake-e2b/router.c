@@ -103,13 +103,16 @@ static int path_match(const char *pattern, const char *path, char *id, size_t ca
 	}
 }
 
-/* The handler of (method, path) in a table; *wrong_method when only the method differs. */
+/* The handler of (method, path) in a table; *wrong_method when only the method differs.
+ * --legacy-routes: the /v2 routes do not exist (an older self-hosted API's 404). */
 static fk_handler table_find(const route *t, size_t n, fk_call *c, int *wrong_method)
 {
 	char id[sizeof(c->id)];
 	*wrong_method = 0;
 	for (size_t i = 0; i < n; i++) {
 		id[0] = '\0';
+		if (c->app->legacy_routes && !strncmp(t[i].pattern, "/v2/", 4))
+			continue;
 		if (!path_match(t[i].pattern, c->req->path, id, sizeof(id)))
 			continue;
 		if (strcmp(t[i].method, c->req->method) != 0) {

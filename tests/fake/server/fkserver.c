@@ -1,0 +1,223 @@
+/*
+ * tests/fake/server/fkserver.c: see fkserver.h.
+ */
+#define _GNU_SOURCE
+#include "fkserver.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void read_file(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	size_t n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+int fks_start(fks *s, const char *bin, const char *const *flags)
+{
+	char portfile[128], out[128], sdir[128];
+	const char *argv[64];
+	int n = 0;
+	memset(s, 0, sizeof(*s));
+	s->pid = -1;
+	snprintf(s->dir, sizeof(s->dir), "/tmp/fk-srv-XXXXXX");
+	if (!mkdtemp(s->dir))
+		return -1;
+	snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
+	snprintf(out, sizeof(out), "%s/out", s->dir);
+	snprintf(sdir, sizeof(sdir), "%s/state", s->dir);
+	argv[n++] = bin;
+	argv[n++] = "--port";
+	argv[n++] = "0";
+	argv[n++] = "--port-file";
+	argv[n++] = portfile;
+	argv[n++] = "--state-dir";
+	argv[n++] = sdir;
+	for (const char *const *f = flags; f && *f && n < 62; f++) {
+		argv[n++] = *f;
+		if (!strcmp(*f, "--api-key") && f[1])
+			snprintf(s->key, sizeof(s->key), "%s", f[1]);
+	}
+	argv[n] = NULL;
+	pid_t parent = getpid();
+	s->pid = fork();
+	if (s->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (long deadline = now_ms() + 30000; now_ms() < deadline; sleep_ms(20)) {
+		char text[8192];
+		read_file(out, text, sizeof(text));
+		char *line = strstr(text, "fake-e2b listening on ");
+		char scheme[8];
+		unsigned port = 0;
+		if (line && sscanf(line, "fake-e2b listening on %7[a-z]://127.0.0.1:%u", scheme,
+		                   &port) == 2) {
+			s->port = port;
+			snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u", scheme, port);
+			if (!s->key[0]) {
+				char kf[160];
+				snprintf(kf, sizeof(kf), "%s.api-key", portfile);
+				read_file(kf, s->key, sizeof(s->key));
+				s->key[strcspn(s->key, "\r\n")] = '\0';
+			}
+			return 0;
+		}
+		int st;
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			s->exit_status = st;
+			s->pid = -1;
+			read_file(out, s->out, sizeof(s->out));
+			return -1;
+		}
+	}
+	read_file(out, s->out, sizeof(s->out));
+	fks_stop(s);
+	return -1;
+}
+
+int fks_stop(fks *s)
+{
+	int st = 0, rc = 0;
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+		long deadline = now_ms() + 30000;
+		pid_t r;
+		while ((r = waitpid(s->pid, &st, WNOHANG)) == 0 && now_ms() < deadline)
+			sleep_ms(20);
+		if (r == 0) {
+			kill(s->pid, SIGKILL);
+			waitpid(s->pid, &st, 0);
+			rc = -1;
+		}
+		s->exit_status = st;
+		s->pid = -1;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			rc = -1;
+	}
+	if (s->dir[0]) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+		if (system(cmd) != 0)
+			rc = -1;
+		s->dir[0] = '\0';
+	}
+	return rc;
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+	fkr *r = ud;
+	char *nb = realloc(r->body, r->len + sz * n + 1);
+	if (!nb)
+		return 0;
+	memcpy(nb + r->len, p, sz * n);
+	r->body = nb;
+	r->len += sz * n;
+	r->body[r->len] = '\0';
+	return sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+	fkr *r = ud;
+	size_t have = strlen(r->headers), len = sz * n;
+	if (have + len < sizeof(r->headers)) {
+		memcpy(r->headers + have, p, len);
+		r->headers[have + len] = '\0';
+	}
+	return len;
+}
+
+fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
+             const void *body, size_t blen)
+{
+	fkr *r = calloc(1, sizeof(*r));
+	CURL *c = curl_easy_init();
+	char url[2048];
+	snprintf(url, sizeof(url), "%s%s", s->url, path);
+	struct curl_slist *h = curl_slist_append(NULL, "Expect:");
+	for (const char *const *p = headers; p && *p; p++)
+		h = curl_slist_append(h, *p);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
+	} else if (!strcmp(method, "GET")) {
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 60000L);
+	r->curl_rc = (int)curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (r->body)
+		r->json = json_loadb(r->body, r->len, JSON_DECODE_ANY, NULL);
+	return r;
+}
+
+void fkr_free(fkr *r)
+{
+	if (!r)
+		return;
+	json_decref(r->json);
+	free(r->body);
+	free(r);
+}
+
+const char *fkr_header(const fkr *r, const char *name, char *buf, size_t cap)
+{
+	size_t nl = strlen(name);
+	for (const char *p = r->headers; p && *p;
+	     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+			const char *v = p + nl + 1;
+			while (*v == ' ')
+				v++;
+			size_t n = strcspn(v, "\r\n");
+			snprintf(buf, cap, "%.*s", (int)n, v);
+			return buf;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * tests/fake/server/fkserver.h: start a private fake-e2b with any flags and
+ * talk to it with libcurl (black box). For the server's own tests.
+ */
+#ifndef FKSERVER_H
+#define FKSERVER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct fks {
+	pid_t pid;
+	char dir[64];  /* a private temp dir: port file, state, output */
+	char url[256]; /* http(s)://127.0.0.1:PORT */
+	unsigned port;
+	char key[128];   /* the API key in use (given or read from the key file) */
+	char out[8192];  /* the server's stdout+stderr when it failed to start */
+	int exit_status; /* after fks_stop / a failed start: waitpid status */
+} fks;
+
+/* Start `bin` with the flags (NULL-terminated) plus --port 0 --port-file --state-dir.
+ * 0 when listening; -1 when it exited first (s->out, s->exit_status) or did not start. */
+int fks_start(fks *s, const char *bin, const char *const *flags);
+/* SIGTERM, wait, remove the dir. 0 when it exited 0. */
+int fks_stop(fks *s);
+
+typedef struct fkr {
+	long status;
+	char *body;
+	size_t len;
+	json_t *json;
+	char headers[4096]; /* raw response headers */
+	int curl_rc;
+} fkr;
+
+/* One request. headers: NULL-terminated "Name: value" lines (the API key is NOT added). */
+fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
+             const void *body, size_t blen);
+void fkr_free(fkr *r);
+/* The value of a response header (case-insensitive name), copied into buf; NULL if absent. */
+const char *fkr_header(const fkr *r, const char *name, char *buf, size_t cap);
+
+#endif
