@@ -71,6 +71,24 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * The test hook of tests/cli (docs/cli.md "Tests"): with SANDBOX_E2B_DEMO_HOLD_AFTER=NAME
+ * and SANDBOX_E2B_DEMO_GATE=FILE, the demo waits after the line of step NAME (or the
+ * opening line, NAME "local fake-e2b") until FILE exists or the run is aborted, so a
+ * test can send Ctrl-C at exactly that step boundary. Unset: nothing happens.
+ */
+static void demo_hold(demo *d, const char *name)
+{
+	const char *after = getenv("SANDBOX_E2B_DEMO_HOLD_AFTER");
+	const char *gate = getenv("SANDBOX_E2B_DEMO_GATE");
+	struct pollfd pfd = {.fd = sbx_signal_fd(d->c->sig), .events = POLLIN};
+
+	if (!after || !gate || strcmp(after, name) != 0)
+		return;
+	while (!sbx_signal_aborted(d->c->sig) && access(gate, F_OK) != 0)
+		poll(&pfd, pfd.fd >= 0 ? 1 : 0, 20);
+}
+
 static void step_begin(demo *d)
 {
 	d->step++;
@@ -96,6 +114,7 @@ static void step_ok(demo *d, const char *name, const char *fmt, ...)
 	}
 	printf("[%2d] %-20s %6" PRIu64 " ms  %s\n", d->step, name, ms, detail);
 	fflush(stdout);
+	demo_hold(d, name);
 }
 
 /* Name the failed step and why; returns the demo's exit code. */
@@ -874,6 +893,7 @@ static int demo_run(cli *c, const cli_args *a)
 			    "sandbox-e2b demo: local fake-e2b (no E2B credentials; set E2B_API_KEY "
 			    "and E2B_TEMPLATE to use E2B)\n");
 		fflush(stdout);
+		demo_hold(&d, "local fake-e2b");
 		rc = start_local(&d);
 	} else if ((rc = cli_provider(c)) == 0 && !c->json) {
 		printf("sandbox-e2b demo: E2B at %s, template %s\n", c->cfg->effective_api_url,
