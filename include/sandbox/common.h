@@ -3,7 +3,8 @@
  *
  * libsandbox-e2b keeps no process-wide mutable state beyond what
  * sbx_global_init() sets up once (libcurl's global init). Several providers,
- * threads and processes may drive the same sandboxes at once (design brief §1).
+ * threads and processes may drive the same sandboxes at once
+ * (docs/contract.md "Many processes, one sandbox").
  */
 #ifndef SANDBOX_COMMON_H
 #define SANDBOX_COMMON_H

@@ -1,5 +1,5 @@
 /*
- * sandbox/sandbox.h: the sandbox@1 contract as a C API (design brief §2).
+ * sandbox/sandbox.h: the sandbox@1 contract as a C API (docs/contract.md).
  *
  * A provider (sbx_provider) implements the contract; the E2B provider is made
  * with sbx_e2b_provider_new() (sandbox/e2b.h). A sandbox is named by its id
@@ -11,12 +11,12 @@
  *
  * Common parameters of the sbx_sandbox_* calls:
  *   p    the provider; borrowed, must outlive the call. NULL: SBX_EINVALID.
- *   id   sandbox id (E2B: 1..128 bytes of [A-Za-z0-9-], e2b-protocol.md §1.2);
+ *   id   sandbox id (E2B: 1..128 bytes of [A-Za-z0-9-], docs/protocol.md "Sandbox ids");
  *        borrowed, not kept after the call. NULL or malformed: SBX_EINVALID.
  *   sig  abort signal or NULL. Already aborted: SBX_EABORTED before any other
  *        check and before any request (seed signal.throwIfAborted()). Aborted
  *        during the call: it returns SBX_EABORTED promptly (one poll watches
- *        the network and the signal; design brief §2).
+ *        the network and the signal; docs/contract.md "Methods").
  *   err  NULL, or filled on failure (first cause, secret-free; see error.h).
  * Every call returns 0 or a negative sbx_error_code. The codes a call can
  * return are listed on it; their meaning in these calls:
@@ -53,7 +53,7 @@ SBX_BEGIN_DECLS
 
 typedef struct sbx_provider sbx_provider;
 
-/** Egress policy of a sandbox (seed README "Egress", e2b-protocol.md §7). */
+/** Egress policy of a sandbox (docs/contract.md "Egress", docs/protocol.md "Egress"). */
 typedef enum sbx_egress {
 	SBX_EGRESS_NONE = 0,      /**< no outbound network */
 	SBX_EGRESS_ALLOWLIST = 1, /**< only allow_hosts (empty list = none) */
@@ -61,7 +61,7 @@ typedef enum sbx_egress {
 } sbx_egress;
 
 /**
- * Sandbox limits (seed README "Resources", "Egress"). cpu, memory_mb and
+ * Sandbox limits (docs/contract.md "Resources", "Egress"). cpu, memory_mb and
  * disk_mb must be finite and > 0; E2B fixes them in the template, so they are
  * validated, not applied. allow_hosts (allow_hosts_count strings, borrowed for
  * the call) are checked with sbx_validate_allow_host() when egress is
@@ -155,7 +155,7 @@ typedef struct sbx_exec_options {
 /* clang-format on */
 
 /**
- * Result of sbx_sandbox_exec() (seed README "exec and files"). The struct is
+ * Result of sbx_sandbox_exec() (docs/contract.md "exec"). The struct is
  * the caller's (usually on its stack); the byte buffers are owned by it and
  * each carries a trailing NUL for convenience only (output may contain NUL
  * bytes: use the lengths). Free the buffers with sbx_exec_result_free().
@@ -215,14 +215,14 @@ typedef enum sbx_resume_status { SBX_RESUMED = 0, SBX_RESUME_GONE = 1 } sbx_resu
 SBX_EXTERN void sbx_provider_free(sbx_provider *p);
 
 /**
- * The contract's concurrentExec: true for the E2B provider (seed README
- * "Lifecycle", concurrent use). NULL gives false. Thread-safe.
+ * The contract's concurrentExec: true for the E2B provider (docs/contract.md
+ * "Methods"). NULL gives false. Thread-safe.
  */
 SBX_EXTERN bool sbx_provider_concurrent_exec(const sbx_provider *p);
 
 /**
  * Create a sandbox named `name`, replacing any sandbox with the same name
- * (seed README "Lifecycle", create; e2b-protocol.md §1.4, §1.6, §7): list
+ * (docs/contract.md "Lifecycle"; docs/protocol.md "Create", "List"): list
  * by metadata name (all pages, running and paused), delete each, then
  * POST /v2/sandboxes with autoPause and secure. SBX_EGRESS_ALLOWLIST with
  * domainAllowlist false degrades to none with a warning through the logger.
@@ -241,8 +241,8 @@ SBX_EXTERN int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *na
 
 /**
  * Resume (connect) a sandbox: a paused one is resumed, a running one gets its
- * timeout pushed back to timeoutSeconds (seed README "Lifecycle", resume;
- * e2b-protocol.md §1.5). A 409 while another resume is in flight is retried
+ * timeout pushed back to timeoutSeconds (docs/contract.md "Lifecycle";
+ * docs/protocol.md "Connect (resume)"). A 409 while another resume is in flight is retried
  * 5 x 500 ms.
  * @param[out] out  SBX_RESUMED, or SBX_RESUME_GONE (return 0) when the sandbox
  *                  no longer exists or E2B gives no envd access token.
@@ -253,8 +253,8 @@ SBX_EXTERN int sbx_sandbox_resume(sbx_resume_status *out, sbx_provider *p, const
                                   sbx_signal *sig, sbx_error *err);
 
 /**
- * Pause a sandbox, keeping files and memory (seed README "Lifecycle",
- * suspend; e2b-protocol.md §1.9). An E2B-format 404 (missing) or a 409
+ * Pause a sandbox, keeping files and memory (docs/contract.md "Lifecycle";
+ * docs/protocol.md "Delete, pause, timeout"). An E2B-format 404 (missing) or a 409
  * (already paused) is success.
  * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
  *         SBX_EPROTOCOL, SBX_ENOMEM, SBX_EINTERNAL.
@@ -263,8 +263,8 @@ SBX_EXTERN int sbx_sandbox_suspend(sbx_provider *p, const char *id, sbx_signal *
                                    sbx_error *err);
 
 /**
- * Delete a sandbox: DELETE /sandboxes/{id} (seed README "Lifecycle", destroy;
- * e2b-protocol.md §1.8). An E2B-format 404 is success.
+ * Delete a sandbox: DELETE /sandboxes/{id} (docs/contract.md "Lifecycle";
+ * docs/protocol.md "Delete, pause, timeout"). An E2B-format 404 is success.
  * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
  *         SBX_EPROTOCOL, SBX_ENOMEM, SBX_EINTERNAL.
  */
@@ -273,7 +273,7 @@ SBX_EXTERN int sbx_sandbox_destroy(sbx_provider *p, const char *id, sbx_signal *
 
 /**
  * Delete every sandbox (running or paused) whose metadata name is `name`
- * (seed README "Lifecycle", destroyByName; e2b-protocol.md §1.6, §1.8): lists
+ * (docs/contract.md "Lifecycle"; docs/protocol.md "List"): lists
  * all pages, then deletes each; none is success.
  * @param name  borrowed; ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.
  * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK,
@@ -285,7 +285,7 @@ SBX_EXTERN int sbx_sandbox_destroy_by_name(sbx_provider *p, const char *name, sb
 
 /**
  * Kill every command started through exec that is still running, by process
- * group and session, as the sandbox user (seed README "Lifecycle", killAll).
+ * group and session, as the sandbox user (docs/contract.md "Lifecycle").
  * Connects first (a paused sandbox is resumed).
  * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP,
  *         SBX_ENETWORK, SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ESANDBOX (the kill
@@ -295,8 +295,8 @@ SBX_EXTERN int sbx_sandbox_kill_all(sbx_provider *p, const char *id, sbx_signal 
                                     sbx_error *err);
 
 /**
- * Kill only the commands started with one of `tags` (seed README
- * "Lifecycle", concurrent use, killTagged), as the sandbox user.
+ * Kill only the commands started with one of `tags` (docs/contract.md
+ * "Lifecycle"), as the sandbox user.
  * @param tags   ntags tag strings (sbx_validate_tag), borrowed; validated
  *               before any request. ntags 0 is a no-op: 0, no request (tags
  *               may then be NULL).
@@ -306,8 +306,8 @@ SBX_EXTERN int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const ch
                                        size_t ntags, sbx_signal *sig, sbx_error *err);
 
 /**
- * Run `command` with /bin/bash -c as the sandbox user (seed README "exec and
- * files"; docs/exec.md, docs/protocol.md "process.Process"): connects first
+ * Run `command` with /bin/bash -c as the sandbox user (docs/contract.md
+ * "exec"; docs/exec.md, docs/protocol.md "process.Process"): connects first
  * (timeout extended to at least timeout_ms + 120 s, at most 24 h), runs under
  * setsid with an in-sandbox `timeout -s KILL` backstop. On timeout or abort
  * it runs the kill script, then SendSignal, waits a 3 s grace, and reboots
@@ -345,7 +345,7 @@ SBX_EXTERN int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const cha
 
 /**
  * Read up to `max_bytes` bytes of a file as the sandbox user, so permissions
- * and symlinks resolve as that user (seed README "exec and files", readFile).
+ * and symlinks resolve as that user (docs/contract.md "Files").
  * @param[out] out  the contents, or NULL (return 0) when the path is missing
  *                  or a directory. Caller frees with sbx_file_free().
  * @param path      sandbox path (sbx_validate_path), borrowed.
@@ -360,8 +360,8 @@ SBX_EXTERN int sbx_sandbox_read_file(sbx_file **out, sbx_provider *p, const char
                                      sbx_error *err);
 
 /**
- * Write `len` bytes to `path`, replacing the file (seed README "exec and
- * files", writeFile; e2b-protocol.md §5.1): uploaded to a root-only staging
+ * Write `len` bytes to `path`, replacing the file (docs/contract.md
+ * "Files"; docs/protocol.md "Files"): uploaded to a root-only staging
  * file /opt/capybara/upload/<uuid>, then written as the sandbox user (no
  * symlink escape), parent directories created; under /skills written by root
  * with mode 0644. The staging file is removed (an abort may leave it).
@@ -377,7 +377,7 @@ SBX_EXTERN int sbx_sandbox_write_file(sbx_provider *p, const char *id, const cha
                                       sbx_error *err);
 
 /**
- * Stat `path` as the sandbox user (seed README "exec and files", stat).
+ * Stat `path` as the sandbox user (docs/contract.md "Files").
  * @param[out] out  filled on 0; a missing path gives exists = false. Zeroed
  *                  on failure.
  * @param path      sandbox path (sbx_validate_path), borrowed.

@@ -1,12 +1,12 @@
 /*
- * sandbox/validate.h: validators of the sandbox@1 contract (design brief §2).
+ * sandbox/validate.h: validators of the sandbox@1 contract (docs/contract.md).
  *
  * Pure functions, thread-safe, no allocation; arguments are borrowed for the
  * call. Each returns 0 when the value is valid, else SBX_EINVALID with `err`
  * (if non-NULL) naming the rule broken and quoting a short part of the value,
  * non-printable bytes escaped. A NULL value is invalid. The library
  * runs the same checks itself before any request; these are for hosts that
- * want to check early. Rules: design brief §2, "Definitions".
+ * want to check early. Rules: docs/contract.md "Definitions".
  */
 #ifndef SANDBOX_VALIDATE_H
 #define SANDBOX_VALIDATE_H
@@ -38,7 +38,7 @@ SBX_EXTERN int sbx_validate_allow_host(const char *host, sbx_error *err);
 SBX_EXTERN int sbx_validate_env_key(const char *key, sbx_error *err);
 
 /**
- * Limits (seed README "Resources", "Egress"): cpu, memory_mb, disk_mb finite
+ * Limits (docs/contract.md "Resources", "Egress"): cpu, memory_mb, disk_mb finite
  * and > 0; egress one of sbx_egress; when egress is SBX_EGRESS_ALLOWLIST every
  * allow host valid (sbx_validate_allow_host). NULL limits: SBX_EINVALID.
  */
