@@ -4,9 +4,12 @@
  * and prints one JSON line of figures; bench/run.sh alternates it with the
  * Node peer (bench/node/bench.mjs) and builds the table.
  *
- *   bench_c --url URL --scenario a|b|c|d|e|f [--count N] [--bytes N] [--cap N]
- *           [--sleep S]
+ *   bench_c --url URL [--admin URL] --scenario a|b|c|d|e|f|g [--count N]
+ *           [--bytes N] [--cap N] [--sleep S]
  *
+ * --url is where the library goes (API and envd; through the latency relay in
+ * bench/run.sh --rtt), --admin is fake-e2b itself for its request log
+ * (default: --url).
  * Figures: wall_ms (monotonic, measured phase only), cpu_ms (getrusage
  * user+sys delta over the measured phase), rss_kb (ru_maxrss: peak of the
  * whole process), server_ms / requests (sum of duration_ms and count in
@@ -21,6 +24,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,7 @@
 
 typedef struct opts {
 	const char *url;
+	const char *admin;
 	char scenario;
 	long count;
 	size_t bytes;
@@ -48,6 +53,9 @@ typedef struct figures {
 	long rss_kb;
 	double server_ms;
 	long requests;
+	long ops;
+	double ttfb_ms;
+	bool skipped;
 	long errors;
 	char note[256];
 } figures;
@@ -154,7 +162,7 @@ static void log_collect(const char *url, figures *f)
 
 static void phase_begin(bench *b)
 {
-	log_clear(b->o.url);
+	log_clear(b->o.admin);
 	b->cpu0 = cpu_ms();
 	clock_gettime(CLOCK_MONOTONIC, &b->t0);
 }
@@ -165,7 +173,7 @@ static void phase_end(bench *b)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->f.wall_ms = (t1.tv_sec - b->t0.tv_sec) * 1e3 + (t1.tv_nsec - b->t0.tv_nsec) / 1e6;
 	b->f.cpu_ms = cpu_ms() - b->cpu0;
-	log_collect(b->o.url, &b->f);
+	log_collect(b->o.admin, &b->f);
 }
 
 /* ---- scenarios ---- */
@@ -336,26 +344,41 @@ static void scenario_f(bench *b)
 	phase_end(b);
 }
 
+/*
+ * g: streamed exec (time to the first streamed byte, CPU for the whole
+ * stream through a callback). Needs the streamed-exec API; without it the
+ * run reports itself skipped.
+ */
+static void scenario_g(bench *b)
+{
+	b->f.skipped = true;
+	snprintf(b->f.note, sizeof b->f.note, "no streamed exec in this library build");
+}
+
 /* ---- main ---- */
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_c --url URL --scenario a|b|c|d|e|f [--count N] [--bytes N] "
-	                "[--cap N] [--sleep S]\n");
+	fprintf(stderr, "usage: bench_c --url URL [--admin URL] --scenario a|b|c|d|e|f|g "
+	                "[--count N] [--bytes N] [--cap N] [--sleep S]\n");
 	exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"url", 1, 0, 'u'}, {"scenario", 1, 0, 's'}, {"count", 1, 0, 'n'}, {"bytes", 1, 0, 'b'},
-	    {"cap", 1, 0, 'c'}, {"sleep", 1, 0, 'z'},    {0, 0, 0, 0}};
-	opts o = {NULL, 0, 1, 1024, 1024 * 1024, "0.2"};
+	static const struct option lo[] = {{"url", 1, 0, 'u'},      {"admin", 1, 0, 'a'},
+	                                   {"scenario", 1, 0, 's'}, {"count", 1, 0, 'n'},
+	                                   {"bytes", 1, 0, 'b'},    {"cap", 1, 0, 'c'},
+	                                   {"sleep", 1, 0, 'z'},    {0, 0, 0, 0}};
+	opts o = {NULL, NULL, 0, 1, 1024, 1024 * 1024, "0.2"};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
 			o.url = optarg;
+			break;
+		case 'a':
+			o.admin = optarg;
 			break;
 		case 's':
 			o.scenario = optarg[0];
@@ -376,8 +399,10 @@ static opts parse_args(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!o.url || !strchr("abcdef", o.scenario) || !o.scenario || o.count < 1)
+	if (!o.url || !strchr("abcdefg", o.scenario) || !o.scenario || o.count < 1)
 		usage();
+	if (!o.admin)
+		o.admin = o.url;
 	return o;
 }
 
@@ -404,11 +429,13 @@ static void print_figures(const bench *b)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	char sc[2] = {b->o.scenario, 0};
-	json_t *j = json_pack(
-	    "{s:s, s:s, s:b, s:I, s:f, s:f, s:I, s:f, s:I, s:s}", "impl", "c", "scenario", sc, "ok",
-	    b->f.errors == 0, "errors", (json_int_t)b->f.errors, "wall_ms", b->f.wall_ms, "cpu_ms",
-	    b->f.cpu_ms, "rss_kb", (json_int_t)ru.ru_maxrss, "server_ms", b->f.server_ms,
-	    "requests", (json_int_t)b->f.requests, "note", b->f.note);
+	json_t *j =
+	    json_pack("{s:s, s:s, s:b, s:b, s:I, s:f, s:f, s:I, s:f, s:I, s:I, s:f, s:s}", "impl",
+	              "c", "scenario", sc, "ok", b->f.errors == 0, "skipped", b->f.skipped,
+	              "errors", (json_int_t)b->f.errors, "wall_ms", b->f.wall_ms, "cpu_ms",
+	              b->f.cpu_ms, "rss_kb", (json_int_t)ru.ru_maxrss, "server_ms", b->f.server_ms,
+	              "requests", (json_int_t)b->f.requests, "ops", (json_int_t)b->f.ops, "ttfb_ms",
+	              b->f.ttfb_ms, "note", b->f.note);
 	char *s = json_dumps(j, JSON_COMPACT);
 	printf("%s\n", s);
 	fflush(stdout);
@@ -421,6 +448,8 @@ int main(int argc, char **argv)
 	bench b = {0};
 	sbx_error e = {0};
 	b.o = parse_args(argc, argv);
+	b.f.ops = strchr("abef", b.o.scenario) ? b.o.count : 1;
+	b.f.ttfb_ms = -1;
 	if (sbx_global_init() < 0)
 		die("init", NULL);
 	b.p = provider_new(b.o.url);
@@ -448,6 +477,9 @@ int main(int argc, char **argv)
 		break;
 	case 'f':
 		scenario_f(&b);
+		break;
+	case 'g':
+		scenario_g(&b);
 		break;
 	}
 	if (b.id) {

@@ -9,6 +9,7 @@ const SCEN = {
   d: 'd: write + read random file',
   e: 'e: in-flight `sleep` execs',
   f: 'f: create + destroy sandboxes',
+  g: 'g: streamed exec through a callback',
 }
 const CONCURRENT = new Set(['b', 'e'])
 
@@ -16,6 +17,7 @@ const rows = readFileSync(process.argv[2], 'utf8')
   .split('\n')
   .filter((l) => l.trim().startsWith('{'))
   .map((l) => JSON.parse(l))
+  .filter((r) => !r.skipped)
 
 const median = (xs) => {
   const s = [...xs].sort((x, y) => x - y)
@@ -30,9 +32,12 @@ const FIGS = [
   ['server ms (Σ duration_ms)', (r) => (r.server_ms >= 0 ? r.server_ms : undefined)],
   ['server ms per request (mean)', (r) => (r.server_ms >= 0 && r.requests > 0 ? r.server_ms / r.requests : undefined)],
   ['client overhead ms (wall − server)', (r, s) => (CONCURRENT.has(s) || r.server_ms < 0 ? undefined : r.wall_ms - r.server_ms)],
+  ['time to first streamed byte ms', (r) => (r.ttfb_ms >= 0 ? r.ttfb_ms : undefined)],
   ['client CPU ms (user+sys)', (r) => r.cpu_ms],
+  ['client CPU ms per op', (r) => (r.ops > 1 ? r.cpu_ms / r.ops : undefined)],
   ['client peak RSS MiB', (r) => r.rss_kb / 1024],
   ['requests', (r) => (r.requests >= 0 ? r.requests : undefined)],
+  ['requests per op', (r) => (r.requests >= 0 && r.ops > 1 ? r.requests / r.ops : undefined)],
 ]
 
 const out = []
@@ -49,7 +54,7 @@ for (const s of Object.keys(SCEN)) {
   for (const [name, get] of FIGS) {
     const xc = okc.map((r) => get(r, s)).filter((x) => x !== undefined)
     const xn = okn.map((r) => get(r, s)).filter((x) => x !== undefined)
-    if (!xc.length && !xn.length && name.startsWith('client overhead')) continue
+    if (!xc.length && !xn.length) continue
     const ratio = xc.length && xn.length && median(xn) !== 0 ? (median(xc) / median(xn)).toFixed(2) : 'n/a'
     out.push(`| ${first ? SCEN[s] : ''} | ${name} | ${cell(xc)} | ${cell(xn)} | ${ratio} |`)
     first = false

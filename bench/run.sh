@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# Benchmark (issue 6): C library vs the official e2b SDK against one fake-e2b.
+# Benchmark (issues 6, 13): C library vs the official e2b SDK against one fake-e2b.
 #
-#   bench/run.sh [--smoke] [--rounds N] [--only abcdef] [--fake PATH] [--bench-c PATH]
+#   bench/run.sh [--smoke] [--rounds N] [--only abcdefg] [--rtt MS[,MS...]] [--plain]
+#                [--fake PATH] [--bench-c PATH]
 #
 # Runs every scenario, alternating the C program (bench_c) and the Node
 # program (node/bench.mjs, npm e2b pinned in node/package.json) A B A B over
 # N rounds (default 5; --smoke: tiny sizes, 1 round), each run a fresh
 # process, then prints a markdown table (bench/report.mjs). Without --fake /
 # --bench-c it builds them with cmake in $BUILD_DIR (default <repo>/build).
-# Exit status: non-zero when any run failed.
+# --rtt: latency mode, one table per RTT: both clients reach fake-e2b through
+# bench/relay.mjs (each direction delayed RTT/2) over TLS (a throwaway local
+# CA; --plain: plain HTTP). Exit status: non-zero when any run failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-smoke=0 rounds= only=abcdef fake= benchc=
+smoke=0 rounds= only=abcdefg fake= benchc= rtts= tls=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --rounds) rounds=$2; shift ;;
     --only) only=$2; shift ;;
+    --rtt) rtts=$2; shift ;;
+    --plain) tls=0 ;;
     --fake) fake=$2; shift ;;
     --bench-c) benchc=$2; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -39,10 +44,10 @@ fi
 declare -A ARGS
 if [ $smoke = 1 ]; then
   ARGS=([a]="--count 5" [b]="--count 4 --sleep 0.2" [c]="--bytes 1048576 --cap 65536"
-        [d]="--bytes 65536" [e]="--count 8 --sleep 0.2" [f]="--count 2")
+        [d]="--bytes 65536" [e]="--count 8 --sleep 0.2" [f]="--count 2" [g]="--bytes 1048576")
 else
   ARGS=([a]="--count 200" [b]="--count 64 --sleep 0.2" [c]="--bytes 104857600 --cap 1048576"
-        [d]="--bytes 67108864" [e]="--count 256 --sleep 2" [f]="--count 20")
+        [d]="--bytes 67108864" [e]="--count 256 --sleep 2" [f]="--count 20" [g]="--bytes 104857600")
 fi
 
 (cd "$here/node"
@@ -51,8 +56,16 @@ fi
  [ "$have" = "$want" ] || npm install --no-audit --no-fund --loglevel=error >&2)
 
 work=$(mktemp -d /tmp/sbx-bench.XXXXXX)
-fakepid=
+fakepid= relaypid=
+stop_relay() {
+  if [ -n "$relaypid" ]; then
+    kill -TERM "$relaypid" 2>/dev/null || true
+    wait "$relaypid" 2>/dev/null || true
+    relaypid=
+  fi
+}
 cleanup() {
+  stop_relay
   if [ -n "$fakepid" ]; then
     kill -TERM "$fakepid" 2>/dev/null || true
     wait "$fakepid" 2>/dev/null || true
@@ -72,16 +85,35 @@ for _ in $(seq 300); do
 done
 [ -n "$url" ] || { echo "bench: fake-e2b did not start" >&2; exit 1; }
 echo "bench: fake-e2b at $url, $rounds round(s), scenarios $only$([ $smoke = 1 ] && echo ' (smoke)')" >&2
+admin=$url
+
+# Latency mode over TLS: a throwaway CA and server certificate for 127.0.0.1.
+# Node trusts it through NODE_EXTRA_CA_CERTS; bench_c runs in a private mount
+# namespace where /etc/ssl/certs also holds it (libcurl reads the system store).
+cexec=()
+if [ -n "$rtts" ] && [ $tls = 1 ]; then
+  (cd "$work"
+   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=sbx-bench-ca -keyout ca.key -out ca.pem \
+     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign >/dev/null 2>&1
+   openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout srv.key -out srv.csr >/dev/null 2>&1
+   printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext
+   openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
+     -out srv.pem >/dev/null 2>&1
+   mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
+   cp ca.pem certs/sbx-bench-ca.pem && openssl rehash certs >/dev/null 2>&1) ||
+    { echo "bench: cannot make the TLS certificates" >&2; exit 1; }
+  export NODE_EXTRA_CA_CERTS=$work/ca.pem
+  cexec=(unshare -m sh -c 'mount --bind "$0" /etc/ssl/certs && exec "$@"' "$work/certs")
+fi
 
 results=$work/results.jsonl
-: >"$results"
 one() { # impl scenario
   local impl=$1 s=$2 out rc=0
   # shellcheck disable=SC2086
   if [ "$impl" = c ]; then
-    out=$(timeout 900 "$benchc" --url "$url" --scenario "$s" ${ARGS[$s]} 2>>"$work/client.err") || rc=$?
+    out=$(timeout 900 "${cexec[@]}" "$benchc" --url "$url" --admin "$admin" --scenario "$s" ${ARGS[$s]} 2>>"$work/client.err") || rc=$?
   else
-    out=$(cd "$here/node" && timeout 900 node bench.mjs --url "$url" --scenario "$s" ${ARGS[$s]} 2>>"$work/client.err") || rc=$?
+    out=$(cd "$here/node" && timeout 900 node bench.mjs --url "$url" --admin "$admin" --scenario "$s" ${ARGS[$s]} 2>>"$work/client.err") || rc=$?
   fi
   out=$(printf '%s\n' "$out" | grep '^{' | tail -1 || true)
   if [ -z "$out" ]; then
@@ -90,24 +122,55 @@ one() { # impl scenario
   echo "$out" >>"$results"
   echo "  round $r $impl $s: $out" >&2
 }
-for r in $(seq "$rounds"); do
-  for s in a b c d e f; do
-    case "$only" in *$s*) ;; *) continue ;; esac
-    one c "$s"
-    one node "$s"
+failed=0
+table() { # heading
+  local r s
+  : >"$results"
+  for r in $(seq "$rounds"); do
+    for s in a b c d e f g; do
+      case "$only" in *$s*) ;; *) continue ;; esac
+      one c "$s"
+      one node "$s"
+    done
   done
-done
-
-echo
-echo "### sandbox-e2b benchmark: C library vs e2b@$(node -p "require('$here/node/node_modules/e2b/package.json').version") SDK"
-echo
-echo "fake-e2b on this machine ($(nproc) cores), $rounds round(s), A B alternating, $(date -u +%Y-%m-%dT%H:%MZ)."
-echo "Sizes: $(for s in a b c d e f; do case "$only" in *$s*) printf '%s: %s; ' "$s" "${ARGS[$s]}" ;; esac; done)"
-echo
-node "$here/report.mjs" "$results"
+  echo
+  echo "### $1"
+  echo
+  echo "fake-e2b on this machine ($(nproc) cores), $rounds round(s), A B alternating, $(date -u +%Y-%m-%dT%H:%MZ)."
+  echo "Sizes: $(for s in a b c d e f g; do case "$only" in *$s*) printf '%s: %s; ' "$s" "${ARGS[$s]}" ;; esac; done)"
+  echo
+  node "$here/report.mjs" "$results"
+  if grep -q '"ok":false' "$results"; then failed=1; fi
+}
+sdkv=$(node -p "require('$here/node/node_modules/e2b/package.json').version")
+if [ -z "$rtts" ]; then
+  table "sandbox-e2b benchmark: C library vs e2b@$sdkv SDK"
+else
+  hostport=${url#http://}
+  hostport=${hostport%%/*}
+  for rtt in ${rtts//,/ }; do
+    tlsargs=()
+    [ $tls = 1 ] && tlsargs=(--tls-cert "$work/srv.pem" --tls-key "$work/srv.key")
+    node "$here/relay.mjs" --target "$hostport" --rtt "$rtt" "${tlsargs[@]}" >"$work/relay.out" 2>"$work/relay.err" &
+    relaypid=$!
+    port=
+    for _ in $(seq 100); do
+      port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' "$work/relay.out")
+      [ -n "$port" ] && break
+      sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$work/relay.err" >&2; echo "bench: relay did not start" >&2; exit 1; }
+    url=$([ $tls = 1 ] && echo https || echo http)://127.0.0.1:$port
+    echo "bench: RTT $rtt ms through $url" >&2
+    table "RTT $rtt ms, $([ $tls = 1 ] && echo TLS || echo plain HTTP): C library vs e2b@$sdkv SDK"
+    stop_relay
+    echo
+    echo "Relay: $(sed -n 's/^relay connections //p' "$work/relay.out") TCP connections accepted over the whole table."
+  done
+fi
 if [ -s "$work/client.err" ]; then
   echo
   echo "client stderr (last lines):"
   tail -20 "$work/client.err" | sed 's/^/    /'
 fi
-if grep -q '"ok":false' "$results"; then exit 1; fi
+exit $failed

@@ -2,8 +2,12 @@
 // runs one scenario once against fake-e2b with the official e2b SDK and prints
 // one JSON line of figures, the same fields as bench/bench_c.c:
 //
-//   node bench.mjs --url URL --scenario a|b|c|d|e|f [--count N] [--bytes N] [--cap N] [--sleep S]
+//   node bench.mjs --url URL [--admin URL] --scenario a|b|c|d|e|f|g [--count N] [--bytes N]
+//                  [--cap N] [--sleep S]
 //
+// --url is where the SDK goes (API and envd; through the latency relay in
+// bench/run.sh --rtt), --admin is fake-e2b itself for the request log
+// (default: --url).
 // wall_ms (measured phase only), cpu_ms (process.cpuUsage delta over the
 // phase), rss_kb (process.resourceUsage().maxRSS: peak of the whole process),
 // server_ms / requests (fake-e2b request log over the phase, cleared just
@@ -15,6 +19,7 @@ import { Sandbox } from 'e2b'
 const { values: a } = parseArgs({
   options: {
     url: { type: 'string' },
+    admin: { type: 'string' },
     scenario: { type: 'string' },
     count: { type: 'string', default: '1' },
     bytes: { type: 'string', default: '1024' },
@@ -22,8 +27,8 @@ const { values: a } = parseArgs({
     sleep: { type: 'string', default: '0.2' },
   },
 })
-if (!a.url || !/^[a-f]$/.test(a.scenario ?? '')) {
-  console.error('usage: bench.mjs --url URL --scenario a|b|c|d|e|f [--count N] [--bytes N] [--sleep S]')
+if (!a.url || !/^[a-g]$/.test(a.scenario ?? '')) {
+  console.error('usage: bench.mjs --url URL [--admin URL] --scenario a|b|c|d|e|f|g [--count N] [--bytes N] [--sleep S]')
   process.exit(2)
 }
 process.env.E2B_API_KEY = 'e2b_bench'
@@ -31,12 +36,14 @@ process.env.E2B_API_URL = a.url
 process.env.E2B_SANDBOX_URL = a.url
 const count = Number(a.count)
 const bytes = Number(a.bytes)
+const admin = a.admin ?? a.url
 
-const f = { wall_ms: 0, cpu_ms: 0, server_ms: -1, requests: -1, errors: 0, note: '' }
+const f = { wall_ms: 0, cpu_ms: 0, server_ms: -1, requests: -1, errors: 0, note: '', ops: 1, ttfb_ms: -1 }
+if ('abef'.includes(a.scenario)) f.ops = count
 let t0, cpu0
 
 async function phaseBegin() {
-  await fetch(`${a.url}/_fake/requests`, { method: 'DELETE' }).then((r) => r.arrayBuffer())
+  await fetch(`${admin}/_fake/requests`, { method: 'DELETE' }).then((r) => r.arrayBuffer())
   cpu0 = process.cpuUsage()
   t0 = performance.now()
 }
@@ -46,7 +53,7 @@ async function phaseEnd() {
   const c = process.cpuUsage(cpu0)
   f.cpu_ms = (c.user + c.system) / 1000
   try {
-    const log = await (await fetch(`${a.url}/_fake/requests`)).json()
+    const log = await (await fetch(`${admin}/_fake/requests`)).json()
     f.server_ms = log.reduce((s, r) => s + (r.duration_ms ?? 0), 0)
     f.requests = log.length
   } catch (e) {
@@ -105,6 +112,21 @@ const scenarios = {
     await Promise.all(Array.from({ length: count }, () => execOk(sbx, `sleep ${a.sleep}`, '')))
     await phaseEnd()
   },
+  // g: streamed exec, 100 MiB through onStdout; time to the first streamed byte.
+  async g(sbx) {
+    let n = 0
+    await phaseBegin()
+    const r = await execOk(sbx, `head -c ${bytes} /dev/zero | tr '\\0' x`, undefined, {
+      timeoutMs: 600000,
+      onStdout: (d) => {
+        if (f.ttfb_ms < 0) f.ttfb_ms = performance.now() - t0
+        n += d.length
+      },
+    })
+    await phaseEnd()
+    if (!r || n !== bytes) f.errors++
+    f.note = `streamed ${n} of ${bytes} bytes`
+  },
   async f() {
     await phaseBegin()
     for (let i = 0; i < count; i++) {
@@ -138,6 +160,8 @@ console.log(
     rss_kb: process.resourceUsage().maxRSS,
     server_ms: f.server_ms,
     requests: f.requests,
+    ops: f.ops,
+    ttfb_ms: f.ttfb_ms,
     note: f.note,
   }),
 )
