@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "contract/provider.h"
 #include "e2b/names.h"
@@ -190,8 +191,9 @@ static json_t *connect_body(int64_t timeout, bool reboot)
 	return b;
 }
 
-int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
-                    sbx_signal *sig, sbx_error *err)
+/* The seed's attach: one connect (409s retried); *until_ms = when it was sent + its timeout. */
+static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                          uint64_t min_seconds, uint64_t *until_ms, sbx_signal *sig, sbx_error *err)
 {
 	char path[256];
 	int64_t timeout = p->timeout_seconds;
@@ -214,6 +216,7 @@ int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, ui
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	for (int i = 0;; i++) {
 		memset(&local, 0, sizeof(local));
+		*until_ms = sbx__now_ms() + (uint64_t)timeout * 1000;
 		error =
 		    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, 0, sig, &local);
 		if (error == 0) {
@@ -237,6 +240,185 @@ int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, ui
 	sbx__e2b_reply_dispose(&reply);
 	json_decref(body);
 	return error;
+}
+
+/* ---- the attach cache (issue 13): no connect while the last one covers the call ---- */
+
+#define ATTACH_MAX     4096 /* remembered sandboxes per provider; the oldest go first */
+#define ATTACH_WAIT_MS 50   /* a waiter checks its abort signal this often */
+
+static int target_copy(sbx_envd_target *dst, const sbx_envd_target *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->api_key = src->api_key;
+	if (!(dst->url = sbx__strdup(src->url)) ||
+	    !(dst->sandbox_id = sbx__strdup(src->sandbox_id)) ||
+	    !(dst->token = sbx__strdup(src->token))) {
+		sbx__envd_target_dispose(dst);
+		return SBX_ENOMEM;
+	}
+	return 0;
+}
+
+static void attached_free(sbx__e2b_attached *a)
+{
+	sbx__envd_target_dispose(&a->t);
+	sbx__free(a->id);
+	sbx__free(a);
+}
+
+/* Under attach_mu. The entry of `id`, created (not in flight, nothing known) when `make`. */
+static sbx__e2b_attached *attached_get(sbx__e2b_provider *p, const char *id, bool make)
+{
+	sbx__e2b_attached *a, **pp, **last = NULL;
+
+	for (a = p->attached; a; a = a->next)
+		if (strcmp(a->id, id) == 0)
+			return a;
+	if (!make)
+		return NULL;
+	if (p->nattached >= ATTACH_MAX) { /* drop the oldest idle entry (list tail side) */
+		for (pp = &p->attached; *pp; pp = &(*pp)->next)
+			if (!(*pp)->inflight)
+				last = pp;
+		if (last) {
+			a = *last;
+			*last = a->next;
+			attached_free(a);
+			p->nattached--;
+		}
+	}
+	if (!(a = sbx__calloc(1, sizeof(*a))) || !(a->id = sbx__strdup(id))) {
+		sbx__free(a);
+		return NULL;
+	}
+	a->next = p->attached;
+	p->attached = a;
+	p->nattached++;
+	return a;
+}
+
+/* Under attach_mu: forget the target, keep an in-flight marker. */
+static void attached_clear(sbx__e2b_attached *a)
+{
+	sbx__envd_target_dispose(&a->t);
+	a->until_ms = 0;
+}
+
+void sbx__e2b_attach_forget(sbx__e2b_provider *p, const char *id)
+{
+	sbx__e2b_attached *a;
+
+	pthread_mutex_lock(&p->attach_mu);
+	if ((a = attached_get(p, id, false)))
+		attached_clear(a);
+	pthread_mutex_unlock(&p->attach_mu);
+}
+
+void sbx__e2b_attach_remember(sbx__e2b_provider *p, const char *id, sbx_envd_target *t,
+                              uint64_t until_ms)
+{
+	sbx__e2b_attached *a;
+
+	pthread_mutex_lock(&p->attach_mu);
+	if ((a = attached_get(p, id, true)) && !a->inflight) {
+		attached_clear(a);
+		a->t = *t;
+		a->until_ms = until_ms;
+		memset(t, 0, sizeof(*t));
+	}
+	pthread_mutex_unlock(&p->attach_mu);
+	sbx__envd_target_dispose(t); /* not taken (no memory, or a connect in flight) */
+}
+
+/* Wait for another caller's connect to `a` to end, abortably. Under attach_mu. */
+static int attach_wait(sbx__e2b_provider *p, sbx_signal *sig, sbx_error *err)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += ATTACH_WAIT_MS * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	(void)pthread_cond_timedwait(&p->attach_cv, &p->attach_mu, &ts);
+	return sbx__e2b_aborted(sig, err);
+}
+
+static int attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
+                  bool force, bool *cached, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_attached *a;
+	sbx_envd_target fresh;
+	uint64_t need_ms, until = 0;
+	int error = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (cached)
+		*cached = false;
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_sandbox_id(id, err)) < 0)
+		return error;
+	need_ms = (min_seconds > MAX_TIMEOUT_SECONDS ? MAX_TIMEOUT_SECONDS : min_seconds) * 1000;
+	pthread_mutex_lock(&p->attach_mu);
+	for (;;) {
+		if (!(a = attached_get(p, id, true))) {
+			pthread_mutex_unlock(&p->attach_mu);
+			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		}
+		if (a->inflight) {
+			if ((error = attach_wait(p, sig, err)) < 0) {
+				pthread_mutex_unlock(&p->attach_mu);
+				return error;
+			}
+			continue;
+		}
+		if (!force && a->t.url && sbx__now_ms() + need_ms <= a->until_ms) {
+			error = target_copy(t, &a->t);
+			pthread_mutex_unlock(&p->attach_mu);
+			if (error < 0)
+				return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+			if (cached)
+				*cached = true;
+			return 0;
+		}
+		a->inflight = true;
+		break;
+	}
+	pthread_mutex_unlock(&p->attach_mu);
+
+	error = attach_connect(p, &fresh, id, min_seconds, &until, sig, err);
+	if (error == 0 && target_copy(t, &fresh) < 0)
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+
+	pthread_mutex_lock(&p->attach_mu);
+	a = attached_get(p, id, false); /* still there: in-flight entries are never dropped */
+	attached_clear(a);
+	if (error == 0) {
+		a->t = fresh;
+		a->until_ms = until;
+		memset(&fresh, 0, sizeof(fresh));
+	}
+	a->inflight = false;
+	pthread_cond_broadcast(&p->attach_cv);
+	pthread_mutex_unlock(&p->attach_mu);
+	sbx__envd_target_dispose(&fresh);
+	if (error < 0)
+		sbx__envd_target_dispose(t);
+	return error;
+}
+
+int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
+                    sbx_signal *sig, sbx_error *err)
+{
+	return attach(p, t, id, min_seconds, true, NULL, sig, err);
+}
+
+int sbx__e2b_attach_cached(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                           uint64_t min_seconds, bool *cached, sbx_signal *sig, sbx_error *err)
+{
+	return attach(p, t, id, min_seconds, false, cached, sig, err);
 }
 
 /* kill(id): DELETE /sandboxes/{id}; an E2B-format 404 counts as success. */
@@ -338,6 +520,7 @@ static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_er
 	} while (token);
 	json_array_foreach(ids, i, v)
 	{
+		sbx__e2b_attach_forget(p, json_string_value(v));
 		if ((error = kill_sandbox(p, json_string_value(v), sig, err)) < 0)
 			goto done;
 	}
@@ -390,7 +573,9 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 	sbx_egress egress = limits->egress;
 	sbx_log_field f[1] = {{"name", name}};
 	sbx_e2b_reply reply = {0};
+	sbx_envd_target t;
 	json_t *body = NULL, *sid;
+	uint64_t sent;
 	int error;
 
 	*id_out = NULL;
@@ -411,6 +596,7 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 		return error;
 	if (!(body = create_body(p, name, limits, egress)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	sent = sbx__now_ms();
 	if ((error = sbx__e2b_api_call(&reply, &p->api, "POST", "/v2/sandboxes", NULL, body, 0, sig,
 	                               err)) < 0)
 		goto done;
@@ -423,8 +609,14 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 	if ((error = server_sandbox_id(json_string_value(sid), "E2B create sandbox", p->api.api_key,
 	                               NULL, err)) < 0)
 		goto done;
-	if (!(*id_out = sbx__strdup(json_string_value(sid))))
+	if (!(*id_out = sbx__strdup(json_string_value(sid)))) {
 		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	/* the create answer is a Sandbox like connect's: the first call needs no connect */
+	if (sbx__e2b_target_of(p, &t, reply.json, *id_out, NULL) == 0)
+		sbx__e2b_attach_remember(p, *id_out, &t,
+		                         sent + (uint64_t)p->timeout_seconds * 1000);
 done:
 	sbx__e2b_reply_dispose(&reply);
 	json_decref(body);
@@ -438,6 +630,7 @@ static int resume(void *impl, sbx_resume_status *out, const char *id, sbx_signal
 	sbx_error local = {0};
 	int error;
 
+	/* resume always asks E2B: that is what it is for */
 	error = sbx__e2b_attach(impl, &t, id, 0, sig, &local);
 	sbx__envd_target_dispose(&t);
 	if (error == SBX_EGONE) {
@@ -501,6 +694,8 @@ static int suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 	int error;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
+	if (sbx__e2b_validate_sandbox_id(id, NULL) == 0)
+		sbx__e2b_attach_forget(impl, id);
 	return sbx__e2b_pause(impl, id, true, 0, sig, err);
 }
 
@@ -509,6 +704,8 @@ static int destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 	int error;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
+	if (sbx__e2b_validate_sandbox_id(id, NULL) == 0)
+		sbx__e2b_attach_forget(impl, id);
 	return kill_sandbox(impl, id, sig, err);
 }
 
@@ -517,6 +714,15 @@ static void provider_free(void *impl)
 	sbx__e2b_provider *p = impl;
 	if (!p)
 		return;
+	while (p->attached) {
+		sbx__e2b_attached *a = p->attached;
+		p->attached = a->next;
+		attached_free(a);
+	}
+	if (p->attach_ready) {
+		pthread_cond_destroy(&p->attach_cv);
+		pthread_mutex_destroy(&p->attach_mu);
+	}
 	sbx__e2b_api_dispose(&p->api);
 	sbx__http_free(p->http);
 	sbx__free(p->domain);
@@ -553,6 +759,26 @@ static const sbx_provider_vtable e2b_vtable = {
     .process_kill_pid = sbx__e2b_process_kill_pid,
     .process_list = sbx__e2b_process_list,
 };
+
+static int attach_init(sbx__e2b_provider *p, sbx_error *err)
+{
+	pthread_condattr_t ca;
+	bool ok;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a condition variable");
+	ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+	     pthread_cond_init(&p->attach_cv, &ca) == 0;
+	pthread_condattr_destroy(&ca);
+	if (!ok)
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a condition variable");
+	if (pthread_mutex_init(&p->attach_mu, NULL) != 0) {
+		pthread_cond_destroy(&p->attach_cv);
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
+	}
+	p->attach_ready = true;
+	return 0;
+}
 
 static bool is_http_url(const char *u)
 {
@@ -625,7 +851,7 @@ int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sb
 		return sbx__error_set(err, SBX_EINVALID, "envd_url must be an http or https URL");
 	if (!(p = sbx__calloc(1, sizeof(*p))))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	if ((error = copy_config(p, cfg, opts, err)) < 0 ||
+	if ((error = attach_init(p, err)) < 0 || (error = copy_config(p, cfg, opts, err)) < 0 ||
 	    (error = sbx__provider_new(out, &e2b_vtable, p, err)) < 0) {
 		provider_free(p);
 		return error;

@@ -37,6 +37,16 @@
 #define STDERR_MESSAGE_MAX     500            /* stderrOf: .trim().slice(0, 500) */
 
 typedef sbx__run_opts run_opts;
+
+/*
+ * envd refused the request because the sandbox is not running (E2B's proxy
+ * answers 502 "The sandbox was not found" for a paused or missing sandbox):
+ * no process started, no byte was written.
+ */
+bool sbx__e2b_not_running(int error, const sbx_error *e)
+{
+	return error == SBX_EHTTP && e->http_status == 502;
+}
 typedef sbx__run_result run_result;
 
 void sbx__e2b_run_result_init(run_result *r, size_t max_output)
@@ -184,6 +194,7 @@ static void reboot(sbx__e2b_provider *p, const char *id)
 
 	sbx__e2b_log(p, SBX_LOG_WARN,
 	             "sandbox-e2b: could not stop a command cleanly; rebooting the sandbox", f, 1);
+	sbx__e2b_attach_forget(p, id); /* rebooted: the next call connects */
 	error = sbx__e2b_pause(p, id, false, SBX_E2B_API_TIMEOUT_MS, NULL, &e);
 	if (error == 0) {
 		now = sbx__now_ms();
@@ -441,8 +452,9 @@ static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_
 	return 0;
 }
 
-int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
-                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+/* exec_begin; with `cached` (not NULL) the attach may skip the connect (*cached says so). */
+static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
+                        const sbx_exec_options *opts, bool *cached, sbx_signal *sig, sbx_error *err)
 {
 	run_opts *o = &c->o;
 	uint64_t min_seconds;
@@ -462,7 +474,8 @@ int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 		c->env[i + 2] = opts->env[i];
 	min_seconds =
 	    opts->timeout_ms / 1000 + (opts->timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
-	if ((error = sbx__e2b_attach(p, &c->t, id, min_seconds, sig, err)) < 0)
+	if ((error = cached ? sbx__e2b_attach_cached(p, &c->t, id, min_seconds, cached, sig, err)
+	                    : sbx__e2b_attach(p, &c->t, id, min_seconds, sig, err)) < 0)
 		return error;
 	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, opts->timeout_ms);
 	o->user = SBX_E2B_SANDBOX_USER;
@@ -484,6 +497,12 @@ int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	o->stdin_read = opts->stdin_read;
 	o->stdin_payload = opts->stdin_payload;
 	return 0;
+}
+
+int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
+                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+{
+	return exec_prepare(c, p, id, command, opts, NULL, sig, err);
 }
 
 void sbx__e2b_exec_end(sbx__exec_cmd *c)
@@ -513,13 +532,34 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 {
 	sbx__exec_cmd c;
 	run_result r;
+	sbx_error local;
+	bool cached = false, retried = false;
 	int error, rc;
 
 	sbx__e2b_run_result_init(&r, opts->max_output_bytes);
-	if ((error = sbx__e2b_exec_begin(&c, impl, id, command, opts, sig, err)) < 0)
-		goto done;
+	/*
+	 * No connect while the provider's last one still covers the command; when
+	 * envd says the sandbox is not running (paused or gone behind our back),
+	 * nothing ran (no output, no stdin read): connect (resume, or find it
+	 * gone) and start again, once.
+	 */
+	for (;;) {
+		memset(&local, 0, sizeof(local));
+		if ((error = exec_prepare(&c, impl, id, command, opts, &cached, sig, err)) < 0)
+			goto done;
+		error = sbx__e2b_run(impl, &c.t, &c.o, &r, &local);
+		if (!cached || retried || r.partial || !sbx__e2b_not_running(error, &local))
+			break;
+		retried = true;
+		sbx__e2b_attach_forget(impl, id);
+		sbx__e2b_exec_end(&c);
+		sbx__e2b_run_result_dispose(&r);
+		sbx__e2b_run_result_init(&r, opts->max_output_bytes);
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
 	/* a stream that broke after start still hands over its output (with the error) */
-	if ((error = sbx__e2b_run(impl, &c.t, &c.o, &r, err)) < 0 && !r.partial)
+	if (error < 0 && !r.partial)
 		goto done;
 	if ((rc = sbx__e2b_result_out(out, &r, err)) < 0)
 		error = rc;
@@ -572,6 +612,36 @@ int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char 
 	return error;
 }
 
+int sbx__e2b_attached_file_op(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                              const char *user, const char *const *args, size_t nargs,
+                              size_t max_output, uint64_t timeout_ms, sbx_signal *sig,
+                              sbx__file_op *res, sbx_error *err)
+{
+	uint64_t ms = timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS;
+	uint64_t need = ms / 1000 + (ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
+	sbx_error local;
+	bool cached, retried = false;
+	int error;
+
+	memset(res, 0, sizeof(*res));
+	for (;;) {
+		memset(&local, 0, sizeof(local));
+		if ((error = sbx__e2b_attach_cached(p, t, id, need, &cached, sig, err)) < 0)
+			return error;
+		error = sbx__e2b_file_op(p, t, user, args, nargs, max_output, timeout_ms, sig, res,
+		                         &local);
+		if (!cached || retried || !sbx__e2b_not_running(error, &local))
+			break;
+		retried = true;
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(t);
+		sbx__e2b_file_op_dispose(res);
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
+	return error;
+}
+
 void sbx__e2b_file_op_dispose(sbx__file_op *res)
 {
 	sbx_buf_dispose(&res->out);
@@ -609,6 +679,35 @@ const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen)
 	return buf;
 }
 
+/* attach + the kill script as the sandbox user, once more after a fresh connect on envd's 502. */
+static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                        const char *const *args, size_t nargs, sbx_signal *sig, run_result *r,
+                        sbx_error *err)
+{
+	sbx_error local;
+	bool cached, retried = false;
+	int error;
+
+	for (;;) {
+		memset(&local, 0, sizeof(local));
+		if ((error = sbx__e2b_attach_cached(
+		         p, t, id, FILE_OP_TIMEOUT_MS / 1000 + TIMEOUT_MARGIN_SECONDS, &cached, sig,
+		         err)) < 0)
+			return error;
+		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
+		                FILE_OP_TIMEOUT_MS, sig, r, &local);
+		if (!cached || retried || !sbx__e2b_not_running(error, &local))
+			break;
+		retried = true;
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(t);
+		sbx__e2b_run_result_dispose(r);
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
+	return error;
+}
+
 /* The attach + file_op + exit-status check shared by kill_all and kill_tagged. */
 static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *args, size_t nargs,
                        const char *failure, sbx_signal *sig, sbx_error *err)
@@ -618,10 +717,7 @@ static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *
 	char se[STDERR_MESSAGE_MAX + 1];
 	int error;
 
-	if ((error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
-		goto done;
-	if ((error = file_op(p, &t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
-	                     FILE_OP_TIMEOUT_MS, sig, &r, err)) < 0)
+	if ((error = attached_run(p, &t, id, args, nargs, sig, &r, err)) < 0)
 		goto done;
 	if (!exited_with(&r, 0))
 		error = sbx__error_set(err, SBX_ESANDBOX, "%s: %s", failure,

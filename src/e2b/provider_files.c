@@ -23,6 +23,9 @@
 #define UPLOAD_DEADLINE_MS 600000         /* one upload (the seed has none; we bound it) */
 #define MAX_OUTPUT_CAP     (SIZE_MAX / 4) /* a larger budget is clamped */
 #define LIST_OUTPUT_MAX    (32u << 20)    /* a listing's output: 100 000 entries of 255 bytes */
+#define FILE_OP_MIN_SECONDS                                                                        \
+	240 /* the 120 s file operation + the 120 s margin: attach covers it                       \
+	     */
 
 static bool exited_with(const sbx__file_op *r, int code)
 {
@@ -50,9 +53,8 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
 	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
-	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 5,
-	                              max_bytes + 1 + STDERR_ROOM, 0, sig, &r, err)) < 0)
+	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, 5,
+	                                       max_bytes + 1 + STDERR_ROOM, 0, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3) || exited_with(&r, 4))
 		goto done; /* missing, or a directory: NULL */
@@ -94,7 +96,8 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
 	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
-	bool skills = is_skills_path(path);
+	bool skills = is_skills_path(path), cached = false, retried = false;
+	sbx_error local;
 	const char *args[5] = {"-c",
 	                       skills ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
 	                       "capybara-write", path, staging};
@@ -102,16 +105,29 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 
 	sbx__uuid(uuid);
 	snprintf(staging, sizeof(staging), "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
-	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0)
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		goto done;
-	/* bytes go to a root-only staging file; the script writes the target as the user */
-	if ((error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
-	                              sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, err)) < 0) {
+	for (;;) {
+		memset(&local, 0, sizeof(local));
+		if ((error = sbx__e2b_attach_cached(p, &t, id, FILE_OP_MIN_SECONDS, &cached, sig,
+		                                    err)) < 0)
+			goto done;
+		/* bytes go to a root-only staging file; the script writes the target as the user */
+		error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
+		                         sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, &local);
+		if (!cached || retried || !sbx__e2b_not_running(error, &local))
+			break;
+		retried = true; /* refused before a byte was stored: connect and upload again */
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(&t);
+	}
+	if (error < 0) {
 		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
 			sbx__error_set(err, error,
 			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
 			                                     : "aborted");
+		else
+			sbx__e2b_pass_error(err, &local);
 		goto done;
 	}
 	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, 0, sig, &r,
@@ -167,9 +183,8 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
 
 	memset(out, 0, sizeof(*out));
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
-	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, STDERR_ROOM, 0, sig, &r,
-	                              err)) < 0)
+	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, 4,
+	                                       STDERR_ROOM, 0, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3))
 		goto done; /* exists = false */
@@ -264,9 +279,8 @@ int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *pat
 
 	*out = NULL;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &t, id, 0, sig, err)) < 0 ||
-	    (error = sbx__e2b_file_op(p, &t, SBX_E2B_SANDBOX_USER, args, 4, LIST_OUTPUT_MAX, 0, sig,
-	                              &r, err)) < 0)
+	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, 4,
+	                                       LIST_OUTPUT_MAX, 0, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3))
 		goto done; /* missing: NULL */

@@ -6,6 +6,7 @@
 #ifndef SBX_E2B_PROVIDER_INT_H
 #define SBX_E2B_PROVIDER_INT_H
 
+#include <pthread.h>
 #include <sandbox/e2b.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
@@ -16,7 +17,22 @@
 #include "e2b/envd.h"
 #include "e2b/http.h"
 
-/* The provider's state: read-only after sbx_e2b_provider_new() (the pool locks itself). */
+/*
+ * One sandbox this provider connected to: its envd target and until when
+ * (monotonic ms) the last connect keeps it running. Guarded by attach_mu.
+ */
+typedef struct sbx__e2b_attached {
+	struct sbx__e2b_attached *next;
+	char *id;
+	sbx_envd_target t; /* valid when t.url is set */
+	uint64_t until_ms; /* connect sent + its timeout; 0 = unknown (connect first) */
+	bool inflight;     /* a connect for this id is on the wire: wait for it */
+} sbx__e2b_attached;
+
+/*
+ * The provider's state: read-only after sbx_e2b_provider_new(), except the
+ * attach cache (attach_mu) and the HTTP pool (locks itself).
+ */
 typedef struct sbx__e2b_provider {
 	sbx_http *http;
 	sbx_e2b_api api;
@@ -27,6 +43,11 @@ typedef struct sbx__e2b_provider {
 	bool allow_open_egress;
 	char *envd_url; /* options.envd_url without trailing "/", or NULL */
 	sbx_logger logger;
+	pthread_mutex_t attach_mu;
+	pthread_cond_t attach_cv; /* an in-flight connect ended */
+	sbx__e2b_attached *attached;
+	size_t nattached;
+	bool attach_ready; /* attach_mu and attach_cv were initialised */
 } sbx__e2b_provider;
 
 void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *msg,
@@ -42,9 +63,31 @@ int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
  * 500 ms apart (abortable); an E2B-format 404 or a missing envd token is
  * SBX_EGONE. On success `t` is filled; dispose it with sbx__envd_target_dispose()
  * (also safe after a failure).
+ *
+ * It always connects (resume, background commands) and records the answer
+ * for sbx__e2b_attach_cached().
  */
 int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
                     sbx_signal *sig, sbx_error *err);
+/*
+ * attach, but the connect is skipped (issue 13) when an earlier connect of
+ * this provider to `id` still keeps the sandbox running for min_seconds from
+ * now: then `t` is a copy of that connect's target and *cached is true (the
+ * caller retries once after sbx__e2b_attach_forget() when envd answers that
+ * the sandbox is not running). Only one connect per id is on the wire at a
+ * time; concurrent callers wait for it (abortably) and use its result when
+ * it covers them.
+ */
+int sbx__e2b_attach_cached(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                           uint64_t min_seconds, bool *cached, sbx_signal *sig, sbx_error *err);
+/*
+ * Forget what attach remembers of `id`: the next attach connects. Called when
+ * envd answered that the sandbox is not running, and by pause, kill, reboot.
+ */
+void sbx__e2b_attach_forget(sbx__e2b_provider *p, const char *id);
+/* Remember a connect-like answer (create): `t` moved in, running until until_ms. */
+void sbx__e2b_attach_remember(sbx__e2b_provider *p, const char *id, sbx_envd_target *t,
+                              uint64_t until_ms);
 /*
  * targetOf(info): the envd target from a connect reply's Sandbox object
  * (sandboxID, domain, envdAccessToken), every field checked: SBX_EPROTOCOL
@@ -86,6 +129,17 @@ int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char 
                      const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
                      sbx_signal *sig, sbx__file_op *res, sbx_error *err);
 void sbx__e2b_file_op_dispose(sbx__file_op *res);
+/*
+ * attach (covering timeout_ms + 120 s) + sbx__e2b_file_op; when the target
+ * came from the attach cache and envd answered that the sandbox is not
+ * running (nothing ran), connect and run it once more. Fills `t` (dispose it).
+ */
+int sbx__e2b_attached_file_op(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                              const char *user, const char *const *args, size_t nargs,
+                              size_t max_output, uint64_t timeout_ms, sbx_signal *sig,
+                              sbx__file_op *res, sbx_error *err);
+/* envd's 502 (E2B's proxy: the sandbox is paused or missing): the request did not run. */
+bool sbx__e2b_not_running(int error, const sbx_error *e);
 /* stderrOf(): `err` as text, whitespace-trimmed, at most 500 bytes at a UTF-8 boundary. */
 const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen);
 

@@ -150,6 +150,13 @@ static void test_malformed__html_500_bodies_are_http_errors(void **state)
 			h_name(name, sizeof(name), "html");
 			rc = sbx_sandbox_create(&id, h->p, name, &l, NULL, &err);
 			assert_null(id);
+		} else if (i == 2) {
+			/* a fresh provider connects first (h->p's last connect covers the call) */
+			sbx_exec_result r;
+			sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+			sbx_provider *fresh = h_provider_new(h, NULL, NULL);
+			rc = sbx_sandbox_exec(&r, fresh, g_id, "true", &o, NULL, &err);
+			sbx_provider_free(fresh);
 		} else if (i < 4) {
 			sbx_exec_result r;
 			rc = h_exec_opts(h, &r, g_id, "true", NULL, NULL, &err);
