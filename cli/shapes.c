@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_shape_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len)
 {
@@ -111,4 +112,128 @@ json_t *cli_shape_stat(const char *path, const sbx_stat *st)
 {
 	return json_pack("{s:s,s:b,s:I,s:b}", "path", path, "exists", st->exists, "size",
 	                 (json_int_t)st->size, "is_dir", st->is_dir);
+}
+
+const char *cli_shape_state_name(sbx_sandbox_state st)
+{
+	switch (st) {
+	case SBX_STATE_RUNNING:
+		return "running";
+	case SBX_STATE_PAUSED:
+		return "paused";
+	default:
+		return "any";
+	}
+}
+
+/* ms since the epoch as RFC 3339 UTC with milliseconds, or null when 0 (unknown). */
+static json_t *time_or_null(int64_t ms)
+{
+	char buf[40];
+	struct tm tm;
+	time_t t;
+
+	if (ms <= 0)
+		return json_null();
+	t = (time_t)(ms / 1000);
+	if (!gmtime_r(&t, &tm))
+		return json_null();
+	size_t n;
+
+	n = strftime(buf, sizeof(buf) - 8, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%03dZ", (int)(ms % 1000));
+	return json_string(buf);
+}
+
+json_t *cli_shape_sandbox_info(const sbx_sandbox_info *info)
+{
+	json_t *o = json_pack("{s:s,s:s?,s:s,s:s}", "id", info->id, "name", info->name, "state",
+	                      cli_shape_state_name(info->state), "template_id",
+	                      info->template_id ? info->template_id : "");
+
+	if (!o)
+		return NULL;
+	if (json_object_set_new(o, "started_at", time_or_null(info->started_at_ms)) < 0 ||
+	    json_object_set_new(o, "end_at", time_or_null(info->end_at_ms)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *cli_shape_info_list(const sbx_info_list *list)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && list && i < list->count; i++)
+		if (json_array_append_new(a, cli_shape_sandbox_info(&list->items[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+const char *cli_shape_entry_type_name(sbx_entry_type t)
+{
+	switch (t) {
+	case SBX_ENTRY_FILE:
+		return "file";
+	case SBX_ENTRY_DIR:
+		return "dir";
+	case SBX_ENTRY_SYMLINK:
+		return "symlink";
+	default:
+		return "other";
+	}
+}
+
+json_t *cli_shape_dir(const char *path, const sbx_dir *dir)
+{
+	json_t *o =
+	    json_pack("{s:s,s:[],s:b}", "path", path, "entries", "truncated", dir->truncated);
+	json_t *entries = o ? json_object_get(o, "entries") : NULL;
+
+	for (size_t i = 0; entries && i < dir->count; i++) {
+		const sbx_dir_entry *e = &dir->entries[i];
+		json_t *je = json_object();
+		if (!je ||
+		    cli_shape_bytes(je, "name", (const unsigned char *)e->name, strlen(e->name)) <
+		        0 ||
+		    json_object_set_new(je, "type",
+		                        json_string(cli_shape_entry_type_name(e->type))) < 0 ||
+		    json_object_set_new(je, "size", json_integer((json_int_t)e->size)) < 0 ||
+		    json_array_append_new(entries, je) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return entries ? o : (json_decref(o), NULL);
+}
+
+json_t *cli_shape_process_list(const char *id, const sbx_process_info_list *list)
+{
+	json_t *o = json_pack("{s:s,s:[]}", "id", id, "processes");
+	json_t *procs = o ? json_object_get(o, "processes") : NULL;
+
+	for (size_t i = 0; procs && list && i < list->count; i++) {
+		const sbx_process_info *p = &list->items[i];
+		json_t *args = json_array(), *jp;
+		for (size_t k = 0; args && k < p->nargs; k++)
+			if (json_array_append_new(args, json_string(p->args[k])) < 0)
+				break;
+		jp = args ? json_pack("{s:I,s:s?,s:s?,s:s,s:o,s:s?}", "pid", (json_int_t)p->pid,
+		                      "tag", p->tag, "command", p->command, "cmd",
+		                      p->cmd ? p->cmd : "", "args", args, "cwd", p->cwd)
+		          : NULL;
+		if (!jp || json_array_append_new(procs, jp) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return procs ? o : (json_decref(o), NULL);
+}
+
+json_t *cli_shape_process_started(const char *id, uint32_t pid)
+{
+	return json_pack("{s:s,s:I}", "id", id, "pid", (json_int_t)pid);
 }

@@ -20,6 +20,9 @@
 
 #include <jansson.h>
 #include <sandbox.h>
+#include <sandbox/files.h>
+#include <sandbox/info.h>
+#include <sandbox/process.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,5 +57,36 @@ json_t *cli_shape_file(const char *path, const sbx_file *f);
 
 /* A stat: {"path", "exists", "size": bytes, "is_dir"}. */
 json_t *cli_shape_stat(const char *path, const sbx_stat *st);
+
+/* A state as a word: "running", "paused" ("any" for SBX_STATE_ANY). */
+const char *cli_shape_state_name(sbx_sandbox_state st);
+
+/*
+ * A sandbox (list item, info): {"id", "name": string|null, "state": "running"|"paused",
+ * "template_id", "started_at", "end_at": RFC 3339 UTC with ms, or null when unknown}.
+ */
+json_t *cli_shape_sandbox_info(const sbx_sandbox_info *info);
+
+/* A sandbox list: an array of cli_shape_sandbox_info objects, in the list's order. */
+json_t *cli_shape_info_list(const sbx_info_list *list);
+
+/*
+ * A directory listing: {"path", "entries": [{"name", "type": "file"|"dir"|"symlink"|"other",
+ * "size": bytes}], "truncated"}. Entry names follow the bytes rule (name / name_b64).
+ */
+json_t *cli_shape_dir(const char *path, const sbx_dir *dir);
+
+/* An entry type as a word: "file", "dir", "symlink", "other". */
+const char *cli_shape_entry_type_name(sbx_entry_type t);
+
+/*
+ * The running commands of a sandbox: {"id", "processes": [{"pid", "tag": string|null,
+ * "command": the shell text of a command this library started, or null,
+ * "cmd", "args": [..], "cwd": string|null}]}.
+ */
+json_t *cli_shape_process_list(const char *id, const sbx_process_info_list *list);
+
+/* A started background command: {"id", "pid"}. */
+json_t *cli_shape_process_started(const char *id, uint32_t pid);
 
 #endif

@@ -1,8 +1,10 @@
 /*
- * cli/cmd/exec.c: `sandbox-e2b exec ID COMMAND...`: sbx_sandbox_exec.
+ * cli/cmd/exec.c: `sandbox-e2b exec ID COMMAND...`: sbx_sandbox_exec with
+ * live output (and stdin with -i), or sbx_process_start with --background.
  */
 #include "command.h"
 #include "shapes.h"
+#include "stream.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,7 +13,7 @@
 
 #define EXEC_MAX_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
 
-enum { OPT_CWD = 1, OPT_ENV, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_TAG };
+enum { OPT_CWD = 1, OPT_ENV, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_TAG, OPT_STDIN, OPT_BACKGROUND };
 
 static const cli_option exec_options[] = {
     {"cwd", 0, "DIR", "working directory (default /workspace)", OPT_CWD, NULL},
@@ -25,11 +27,20 @@ static const cli_option exec_options[] = {
      "and reported",
      OPT_MAX_OUTPUT, NULL},
     {"tag", 0, "T", "tag the command for kill-tagged", OPT_TAG, NULL},
+    {"stdin", 'i', NULL,
+     "forward this tool's stdin to the command (as docker exec -i);\nwithout it stdin is not "
+     "read and the command reads EOF",
+     OPT_STDIN, NULL},
+    {"background", 0, NULL,
+     "start the command, print its pid and return; see wait, kill,\nps (--timeout-ms still "
+     "bounds it)",
+     OPT_BACKGROUND, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 typedef struct exec_state {
 	sbx_exec_options o;
+	bool background;
 	sbx_env_var env[CLI_MAX_OPTS];
 	char *env_keys[CLI_MAX_OPTS];
 } exec_state;
@@ -66,6 +77,12 @@ static int exec_opt(cli *c, exec_state *s, int id, const char *v)
 		return 0;
 	case OPT_TAG:
 		s->o.tag = v;
+		return 0;
+	case OPT_STDIN:
+		s->o.stdin_read = cli_stream_stdin;
+		return 0;
+	case OPT_BACKGROUND:
+		s->background = true;
 		return 0;
 	}
 	return 0;
@@ -110,9 +127,7 @@ static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
 		cli_json_print(cli_shape_exec_result(r));
 		return;
 	}
-	fwrite(r->stdout_data, 1, r->stdout_len, stdout);
-	fflush(stdout);
-	fwrite(r->stderr_data, 1, r->stderr_len, stderr);
+	/* The output itself was written as it arrived (cli_stream_output). */
 	if (r->truncated)
 		fprintf(stderr,
 		        "%s exec: output truncated to %zu bytes (raise --max-output-bytes)\n",
@@ -129,9 +144,56 @@ static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
 		        c->prog);
 }
 
+/* --background: start, print the pid, let the command run on (bounded by its backstop). */
+static int exec_background(cli *c, const cli_args *a, const char *cmd, const exec_state *s)
+{
+	sbx_process_options po = SBX_PROCESS_OPTIONS_INIT;
+	sbx_process *h = NULL;
+	sbx_error err = {0};
+	int rc;
+
+	po.cwd = s->o.cwd;
+	po.env = s->o.env;
+	po.env_count = s->o.env_count;
+	po.timeout_ms = s->o.timeout_ms;
+	po.max_output_bytes = s->o.max_output_bytes;
+	po.tag = s->o.tag;
+	if ((rc = sbx_process_start(&h, c->prov, a->pos[0], cmd, &po, c->sig, &err)) < 0)
+		return s->o.tag ? cli_fail_tags(c, rc, &err, &s->o.tag, 1) : cli_fail(c, rc, &err);
+	if (c->json)
+		cli_json_print(cli_shape_process_started(a->pos[0], sbx_process_pid(h)));
+	else
+		printf("%" PRIu32 "\n", sbx_process_pid(h));
+	fflush(stdout);
+	sbx_process_free(h); /* does not kill it */
+	return CLI_EXIT_OK;
+}
+
+/* A failed exec; output the stream got before it failed was already printed. */
+static int exec_fail(cli *c, int rc, const sbx_error *err, const exec_state *s,
+                     const cli_stream *st)
+{
+	char ebuf[128];
+
+	if (rc == SBX_EUSER && st->write_errno) {
+		fprintf(stderr,
+		        "%s exec: cannot write the output: %s; the command was killed (check the "
+		        "disk or the program reading the pipe)\n",
+		        c->prog, cli_strerror(st->write_errno, ebuf, sizeof(ebuf)));
+		return CLI_EXIT_ERROR;
+	}
+	if (rc == SBX_EUSER && st->read_errno) {
+		fprintf(stderr, "%s exec: cannot read stdin: %s; the command was killed\n", c->prog,
+		        cli_strerror(st->read_errno, ebuf, sizeof(ebuf)));
+		return CLI_EXIT_ERROR;
+	}
+	return s->o.tag ? cli_fail_tags(c, rc, err, &s->o.tag, 1) : cli_fail(c, rc, err);
+}
+
 static int exec_run(cli *c, const cli_args *a)
 {
 	exec_state *s = calloc(1, sizeof(*s));
+	cli_stream st = {.c = c};
 	sbx_exec_result r = {0};
 	sbx_error err = {0};
 	char *cmd = NULL;
@@ -158,10 +220,23 @@ static int exec_run(cli *c, const cli_args *a)
 		rc = cli_oom(c);
 		goto done;
 	}
+	if (s->background && s->o.stdin_read) {
+		rc = cli_usage_error(c, "--stdin does not go with --background");
+		goto done;
+	}
 	if ((rc = cli_provider(c)) != 0)
 		goto done;
+	if (s->background) {
+		rc = exec_background(c, a, cmd, s);
+		goto done;
+	}
+	/* Live output in human mode; --json keeps one object at the end. */
+	if (!c->json)
+		s->o.on_output = cli_stream_output;
+	s->o.output_payload = &st;
+	s->o.stdin_payload = &st;
 	if ((rc = sbx_sandbox_exec(&r, c->prov, a->pos[0], cmd, &s->o, c->sig, &err)) < 0) {
-		rc = s->o.tag ? cli_fail_tags(c, rc, &err, &s->o.tag, 1) : cli_fail(c, rc, &err);
+		rc = exec_fail(c, rc, &err, s, &st);
 		goto done;
 	}
 	exec_report(c, &r, s);
@@ -183,7 +258,13 @@ const cli_command cli_cmd_exec = {
         "Runs COMMAND with /bin/bash -c as the sandbox user. Options go before the\n"
         "command: the first word after ID (or everything after '--') starts it, and the\n"
         "words are joined with spaces into one command line, as ssh does. The command's\n"
-        "stdout and stderr go to this tool's stdout and stderr.\n"
+        "stdout and stderr go to this tool's stdout and stderr as they arrive. stdin is\n"
+        "not read unless -i is given (the command then reads this tool's stdin until\n"
+        "EOF). With --json the output comes in one object at the end instead.\n"
+        "\n"
+        "--background starts the command and prints its pid at once; 'wait ID PID'\n"
+        "follows it to its end, 'kill ID PID' kills it with its whole tree, 'ps ID'\n"
+        "lists the running commands. It is killed --timeout-ms (+5 s) after it started.\n"
         "\n"
         "Exit: the command's exit code (128+N when killed by signal N); 124 timed out;\n"
         "125 killed by an unknown signal; 130 interrupted (Ctrl-C kills the remote\n"

@@ -67,7 +67,7 @@ test_help() {
 	expect_rc "--help exits 0" 0
 	expect_grep "--help lists exec" "exec" "$tmp/out"
 	expect_grep "--help documents exit 124" "124" "$tmp/out"
-	for c in create resume suspend destroy destroy-by-name kill-all kill-tagged exec read write stat config demo; do
+	for c in create resume suspend destroy destroy-by-name list info exec ps wait kill kill-all kill-tagged read write stat ls config demo; do
 		run "$c" --help
 		expect_rc "$c --help exits 0" 0
 		expect_grep "$c --help shows usage" "Usage: sandbox-e2b $c" "$tmp/out"
@@ -345,6 +345,77 @@ test_exec() { # ID
 	expect_rc "kill-tagged bad tag exits 2" 2
 	expect_grep "kill-tagged bad tag: hint names the bad one" "tag 'bad tag!' must match" "$tmp/err"
 
+	# Live output: the command prints a line, then waits for a file that this test
+	# makes only after it has read that line from the tool. Output held back until
+	# the end would never show the line (the read times out after 60 s): no race.
+	rm -f "$tmp/live"
+	mkfifo "$tmp/live"
+	"$cli" exec "$id" --timeout-ms 2m 'echo first; while [ ! -e /workspace/live-go ]; do sleep 0.05; done; echo second' \
+		>"$tmp/live" 2>"$tmp/live.err" &
+	local lp=$! first=
+	exec 3<"$tmp/live"
+	if read -r -t 60 first <&3; then ok "exec prints output as it arrives"; else no "exec prints output as it arrives" "no line within 60 s"; fi
+	expect_eq "live output: the first line" "$first" "first"
+	"$cli" exec "$id" 'touch /workspace/live-go' >/dev/null 2>&1
+	expect_eq "live output: the rest after the file exists" "$(cat <&3)" "second"
+	exec 3<&-
+	wait "$lp"
+	expect_eq "live output: exit 0" "$?" "0"
+	# stderr goes to stderr as it arrives too (same mechanism), stdout stays clean
+	run exec "$id" 'echo to-out; echo to-err >&2'
+	expect_eq "live stdout only on stdout" "$(cat "$tmp/out")" "to-out"
+	expect_eq "live stderr only on stderr" "$(cat "$tmp/err")" "to-err"
+
+	# stdin: -i forwards it; without -i the tool does not read it at all
+	printf 'b\na\nc\n' | "$cli" exec -i "$id" sort >"$tmp/out" 2>"$tmp/err"
+	expect_eq "exec -i forwards stdin" "$(cat "$tmp/out")" "$(printf 'a\nb\nc')"
+	head -c 1048576 /dev/urandom >"$tmp/mib"
+	"$cli" exec --stdin "$id" -- 'sha256sum | cut -d" " -f1' <"$tmp/mib" >"$tmp/out" 2>"$tmp/err"
+	expect_eq "exec --stdin: 1 MiB through sha256sum" "$(cat "$tmp/out")" "$(sha256sum <"$tmp/mib" | cut -d' ' -f1)"
+	out=$(printf 'kept\n' | { "$cli" exec "$id" 'cat; echo done' 2>/dev/null; cat; })
+	expect_eq "without -i: the command reads EOF and stdin is left unread" "$out" "$(printf 'done\nkept')"
+	run exec "$id" --help
+	expect_grep "exec --help says stdin is not read without -i" "stdin is" "$tmp/out"
+	expect_grep "exec --help says it" "not read unless -i is given" "$tmp/out"
+	run exec --background -i "$id" true
+	expect_rc "--background with -i exits 2" 2
+
+	# Background commands: exec --background prints the pid; ps, wait, kill
+	run exec --background "$id" 'while [ ! -e /workspace/bg-go ]; do sleep 0.05; done; exit 5'
+	expect_rc "exec --background exits 0" 0
+	local bpid
+	bpid=$(cat "$tmp/out")
+	if [[ "$bpid" =~ ^[0-9]+$ ]]; then ok "exec --background prints the pid"; else no "exec --background prints the pid" "'$bpid'"; fi
+	run ps "$id"
+	expect_rc "ps exits 0" 0
+	expect_grep "ps lists the background command" "^$bpid .*while \[ ! -e /workspace/bg-go \]" "$tmp/out"
+	run ps "$id" --json
+	expect_eq "ps --json pid" "$("$jget" processes.0.pid <"$tmp/out")" "$bpid"
+	"$cli" wait "$id" "$bpid" >"$tmp/wait.out" 2>"$tmp/wait.err" &
+	local wp=$!
+	"$cli" exec "$id" 'touch /workspace/bg-go' >/dev/null 2>&1
+	wait "$wp"
+	expect_eq "wait exits with the command's exit code" "$?" "5"
+	run exec --background --json "$id" 'echo json-bg'
+	expect_eq "exec --background --json has the pid" "$(jq_out pid)" "$(jq_out pid | grep -E '^[0-9]+$')"
+	expect_eq "exec --background --json has the id" "$(jq_out id)" "$id"
+	run wait "$id" "$(jq_out pid)" --json
+	expect_eq "wait --json exit_code" "$(jq_out exit_code)" "0"
+	run exec --background "$id" 'sleep 300'
+	bpid=$(cat "$tmp/out")
+	run kill "$id" "$bpid"
+	expect_rc "kill ID PID exits 0" 0
+	run ps "$id"
+	if grep -q "^$bpid " "$tmp/out"; then no "kill ID PID ended it" "$(cat "$tmp/out")"; else ok "kill ID PID ended it"; fi
+	run exec "$id" 'pgrep -x sleep || echo none'
+	expect_eq "kill ID PID killed the whole tree" "$(cat "$tmp/out")" "none"
+	run kill "$id" 4000000
+	expect_rc "kill of a pid not running exits 0" 0
+	run kill "$id" 0
+	expect_rc "kill pid 0 exits 2" 2
+	run wait "$id" notapid
+	expect_rc "wait with a bad pid exits 2" 2
+
 	# kill-tagged: a tagged background exec returns once killed
 	"$cli" exec "$id" --tag bg -- sleep 300 >"$tmp/bg.out" 2>&1 &
 	local bg=$!
@@ -440,6 +511,21 @@ test_files() { # ID
 	expect_eq "stat missing names the tool, the command and the path" "$(cat "$tmp/err")" \
 		"sandbox-e2b stat: /workspace/nope: no such file or directory"
 
+	run ls "$id" /workspace/dir
+	expect_rc "ls exits 0" 0
+	expect_eq "ls lists the file" "$(cat "$tmp/out")" "-           18 a.txt"
+	run exec "$id" 'mkdir -p /workspace/lsd/sub && ln -sf a /workspace/lsd/link && : > /workspace/lsd/empty'
+	run ls "$id" /workspace/lsd
+	expect_eq "ls: types, sizes, sorted names" "$(cat "$tmp/out")" "$(printf -- '-            0 empty\nl            1 link\nd %12s sub/' "$(cut -d' ' -f1 <<<"$("$cli" stat "$id" /workspace/lsd/sub | sed 's/directory //')")")"
+	run ls "$id" /workspace/lsd --json
+	expect_eq "ls --json first entry" "$("$jget" entries.0.name <"$tmp/out")" "empty"
+	expect_eq "ls --json type" "$("$jget" entries.2.type <"$tmp/out")" "dir"
+	expect_eq "ls --json truncated" "$("$jget" truncated <"$tmp/out")" "false"
+	run ls "$id" /workspace/nope
+	expect_rc "ls missing exits 3" 3
+	run ls "$id" /workspace/dir/a.txt
+	expect_rc "ls of a file exits 1" 1
+
 	run exec "$id" -- 'stat -c %U /workspace/dir/a.txt'
 	expect_eq "written as the sandbox user" "$(cat "$tmp/out")" "sandbox"
 	echo skill >"$tmp/s.md"
@@ -498,8 +584,37 @@ test_commands() {
 	run read "$id" /workspace/keep.txt
 	expect_eq "files survive suspend/resume" "$(cat "$tmp/out")" "kept"
 
+	# list and info
+	run list --json
+	expect_rc "list --json exits 0" 0
+	expect_grep "list --json has the sandbox" "\"id\":\"$id\",\"name\":\"cli-test-a\",\"state\":\"running\"" "$tmp/out"
+	run list --name cli-test-a --json
+	expect_eq "list --name: one sandbox" "$(jq_out 0.id)" "$id"
+	expect_eq "list --name: only that one" "$(jq_out 1.id)" "<missing>"
+	run list --name cli-test-a
+	expect_grep "list (human) shows id, name, state" "^$id  *cli-test-a  *running " "$tmp/out"
+	run list --state paused --json
+	expect_eq "list --state paused: not the running one" "$(grep -c "$id" "$tmp/out")" "0"
+	run list --state sideways
+	expect_rc "list --state bad exits 2" 2
+	run info "$id" --json
+	expect_rc "info exits 0" 0
+	expect_eq "info --json id" "$(jq_out id)" "$id"
+	expect_eq "info --json name" "$(jq_out name)" "cli-test-a"
+	expect_eq "info --json state" "$(jq_out state)" "running"
+	run suspend "$id"
+	run list --state paused --name cli-test-a --json
+	expect_eq "list --state paused after suspend" "$(jq_out 0.state)" "paused"
+	run info "$id"
+	expect_grep "info (human) after suspend" "^state  *paused$" "$tmp/out"
+	run info "$id" --json
+	expect_eq "info leaves a paused sandbox paused" "$(jq_out state)" "paused"
+	run resume "$id"
+
 	run destroy "$id"
 	expect_rc "destroy exits 0" 0
+	run info "$id"
+	expect_rc "info of a destroyed sandbox exits 3" 3
 	run resume "$id" --json
 	expect_rc "resume after destroy exits 3" 3
 	expect_eq "resume --json gone" "$(jq_out status)" "gone"
