@@ -153,14 +153,15 @@ static void on_end(bool exited, int exit_code, const char *status, void *payload
 }
 
 /* killer(t, ctl): the kill script as its own command. True when it exited 0. */
-bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl)
+bool sbx__e2b_kill_script_as(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl,
+                             const char *user)
 {
 	const char *args[] = {"-c", sbx__e2b_kill_script, "capybara-kill", ctl};
 	run_opts ko = {0};
 	run_result kr;
 	bool ok;
 
-	ko.user = SBX_E2B_SANDBOX_USER;
+	ko.user = user ? user : SBX_E2B_SANDBOX_USER;
 	ko.cmd = "/bin/sh";
 	ko.args = args;
 	ko.nargs = 4;
@@ -173,6 +174,11 @@ bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, con
 	     kr.has_exit_code && kr.exit_code == 0;
 	sbx__e2b_run_result_dispose(&kr);
 	return ok;
+}
+
+bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl)
+{
+	return sbx__e2b_kill_script_as(p, t, ctl, NULL);
 }
 
 /* SendSignal SIGKILL on the pid: a backstop that only ends the session's first process. */
@@ -232,7 +238,7 @@ static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const r
 
 	if (!o->ctl)
 		return false; /* no killer: just disconnect */
-	if (!sbx__e2b_kill_script_ok(p, t, o->ctl)) {
+	if (!sbx__e2b_kill_script_as(p, t, o->ctl, o->ctl_user)) {
 		kill_pid(p, t, r);
 		return true;
 	}
@@ -404,7 +410,7 @@ int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts 
 	} else if (error < 0 && r->have_pid && !r->got_end && o->ctl) {
 		/* the stream broke while the command may still run: stop it (no reboot for a
 		 * network fault), and keep what it printed for the caller */
-		(void)sbx__e2b_kill_script_ok(p, t, o->ctl);
+		(void)sbx__e2b_kill_script_as(p, t, o->ctl, o->ctl_user);
 		kill_pid(p, t, r);
 	}
 	sbx__envd_stream_free(s); /* disconnect; the process does not depend on it */
@@ -569,25 +575,48 @@ done:
 	return error;
 }
 
-/* fileOp(): /bin/sh in "/", timeout_ms (the seed: 120 s); a timeout is an error, an abort is
- * SBX_EABORTED. */
+/*
+ * fileOp(): /bin/sh in "/", timeout_ms (the seed: 120 s); a timeout is an
+ * error, an abort is SBX_EABORTED. Unlike the seed, the script runs as an
+ * exec does: in its own session under the file-op wrapper, with an
+ * in-sandbox `timeout -s KILL` backstop, and on a timeout or abort the kill
+ * path (kill script as `user`, SIGKILL, reboot as the last resort) stops it,
+ * so no process is left behind (a read of a FIFO blocks forever). The kill
+ * scripts themselves (kill_all, kill_tagged) run bare, as the seed's do
+ * (!killable): they end on their own.
+ */
 static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
                    const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
-                   sbx_signal *sig, run_result *r, sbx_error *err)
+                   bool killable, sbx_signal *sig, run_result *r, sbx_error *err)
 {
+	char ctl[128], secs[32];
+	const char **wargs = NULL;
 	run_opts o = {0};
 	int error;
 
+	sbx__e2b_run_result_init(r, max_output);
+	if ((error = sbx__e2b_fileop_control_path(ctl, sizeof(ctl))) < 0)
+		return sbx__error_set(err, error, "cannot make a file-op control path");
+	if (nargs > SIZE_MAX / sizeof(*wargs) - SBX_E2B_FILEOP_ARGC ||
+	    !(wargs = sbx__calloc(nargs + SBX_E2B_FILEOP_ARGC, sizeof(*wargs))))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	sbx__e2b_fileop_args(wargs, secs, sizeof(secs), ctl, timeout_ms);
+	for (size_t i = 0; i < nargs; i++)
+		wargs[SBX_E2B_FILEOP_ARGC + i] = args[i];
 	o.user = user;
-	o.cmd = "/bin/sh";
-	o.args = args;
-	o.nargs = nargs;
+	o.cmd = killable ? "setsid" : "/bin/sh";
+	o.args = killable ? wargs : args;
+	o.nargs = killable ? nargs + SBX_E2B_FILEOP_ARGC : nargs;
 	o.cwd = "/";
 	o.max_output = max_output;
 	o.timeout_ms = timeout_ms;
 	o.sig = sig;
-	sbx__e2b_run_result_init(r, max_output);
-	if ((error = sbx__e2b_run(p, t, &o, r, err)) < 0)
+	o.ctl = killable ? ctl : NULL;
+	o.ctl_user = user;
+	o.sandbox_id = t->sandbox_id;
+	error = sbx__e2b_run(p, t, &o, r, err);
+	sbx__free(wargs);
+	if (error < 0)
 		return error;
 	if (r->aborted)
 		return sbx__error_set(err, SBX_EABORTED, "aborted");
@@ -602,7 +631,7 @@ int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char 
 {
 	run_result r;
 	int error = file_op(p, t, user, args, nargs, max_output,
-	                    timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS, sig, &r, err);
+	                    timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS, true, sig, &r, err);
 
 	res->out = r.out; /* the buffers move to res */
 	res->err = r.err;
@@ -695,7 +724,7 @@ static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id
 		         err)) < 0)
 			return error;
 		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
-		                FILE_OP_TIMEOUT_MS, sig, r, &local);
+		                FILE_OP_TIMEOUT_MS, false, sig, r, &local);
 		if (!cached || retried || !sbx__e2b_not_running(error, &local))
 			break;
 		retried = true;

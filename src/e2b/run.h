@@ -28,6 +28,7 @@ typedef struct sbx__run_opts {
 	sbx_signal *sig;
 	/* exec only: kill on timeout/abort, reboot when that fails */
 	const char *ctl;
+	const char *ctl_user; /* who runs the kill script: the command's user (NULL: sandbox) */
 	const char *sandbox_id;
 	uint32_t
 	    attach_pid;  /* > 0: follow this running process (envd Connect) instead of starting */
@@ -109,5 +110,8 @@ int sbx__e2b_result_out(sbx_exec_result *out, sbx__run_result *r, sbx_error *err
 
 /* The kill script for control path `ctl`, as its own command. True when it exited 0. */
 bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl);
+/* The same as `user` (NULL: the sandbox user): a root file operation is killed by root. */
+bool sbx__e2b_kill_script_as(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl,
+                             const char *user);
 
 #endif

@@ -41,6 +41,21 @@ const char sbx__e2b_exec_wrapper[] =
     "KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
 
 /*
+ * FILEOP_WRAPPER (ours; run as `setsid -w /bin/sh -c WRAPPER capybara-exec
+ * CTL SECONDS /bin/sh -c SCRIPT NAME ARGS...`, as the file operation's
+ * user): EXEC_WRAPPER for a file operation's script, so the exec kill path
+ * (KILL_SCRIPT CTL) stops it: records the session leader's pid in CTL.pid,
+ * exits 137 without running anything when CTL.kill exists, runs the script
+ * with its arguments untouched under `timeout -s KILL SECONDS`, removes
+ * CTL.pid and exits with the script's status. CTL is
+ * /tmp/.capybara-fileop-<uuid>, which KILL_ALL_SCRIPT does not match: a
+ * killAll stops commands, not a concurrent file operation.
+ */
+const char sbx__e2b_fileop_wrapper[] =
+    "c=$1; t=$2; shift 2; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; "
+    "fi; timeout -s KILL \"$t\" \"$@\"; s=$?; rm -f \"$c.pid\"; exit $s";
+
+/*
  * KILL_SCRIPT CTL (as the sandbox user): creates CTL.kill first so a wrapper
  * that has not started yet never runs its command; waits up to 1 s (20 x 50
  * ms) for CTL.pid, kills that session's tree; then kills every wrapper still
@@ -147,6 +162,30 @@ void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, 
 	args[5] = ctl;
 	args[6] = command;
 	args[7] = seconds_buf;
+}
+
+void sbx__e2b_fileop_args(const char *args[SBX_E2B_FILEOP_ARGC], char *seconds_buf, size_t buflen,
+                          const char *ctl, uint64_t timeout_ms)
+{
+	snprintf(seconds_buf, buflen, "%" PRIu64, sbx__e2b_exec_seconds(timeout_ms));
+	args[0] = "-w";
+	args[1] = "/bin/sh";
+	args[2] = "-c";
+	args[3] = sbx__e2b_fileop_wrapper;
+	args[4] = "capybara-exec";
+	args[5] = ctl;
+	args[6] = seconds_buf;
+	args[7] = "/bin/sh";
+}
+
+int sbx__e2b_fileop_control_path(char *out, size_t outlen)
+{
+	char uuid[37];
+	int n;
+
+	sbx__uuid(uuid);
+	n = snprintf(out, outlen, "/tmp/.capybara-fileop-%s", uuid);
+	return n < 0 || (size_t)n >= outlen ? SBX_EINTERNAL : 0;
 }
 
 int sbx__e2b_exec_control_path(char *out, size_t outlen, const char *tag)

@@ -15,6 +15,7 @@
 #define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
 
 extern const char sbx__e2b_exec_wrapper[];        /* EXEC_WRAPPER */
+extern const char sbx__e2b_fileop_wrapper[];      /* FILEOP_WRAPPER (ours) */
 extern const char sbx__e2b_kill_script[];         /* KILL_SCRIPT (KILL_TREE + ...) */
 extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT */
 extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT */
@@ -39,6 +40,18 @@ uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms);
 #define SBX_E2B_EXEC_ARGC 8
 void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, size_t buflen,
                         const char *ctl, const char *command, uint64_t timeout_ms);
+
+/*
+ * The argv head of `setsid` for a file operation:
+ * {"-w", "/bin/sh", "-c", FILEOP_WRAPPER, "capybara-exec", ctl, "<seconds>", "/bin/sh"};
+ * the script's own args ("-c", SCRIPT, NAME, ARGS...) follow. Seconds as
+ * for an exec (sbx__e2b_exec_seconds).
+ */
+#define SBX_E2B_FILEOP_ARGC 8
+void sbx__e2b_fileop_args(const char *args[SBX_E2B_FILEOP_ARGC], char *seconds_buf, size_t buflen,
+                          const char *ctl, uint64_t timeout_ms);
+/* "/tmp/.capybara-fileop-<uuid>". `out` >= 64 bytes. 0, SBX_EINTERNAL. */
+int sbx__e2b_fileop_control_path(char *out, size_t outlen);
 
 /*
  * The exec control path: "/tmp/.capybara-exec-<uuid>" or

@@ -67,6 +67,18 @@ static sbx_file *read_ok(h_ctx *h, const char *path, size_t max)
 	return f;
 }
 
+/* The file-op wrapper's head: setsid -w /bin/sh -c WRAPPER capybara-exec CTL SECONDS /bin/sh. */
+enum { W = 8 };
+static void check_fileop_head(json_t *args)
+{
+	assert_string_equal(json_string_value(json_array_get(args, 0)), "-w");
+	assert_string_equal(json_string_value(json_array_get(args, 4)), "capybara-exec");
+	assert_int_equal(
+	    strncmp(json_string_value(json_array_get(args, 5)), "/tmp/.capybara-fileop-", 22), 0);
+	assert_string_equal(json_string_value(json_array_get(args, 6)), "125"); /* 120 s + 5 */
+	assert_string_equal(json_string_value(json_array_get(args, 7)), "/bin/sh");
+}
+
 static void test_read_file__head_c_max_plus_one(void **state)
 {
 	h_ctx *h = *state;
@@ -96,12 +108,17 @@ static void test_read_file__head_c_max_plus_one(void **state)
 		json_t *args = json_object_get(p, "args");
 		char want[32];
 		snprintf(want, sizeof(want), "%zu", cases[i].max + 1);
-		assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/sh");
+		/* the seed's script and arguments, under the file-op wrapper (kill path) */
+		assert_string_equal(json_string_value(json_object_get(p, "cmd")), "setsid");
 		assert_string_equal(json_string_value(json_object_get(p, "cwd")), "/");
-		assert_string_equal(json_string_value(json_array_get(args, 0)), "-c");
-		assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-read");
-		assert_string_equal(json_string_value(json_array_get(args, 3)), "/workspace/r.txt");
-		assert_string_equal(json_string_value(json_array_get(args, 4)), want);
+		check_fileop_head(args);
+		assert_int_equal(json_array_size(args), W + 5);
+		assert_string_equal(json_string_value(json_array_get(args, W + 0)), "-c");
+		assert_string_equal(json_string_value(json_array_get(args, W + 2)),
+		                    "capybara-read");
+		assert_string_equal(json_string_value(json_array_get(args, W + 3)),
+		                    "/workspace/r.txt");
+		assert_string_equal(json_string_value(json_array_get(args, W + 4)), want);
 		json_decref(b);
 		json_decref(log);
 	}
@@ -211,9 +228,10 @@ static void test_write_file__stages_as_root_and_cleans_up(void **state)
 	json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
 	json_t *b = h_entry_json(s);
 	json_t *args = json_object_get(json_object_get(b, "process"), "args");
-	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-write");
-	assert_string_equal(json_string_value(json_array_get(args, 3)), "/workspace/w/a/b.txt");
-	assert_string_equal(json_string_value(json_array_get(args, 4)), staging);
+	check_fileop_head(args);
+	assert_string_equal(json_string_value(json_array_get(args, W + 2)), "capybara-write");
+	assert_string_equal(json_string_value(json_array_get(args, W + 3)), "/workspace/w/a/b.txt");
+	assert_string_equal(json_string_value(json_array_get(args, W + 4)), staging);
 	json_decref(b);
 	json_decref(log);
 	/* parents created as the user */
@@ -347,8 +365,11 @@ static void test_read_file__abort_while_blocked(void **state)
 	              (unsigned long long)(r.done - at));
 	assert_true(r.done - at < 250);
 	sbx_signal_free(r.sig);
-	/* unblock and remove the reader left in the sandbox */
-	free(h_sh(h, g_id, "echo > /workspace/fifo & sleep 0.2; rm -f /workspace/fifo; true"));
+	/* the abort killed the reader: nothing is left in the sandbox (issue 9) */
+	char *ps = h_sh(h, g_id, "ps -eo args= | grep -c '[h]ead -c' || true");
+	assert_string_equal(ps, "0\n");
+	free(ps);
+	free(h_sh(h, g_id, "rm -f /workspace/fifo"));
 }
 
 int main(void)

@@ -198,6 +198,58 @@ static void test_scripts__exec_wrapper_runs_bash_and_keeps_the_status(void **sta
 	rmdir(dir);
 }
 
+/* The file-op wrapper as the provider runs it: setsid ... /bin/sh -c SCRIPT NAME ARGS. */
+static int run_fileop(const char *ctl, const char *script, const char *arg, uint64_t timeout_ms,
+                      char *out, size_t outlen)
+{
+	const char *argv[SBX_E2B_FILEOP_ARGC + 6] = {"setsid"};
+	char secs[24];
+	sbx__e2b_fileop_args(argv + 1, secs, sizeof(secs), ctl, timeout_ms);
+	argv[SBX_E2B_FILEOP_ARGC + 1] = "-c";
+	argv[SBX_E2B_FILEOP_ARGC + 2] = script;
+	argv[SBX_E2B_FILEOP_ARGC + 3] = "capybara-test";
+	argv[SBX_E2B_FILEOP_ARGC + 4] = arg;
+	return run_argv(argv, out, outlen);
+}
+
+static void test_scripts__fileop_wrapper_passes_args_and_kills_on_its_timer(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sbx-unit-XXXXXX", ctl[96], path[128], out[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(ctl, sizeof(ctl), "%s/.capybara-fileop-test", dir);
+
+	/* the script gets its name and arguments untouched (spaces, quotes, $) */
+	assert_int_equal(run_fileop(ctl, "printf '%s|%s' \"$0\" \"$1\"; exit 4", "a b'$x\"", 10000,
+	                            out, sizeof(out)),
+	                 4);
+	assert_string_equal(out, "capybara-test|a b'$x\"");
+	snprintf(path, sizeof(path), "%s.pid", ctl);
+	assert_int_equal(access(path, F_OK), -1);
+	/* the in-sandbox backstop: 1 ms rounds up to 1 s + 5 s grace */
+	char secs[24];
+	const char *argv[SBX_E2B_FILEOP_ARGC] = {0};
+	sbx__e2b_fileop_args(argv, secs, sizeof(secs), ctl, 1);
+	assert_string_equal(secs, "6");
+	assert_string_equal(argv[4], "capybara-exec");
+	assert_string_equal(argv[5], ctl);
+	/* a kill that raced ahead: the script never runs */
+	snprintf(path, sizeof(path), "%s.kill", ctl);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(run_fileop(ctl, "echo ran", "x", 10000, out, sizeof(out)), 137);
+	assert_string_equal(out, "");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.pid", ctl);
+	unlink(path);
+	rmdir(dir);
+	/* the control path is one killAll does not match */
+	assert_int_equal(sbx__e2b_fileop_control_path(ctl, sizeof(ctl)), 0);
+	assert_int_equal(strncmp(ctl, "/tmp/.capybara-fileop-", 22), 0);
+	assert_int_equal(strlen(ctl), 22 + 36);
+}
+
 static void test_scripts__read_and_stat_scripts_behave(void **state)
 {
 	(void)state;
@@ -237,6 +289,7 @@ int main(void)
 	    cmocka_unit_test(test_scripts__exec_seconds_round_up_plus_grace),
 	    cmocka_unit_test(test_scripts__exec_args_are_the_seeds),
 	    cmocka_unit_test(test_scripts__control_paths_and_uuids),
+	    cmocka_unit_test(test_scripts__fileop_wrapper_passes_args_and_kills_on_its_timer),
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
 	    cmocka_unit_test(test_scripts__exec_wrapper_runs_bash_and_keeps_the_status),
 	};
