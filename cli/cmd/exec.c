@@ -169,11 +169,29 @@ static int exec_background(cli *c, const cli_args *a, const char *cmd, const exe
 	return CLI_EXIT_OK;
 }
 
-/* A failed exec; output the stream got before it failed was already printed. */
+/*
+ * A failed exec. In human mode the output that arrived before the failure was
+ * already printed; with --json a stream that ended without an exit status
+ * (SBX_EPROTOCOL) prints the output so far with the error:
+ * {"error":{...},"exit_code":null,"stdout",...} (docs/cli.md "Errors and --json").
+ */
 static int exec_fail(cli *c, int rc, const sbx_error *err, const exec_state *s,
-                     const cli_stream *st)
+                     const cli_stream *st, const sbx_exec_result *r)
 {
 	char ebuf[128];
+
+	if (rc == SBX_EPROTOCOL && c->json && (r->stdout_len || r->stderr_len)) {
+		json_t *o = cli_shape_exec_result(r);
+		bool json = c->json;
+		if (o)
+			json_object_set_new(o, "error",
+			                    cli_shape_error(rc, err, NULL, cli_hint(c, rc, err)));
+		c->json = false; /* the messages on stderr only; the one object is ours */
+		rc = cli_fail(c, rc, err);
+		c->json = json;
+		cli_json_print(o);
+		return rc;
+	}
 
 	if (rc == SBX_EUSER && st->write_errno) {
 		fprintf(stderr,
@@ -236,7 +254,7 @@ static int exec_run(cli *c, const cli_args *a)
 	s->o.output_payload = &st;
 	s->o.stdin_payload = &st;
 	if ((rc = sbx_sandbox_exec(&r, c->prov, a->pos[0], cmd, &s->o, c->sig, &err)) < 0) {
-		rc = exec_fail(c, rc, &err, s, &st);
+		rc = exec_fail(c, rc, &err, s, &st, &r);
 		goto done;
 	}
 	exec_report(c, &r, s);

@@ -261,6 +261,17 @@ start_fake() {
 	unset E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
 }
 
+# fake_fault JSON: add a fault rule to the running fake-e2b (POST /_fake/faults, over
+# bash's /dev/tcp: no curl needed); prints the status line
+fake_fault() {
+	local hp=${url#http://}
+	exec 4<>"/dev/tcp/${hp%:*}/${hp##*:}" || return 1
+	printf 'POST /_fake/faults HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+		"$hp" "${#1}" "$1" >&4
+	head -1 <&4 | tr -d '\r'
+	exec 4<&-
+}
+
 # wait until `sleep` runs in sandbox $1
 wait_sleep() {
 	for _ in $(seq 1 100); do
@@ -365,6 +376,18 @@ test_exec() { # ID
 	run exec "$id" 'echo to-out; echo to-err >&2'
 	expect_eq "live stdout only on stdout" "$(cat "$tmp/out")" "to-out"
 	expect_eq "live stderr only on stderr" "$(cat "$tmp/err")" "to-err"
+
+	# A stream that ends without an exit status: the output so far, then the error
+	expect_eq "fault added" "$(fake_fault '{"method":"POST","path":"/process.Process/Start","kind":"stream_no_end","times":1}')" "HTTP/1.1 201 Created"
+	run exec "$id" 'echo partial'
+	expect_rc "stream without end: exit 1" 1
+	expect_eq "stream without end: the output so far is printed" "$(cat "$tmp/out")" "partial"
+	expect_grep "stream without end: the error is said" "SBX_EPROTOCOL" "$tmp/err"
+	fake_fault '{"method":"POST","path":"/process.Process/Start","kind":"stream_no_end","times":1}' >/dev/null
+	run exec "$id" --json 'echo partial'
+	expect_rc "stream without end --json: exit 1" 1
+	expect_eq "stream without end --json: error code" "$(jq_out error.code)" "SBX_EPROTOCOL"
+	expect_eq "stream without end --json: the output so far" "$(jq_out stdout)" "partial"
 
 	# stdin: -i forwards it; without -i the tool does not read it at all
 	printf 'b\na\nc\n' | "$cli" exec -i "$id" sort >"$tmp/out" 2>"$tmp/err"
