@@ -308,7 +308,10 @@ SBX_EXTERN int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const ch
 /**
  * Run `command` with /bin/bash -c as the sandbox user (docs/contract.md
  * "exec"; docs/exec.md, docs/protocol.md "process.Process"): connects first
- * (timeout extended to at least timeout_ms + 120 s, at most 24 h), runs under
+ * (timeout extended to at least timeout_ms + 120 s, at most 24 h) unless the
+ * provider's last connect still covers that (docs/contract.md "Connect
+ * before use"; a sandbox found not running is then connected and the command
+ * started again, nothing having run), runs under
  * setsid with an in-sandbox `timeout -s KILL` backstop. On timeout or abort
  * it runs the kill script, then SendSignal, waits a 3 s grace, and reboots
  * the sandbox (pause + cold connect) as a last resort; it returns only after

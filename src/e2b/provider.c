@@ -14,6 +14,7 @@
  */
 #include "e2b/provider_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -25,10 +26,11 @@
 #include "util/err.h"
 #include <sandbox/validate.h>
 
-#define MAX_TIMEOUT_SECONDS      86400 /* MAX_TIMEOUT_SECONDS: connect never asks for more */
-#define CONNECT_CONFLICT_RETRIES 5     /* CONNECT_CONFLICT_RETRIES */
-#define CONNECT_CONFLICT_WAIT_MS 500   /* CONNECT_CONFLICT_WAIT_MS */
-#define MAX_TOKEN_BYTES          1024  /* an envdAccessToken longer than this is not E2B's */
+#define MAX_TIMEOUT_SECONDS      86400        /* MAX_TIMEOUT_SECONDS: connect never asks for more */
+#define CONNECT_CONFLICT_RETRIES 5            /* CONNECT_CONFLICT_RETRIES */
+#define CONNECT_CONFLICT_WAIT_MS 500          /* CONNECT_CONFLICT_WAIT_MS */
+#define MAX_TOKEN_BYTES          1024         /* an envdAccessToken longer than this is not E2B's */
+#define NAMED_STACK              (256 * 1024) /* the same-name list's thread */
 
 static const char OPEN_EGRESS_REFUSED[] =
     "Sandbox egress \"open\" (sandbox.limits.egress) is refused: the sandbox-e2b plugin setting "
@@ -474,22 +476,16 @@ int sbx__e2b_collect_page(json_t *page, const char *name, json_t *ids, sbx_error
 	return 0;
 }
 
-static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err)
+/* Append to `ids` the id of every sandbox named `name`, following the list's pages. */
+static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sbx_signal *sig,
+                         sbx_error *err)
 {
-	sbx__e2b_provider *p = impl;
 	sbx_buf query = SBX_BUF_INIT(64 * 1024);
 	sbx_e2b_reply reply = {0};
 	char *token = NULL;
-	json_t *ids = json_array(), *v;
-	size_t i, pages = 0;
+	size_t pages = 0;
 	int error = 0;
 
-	if (!ids)
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	/* the header promises the name pattern; create() checks it again (harmless) */
-	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_validate_name(name, err)) < 0)
-		goto done;
 	do {
 		if (++pages > SBX_E2B_LIST_MAX_PAGES) {
 			error =
@@ -518,18 +514,67 @@ static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_er
 		if (token)
 			reply.next_token = NULL; /* taken */
 	} while (token);
-	json_array_foreach(ids, i, v)
-	{
-		sbx__e2b_attach_forget(p, json_string_value(v));
-		if ((error = kill_sandbox(p, json_string_value(v), sig, err)) < 0)
-			goto done;
-	}
 done:
 	sbx__e2b_reply_dispose(&reply);
 	sbx__free(token);
 	sbx_buf_dispose(&query);
-	json_decref(ids);
 	return error;
+}
+
+/* Kill every sandbox in `ids` but `except` (may be NULL), in order; the first failure stops. */
+static int kill_all_of(sbx__e2b_provider *p, json_t *ids, const char *except, sbx_signal *sig,
+                       sbx_error *err)
+{
+	json_t *v;
+	size_t i;
+	int error;
+
+	json_array_foreach(ids, i, v)
+	{
+		if (except && strcmp(json_string_value(v), except) == 0)
+			continue;
+		sbx__e2b_attach_forget(p, json_string_value(v));
+		if ((error = kill_sandbox(p, json_string_value(v), sig, err)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	json_t *ids = json_array();
+	int error;
+
+	if (!ids)
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	/* the header promises the name pattern; create() checks it again (harmless) */
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_name(name, err)) < 0 ||
+	    (error = collect_named(p, name, ids, sig, err)) < 0 ||
+	    (error = kill_all_of(p, ids, NULL, sig, err)) < 0) {
+		json_decref(ids);
+		return error;
+	}
+	json_decref(ids);
+	return 0;
+}
+
+/* The list of same-name sandboxes, run on its own thread beside the create request. */
+typedef struct named_job {
+	sbx__e2b_provider *p;
+	const char *name;
+	json_t *ids;
+	sbx_signal *sig;
+	sbx_error err;
+	int error;
+} named_job;
+
+static void *named_main(void *arg)
+{
+	named_job *j = arg;
+	j->error = collect_named(j->p, j->name, j->ids, j->sig, &j->err);
+	return NULL;
 }
 
 /* The create body: template, metadata name, timeout, autoPause, secure, egress mapping. */
@@ -566,6 +611,73 @@ static json_t *create_body(const sbx__e2b_provider *p, const char *name, const s
 	return b;
 }
 
+/*
+ * The seed lists and destroys same-name sandboxes, then creates. Here the
+ * list runs beside the create (one round trip less, issue 13); what it finds
+ * is destroyed afterwards, except the new sandbox itself. So every sandbox
+ * that had the name before create() was called is gone when it returns, as
+ * in the seed; they only overlap for those kills. A create refused for the
+ * concurrency limit (429) is sent again once the old ones are gone; a failed
+ * list or kill fails the create and takes back the sandbox made meanwhile.
+ * On 0 `reply` holds the create's answer and *sent when it was sent.
+ */
+static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body,
+                            sbx_e2b_reply *reply, uint64_t *sent, sbx_signal *sig, sbx_error *err)
+{
+	named_job job = {p, name, json_array(), sig, {0}, 0};
+	sbx_error cerr, kerr = {0};
+	pthread_attr_t ta;
+	pthread_t th;
+	json_t *sid = NULL;
+	bool threaded, killed_any;
+	int error = 0, kerror = 0;
+
+	memset(reply, 0, sizeof(*reply));
+	if (!job.ids)
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	threaded = pthread_attr_init(&ta) == 0;
+	if (threaded) {
+		(void)pthread_attr_setstacksize(&ta, NAMED_STACK);
+		threaded = pthread_create(&th, &ta, named_main, &job) == 0;
+		pthread_attr_destroy(&ta);
+	}
+	if (!threaded) /* no thread: the seed's order */
+		named_main(&job);
+	for (int attempt = 0; threaded || job.error == 0; attempt++) {
+		memset(&cerr, 0, sizeof(cerr));
+		sbx__e2b_reply_dispose(reply);
+		*sent = sbx__now_ms();
+		error = sbx__e2b_api_call(reply, &p->api, "POST", "/v2/sandboxes", NULL, body, 0,
+		                          sig, &cerr);
+		if (threaded) {
+			pthread_join(th, NULL);
+			threaded = false;
+		}
+		if (job.error < 0)
+			break;
+		sid = error == 0 ? json_object_get(reply->json, "sandboxID") : NULL;
+		killed_any = json_array_size(job.ids) > 0;
+		if ((kerror = kill_all_of(p, job.ids,
+		                          json_is_string(sid) ? json_string_value(sid) : NULL, sig,
+		                          &kerr)) < 0)
+			break;
+		json_array_clear(job.ids);
+		if (!(error == SBX_EHTTP && reply->status == 429 && attempt == 0 && killed_any))
+			break;
+	}
+	json_decref(job.ids);
+	if (job.error < 0 || kerror < 0) {
+		if (error == 0 && json_is_string(sid = json_object_get(reply->json, "sandboxID")) &&
+		    sbx__e2b_validate_sandbox_id(json_string_value(sid), NULL) == 0)
+			(void)kill_sandbox(p, json_string_value(sid), NULL, NULL);
+		sbx__e2b_pass_error(err, job.error < 0 ? &job.err : &kerr);
+		return job.error < 0 ? job.error : kerror;
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &cerr);
+	return error;
+}
+
 static int create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
                   sbx_signal *sig, sbx_error *err)
 {
@@ -575,7 +687,7 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 	sbx_e2b_reply reply = {0};
 	sbx_envd_target t;
 	json_t *body = NULL, *sid;
-	uint64_t sent;
+	uint64_t sent = 0;
 	int error;
 
 	*id_out = NULL;
@@ -592,13 +704,9 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 		             f, 1);
 		egress = SBX_EGRESS_NONE;
 	}
-	if ((error = destroy_by_name(p, name, sig, err)) < 0)
-		return error;
 	if (!(body = create_body(p, name, limits, egress)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	sent = sbx__now_ms();
-	if ((error = sbx__e2b_api_call(&reply, &p->api, "POST", "/v2/sandboxes", NULL, body, 0, sig,
-	                               err)) < 0)
+	if ((error = create_replacing(p, name, body, &reply, &sent, sig, err)) < 0)
 		goto done;
 	sid = json_object_get(reply.json, "sandboxID");
 	if (!json_is_string(sid) || json_string_length(sid) == 0) {

@@ -4,7 +4,9 @@
  * it (command timeout + 120 s), and the seed's guarantees still hold: a
  * sandbox paused behind the provider's back is resumed by the next call, a
  * call that would outlive the extended timeout extends it first, a destroyed
- * sandbox is still gone, and concurrent calls share one connect.
+ * sandbox is still gone, and concurrent calls share one connect. Create
+ * lists the same-name sandboxes beside its own request and still leaves only
+ * the new one.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -217,6 +219,73 @@ static void test_attach__concurrent_calls_share_one_connect(void **state)
 	sbx_free(id);
 }
 
+/* Create + destroy: two round trips, same-name sandboxes still replaced. */
+static void test_create__lists_beside_create_and_replaces_same_name(void **state)
+{
+	h_ctx *h = *state;
+	char name[64];
+	h_name(name, sizeof(name), "par");
+	char *old1 = h_raw_create(h, name), *old2 = h_raw_create(h, name);
+	h_reset(h);
+	char *id = h_create(h, h->p, name);
+	assert_int_equal(h_fake_count_named(h, name), 1);
+	assert_null(h_fake_state(h, old1));
+	assert_null(h_fake_state(h, old2));
+	char *st = h_fake_state(h, id);
+	assert_string_equal(st, "running");
+	free(st);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 1);
+	assert_int_equal(h_count(log, "POST", "/v2/sandboxes"), 1);
+	assert_int_equal(h_count(log, "DELETE", "/sandboxes/"), 2);
+	json_decref(log);
+
+	/* the list and the create overlap: 1.5 s each, together well under 3 s */
+	h_reset(h);
+	h_fault(h, "{\"method\":\"GET\",\"path\":\"/v2/sandboxes\",\"kind\":\"delay\","
+	           "\"delayMs\":1500,\"times\":1}");
+	h_fault(h, "{\"method\":\"POST\",\"path\":\"/v2/sandboxes\",\"kind\":\"delay\","
+	           "\"delayMs\":1500,\"times\":1}");
+	uint64_t t0 = h_now_ms();
+	char *idp = h_create(h, h->p, name);
+	uint64_t took = h_now_ms() - t0;
+	print_message("create with a 1.5 s list and a 1.5 s create took %llu ms\n",
+	              (unsigned long long)took);
+	assert_true(took >= 1500 && took < 2900);
+	assert_null(h_fake_state(h, id));
+	sbx_free(id);
+	id = idp;
+
+	/* at the concurrency limit (429): the create is sent again once the old one is gone */
+	h_reset(h);
+	h_fault_status(h, "POST", "/v2/sandboxes", 429, NULL, 1);
+	char *id2 = h_create(h, h->p, name);
+	assert_int_equal(h_fake_count_named(h, name), 1);
+	assert_null(h_fake_state(h, id));
+	log = h_reqlog(h);
+	assert_int_equal(h_count(log, "POST", "/v2/sandboxes"), 2);
+	json_decref(log);
+
+	/* the list fails: the create fails as in the seed, and the sandbox made meanwhile is gone
+	 */
+	h_reset(h);
+	h_fault_status(h, "GET", "/v2/sandboxes", 500, NULL, 1);
+	char *id3 = NULL;
+	sbx_limits l = h_limits(SBX_EGRESS_NONE);
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_create(&id3, h->p, name, &l, NULL, &err), SBX_EHTTP);
+	assert_int_equal(err.http_status, 500);
+	assert_null(id3);
+	assert_int_equal(h_fake_count_named(h, name), 1); /* id2, untouched */
+	h_faults_clear(h);
+	assert_int_equal(sbx_sandbox_destroy(h->p, id2, NULL, NULL), 0);
+	assert_int_equal(h_fake_count_named(h, name), 0);
+	free(old1);
+	free(old2);
+	sbx_free(id);
+	sbx_free(id2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +294,7 @@ int main(void)
 	    cmocka_unit_test(test_attach__long_command_extends_first),
 	    cmocka_unit_test(test_attach__destroyed_elsewhere_is_gone),
 	    cmocka_unit_test(test_attach__concurrent_calls_share_one_connect),
+	    cmocka_unit_test(test_create__lists_beside_create_and_replaces_same_name),
 	};
 	return cmocka_run_group_tests_name("integration_attach", tests, h_group_setup,
 	                                   h_group_teardown);
