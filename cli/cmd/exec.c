@@ -41,6 +41,7 @@ static const cli_option exec_options[] = {
 typedef struct exec_state {
 	sbx_exec_options o;
 	bool background;
+	bool stdin_fwd; /* -i */
 	sbx_env_var env[CLI_MAX_OPTS];
 	char *env_keys[CLI_MAX_OPTS];
 } exec_state;
@@ -79,7 +80,7 @@ static int exec_opt(cli *c, exec_state *s, int id, const char *v)
 		s->o.tag = v;
 		return 0;
 	case OPT_STDIN:
-		s->o.stdin_read = cli_stream_stdin;
+		s->stdin_fwd = true;
 		return 0;
 	case OPT_BACKGROUND:
 		s->background = true;
@@ -144,13 +145,10 @@ static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
 		        c->prog);
 }
 
-/* --background: start, print the pid, let the command run on (bounded by its backstop). */
-static int exec_background(cli *c, const cli_args *a, const char *cmd, const exec_state *s)
+/* The process options of the exec options (--background, -i). */
+static sbx_process_options process_options(const exec_state *s)
 {
 	sbx_process_options po = SBX_PROCESS_OPTIONS_INIT;
-	sbx_process *h = NULL;
-	sbx_error err = {0};
-	int rc;
 
 	po.cwd = s->o.cwd;
 	po.env = s->o.env;
@@ -158,6 +156,17 @@ static int exec_background(cli *c, const cli_args *a, const char *cmd, const exe
 	po.timeout_ms = s->o.timeout_ms;
 	po.max_output_bytes = s->o.max_output_bytes;
 	po.tag = s->o.tag;
+	return po;
+}
+
+/* --background: start, print the pid, let the command run on (bounded by its backstop). */
+static int exec_background(cli *c, const cli_args *a, const char *cmd, const exec_state *s)
+{
+	sbx_process_options po = process_options(s);
+	sbx_process *h = NULL;
+	sbx_error err = {0};
+	int rc;
+
 	if ((rc = sbx_process_start(&h, c->prov, a->pos[0], cmd, &po, c->sig, &err)) < 0)
 		return s->o.tag ? cli_fail_tags(c, rc, &err, &s->o.tag, 1) : cli_fail(c, rc, &err);
 	if (c->json)
@@ -167,6 +176,52 @@ static int exec_background(cli *c, const cli_args *a, const char *cmd, const exe
 	fflush(stdout);
 	sbx_process_free(h); /* does not kill it */
 	return CLI_EXIT_OK;
+}
+
+/*
+ * -i: the command runs as a background command whose stdin a thread feeds
+ * from ours (cli_stdin_pump), while this thread waits for it: so the tool
+ * returns as soon as the command ends, whether or not stdin reached EOF.
+ * Ctrl-C stops the wait and kills the command (as exec's abort does).
+ */
+static int exec_interactive(cli *c, const char *id, const char *cmd, const exec_state *s,
+                            cli_stream *st, sbx_exec_result *r, sbx_error *err)
+{
+	sbx_process_options po = process_options(s);
+	cli_stdin_pump pump = {0};
+	sbx_process *h = NULL;
+	sbx_error kerr = {0};
+	int rc;
+
+	po.stdin_open = true;
+	if (!c->json) {
+		po.on_output = cli_stream_output;
+		po.output_payload = st;
+	}
+	if ((rc = sbx_process_start(&h, c->prov, id, cmd, &po, c->sig, err)) < 0)
+		return rc;
+	if (cli_stdin_pump_start(&pump, c, h) < 0) {
+		(void)sbx_process_kill(h, NULL, &kerr);
+		sbx_process_free(h);
+		*err = (sbx_error){.code = SBX_EINTERNAL};
+		snprintf(err->message, sizeof(err->message), "cannot start the stdin thread");
+		return SBX_EINTERNAL;
+	}
+	rc = sbx_process_wait(r, h, c->sig, err);
+	if (rc == SBX_EABORTED) {
+		/* Ctrl-C: kill the command, then its result says aborted. */
+		(void)sbx_process_kill(h, NULL, &kerr);
+		*err = (sbx_error){0};
+		rc = sbx_process_wait(r, h, NULL, err);
+	}
+	cli_stdin_pump_stop(&pump);
+	sbx_process_free(h);
+	if (pump.read_errno) {
+		char ebuf[128];
+		fprintf(stderr, "%s exec: cannot read stdin: %s; the command got EOF\n", c->prog,
+		        cli_strerror(pump.read_errno, ebuf, sizeof(ebuf)));
+	}
+	return rc;
 }
 
 /*
@@ -198,11 +253,6 @@ static int exec_fail(cli *c, int rc, const sbx_error *err, const exec_state *s,
 		        "%s exec: cannot write the output: %s; the command was killed (check the "
 		        "disk or the program reading the pipe)\n",
 		        c->prog, cli_strerror(st->write_errno, ebuf, sizeof(ebuf)));
-		return CLI_EXIT_ERROR;
-	}
-	if (rc == SBX_EUSER && st->read_errno) {
-		fprintf(stderr, "%s exec: cannot read stdin: %s; the command was killed\n", c->prog,
-		        cli_strerror(st->read_errno, ebuf, sizeof(ebuf)));
 		return CLI_EXIT_ERROR;
 	}
 	return s->o.tag ? cli_fail_tags(c, rc, err, &s->o.tag, 1) : cli_fail(c, rc, err);
@@ -238,7 +288,7 @@ static int exec_run(cli *c, const cli_args *a)
 		rc = cli_oom(c);
 		goto done;
 	}
-	if (s->background && s->o.stdin_read) {
+	if (s->background && s->stdin_fwd) {
 		rc = cli_usage_error(c, "--stdin does not go with --background");
 		goto done;
 	}
@@ -252,8 +302,11 @@ static int exec_run(cli *c, const cli_args *a)
 	if (!c->json)
 		s->o.on_output = cli_stream_output;
 	s->o.output_payload = &st;
-	s->o.stdin_payload = &st;
-	if ((rc = sbx_sandbox_exec(&r, c->prov, a->pos[0], cmd, &s->o, c->sig, &err)) < 0) {
+	if (s->stdin_fwd)
+		rc = exec_interactive(c, a->pos[0], cmd, s, &st, &r, &err);
+	else
+		rc = sbx_sandbox_exec(&r, c->prov, a->pos[0], cmd, &s->o, c->sig, &err);
+	if (rc < 0) {
 		rc = exec_fail(c, rc, &err, s, &st, &r);
 		goto done;
 	}

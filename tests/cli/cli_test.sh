@@ -397,6 +397,23 @@ test_exec() { # ID
 	expect_eq "exec --stdin: 1 MiB through sha256sum" "$(cat "$tmp/out")" "$(sha256sum <"$tmp/mib" | cut -d' ' -f1)"
 	out=$(printf 'kept\n' | { "$cli" exec "$id" 'cat; echo done' 2>/dev/null; cat; })
 	expect_eq "without -i: the command reads EOF and stdin is left unread" "$out" "$(printf 'done\nkept')"
+	# -i returns when the command ends, even while stdin stays open (no EOF ever comes)
+	rm -f "$tmp/open"
+	mkfifo "$tmp/open"
+	exec 5<>"$tmp/open"
+	timeout 60 "$cli" exec -i "$id" 'echo quick' <"$tmp/open" >"$tmp/out" 2>"$tmp/err"
+	expect_eq "exec -i returns when the command ends, stdin still open" "$?" "0"
+	expect_eq "exec -i with open stdin: output" "$(cat "$tmp/out")" "quick"
+	# Ctrl-C during exec -i kills the remote command and exits 130
+	"$cli" exec -i "$id" 'sleep 300' <"$tmp/open" >/dev/null 2>"$tmp/int.err" &
+	local ip=$!
+	wait_sleep "$id"
+	kill -INT "$ip"
+	wait "$ip"
+	expect_eq "SIGINT during exec -i exits 130" "$?" "130"
+	run exec "$id" -- 'pgrep -x sleep || echo none'
+	expect_eq "SIGINT during exec -i killed the remote command" "$(cat "$tmp/out")" "none"
+	exec 5>&-
 	run exec "$id" --help
 	expect_grep "exec --help says stdin is not read without -i" "stdin is" "$tmp/out"
 	expect_grep "exec --help says it" "not read unless -i is given" "$tmp/out"
