@@ -46,11 +46,12 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$fake" --port 0 --quiet --state-dir "$work/state" >"$work/fake.out" 2>"$work/fake.err" &
+: >"$work/fake.out"
+"$fake" --port 0 --quiet --state-dir "$work/state" >>"$work/fake.out" 2>"$work/fake.err" &
 fakepid=$!
 url=
 for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out")
+  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out" || true)
   [ -n "$url" ] && break
   sleep 0.1
 done
