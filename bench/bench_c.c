@@ -114,14 +114,17 @@ static int admin(const char *url, const char *method, membuf *out)
 	CURL *c = curl_easy_init();
 	if (!c)
 		return -1;
+	struct curl_slist *h = curl_slist_append(NULL, "X-API-Key: e2b_bench");
 	curl_easy_setopt(c, CURLOPT_URL, full);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	CURLcode rc = curl_easy_perform(c);
 	long st = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
+	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return rc == CURLE_OK && st < 300 ? 0 : -1;
 }

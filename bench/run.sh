@@ -74,7 +74,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$fake" --port 0 --quiet >"$work/fake.out" 2>"$work/fake.err" &
+"$fake" --port 0 --quiet --api-key e2b_bench >"$work/fake.out" 2>"$work/fake.err" &
 fakepid=$!
 url=
 for _ in $(seq 300); do

@@ -17,7 +17,8 @@ typedef struct fk_app {
 	fk_registry *reg;
 	fk_faults *faults;
 	fk_reqlog *log;
-	const char *api_key; /* NULL: any key starting with e2b_ */
+	const char *api_key; /* NULL: any key starting with e2b_ (--any-api-key, tests only) */
+	uint64_t max_upload; /* most bytes of one POST /files body */
 	int quiet;
 	int legacy_routes; /* serve only the pre-v2 control routes (an older self-hosted API) */
 } fk_app;

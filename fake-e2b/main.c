@@ -2,7 +2,8 @@
  * fake-e2b/main.c: command line, start-up and clean shutdown of fake-e2b.
  *
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
- *            [--api-key KEY] [--legacy-routes] [--quiet]
+ *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
+ *            [--max-upload-mb N] [--idle-timeout-s N] [--legacy-routes] [--quiet]
  *
  * Flags are described in README.md "Command line".
  *
@@ -10,7 +11,9 @@
  * SIGINT/SIGTERM: every sandbox destroyed, then exit 0.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <openssl/rand.h>
 #include <pthread.h>
@@ -18,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -27,18 +32,43 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] "
-	           "[--port-file FILE] [--api-key KEY] [--legacy-routes] [--quiet]\n");
+	           "[--port-file FILE]\n"
+	           "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
+	           "[--allow-remote]\n"
+	           "                [--max-upload-mb N] [--idle-timeout-s N] [--legacy-routes] "
+	           "[--quiet]\n");
 }
 
 typedef struct cli_opts {
 	const char *host;
 	unsigned port;
-	const char *api_key;
-	int quiet;
-	int legacy_routes;
+	const char *api_key, *api_key_file, *state_dir, *port_file;
+	int any_api_key, allow_remote, quiet, legacy_routes;
+	long max_upload_mb, idle_timeout_s;
 } cli_opts;
 
-static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, char **port_file)
+enum {
+	OPT_API_KEY_FILE = 256,
+	OPT_ANY_API_KEY,
+	OPT_ALLOW_REMOTE,
+	OPT_MAX_UPLOAD,
+	OPT_LEGACY_ROUTES,
+	OPT_IDLE_TIMEOUT,
+};
+
+static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < lo || v > hi) {
+		fprintf(stderr, "fake-e2b: bad %s '%s' (%ld..%ld)\n", name, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(cli_opts *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"host", required_argument, NULL, 'h'},
@@ -46,41 +76,61 @@ static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, ch
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"port-file", required_argument, NULL, 'f'},
 	    {"api-key", required_argument, NULL, 'k'},
+	    {"api-key-file", required_argument, NULL, OPT_API_KEY_FILE},
+	    {"any-api-key", no_argument, NULL, OPT_ANY_API_KEY},
+	    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
+	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"quiet", no_argument, NULL, 'q'},
-	    {"legacy-routes", no_argument, NULL, 'L'},
+	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"help", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
+	long v;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		char *end;
-		long port;
 		switch (c) {
 		case 'h':
-			srv->host = optarg;
+			o->host = optarg;
 			break;
 		case 'p':
-			port = strtol(optarg, &end, 10);
-			if (!*optarg || *end || port < 0 || port > 65535) {
-				fprintf(stderr, "fake-e2b: bad --port '%s'\n", optarg);
+			if (parse_number("--port", optarg, 0, 65535, &v) < 0)
 				return -1;
-			}
-			srv->port = (unsigned)port;
+			o->port = (unsigned)v;
 			break;
 		case 's':
-			*state_dir = optarg;
+			o->state_dir = optarg;
 			break;
 		case 'f':
-			*port_file = optarg;
+			o->port_file = optarg;
 			break;
 		case 'k':
-			srv->api_key = optarg;
+			o->api_key = optarg;
+			break;
+		case OPT_API_KEY_FILE:
+			o->api_key_file = optarg;
+			break;
+		case OPT_ANY_API_KEY:
+			o->any_api_key = 1;
+			break;
+		case OPT_ALLOW_REMOTE:
+			o->allow_remote = 1;
+			break;
+		case OPT_MAX_UPLOAD:
+			if (parse_number("--max-upload-mb", optarg, 1, 1 << 20, &o->max_upload_mb) <
+			    0)
+				return -1;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (parse_number("--idle-timeout-s", optarg, 1, 3600, &o->idle_timeout_s) <
+			    0)
+				return -1;
 			break;
 		case 'q':
-			srv->quiet = 1;
+			o->quiet = 1;
 			break;
-		case 'L':
-			srv->legacy_routes = 1;
+		case OPT_LEGACY_ROUTES:
+			o->legacy_routes = 1;
 			break;
 		case 'H':
 			usage(stdout);
@@ -94,7 +144,23 @@ static int parse_args(cli_opts *srv, int argc, char **argv, char **state_dir, ch
 		usage(stderr);
 		return -1;
 	}
+	if (!!o->api_key + !!o->api_key_file + o->any_api_key > 1) {
+		fprintf(stderr,
+		        "fake-e2b: give only one of --api-key, --api-key-file, --any-api-key\n");
+		return -1;
+	}
+	if (o->api_key && (strlen(o->api_key) < 8 || strpbrk(o->api_key, "\r\n"))) {
+		fprintf(stderr, "fake-e2b: --api-key must be at least 8 characters on one line\n");
+		return -1;
+	}
 	return 0;
+}
+
+/* Is host a loopback IPv4 address (127.0.0.0/8)? */
+static int host_is_loopback(const char *host)
+{
+	struct in_addr a;
+	return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 static int write_port_file(const char *path, unsigned port)
@@ -112,23 +178,96 @@ static int write_port_file(const char *path, unsigned port)
 	return 0;
 }
 
+/* A fresh random key, "e2b_" + 40 hex digits. */
+static int make_api_key(char out[45])
+{
+	unsigned char rnd[20];
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return -1;
+	memcpy(out, "e2b_", 4);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(out + 4 + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+/* Write the key to path (mode 0600, atomically: a reader never sees half a key). */
+static int write_key_file(const char *path, const char *key)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(key);
+	int ok =
+	    fchmod(fd, 0600) == 0 && write(fd, key, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
+	if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read a key from a file (first line). 0 or -1 (message on stderr). */
+static int read_key_file(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(out, (int)cap, f)) {
+		if (f)
+			fclose(f);
+		fprintf(stderr, "fake-e2b: cannot read --api-key-file %s\n", path);
+		return -1;
+	}
+	fclose(f);
+	out[strcspn(out, "\r\n")] = '\0';
+	if (strlen(out) < 8) {
+		fprintf(stderr, "fake-e2b: the key in %s is shorter than 8 characters\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Thousands of connections need thousands of descriptors: soft limit up to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	cli_opts o = {.host = "127.0.0.1"};
-	char *state_dir = NULL, *port_file = NULL;
+	cli_opts o = {.host = "127.0.0.1", .max_upload_mb = 1024, .idle_timeout_s = 30};
 	unsigned char seed[32];
+	char key[256] = "", key_path[4096] = "";
 	fk_app app = {0};
 	fk_http *http = NULL;
 	fk_reaper *reaper = NULL;
 	unsigned port = 0;
 	int status = 1;
-	if (parse_args(&o, argc, argv, &state_dir, &port_file) < 0)
+	if (parse_args(&o, argc, argv) < 0)
 		return 2;
 	if (strcmp(o.host, "localhost") == 0)
 		o.host = "127.0.0.1";
-	app.api_key = o.api_key;
+	if (!host_is_loopback(o.host)) {
+		/* everything here (sandboxes, envd tokens, the admin API) is for this machine */
+		fprintf(stderr, "fake-e2b: --host %s is not a loopback address; %s\n", o.host,
+		        o.allow_remote
+		            ? "--allow-remote also needs TLS, which this build does not serve"
+		            : "refused without --allow-remote (and TLS)");
+		return 2;
+	}
+	if (o.api_key_file && read_key_file(o.api_key_file, key, sizeof(key)) < 0)
+		return 2;
+	if (o.api_key)
+		snprintf(key, sizeof(key), "%s", o.api_key);
+	app.api_key = o.any_api_key ? NULL : key;
 	app.quiet = o.quiet;
 	app.legacy_routes = o.legacy_routes;
+	app.max_upload = (uint64_t)o.max_upload_mb << 20;
+	raise_fd_limit();
 
 	/* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask. */
 	sigset_t stop;
@@ -143,11 +282,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake-e2b: no randomness for the token seed\n");
 		return 1;
 	}
-	fk_rt_options ro = {.state_dir = state_dir};
+	if (!o.any_api_key && !key[0]) {
+		/* no key given: a random one, written 0600 beside the port file (or in $TMPDIR) */
+		const char *tmp = getenv("TMPDIR");
+		if (o.port_file)
+			snprintf(key_path, sizeof(key_path), "%s.api-key", o.port_file);
+		else
+			snprintf(key_path, sizeof(key_path), "%s/fake-e2b-%d.api-key",
+			         tmp && *tmp ? tmp : "/tmp", (int)getpid());
+		if (make_api_key(key) < 0 || write_key_file(key_path, key) < 0) {
+			fprintf(stderr, "fake-e2b: cannot write the API key file %s\n", key_path);
+			return 1;
+		}
+		if (!o.quiet)
+			fprintf(stderr, "fake-e2b: API key written to %s\n", key_path);
+	}
+	fk_rt_options ro = {.state_dir = o.state_dir};
 	fk_err err = {0};
 	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);
-		return 1;
+		goto done;
 	}
 	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
 	    fk_registry_new(&app.reg, app.rt, seed) < 0 || !(reaper = fk_reaper_start(app.reg))) {
@@ -155,11 +309,12 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	fk_http_hooks hooks = fk_router_hooks(&app);
-	fk_http_options ho = {.host = o.host, .port = o.port};
+	fk_http_options ho = {
+	    .host = o.host, .port = o.port, .idle_ms = (unsigned)o.idle_timeout_s * 1000};
 	if (fk_http_start(&http, &ho, &hooks, &port) < 0)
 		goto done;
-	if (port_file && write_port_file(port_file, port) < 0) {
-		fprintf(stderr, "fake-e2b: cannot write %s\n", port_file);
+	if (o.port_file && write_port_file(o.port_file, port) < 0) {
+		fprintf(stderr, "fake-e2b: cannot write %s\n", o.port_file);
 		goto done;
 	}
 	printf("fake-e2b listening on http://%s:%u\n", o.host, port);
@@ -180,6 +335,9 @@ done:
 	fk_registry_free(app.reg);
 	fk_reqlog_free(app.log);
 	fk_faults_free(app.faults);
-	fk_rt_free(app.rt);
+	if (app.rt)
+		fk_rt_free(app.rt);
+	if (key_path[0])
+		unlink(key_path);
 	return status;
 }

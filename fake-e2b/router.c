@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "router.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,23 @@ static enum surface classify(fk_call *c)
 
 /* ---- the surfaces -------------------------------------------------------------------------- */
 
+/* X-API-Key against the server's key (constant time); --any-api-key: any e2b_ key. */
+static int key_ok(fk_call *c)
+{
+	const char *key = fk_header(c->req, "X-API-Key"), *want = c->app->api_key;
+	if (!key)
+		return 0;
+	if (!want)
+		return strncmp(key, "e2b_", 4) == 0 && key[4] != '\0';
+	size_t n = strlen(want);
+	return strlen(key) == n && CRYPTO_memcmp(key, want, n) == 0;
+}
+
+static enum MHD_Result key_refused(fk_call *c)
+{
+	return fk_reply_error(c->req, 401, "Invalid API key, it must start with 'e2b_'");
+}
+
 static enum MHD_Result control_dispatch(fk_call *c)
 {
 	int wrong = 0;
@@ -154,8 +172,8 @@ static enum MHD_Result control_dispatch(fk_call *c)
 		return wrong ? fk_reply_error(c->req, 405, "validation error: method not allowed")
 		             : fk_reply_error(c->req, 404,
 		                              "validation error: no matching operation was found");
-	if (!fk_control_key_ok(c))
-		return fk_control_key_refused(c);
+	if (!key_ok(c))
+		return key_refused(c);
 	memcpy(raw, c->id, sizeof(raw));
 	if (*raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
 		return fk_reply_error(c->req, 400, "Invalid sandbox ID");
@@ -165,6 +183,8 @@ static enum MHD_Result control_dispatch(fk_call *c)
 static enum MHD_Result admin_dispatch(fk_call *c)
 {
 	int wrong = 0;
+	if (!key_ok(c)) /* the admin API changes faults and shows state: the key too */
+		return key_refused(c);
 	fk_handler fn = table_find(admin_routes, N(admin_routes), c, &wrong);
 	if (!fn)
 		return wrong ? fk_reply_error(c->req, 405, "method not allowed")

@@ -43,7 +43,7 @@ if ('abef'.includes(a.scenario)) f.ops = count
 let t0, cpu0
 
 async function phaseBegin() {
-  await fetch(`${admin}/_fake/requests`, { method: 'DELETE' }).then((r) => r.arrayBuffer())
+  await fetch(`${admin}/_fake/requests`, { method: 'DELETE', headers: { 'X-API-Key': 'e2b_bench' } }).then((r) => r.arrayBuffer())
   cpu0 = process.cpuUsage()
   t0 = performance.now()
 }
@@ -53,7 +53,7 @@ async function phaseEnd() {
   const c = process.cpuUsage(cpu0)
   f.cpu_ms = (c.user + c.system) / 1000
   try {
-    const log = await (await fetch(`${admin}/_fake/requests`)).json()
+    const log = await (await fetch(`${admin}/_fake/requests`, { headers: { 'X-API-Key': 'e2b_bench' } })).json()
     f.server_ms = log.reduce((s, r) => s + (r.duration_ms ?? 0), 0)
     f.requests = log.length
   } catch (e) {

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,7 @@ typedef struct demo {
 	pthread_t drain;
 	bool drain_started;
 	char url[64];
+	char key[48]; /* the local fake-e2b's API key: random per run */
 	/* the report as first read, to compare after resume */
 	unsigned char *report;
 	size_t report_len;
@@ -303,7 +305,18 @@ static int wait_listening(demo *d, char *why, size_t whylen)
 
 static int spawn_fake(demo *d, const char *path, char *why, size_t whylen)
 {
-	char *argv[] = {(char *)path, "--port", "0", d->c->verbose ? NULL : "--quiet", NULL};
+	/* fake-e2b accepts only the key it is given: a fresh random one per run */
+	unsigned char rnd[16];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		snprintf(why, whylen, "no randomness for the API key");
+		return -1;
+	}
+	memcpy(d->key, "e2b_demo", 8);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(d->key + 8 + 2 * i, 3, "%02x", rnd[i]);
+	char *argv[] = {(char *)path, "--port", "0",
+	                "--api-key",  d->key,   d->c->verbose ? NULL : "--quiet",
+	                NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t defaults, none;
@@ -390,9 +403,10 @@ static int start_local(demo *d)
 		d->drain_started = true;
 	step_ok(d, "start fake-e2b", "%s (pid %d)", d->url, (int)d->fake_pid);
 
-	/* Any e2b_ key works; the fake runs any template from the host's own tools. */
-	snprintf(json, sizeof(json),
-	         "{\"apiKey\":\"e2b_demo\",\"template\":\"base\",\"apiUrl\":\"%s\"}", d->url);
+	/* The key fake-e2b was started with; the fake runs any template from the host's own tools.
+	 */
+	snprintf(json, sizeof(json), "{\"apiKey\":\"%s\",\"template\":\"base\",\"apiUrl\":\"%s\"}",
+	         d->key, d->url);
 	if ((rc = sbx_e2b_config_parse(&d->c->cfg, json, strlen(json), &err)) < 0)
 		return step_fail(d, "configure", rc, &err, "local config rejected");
 	opts.envd_url = d->url;

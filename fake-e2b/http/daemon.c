@@ -2,10 +2,17 @@
  * fake-e2b/http/daemon.c: the libmicrohttpd daemon: one thread per
  * connection, the per-request context, capped in-memory bodies (or the sink
  * that `begin` set), and the hooks of http.h.
+ *
+ * A watchdog closes connections that sit outside a request (slow or missing
+ * headers, idle keep-alive) for too long, and much sooner while many do: one
+ * client's thousands of half-open connections cannot starve the others.
+ * (MHD's own connection timeout would also end streams whose client reads
+ * slowly, so it stays off.)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +21,119 @@
 
 #include "http.h"
 
+/* One open connection, known between MHD's STARTED and CLOSED notifications (its fd stays
+ * open in between). */
+typedef struct fk_conn {
+	struct fk_conn *prev, *next;
+	int fd;
+	int busy;              /* in a request: headers complete, response not yet finished */
+	int64_t idle_since_ms; /* CLOCK_MONOTONIC; when it left its last request or opened */
+	int cut;
+} fk_conn;
+
 struct fk_http {
 	struct MHD_Daemon *daemon;
 	fk_http_hooks hooks;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	fk_conn *conns;
+	size_t n_idle; /* connections not in a request */
+	unsigned idle_ms, crowd, crowd_idle_ms;
+	pthread_t watchdog;
+	int watchdog_started, stopping;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	fk_http *h = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		fk_conn *k = calloc(1, sizeof(*k));
+		if (!k || !ci) {
+			free(k);
+			return;
+		}
+		k->fd = ci->connect_fd;
+		k->idle_since_ms = mono_ms();
+		pthread_mutex_lock(&h->lock);
+		k->next = h->conns;
+		if (h->conns)
+			h->conns->prev = k;
+		h->conns = k;
+		h->n_idle++;
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = k;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		fk_conn *k = *socket_context;
+		pthread_mutex_lock(&h->lock);
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			h->conns = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		if (!k->busy)
+			h->n_idle--;
+		pthread_mutex_unlock(&h->lock);
+		free(k);
+		*socket_context = NULL;
+	}
+}
+
+/* The connection enters (busy 1) or leaves (0) a request. */
+static void conn_busy(fk_http *h, struct MHD_Connection *c, int busy)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	fk_conn *k = ci ? ci->socket_context : NULL;
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (k->busy != busy) {
+		k->busy = busy;
+		if (busy)
+			h->n_idle--;
+		else
+			h->n_idle++;
+	}
+	k->idle_since_ms = mono_ms();
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *watchdog_main(void *arg)
+{
+	fk_http *h = arg;
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+		int64_t now = mono_ms();
+		unsigned limit = h->n_idle > h->crowd ? h->crowd_idle_ms : h->idle_ms;
+		for (fk_conn *k = h->conns; k; k = k->next) {
+			if (!k->busy && !k->cut && now - k->idle_since_ms >= (int64_t)limit) {
+				k->cut = 1; /* the connection's thread sees EOF and closes it */
+				shutdown(k->fd, SHUT_RDWR);
+			}
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
@@ -70,6 +186,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (!r->started) {
 		r->started = 1;
+		conn_busy(h, c, 1);
 		r->conn = c;
 		r->method = method;
 		r->path = url;
@@ -93,11 +210,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	fk_http *h = cls;
 	fk_req *r = *con_cls;
-	(void)c;
 	(void)toe;
 	if (!r)
 		return;
 	*con_cls = NULL;
+	if (r->started)
+		conn_busy(h, c, 0);
 	if (r->sink_state && r->sink_free)
 		r->sink_free(r->sink_state);
 	if (r->started && h->hooks.done)
@@ -122,17 +240,28 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 	if (!h)
 		return -1;
 	h->hooks = *hooks;
+	h->idle_ms = o->idle_ms ? o->idle_ms : 30000;
+	h->crowd = o->crowd ? o->crowd : 256;
+	h->crowd_idle_ms = o->crowd_idle_ms ? o->crowd_idle_ms : 500;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	if (pthread_create(&h->watchdog, NULL, watchdog_main, h) != 0) {
+		free(h);
+		return -1;
+	}
+	h->watchdog_started = 1;
 	h->daemon = MHD_start_daemon(
 	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 	        MHD_USE_ITC,
 	    0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-	    (unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
-	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024), MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_THREAD_STACK_SIZE,
+	    (size_t)(512 * 1024), MHD_OPTION_END);
 	if (!h->daemon) {
 		fprintf(stderr, "fake-e2b: cannot listen on %s:%u\n", o->host, o->port);
-		free(h);
+		fk_http_stop(h);
 		return -1;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -156,5 +285,14 @@ void fk_http_stop(fk_http *h)
 		return;
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	if (h->watchdog_started) {
+		pthread_mutex_lock(&h->lock);
+		h->stopping = 1;
+		pthread_cond_broadcast(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->watchdog, NULL);
+	}
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -52,6 +52,11 @@ struct fk_req {
 typedef struct fk_http_options {
 	const char *host; /* IPv4 address */
 	unsigned port;    /* 0 = any */
+	/* A connection that is not in a request (headers not yet complete, or idle between two
+	 * requests) is closed after idle_ms; while more than `crowd` connections are in that state
+	 * (a flood of half-open connections), after crowd_idle_ms. 0: defaults 30 s, 256, 500 ms.
+	 */
+	unsigned idle_ms, crowd, crowd_idle_ms;
 } fk_http_options;
 
 typedef struct fk_http fk_http;
@@ -74,12 +79,20 @@ enum MHD_Result fk_reply_error(fk_req *r, unsigned status, const char *fmt, ...)
 /* Takes over resp (destroyed here). */
 enum MHD_Result fk_reply_response(fk_req *r, unsigned status, struct MHD_Response *resp);
 
+/* A Content-Disposition value as Go's mime.FormatMediaType writes it (envd does): the
+ * filename as a token, else quoted with \\ before '"' and '\\', else (bytes outside
+ * printable ASCII) RFC 2231 `filename*=utf-8''%XX`. 0, or -1 when it does not fit `cap`. */
+int fk_content_disposition(char *buf, size_t cap, const char *type, const char *filename);
+
 /* ---- request accessors ---- */
 /* A request header (case-insensitive), borrowed; NULL when absent. */
 const char *fk_header(fk_req *r, const char *name);
 /* A query argument decoded once ('+' = space), from the raw URI; caller frees. NULL when
  * absent or badly escaped. */
 char *fk_query(fk_req *r, const char *name);
+/* fk_query for values that become file system paths or names: NULL with *bad = 1 when the
+ * argument is badly escaped or decodes to a NUL byte (%00), NULL with *bad = 0 when absent. */
+char *fk_query_strict(fk_req *r, const char *name, int *bad);
 /* Every value of a repeated query argument, decoded and joined with ','; caller frees. */
 char *fk_query_joined(fk_req *r, const char *name);
 /* Every query argument as a JSON object of strings (last wins). New reference. */

@@ -55,3 +55,55 @@ enum MHD_Result fk_reply_error(fk_req *r, unsigned status, const char *fmt, ...)
 	return fk_reply_json(r, status,
 	                     json_pack("{s:i,s:s}", "code", (int)status, "message", msg));
 }
+
+/* RFC 2045 tspecials, as Go's mime package lists them. */
+static int tspecial(unsigned char c)
+{
+	return c && strchr("()<>@,;:\\\"/[]?=", c) != NULL;
+}
+
+static int token_char(unsigned char c)
+{
+	return c > ' ' && c < 0x7f && !tspecial(c);
+}
+
+int fk_content_disposition(char *buf, size_t cap, const char *type, const char *filename)
+{
+	size_t o = 0, n = strlen(filename);
+	int enc = 0, token = n > 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)filename[i];
+		enc |= (ch < ' ' || ch > '~') && ch != '\t';
+		token &= token_char(ch);
+	}
+#define PUT(ch)                                                                                    \
+	do {                                                                                       \
+		if (o + 1 >= cap)                                                                  \
+			return -1;                                                                 \
+		buf[o++] = (char)(ch);                                                             \
+	} while (0)
+	for (const char *p = type; *p; p++)
+		PUT(*p);
+	for (const char *p = enc ? "; filename*=utf-8''" : "; filename="; *p; p++)
+		PUT(*p);
+	if (!enc && !token)
+		PUT('"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)filename[i];
+		if (enc && (ch <= ' ' || ch >= 0x7f || ch == '*' || ch == '\'' || ch == '%' ||
+		            tspecial(ch))) {
+			PUT('%');
+			PUT("0123456789ABCDEF"[ch >> 4]);
+			PUT("0123456789ABCDEF"[ch & 15]);
+			continue;
+		}
+		if (!enc && !token && (ch == '"' || ch == '\\'))
+			PUT('\\');
+		PUT(ch);
+	}
+	if (!enc && !token)
+		PUT('"');
+#undef PUT
+	buf[o] = '\0';
+	return 0;
+}

@@ -108,6 +108,39 @@ char *fk_query(fk_req *r, const char *name)
 	return NULL;
 }
 
+char *fk_query_strict(fk_req *r, const char *name, int *bad)
+{
+	const char *q = r->uri ? strchr(r->uri, '?') : NULL;
+	*bad = 0;
+	for (q = q ? q + 1 : NULL; q && *q;) {
+		size_t n = strcspn(q, "&");
+		char *pair = strndup(q, n);
+		if (!pair)
+			return NULL;
+		char *eq = strchr(pair, '=');
+		if (eq)
+			*eq = '\0';
+		if (fk_url_decode(pair, 1) >= 0 && strcmp(pair, name) == 0) {
+			const char *raw = eq ? eq + 1 : "";
+			size_t rawlen = strlen(raw);
+			char *val = strdup(raw);
+			long len = val ? fk_url_decode(val, 1) : -1;
+			free(pair);
+			if (len < 0 || strlen(val) != (size_t)len || rawlen > 65536) {
+				free(val);
+				*bad = 1;
+				return NULL;
+			}
+			return val;
+		}
+		free(pair);
+		q += n;
+		if (*q == '&')
+			q++;
+	}
+	return NULL;
+}
+
 json_t *fk_query_json(fk_req *r)
 {
 	json_t *q = json_object();

@@ -244,7 +244,7 @@ test_config() {
 
 # ---- commands against fake-e2b ---------------------------------------------------------
 start_fake() {
-	"$fake" --port 0 --quiet --port-file "$tmp/port" >"$tmp/fake.out" 2>"$tmp/fake.err" &
+	"$fake" --port 0 --quiet --port-file "$tmp/port" --api-key "$SECRET" >"$tmp/fake.out" 2>"$tmp/fake.err" &
 	fake_pid=$!
 	for _ in $(seq 1 300); do
 		grep -q "listening on" "$tmp/fake.out" 2>/dev/null && break

@@ -1,6 +1,7 @@
 // Start and stop a fake-e2b server for the peer test.
 //
-// startFake(path) spawns `<path> --port 0 --state-dir <tmp>`, waits for the
+// startFake(path, { apiKey }) spawns `<path> --port 0 --state-dir <tmp> --api-key KEY`
+// (default key e2b_peer; the server refuses every other key), waits for the
 // line `fake-e2b listening on http://127.0.0.1:PORT` on stdout, and points the
 // official SDK at it through the environment (e2b-protocol.md §8.1).
 import { spawn } from 'node:child_process'
@@ -10,10 +11,10 @@ import { join } from 'node:path'
 
 const LISTEN_RE = /fake-e2b listening on (http:\/\/127\.0\.0\.1:\d+)/
 
-export async function startFake(path) {
+export async function startFake(path, { apiKey = 'e2b_peer' } = {}) {
   if (!path) throw new Error('fake-e2b path missing: set FAKE_E2B or pass it as an argument')
   const stateDir = mkdtempSync(join(tmpdir(), 'peer-fake-e2b-'))
-  const child = spawn(path, ['--port', '0', '--state-dir', stateDir], {
+  const child = spawn(path, ['--port', '0', '--state-dir', stateDir, '--api-key', apiKey], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let log = ''
@@ -42,13 +43,14 @@ export async function startFake(path) {
     })
   })
   child.stdout.resume()
-  process.env.E2B_API_KEY = 'e2b_peer'
+  process.env.E2B_API_KEY = apiKey
   process.env.E2B_API_URL = url
   process.env.E2B_SANDBOX_URL = url
   delete process.env.E2B_DEBUG
   delete process.env.E2B_DOMAIN
   return {
     url,
+    apiKey,
     stderr: () => log,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -13,7 +13,7 @@ export function config(url, extra = {}) {
 
 export async function setup() {
   if (!process.env.SANDBOX_E2B_BIN) throw new Error('set SANDBOX_E2B_BIN to the sandbox-e2b binary')
-  const fake = await startFake(process.env.FAKE_E2B)
+  const fake = await startFake(process.env.FAKE_E2B, { apiKey: 'e2b_node_test' })
   const logs = []
   const log = {
     debug: (m, f) => logs.push(['debug', m, f]),

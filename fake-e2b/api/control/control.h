@@ -1,7 +1,7 @@
 /*
  * fake-e2b/api/control/control.h: E2B's control plane (e2b-protocol.md §1, §6,
  * §7), one handler per operation, over the registry. The router matches the
- * route, checks the API key (fk_control_key_ok) and the sandbox id
+ * route, checks the API key and the sandbox id
  * (fk_control_short_id, into c->id) before calling a handler.
  */
 #ifndef FK_API_CONTROL_H
@@ -9,9 +9,7 @@
 
 #include "app.h"
 
-/* auth.c: X-API-Key against --api-key (or any e2b_ key when none was set). */
-int fk_control_key_ok(fk_call *c);
-enum MHD_Result fk_control_key_refused(fk_call *c);
+/* auth.c */
 /* ShortID (§1.2): "<id>" or legacy "<id>-<clientID>"; 0 and the short id in out, or -1. */
 int fk_control_short_id(const char *in, char *out, size_t cap);
 

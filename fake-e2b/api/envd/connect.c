@@ -3,6 +3,7 @@
  * (e2b-protocol.md §3): envelopes, end-stream errors, unary errors with the
  * code → HTTP status map, and the request message.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,8 +133,15 @@ const char *fk_connect_code_of(int fk)
 	}
 }
 
+int fk_envd_code(int rc, const fk_err *err)
+{
+	/* a symlink loop (or a magic link that leads nowhere) is a path that does not exist */
+	return err && err->errnum == ELOOP && rc == FK_EIO ? FK_ENOTFOUND : rc;
+}
+
 enum MHD_Result fk_connect_runtime_error(fk_req *r, int rc, const fk_err *err)
 {
+	rc = fk_envd_code(rc, err);
 	return fk_connect_error(r, fk_connect_code_of(rc), "%s",
 	                        err->message[0] ? err->message : fk_code_name(rc));
 }

@@ -33,6 +33,8 @@ enum MHD_Result fk_connect_error(fk_req *r, const char *code, const char *fmt, .
 unsigned fk_connect_code_status(const char *code);
 /* A runtime error code (FK_E*) as a Connect code. */
 const char *fk_connect_code_of(int fk);
+/* The runtime's code as envd would report it (a symlink loop is not_found). */
+int fk_envd_code(int rc, const fk_err *err);
 /* A runtime error as a Connect unary error. */
 enum MHD_Result fk_connect_runtime_error(fk_req *r, int rc, const fk_err *err);
 /* The request message: one envelope for streams, plain JSON for unary. New ref or NULL. */

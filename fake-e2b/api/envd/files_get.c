@@ -29,11 +29,18 @@ unsigned fk_envd_file_error_status(int rc)
 enum MHD_Result fk_envd_files_get(fk_call *c)
 {
 	fk_req *r = c->req;
-	char *path = fk_query(r, "path"), *user = fk_query(r, "username");
+	int bad_path = 0, bad_user = 0;
+	char *path = fk_query_strict(r, "path", &bad_path),
+	     *user = fk_query_strict(r, "username", &bad_user);
 	enum MHD_Result ret;
 	int fd = -1;
 	uint64_t size = 0;
 	fk_err err = {0};
+	if (bad_path || bad_user) { /* %00 would cut the path short */
+		ret = fk_reply_error(r, 400, "invalid %s: badly escaped or holds a NUL byte",
+		                     bad_path ? "path" : "username");
+		goto done;
+	}
 	if (!fk_envd_files_auth(c, "read", path, user)) {
 		ret = fk_envd_unauthorized(r);
 		goto done;
@@ -48,8 +55,8 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 		if (rc == FK_ENOUSER)
 			ret = fk_reply_error(r, 401, "invalid username: '%s'", user ? user : "");
 		else
-			ret = fk_reply_error(r, fk_envd_file_error_status(rc), "%s",
-			                     err.message[0] ? err.message : fk_code_name(rc));
+			ret = fk_reply_error(r, fk_envd_file_error_status(fk_envd_code(rc, &err)),
+			                     "%s", err.message[0] ? err.message : fk_code_name(rc));
 		goto done;
 	}
 	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
@@ -59,10 +66,10 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 		goto done;
 	}
 	const char *base = strrchr(path, '/');
-	char disp[512];
-	snprintf(disp, sizeof(disp), "inline; filename=\"%s\"", base ? base + 1 : path);
+	char disp[3 * 4096 + 64];
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
-	MHD_add_response_header(resp, "Content-Disposition", disp);
+	if (fk_content_disposition(disp, sizeof(disp), "inline", base ? base + 1 : path) == 0)
+		MHD_add_response_header(resp, "Content-Disposition", disp);
 	ret = fk_reply_response(r, 200, resp);
 done:
 	free(path);

@@ -21,6 +21,7 @@ typedef struct upload {
 	char *cur_abs;
 	char *cur_name;
 	size_t cur_written;
+	uint64_t received; /* body bytes so far (capped at the app's max_upload) */
 	json_t *results;
 } upload;
 
@@ -43,7 +44,8 @@ static void upload_close_part(upload *u)
 		return;
 	fk_err err = {0};
 	if (fk_writer_close(u->w, &err) < 0)
-		upload_fail(u, fk_envd_file_error_status(err.code), "%s", err.message);
+		upload_fail(u, fk_envd_file_error_status(fk_envd_code(err.code, &err)), "%s",
+		            err.message);
 	u->w = NULL;
 	free(u->cur_abs);
 	free(u->cur_name);
@@ -109,7 +111,8 @@ static void upload_open_part(upload *u, const char *filename)
 		if (rc == FK_ENOUSER)
 			upload_fail(u, 401, "invalid username: '%s'", u->user ? u->user : "");
 		else
-			upload_fail(u, fk_envd_file_error_status(rc), "%s", err.message);
+			upload_fail(u, fk_envd_file_error_status(fk_envd_code(rc, &err)), "%s",
+			            err.message);
 		u->w = NULL;
 		return;
 	}
@@ -128,7 +131,8 @@ static void upload_write(upload *u, const char *data, size_t len)
 	if (u->status || !u->w || !len)
 		return;
 	if (fk_writer_write(u->w, data, len, &err) < 0)
-		upload_fail(u, fk_envd_file_error_status(err.code), "%s", err.message);
+		upload_fail(u, fk_envd_file_error_status(fk_envd_code(err.code, &err)), "%s",
+		            err.message);
 	u->cur_written += len;
 }
 
@@ -154,6 +158,12 @@ static void files_sink(fk_req *r, const char *data, size_t len)
 	upload *u = r->sink_state;
 	if (!u || u->status)
 		return;
+	if (len > u->c->app->max_upload - u->received) {
+		upload_fail(u, 413, "upload larger than %llu MiB",
+		            (unsigned long long)(u->c->app->max_upload >> 20));
+		return;
+	}
+	u->received += len;
 	if (u->pp) {
 		if (MHD_post_process(u->pp, data, len) != MHD_YES)
 			upload_fail(u, 400, "%s", "malformed multipart body");
@@ -180,8 +190,14 @@ void fk_envd_files_post_begin(fk_call *c)
 		u->status = 502;
 		return;
 	}
-	u->path_q = fk_query(r, "path");
-	u->user = fk_query(r, "username");
+	int bad_path = 0, bad_user = 0;
+	u->path_q = fk_query_strict(r, "path", &bad_path);
+	u->user = fk_query_strict(r, "username", &bad_user);
+	if (bad_path || bad_user) { /* %00 would cut the path short */
+		upload_fail(u, 400, "invalid %s: badly escaped or holds a NUL byte",
+		            bad_path ? "path" : "username");
+		return;
+	}
 	if (u->user && !*u->user) {
 		free(u->user);
 		u->user = NULL;
@@ -195,6 +211,12 @@ void fk_envd_files_post_begin(fk_call *c)
 	}
 	if (c->fault.kind == FK_FAULT_RESPOND) {
 		u->status = 1; /* answered by the router (fault); write nothing */
+		return;
+	}
+	const char *cl = fk_header(r, "Content-Length");
+	if (cl && strtoull(cl, NULL, 10) > c->app->max_upload) {
+		upload_fail(u, 413, "upload larger than %llu MiB",
+		            (unsigned long long)(c->app->max_upload >> 20));
 		return;
 	}
 	const char *ct = fk_header(r, "Content-Type");

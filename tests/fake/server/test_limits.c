@@ -1,0 +1,355 @@
+/*
+ * tests/fake/server/test_limits.c: fake-e2b's server hardening (issue 11 "The
+ * server" and item 9): idle and header timeouts, 10,000 half-open connections
+ * do not stop a well-behaved client, the upload size cap, %00 in ?path=, quoting
+ * in Content-Disposition, a symlink loop is 404, /health without the token does
+ * not tell whether a sandbox exists.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fkserver.h"
+
+#define KEY "e2b_limits_test_key"
+
+static const char *g_bin;
+static fks g_srv; /* --max-upload-mb 1 */
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int up(void **state)
+{
+	(void)state;
+	const char *flags[] = {"--api-key", KEY, "--max-upload-mb", "1", "--quiet", NULL};
+	if (fks_start(&g_srv, g_bin, flags) < 0) {
+		fprintf(stderr, "fake-e2b did not start:\n%s\n", g_srv.out);
+		return -1;
+	}
+	return 0;
+}
+
+static int down(void **state)
+{
+	(void)state;
+	return fks_stop(&g_srv);
+}
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+typedef struct box {
+	char id[64], token[128];
+	char hid[128], htok[200];
+} box;
+
+static void box_create(fks *s, box *b)
+{
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	const char *body = "{\"templateID\":\"base\"}";
+	fkr *r = fks_req(s, "POST", "/v2/sandboxes", h, body, strlen(body));
+	assert_int_equal(r->status, 201);
+	snprintf(b->id, sizeof(b->id), "%s",
+	         json_string_value(json_object_get(r->json, "sandboxID")));
+	snprintf(b->token, sizeof(b->token), "%s",
+	         json_string_value(json_object_get(r->json, "envdAccessToken")));
+	snprintf(b->hid, sizeof(b->hid), "E2b-Sandbox-Id: %s", b->id);
+	snprintf(b->htok, sizeof(b->htok), "X-Access-Token: %s", b->token);
+	fkr_free(r);
+}
+
+static void box_delete(fks *s, box *b)
+{
+	char path[128];
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	snprintf(path, sizeof(path), "/sandboxes/%s", b->id);
+	fkr *r = fks_req(s, "DELETE", path, h, NULL, 0);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+}
+
+/* Run `sh -c line` as root through process.Process/Start; returns when it ended. */
+static void box_sh(fks *s, box *b, const char *line)
+{
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n = strlen(js);
+	unsigned char *env = malloc(n + 5);
+	env[0] = 0;
+	env[1] = (unsigned char)(n >> 24);
+	env[2] = (unsigned char)(n >> 16);
+	env[3] = (unsigned char)(n >> 8);
+	env[4] = (unsigned char)n;
+	memcpy(env + 5, js, n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
+	assert_int_equal(r->status, 200);
+	assert_non_null(memmem(r->body, r->len, "exit status 0", 13));
+	fkr_free(r);
+	free(env);
+	free(js);
+	json_decref(m);
+}
+
+static int tcp_connect(unsigned port, int nonblock)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ms until the server closes fd (read returns 0 or an error), -1 after `max_ms`. */
+static long ms_until_closed(int fd, long max_ms)
+{
+	long t0 = now_ms();
+	while (now_ms() - t0 < max_ms) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) > 0) {
+			char buf[256];
+			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n <= 0)
+				return now_ms() - t0;
+		}
+	}
+	return -1;
+}
+
+/* ---- timeouts and floods -------------------------------------------------------------------- */
+
+static void test_limits__idle_and_slow_header_connections_are_closed(void **state)
+{
+	(void)state;
+	fks s;
+	const char *flags[] = {"--api-key", KEY, "--idle-timeout-s", "1", "--quiet", NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	int silent = tcp_connect(s.port, 0);
+	int slow = tcp_connect(s.port, 0);
+	assert_true(silent >= 0 && slow >= 0);
+	const char *part = "GET /health HTTP/1.1\r\nHost: x\r\n"; /* never ends its headers */
+	assert_int_equal(write(slow, part, strlen(part)), (ssize_t)strlen(part));
+	long a = ms_until_closed(silent, 15000), b = ms_until_closed(slow, 15000);
+	assert_true(a >= 0);
+	assert_true(b >= 0);
+	close(silent);
+	close(slow);
+	/* a connection in use is not cut: a request after 2 s of idle on a fresh connection
+	 * still works because libcurl reconnects; one that keeps talking stays open */
+	fkr *r = fks_req(&s, "GET", "/health", NULL, NULL, 0);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+static void test_limits__10000_half_open_connections_do_not_stop_a_client(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < N + 256)
+		skip();
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	fks s;
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	int *fds = malloc(N * sizeof(int));
+	int opened = 0;
+	for (int i = 0; i < N; i++)
+		if ((fds[i] = tcp_connect(s.port, 1)) >= 0)
+			opened++;
+	assert_true(opened > N / 2);
+	/* the attacker holds every socket open; a well-behaved client asks now, and asks again
+	 * (every 200 ms) while its connection is refused: the server is at its connection cap
+	 * until it has shed the idle ones */
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	long t0 = now_ms(), took = 0;
+	int tries = 0;
+	fkr *r = NULL;
+	do {
+		if (r) {
+			fkr_free(r);
+			struct timespec ts = {0, 200 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+		r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
+		took = now_ms() - t0;
+		tries++;
+	} while (r->curl_rc != 0 && took < 30000);
+	assert_int_equal(r->curl_rc, 0);
+	assert_int_equal(r->status, 200);
+	print_message("client answered %ld ms (%d tries) after %d half-open connections\n", took,
+	              tries, opened);
+	assert_true(took < 30000);
+	fkr_free(r);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* ---- request limits ------------------------------------------------------------------------- */
+
+static void test_limits__upload_over_the_cap_is_413(void **state)
+{
+	(void)state;
+	box b;
+	box_create(&g_srv, &b);
+	size_t big = (1u << 20) + 4096, small = 512 * 1024;
+	char *data = calloc(1, big);
+	const char *h[] = {b.hid, b.htok, "Content-Type: application/octet-stream", NULL};
+	fkr *r = fks_req(&g_srv, "POST", "/files?path=/tmp/big", h, data, big);
+	assert_int_equal(r->status, 413);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 413);
+	fkr_free(r);
+	r = fks_req(&g_srv, "POST", "/files?path=/tmp/small", h, data, small);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	free(data);
+	box_delete(&g_srv, &b);
+}
+
+static void test_limits__nul_in_path_is_400(void **state)
+{
+	(void)state;
+	box b;
+	box_create(&g_srv, &b);
+	const char *h[] = {b.hid, b.htok, NULL};
+	fkr *r = fks_req(&g_srv, "GET", "/files?path=/etc/hostname%00.txt", h, NULL, 0);
+	assert_int_equal(r->status, 400);
+	assert_non_null(strstr(r->body, "NUL"));
+	fkr_free(r);
+	const char *hp[] = {b.hid, b.htok, "Content-Type: application/octet-stream", NULL};
+	r = fks_req(&g_srv, "POST", "/files?path=/tmp/a%00b", hp, "x", 1);
+	assert_int_equal(r->status, 400);
+	fkr_free(r);
+	r = fks_req(&g_srv, "GET", "/files?path=/tmp/a&username=ro%00ot", h, NULL, 0);
+	assert_int_equal(r->status, 400);
+	fkr_free(r);
+	box_delete(&g_srv, &b);
+}
+
+static void upload_then_disposition(box *b, const char *qpath, const char *want)
+{
+	char path[256], buf[512];
+	const char *hp[] = {b->hid, b->htok, "Content-Type: application/octet-stream", NULL};
+	const char *h[] = {b->hid, b->htok, NULL};
+	snprintf(path, sizeof(path), "/files?path=%s", qpath);
+	fkr *r = fks_req(&g_srv, "POST", path, hp, "hi", 2);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	r = fks_req(&g_srv, "GET", path, h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	assert_non_null(fkr_header(r, "Content-Disposition", buf, sizeof(buf)));
+	assert_string_equal(buf, want);
+	fkr_free(r);
+}
+
+static void test_limits__content_disposition_quotes_the_name(void **state)
+{
+	(void)state;
+	box b;
+	box_create(&g_srv, &b);
+	upload_then_disposition(&b, "/tmp/report.txt", "inline; filename=report.txt");
+	upload_then_disposition(&b, "/tmp/a%22b%5C.txt", "inline; filename=\"a\\\"b\\\\.txt\"");
+	upload_then_disposition(&b, "/tmp/x%3By.txt", "inline; filename=\"x;y.txt\"");
+	upload_then_disposition(&b, "/tmp/caf%C3%A9.txt", "inline; filename*=utf-8''caf%C3%A9.txt");
+	box_delete(&g_srv, &b);
+}
+
+static void test_limits__symlink_loop_is_not_found(void **state)
+{
+	(void)state;
+	box b;
+	box_create(&g_srv, &b);
+	box_sh(&g_srv, &b, "cd /tmp && ln -s loop loop");
+	const char *h[] = {b.hid, b.htok, "Content-Type: application/json", NULL};
+	const char *body = "{\"path\":\"/tmp/loop/x\"}";
+	fkr *r = fks_req(&g_srv, "POST", "/filesystem.Filesystem/Stat", h, body, strlen(body));
+	assert_int_equal(r->status, 404);
+	assert_string_equal(json_string_value(json_object_get(r->json, "code")), "not_found");
+	fkr_free(r);
+	body = "{\"path\":\"/tmp/loop\"}";
+	r = fks_req(&g_srv, "POST", "/filesystem.Filesystem/ListDir", h, body, strlen(body));
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	r = fks_req(&g_srv, "GET", "/files?path=/tmp/loop/x", h, NULL, 0);
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	box_delete(&g_srv, &b);
+}
+
+static void test_limits__health_without_token_hides_whether_a_sandbox_exists(void **state)
+{
+	(void)state;
+	box b;
+	box_create(&g_srv, &b);
+	const char *known[] = {b.hid, NULL};
+	const char *unknown[] = {"E2b-Sandbox-Id: izzzzzzzzzzzzzzzzzzzz", NULL};
+	const char *wrong[] = {b.hid, "X-Access-Token: nope", NULL};
+	const char *right[] = {b.hid, b.htok, NULL};
+	fkr *r1 = fks_req(&g_srv, "GET", "/health", known, NULL, 0);
+	fkr *r2 = fks_req(&g_srv, "GET", "/health", unknown, NULL, 0);
+	fkr *r3 = fks_req(&g_srv, "GET", "/health", wrong, NULL, 0);
+	fkr *r4 = fks_req(&g_srv, "GET", "/health", right, NULL, 0);
+	assert_int_equal(r1->status, 502);
+	assert_int_equal(r2->status, 502);
+	assert_int_equal(r3->status, 502);
+	assert_int_equal(r4->status, 204);
+	/* the same body apart from the id the caller sent */
+	assert_string_equal(json_string_value(json_object_get(r1->json, "message")),
+	                    json_string_value(json_object_get(r2->json, "message")));
+	fkr_free(r1);
+	fkr_free(r2);
+	fkr_free(r3);
+	fkr_free(r4);
+	box_delete(&g_srv, &b);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+		return 2;
+	}
+	g_bin = argv[1];
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_limits__idle_and_slow_header_connections_are_closed),
+	    cmocka_unit_test(test_limits__10000_half_open_connections_do_not_stop_a_client),
+	    cmocka_unit_test(test_limits__upload_over_the_cap_is_413),
+	    cmocka_unit_test(test_limits__nul_in_path_is_400),
+	    cmocka_unit_test(test_limits__content_disposition_quotes_the_name),
+	    cmocka_unit_test(test_limits__symlink_loop_is_not_found),
+	    cmocka_unit_test(test_limits__health_without_token_hides_whether_a_sandbox_exists),
+	};
+	return cmocka_run_group_tests_name("fake_limits", tests, up, down);
+}
