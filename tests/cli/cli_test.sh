@@ -266,8 +266,8 @@ start_fake() {
 fake_fault() {
 	local hp=${url#http://}
 	exec 4<>"/dev/tcp/${hp%:*}/${hp##*:}" || return 1
-	printf 'POST /_fake/faults HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
-		"$hp" "${#1}" "$1" >&4
+	printf 'POST /_fake/faults HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+		"$hp" "$SECRET" "${#1}" "$1" >&4
 	head -1 <&4 | tr -d '\r'
 	exec 4<&-
 }
