@@ -47,7 +47,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 : >"$work/fake.out"
-"$fake" --port 0 --quiet --state-dir "$work/state" >>"$work/fake.out" 2>"$work/fake.err" &
+"$fake" --port 0 --quiet --api-key e2b_bench --state-dir "$work/state" >>"$work/fake.out" 2>"$work/fake.err" &
 fakepid=$!
 url=
 for _ in $(seq 300); do

@@ -34,7 +34,7 @@ const TICK_MS = 10 // USER_HZ 100 on Linux
 // RSS) that the package itself never needs.
 function http(method, url) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method }, (res) => {
+    const req = request(url, { method, headers: { 'X-API-Key': 'e2b_bench' } }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (d) => (body += d))
