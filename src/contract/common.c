@@ -1,7 +1,7 @@
 /*
  * contract/common.c: one-time library initialisation, version, sbx_free and
  * log level names. The only process-wide state is libcurl's global init, done
- * once through pthread_once (design brief §1, style brief §2.8).
+ * once through pthread_once (docs/contract.md "Many processes, one sandbox").
  */
 #include <curl/curl.h>
 #include <pthread.h>

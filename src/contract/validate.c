@@ -1,5 +1,5 @@
 /*
- * contract/validate.c: validators of the sandbox@1 contract (design brief §2).
+ * contract/validate.c: validators of the sandbox@1 contract (docs/contract.md "Definitions").
  *
  * Pure functions: no allocation, no locale, thread-safe. Messages follow the
  * seed (dist/index.mjs checkPath, checkLimits, execControlPath, exec). Values

@@ -1,6 +1,6 @@
 /*
  * e2b/envd.c: envd over Connect and HTTP (seed envdStart, envdKill,
- * envdUpload; e2b-protocol.md §2, §3.2, §4, §5.1).
+ * envdUpload; docs/protocol.md "Reaching envd" to "Files").
  *
  * The Start stream is decoded as it arrives: curl chunks → envelope state
  * machine → one JSON message at a time → start/data/end events. Output is

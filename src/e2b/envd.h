@@ -1,6 +1,6 @@
 /*
  * e2b/envd.h: the envd client (seed envdStart, envdKill, envdUpload;
- * e2b-protocol.md §2-§5): process.Process/Start as a Connect server stream,
+ * docs/protocol.md "Reaching envd" to "Files"): process.Process/Start as a Connect server stream,
  * process.Process/SendSignal, and the multipart POST /files upload.
  *
  * Every request carries the seed's headers: E2b-Sandbox-Id, E2b-Sandbox-Port:
@@ -73,7 +73,7 @@ typedef struct sbx_envd_stream sbx_envd_stream;
  * {"process":{"cmd","args","envs"?,"cwd"?},"stdin":<stdin_open>}. Nothing is
  * sent until sbx__envd_stream_wait(). `proc` is copied into the request body.
  * With stdin_open the command's stdin is a pipe fed by SendInput until
- * CloseStdin (e2b-protocol.md §4.2); without it, /dev/null.
+ * CloseStdin (docs/protocol.md "process.Process"); without it, /dev/null.
  * Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
  */
 int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,

@@ -1,6 +1,6 @@
 /*
  * e2b/envd_process.c: the unary process.Process RPCs beyond SendSignal
- * (e2b-protocol.md §4.3): SendInput, CloseStdin and List. Each is one JSON
+ * (docs/protocol.md "process.Process"): SendInput, CloseStdin and List. Each is one JSON
  * request through sbx__envd_rpc(); SendInput and CloseStdin may be joined to
  * the command's own stream so that its output keeps flowing while they wait.
  */

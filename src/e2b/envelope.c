@@ -1,5 +1,6 @@
 /*
- * e2b/envelope.c: Connect envelope decoder and encoder (e2b-protocol.md §3.2).
+ * e2b/envelope.c: Connect envelope decoder and encoder (docs/protocol.md
+ * "Connect protocol (JSON codec)").
  *
  * curl hands the stream over in chunks split anywhere ("may be one byte, it
  * may be thousands"), so the decoder is a resumable state machine over a

@@ -1,5 +1,6 @@
 /*
- * e2b/envelope.h: the Connect protocol's envelope framing (e2b-protocol.md §3.2).
+ * e2b/envelope.h: the Connect protocol's envelope framing (docs/protocol.md
+ * "Connect protocol (JSON codec)").
  *
  * An envelope is 1 flag byte, a big-endian uint32 length, then `length` bytes
  * of JSON. Flag 0x02 marks the end-stream message; 0x01 (compression) was
@@ -27,7 +28,7 @@ typedef enum sbx_envelope_state {
 } sbx_envelope_state;
 
 /*
- * Incremental decoder, an explicit state machine (style brief §2.13). Zero
+ * Incremental decoder, an explicit state machine. Zero
  * state plus a capped payload buffer: initialise with SBX_ENVELOPE_INIT(max).
  */
 typedef struct sbx_envelope {

@@ -1,5 +1,5 @@
 /*
- * util/alloc.c: the library's allocator entry points (style brief §2.9).
+ * util/alloc.c: the library's allocator entry points.
  *
  * Every allocation in src/ goes through here so that tests can fail the n-th
  * one (sbx__alloc_fail_after) and check that each OOM path reports SBX_ENOMEM

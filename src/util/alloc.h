@@ -1,5 +1,5 @@
 /*
- * util/alloc.h: the library's only allocator entry points (style brief §2.9).
+ * util/alloc.h: the library's only allocator entry points.
  * A raw malloc/realloc/free/strdup in src/ is a lint error. Tests may install
  * a failure injector (sbx__alloc_fail_after) to run the OOM paths.
  */

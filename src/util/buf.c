@@ -1,5 +1,5 @@
 /*
- * util/buf.c: the one growable byte buffer, always capped (style brief §2.11).
+ * util/buf.c: the one growable byte buffer, always capped.
  *
  * `max` bounds the bytes held; `cap` bounds the allocation, which is at most
  * max + 1 (room for the trailing NUL kept for convenience). Growth doubles,

@@ -1,5 +1,5 @@
 /*
- * util/buf.h: the one growable byte buffer, always capped (style brief §2.11).
+ * util/buf.h: the one growable byte buffer, always capped.
  *
  * `max` is set at init from a named constant; growing past it is
  * SBX_ETOOLARGE (the peer sent too much), distinct from SBX_ENOMEM. The

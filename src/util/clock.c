@@ -1,4 +1,4 @@
-/* util/clock.c: CLOCK_MONOTONIC milliseconds for deadlines (style brief §2.18). */
+/* util/clock.c: CLOCK_MONOTONIC milliseconds for deadlines. */
 #include "util/clock.h"
 
 #include <time.h>

@@ -1,4 +1,4 @@
-/* util/clock.h: CLOCK_MONOTONIC milliseconds, for deadlines (style brief §2.18). */
+/* util/clock.h: CLOCK_MONOTONIC milliseconds, for deadlines. */
 #ifndef SBX_UTIL_CLOCK_H
 #define SBX_UTIL_CLOCK_H
 
