@@ -45,6 +45,12 @@ typedef struct sbx_provider_vtable {
 	                sbx_error *err);
 	int (*list_dir)(void *impl, sbx_dir **out, const char *id, const char *path,
 	                sbx_signal *sig, sbx_error *err);
+	int (*read_stream)(void *impl, sbx_read_result *out, const char *id, const char *path,
+	                   sbx_sink_fn sink, void *payload, const sbx_file_options *opts,
+	                   sbx_signal *sig, sbx_error *err);
+	int (*write_stream)(void *impl, const char *id, const char *path, sbx_input_fn source,
+	                    void *payload, const sbx_file_options *opts, sbx_signal *sig,
+	                    sbx_error *err);
 	void (*free)(void *impl);
 	/*
 	 * Background commands (sandbox/process.h). `h` is the provider's handle

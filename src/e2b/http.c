@@ -215,6 +215,14 @@ static int upload_seek(void *arg, curl_off_t offset, int origin)
 	return CURL_SEEKFUNC_OK;
 }
 
+/* A streamed part: pulled from the caller's callback as curl sends. */
+static size_t upload_pull(char *buf, size_t size, size_t nitems, void *arg)
+{
+	sbx_http_call *c = arg;
+	size_t n = c->req.upload_fn((unsigned char *)buf, size * nitems, c->req.upload_payload);
+	return n == SIZE_MAX ? CURL_READFUNC_ABORT : n;
+}
+
 static int call_setup(sbx_http_call *c, sbx_error *err)
 {
 	CURL *e = c->pair.easy;
@@ -251,8 +259,11 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 		rc |= curl_mime_name(part, r->upload_part);
 		rc |= curl_mime_filename(part, r->upload_filename);
-		rc |= curl_mime_data_cb(part, (curl_off_t)r->upload_len, upload_read, upload_seek,
-		                        NULL, c);
+		if (r->upload_fn)
+			rc |= curl_mime_data_cb(part, -1, upload_pull, NULL, NULL, c);
+		else
+			rc |= curl_mime_data_cb(part, (curl_off_t)r->upload_len, upload_read,
+			                        upload_seek, NULL, c);
 		rc |= curl_easy_setopt(e, CURLOPT_MIMEPOST, c->mime);
 	} else if (strcmp(r->method, "POST") == 0) {
 		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);

@@ -58,6 +58,13 @@ typedef struct sbx_http_req {
 	const char *upload_filename;
 	const void *upload_data;
 	size_t upload_len;
+	/*
+	 * Or, when set, the part's bytes are pulled from upload_fn instead (length
+	 * unknown: sent chunked, never rewound): fill `buf` with up to `cap` bytes,
+	 * return the count, 0 at the end, SIZE_MAX to fail the transfer.
+	 */
+	size_t (*upload_fn)(unsigned char *buf, size_t cap, void *payload);
+	void *upload_payload;
 	sbx_http_data_fn on_data; /* NULL: buffer the body (cap max_body) */
 	void *payload;
 	size_t max_body; /* cap of a buffered 2xx body; 0 = SBX_HTTP_MAX_BODY */

@@ -23,6 +23,7 @@
 #define UPLOAD_DEADLINE_MS 600000         /* one upload (the seed has none; we bound it) */
 #define MAX_OUTPUT_CAP     (SIZE_MAX / 4) /* a larger budget is clamped */
 #define LIST_OUTPUT_MAX    (32u << 20)    /* a listing's output: 100 000 entries of 255 bytes */
+#define RAW_THRESHOLD      (4u << 20)     /* larger files are read raw (GET /files) */
 #define FILE_OP_MIN_SECONDS                                                                        \
 	240 /* the 120 s file operation + the 120 s margin: attach covers it                       \
 	     */
@@ -37,14 +38,49 @@ static const char *stderr_of(const sbx__file_op *r, char *buf, size_t buflen)
 	return sbx__e2b_stderr_text(&r->err, buf, buflen);
 }
 
+static int buf_sink(const unsigned char *data, size_t len, void *payload)
+{
+	return sbx_buf_put(payload, data, len) < 0 ? -1 : 0;
+}
+
+/* A file over RAW_THRESHOLD: raw through a staging file into f (the seed's shape of result). */
+static int read_raw(sbx__e2b_provider *p, sbx_file **out, const char *id, const char *path,
+                    size_t max_bytes, sbx_signal *sig, sbx_error *err)
+{
+	sbx_buf b = SBX_BUF_INIT(max_bytes + 1);
+	sbx_read_result rr;
+	sbx_file *f = NULL;
+	int error;
+
+	error = sbx__e2b_staged_read(p, id, path, max_bytes, 0, 0, buf_sink, &b, &rr, sig, err);
+	if (error == SBX_EUSER) { /* only buf_sink stops it: memory */
+		sbx_error_clear(err);
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	if (error < 0 || !rr.found)
+		goto done;
+	if (!(f = sbx__calloc(1, sizeof(*f))) || sbx_buf_put(&b, "", 0) < 0 ||
+	    sbx_buf_detach(&b, &f->data, &f->len) < 0) {
+		sbx__free(f);
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	f->truncated = rr.truncated;
+	*out = f;
+done:
+	sbx_buf_dispose(&b);
+	return error;
+}
+
 int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *path,
                        size_t max_bytes, sbx_signal *sig, sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
-	char want[32], se[STDERR_MESSAGE_MAX + 1];
-	const char *args[5] = {"-c", sbx__e2b_read_script, "capybara-read", path, want};
+	char want[32], limit[32], se[STDERR_MESSAGE_MAX + 1];
+	const char *args[6] = {"-c", sbx__e2b_read_script, "capybara-read", path, want, limit};
+	size_t nargs = 5;
 	sbx_file *f = NULL;
 	int error;
 
@@ -52,12 +88,22 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 	if (max_bytes > MAX_OUTPUT_CAP - STDERR_ROOM - 1)
 		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
 	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
+	if (max_bytes > RAW_THRESHOLD) {
+		/* a large file may come raw (issue 13): the script says so with exit 5 */
+		args[1] = sbx__e2b_read_sized_script;
+		snprintf(limit, sizeof(limit), "%u", RAW_THRESHOLD);
+		nargs = 6;
+	}
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
-	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, 5,
+	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, nargs,
 	                                       max_bytes + 1 + STDERR_ROOM, 0, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3) || exited_with(&r, 4))
 		goto done; /* missing, or a directory: NULL */
+	if (nargs == 6 && exited_with(&r, 5)) {
+		error = read_raw(p, out, id, path, max_bytes, sig, err);
+		goto done;
+	}
 	if (!exited_with(&r, 0)) {
 		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
 		                       stderr_of(&r, se, sizeof(se)));
@@ -128,11 +174,16 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 			                                     : "aborted");
 		else
 			sbx__e2b_pass_error(err, &local);
+		if (t.url) /* envd may have stored part of it */
+			sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
 	}
 	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, 0, sig, &r,
-	                              err)) < 0)
+	                              err)) < 0) {
+		/* the upload is in place but the script may not have run: remove it (issue 9) */
+		sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
+	}
 	if (!exited_with(&r, 0))
 		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
 		                       stderr_of(&r, se, sizeof(se)));

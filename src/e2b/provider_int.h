@@ -159,6 +159,24 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
 int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
                       sbx_error *err);
 
+/* provider_transfer.c: streamed and raw file transfers (sandbox/files.h). */
+int sbx__e2b_read_stream(void *impl, sbx_read_result *out, const char *id, const char *path,
+                         sbx_sink_fn sink, void *payload, const sbx_file_options *opts,
+                         sbx_signal *sig, sbx_error *err);
+int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_input_fn source,
+                          void *payload, const sbx_file_options *opts, sbx_signal *sig,
+                          sbx_error *err);
+/*
+ * Read `path` as the sandbox user through a root-only staging file and a raw
+ * GET /files into `sink` (at most `max` bytes; truncated when longer). Does
+ * its own attach. timeout_ms / transfer_ms 0: 120 s / 600 s.
+ */
+int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path, uint64_t max,
+                         uint64_t timeout_ms, uint64_t transfer_ms, sbx_sink_fn sink, void *payload,
+                         sbx_read_result *out, sbx_signal *sig, sbx_error *err);
+/* Best effort, as root, not abortable (15 s): remove a staging file; a failure is logged. */
+void sbx__e2b_remove_staging(sbx__e2b_provider *p, const sbx_envd_target *t, const char *staging);
+
 /* provider_info.c: sandbox/info.h. */
 int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
                   sbx_error *err);

@@ -121,6 +121,33 @@ const char sbx__e2b_list_script[] =
     "\"$1\" -mindepth 1 -maxdepth 1 -printf '%y %s %f\\0'";
 
 /*
+ * STAGE_READ_SCRIPT PATH STAGING N READ_SCRIPT (as root; ours): copies the
+ * first N bytes of PATH into the root-only staging file STAGING, PATH read by
+ * READ_SCRIPT as the sandbox user (runuser), so permissions and symlinks
+ * resolve as that user exactly as for a direct read; only the staging file,
+ * which the user cannot reach, is opened by root. Exit statuses are
+ * READ_SCRIPT's (3 missing, 4 a directory); on any failure the staging file
+ * is removed. envd's GET /files then sends STAGING raw.
+ */
+const char sbx__e2b_stage_read_script[] =
+    "umask 077; mkdir -p -- " SBX_E2B_UPLOAD_DIR " || exit 1; runuser -u " SBX_E2B_SANDBOX_USER
+    " -- /bin/sh -c \"$4\" capybara-read \"$1\" \"$3\" > \"$2\"; s=$?; if [ $s -ne 0 ]; then rm -f "
+    "-- \"$2\"; fi; exit $s";
+
+/*
+ * READ_SIZED_SCRIPT PATH N LIMIT (as the sandbox user; ours): READ_SCRIPT,
+ * except that a regular file larger than LIMIT bytes is not read: exit 5, and
+ * the provider moves it raw through a staging file (STAGE_READ_SCRIPT).
+ */
+const char sbx__e2b_read_sized_script[] =
+    "if [ ! -e \"$1\" ]; then exit 3; fi; if [ -d \"$1\" ]; then exit 4; fi; if [ -f \"$1\" ] && "
+    "[ \"$(stat -L -c %s -- \"$1\" 2>/dev/null || echo 0)\" -gt \"$3\" ]; then exit 5; fi; exec "
+    "head -c \"$2\" -- \"$1\"";
+
+/* REMOVE_SCRIPT PATH (as root; ours): removes a staging file; a missing one is fine. */
+const char sbx__e2b_remove_script[] = "rm -f -- \"$1\"";
+
+/*
  * USER_WRITE_SCRIPT PATH STAGING (as root): root opens the root-only staging
  * file STAGING and feeds it on stdin to a shell running as the sandbox user,
  * which creates PATH's parents and writes PATH: the write happens with the

@@ -21,6 +21,9 @@ extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT */
 extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT */
 extern const char sbx__e2b_read_script[];         /* READ_SCRIPT */
 extern const char sbx__e2b_stat_script[];         /* STAT_SCRIPT */
+extern const char sbx__e2b_stage_read_script[];   /* STAGE_READ_SCRIPT (ours: raw reads) */
+extern const char sbx__e2b_read_sized_script[];   /* READ_SIZED_SCRIPT (ours: raw reads) */
+extern const char sbx__e2b_remove_script[];       /* REMOVE_SCRIPT (ours: staging cleanup) */
 extern const char sbx__e2b_list_script[];         /* LIST_SCRIPT (ours: list_dir) */
 extern const char sbx__e2b_user_write_script[];   /* USER_WRITE_SCRIPT */
 extern const char sbx__e2b_skills_write_script[]; /* SKILLS_WRITE_SCRIPT */

@@ -1,0 +1,118 @@
+/*
+ * e2b/envd_files.c: envd's /files routes with streamed bodies (upload from a
+ * callback, download into a callback). The request carries the same three
+ * envd headers as every other envd call (E2b-Sandbox-Id, E2b-Sandbox-Port,
+ * X-Access-Token, the last a secret that never reaches a message).
+ */
+#include "e2b/envd_files.h"
+
+#include <string.h>
+
+#include "e2b/api.h"
+#include "util/alloc.h"
+#include "util/err.h"
+
+typedef struct files_call {
+	sbx_buf url;
+	sbx_buf hdr[3];
+	const char *lines[3];
+} files_call;
+
+static void files_call_dispose(files_call *f)
+{
+	sbx_buf_dispose(&f->url);
+	for (int i = 0; i < 3; i++) {
+		if (f->hdr[i].ptr)
+			memset(f->hdr[i].ptr, 0, f->hdr[i].len); /* the token */
+		sbx_buf_dispose(&f->hdr[i]);
+	}
+}
+
+static int files_call_init(files_call *f, const sbx_envd_target *t, const char *path,
+                           const char *user, sbx_error *err)
+{
+	memset(f, 0, sizeof(*f));
+	sbx_buf_init(&f->url, 64 * 1024);
+	for (int i = 0; i < 3; i++)
+		sbx_buf_init(&f->hdr[i], 4096);
+	if (sbx_buf_printf(&f->url, "%s/files?path=", t->url) < 0 ||
+	    sbx__form_urlencode(&f->url, path, strlen(path)) < 0 ||
+	    sbx_buf_puts(&f->url, "&username=") < 0 ||
+	    sbx__form_urlencode(&f->url, user, strlen(user)) < 0 ||
+	    sbx_buf_printf(&f->hdr[0], "E2b-Sandbox-Id: %s", t->sandbox_id) < 0 ||
+	    sbx_buf_printf(&f->hdr[1], "E2b-Sandbox-Port: %d", SBX_ENVD_PORT) < 0 ||
+	    sbx_buf_printf(&f->hdr[2], "X-Access-Token: %s", t->token) < 0) {
+		files_call_dispose(f);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < 3; i++)
+		f->lines[i] = (const char *)f->hdr[i].ptr;
+	return 0;
+}
+
+static int perform(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
+                   uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_call *call = NULL;
+	const sbx_buf *b;
+	long status;
+	int error;
+
+	if ((error = sbx__http_perform(&call, http, req, deadline_ms, sig, err)) < 0)
+		return error;
+	status = sbx__http_call_status(call);
+	if (status < 200 || status >= 300) {
+		b = sbx__http_call_body(call);
+		error = sbx__e2b_http_error(err, what, status, b->ptr, b->len, t->token, t->api_key,
+		                            NULL);
+	}
+	sbx__http_call_free(call);
+	return error;
+}
+
+int sbx__envd_upload_stream(sbx_http *http, const sbx_envd_target *t, const char *path,
+                            const char *user, sbx__envd_pull_fn pull, void *payload,
+                            uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	sbx_http_req req = {0};
+	files_call f;
+	int error;
+
+	if ((error = files_call_init(&f, t, path, user, err)) < 0)
+		return error;
+	req.what = "E2B file upload";
+	req.method = "POST";
+	req.url = (const char *)f.url.ptr;
+	req.headers = f.lines;
+	req.nheaders = 3;
+	req.upload_part = "file";
+	req.upload_filename = slash ? slash + 1 : path;
+	req.upload_fn = pull;
+	req.upload_payload = payload;
+	error = perform(http, t, &req, "file upload", deadline_ms, sig, err);
+	files_call_dispose(&f);
+	return error;
+}
+
+int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                       sbx_http_data_fn on_data, void *payload, uint64_t deadline_ms,
+                       sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_req req = {0};
+	files_call f;
+	int error;
+
+	if ((error = files_call_init(&f, t, path, user, err)) < 0)
+		return error;
+	req.what = "E2B file download";
+	req.method = "GET";
+	req.url = (const char *)f.url.ptr;
+	req.headers = f.lines;
+	req.nheaders = 3;
+	req.on_data = on_data;
+	req.payload = payload;
+	error = perform(http, t, &req, "file download", deadline_ms, sig, err);
+	files_call_dispose(&f);
+	return error;
+}

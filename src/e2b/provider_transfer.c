@@ -1,0 +1,249 @@
+/*
+ * e2b/provider_transfer.c: files at wire speed with the contract's
+ * permissions (docs/files.md "Moving bytes"): streamed reads and writes of
+ * sandbox/files.h, the raw path of large read_file calls, and the removal of
+ * staging files.
+ *
+ * envd's /files routes move raw bytes but act as root and follow symlinks,
+ * so they only ever touch a root-only staging file under
+ * /opt/capybara/upload. The step between that file and the caller's path
+ * runs in the sandbox as the sandbox user (a read: STAGE_READ_SCRIPT; a
+ * write: the seed's USER_WRITE_SCRIPT), under the file-op wrapper and its
+ * kill path. A staging file is removed on every path out, success or not.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "e2b/envd_files.h"
+#include "e2b/provider_int.h"
+#include "e2b/scripts.h"
+#include "util/alloc.h"
+#include "util/clock.h"
+#include "util/err.h"
+
+#define STDERR_ROOM          (64 * 1024)               /* STDERR_ROOM */
+#define STDERR_MESSAGE_MAX   500                       /* stderrOf */
+#define TRANSFER_DEADLINE_MS 600000                    /* one upload or download, by default */
+#define CLEANUP_TIMEOUT_MS   15000                     /* removing a staging file */
+#define MAX_WANT             ((uint64_t)INT64_MAX - 1) /* head -c takes an intmax_t */
+
+static bool exited_with(const sbx__file_op *r, int code)
+{
+	return r->has_exit_code && r->exit_code == code;
+}
+
+static void staging_path(char out[sizeof(SBX_E2B_UPLOAD_DIR) + 40])
+{
+	char uuid[37];
+	sbx__uuid(uuid);
+	snprintf(out, sizeof(SBX_E2B_UPLOAD_DIR) + 40, "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
+}
+
+void sbx__e2b_remove_staging(sbx__e2b_provider *p, const sbx_envd_target *t, const char *staging)
+{
+	const char *args[4] = {"-c", sbx__e2b_remove_script, "capybara-rm", staging};
+	sbx_log_field f[2] = {{"path", staging}, {"err", NULL}};
+	sbx__file_op r = {0};
+	sbx_error e = {0};
+
+	/* no abort signal: this runs after one, and is short */
+	if (sbx__e2b_file_op(p, t, SBX_E2B_ROOT_USER, args, 4, STDERR_ROOM, CLEANUP_TIMEOUT_MS,
+	                     NULL, &r, &e) == 0 &&
+	    exited_with(&r, 0)) {
+		sbx__e2b_file_op_dispose(&r);
+		return;
+	}
+	f[1].value = e.code ? e.message : "rm failed";
+	sbx__e2b_log(p, SBX_LOG_WARN, "sandbox-e2b: could not remove a staging file", f, 2);
+	sbx__e2b_file_op_dispose(&r);
+}
+
+/* ---- reads ---- */
+
+typedef struct sink_state {
+	sbx_sink_fn sink;
+	void *payload;
+	uint64_t max;
+	uint64_t got;
+	bool truncated;
+} sink_state;
+
+static int on_download(const unsigned char *p, size_t n, void *payload, sbx_error *err)
+{
+	sink_state *s = payload;
+	size_t take = n;
+	int rc;
+
+	if (n > s->max - s->got) {
+		take = (size_t)(s->max - s->got);
+		s->truncated = true;
+	}
+	if (take > 0 && (rc = s->sink(p, take, s->payload)) != 0)
+		return sbx__error_set(err, SBX_EUSER, "read stopped: the sink returned %d", rc);
+	s->got += take;
+	return s->truncated ? 1 : 0; /* the rest is not needed */
+}
+
+int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path, uint64_t max,
+                         uint64_t timeout_ms, uint64_t transfer_ms, sbx_sink_fn sink, void *payload,
+                         sbx_read_result *out, sbx_signal *sig, sbx_error *err)
+{
+	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], want[32], se[STDERR_MESSAGE_MAX + 1];
+	const char *args[7] = {"-c", sbx__e2b_stage_read_script, "capybara-stage", path, staging,
+	                       want, sbx__e2b_read_script};
+	sink_state s = {sink, payload, max, 0, false};
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	bool staged = false;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	staging_path(staging);
+	snprintf(want, sizeof(want), "%" PRIu64, (max > MAX_WANT ? MAX_WANT : max) + 1);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_ROOT_USER, args, 7, STDERR_ROOM,
+	                                  timeout_ms, sig, &r, err);
+	staged = t.url != NULL; /* the copy may have begun; removing it is harmless */
+	if (error < 0)
+		goto done;
+	if (exited_with(&r, 3) || exited_with(&r, 4)) {
+		staged = false; /* the script removed it */
+		goto done;      /* missing, or a directory: not found */
+	}
+	if (!exited_with(&r, 0)) {
+		staged = false;
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
+		                       sbx__e2b_stderr_text(&r.err, se, sizeof(se)));
+		goto done;
+	}
+	out->found = true;
+	error = sbx__envd_download(
+	    p->http, &t, staging, SBX_E2B_ROOT_USER, on_download, &s,
+	    sbx__now_ms() + (transfer_ms ? transfer_ms : TRANSFER_DEADLINE_MS), sig, err);
+	if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+		sbx__error_set(err, error,
+		               error == SBX_ETIMEOUT ? "E2B file download timed out" : "aborted");
+	out->bytes = s.got;
+	out->truncated = s.truncated;
+done:
+	if (staged)
+		sbx__e2b_remove_staging(p, &t, staging);
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
+
+int sbx__e2b_read_stream(void *impl, sbx_read_result *out, const char *id, const char *path,
+                         sbx_sink_fn sink, void *payload, const sbx_file_options *opts,
+                         sbx_signal *sig, sbx_error *err)
+{
+	return sbx__e2b_staged_read(impl, id, path, opts->max_bytes, opts->timeout_ms,
+	                            opts->transfer_timeout_ms, sink, payload, out, sig, err);
+}
+
+/* ---- writes ---- */
+
+typedef struct source_state {
+	sbx_input_fn fn;
+	void *payload;
+	uint64_t consumed;
+	int rc;        /* the source's non-zero return */
+	bool overlong; /* it claimed more bytes than the buffer holds */
+} source_state;
+
+static size_t pull(unsigned char *buf, size_t cap, void *payload)
+{
+	source_state *s = payload;
+	size_t n = 0;
+
+	if ((s->rc = s->fn(&n, buf, cap, s->payload)) != 0)
+		return SIZE_MAX;
+	if (n > cap) {
+		s->overlong = true;
+		return SIZE_MAX;
+	}
+	s->consumed += n;
+	return n;
+}
+
+static bool is_skills_path(const char *path)
+{
+	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
+}
+
+int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_input_fn source,
+                          void *payload, const sbx_file_options *opts, sbx_signal *sig,
+                          sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
+	const char *args[5] = {
+	    "-c", is_skills_path(path) ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
+	    "capybara-write", path, staging};
+	uint64_t ms = opts->timeout_ms ? opts->timeout_ms : 120000;
+	source_state s = {source, payload, 0, 0, false};
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	sbx_error local;
+	bool cached = false, retried = false, staged = false;
+	int error;
+
+	staging_path(staging);
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	for (;;) {
+		memset(&local, 0, sizeof(local));
+		if ((error = sbx__e2b_attach_cached(p, &t, id, ms / 1000 + 1 + 120, &cached, sig,
+		                                    err)) < 0)
+			goto done;
+		staged = true;
+		error = sbx__envd_upload_stream(p->http, &t, staging, SBX_E2B_ROOT_USER, pull, &s,
+		                                sbx__now_ms() + (opts->transfer_timeout_ms
+		                                                     ? opts->transfer_timeout_ms
+		                                                     : TRANSFER_DEADLINE_MS),
+		                                sig, &local);
+		/* a sandbox paused behind our back refused the upload: again, if nothing was taken
+		 */
+		if (!cached || retried || s.consumed > 0 || s.rc ||
+		    !sbx__e2b_not_running(error, &local))
+			break;
+		retried = true;
+		staged = false;
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(&t);
+	}
+	if (s.rc || s.overlong) {
+		error = s.rc ? sbx__error_set(err, SBX_EUSER,
+		                              "write stopped: the source returned %d", s.rc)
+		             : sbx__error_set(err, SBX_EUSER,
+		                              "write stopped: the source claimed more bytes than "
+		                              "its buffer holds");
+		goto done;
+	}
+	if (error < 0) {
+		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+			sbx__error_set(err, error,
+			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
+			                                     : "aborted");
+		else
+			sbx__e2b_pass_error(err, &local);
+		goto done;
+	}
+	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, ms, sig, &r,
+	                              err)) < 0)
+		goto done;
+	if (!exited_with(&r, 0)) {
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
+		                       sbx__e2b_stderr_text(&r.err, se, sizeof(se)));
+		goto done;
+	}
+	staged = false; /* the script removed it */
+done:
+	if (staged && error < 0)
+		sbx__e2b_remove_staging(p, &t, staging);
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	return error;
+}
