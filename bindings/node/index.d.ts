@@ -92,8 +92,69 @@ export interface SandboxProvider {
   readFile(h: SandboxHandle, path: string, opts: { maxBytes: number; signal: AbortSignal }): Promise<FileContent | null>
   writeFile(h: SandboxHandle, path: string, data: Uint8Array | ArrayBuffer | string, signal: AbortSignal): Promise<void>
   stat(h: SandboxHandle, path: string, signal: AbortSignal): Promise<FileStat | null>
-  /** Not in the contract: end the serve child now (it also ends with Node). */
+  // ---- not in the contract ----
+  /** Start a background command; killed when the serve child ends. */
+  startCommand(h: SandboxHandle, args: StartCommandArgs): Promise<CommandHandle>
+  /** The sandbox's running commands. */
+  processes(h: SandboxHandle, signal?: AbortSignal): Promise<ProcessInfo[]>
+  /** This deployment's sandboxes (those made by create), newest first. */
+  list(opts?: { name?: string; state?: 'running' | 'paused'; signal?: AbortSignal }): Promise<SandboxInfo[]>
+  info(h: SandboxHandle, signal?: AbortSignal): Promise<SandboxInfo>
+  /** A directory's entries, sorted by name; null when the path does not exist. */
+  listDir(h: SandboxHandle, path: string, signal?: AbortSignal): Promise<{ entries: DirEntry[]; truncated: boolean } | null>
+  /** End the serve child now (it also ends with Node). */
   close(): void
+}
+
+export interface StartCommandArgs {
+  command: string
+  cwd?: string
+  env?: Record<string, string>
+  timeoutMs?: number
+  maxOutputBytes?: number
+  tag?: string
+  /** give the command a stdin pipe for sendStdin / closeStdin */
+  stdin?: boolean
+  onStdout?: (data: string) => void
+  onStderr?: (data: string) => void
+  signal?: AbortSignal
+}
+
+export interface CommandHandle {
+  readonly pid: number
+  /** the result once it ends (aborted: killed through kill()); a signal stops only this wait */
+  wait(signal?: AbortSignal): Promise<ExecResult & { aborted: boolean }>
+  sendStdin(data: Uint8Array | ArrayBuffer | string, signal?: AbortSignal): Promise<void>
+  closeStdin(signal?: AbortSignal): Promise<void>
+  /** kill the command and its whole tree */
+  kill(signal?: AbortSignal): Promise<void>
+}
+
+export interface ProcessInfo {
+  pid: number
+  tag: string | null
+  /** the shell text of a command this library started, else null */
+  command: string | null
+  cmd: string
+  args: string[]
+  cwd: string | null
+}
+
+export interface SandboxInfo {
+  id: string
+  name: string | null
+  state: 'running' | 'paused'
+  templateId: string
+  /** RFC 3339 UTC, or null when unknown */
+  startedAt: string | null
+  endAt: string | null
+}
+
+export interface DirEntry {
+  name: string
+  type: 'file' | 'dir' | 'symlink' | 'other'
+  /** bytes */
+  size: number
 }
 
 export function createE2BSandbox(

@@ -29,6 +29,7 @@ struct serve_server {
 	pthread_mutex_t mu;
 	pthread_cond_t idle;
 	serve_call *calls; /* in flight, by id */
+	serve_proc *procs; /* background commands (processes.c) */
 	size_t ncalls;     /* workers not yet finished (some may have left `calls`) */
 };
 
@@ -192,6 +193,16 @@ void serve_request_free(serve_request *rq)
 serve_writer *serve_writer_of(serve_server *s)
 {
 	return &s->w;
+}
+
+serve_proc **serve_procs_of(serve_server *s)
+{
+	return &s->procs;
+}
+
+pthread_mutex_t *serve_lock_of(serve_server *s)
+{
+	return &s->mu;
 }
 
 static void log_line(sbx_log_level level, const char *message, const sbx_log_field *fields,
@@ -504,6 +515,7 @@ int serve_run(const serve_options *o)
 	while (s.ncalls > 0)
 		pthread_cond_wait(&s.idle, &s.mu);
 	pthread_mutex_unlock(&s.mu);
+	serve_proc_shutdown(&s); /* background commands are killed too */
 	sbx_provider_free(s.prov);
 	sbx_e2b_config_free(s.cfg);
 	free(s.envd_url);

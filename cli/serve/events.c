@@ -17,15 +17,18 @@ static json_t *notification(const char *method, json_t *params)
 	return json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method", method, "params", params);
 }
 
-void serve_notify_output(serve_call *c, const char *stream, const unsigned char *data, size_t len)
+void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *stream,
+                         const unsigned char *data, size_t len)
 {
-	json_t *p = json_pack("{s:O,s:s}", "id", c->id, "stream", stream);
+	json_t *p = json_pack("{s:O,s:s}", "id", id, "stream", stream);
 
+	if (p && pid)
+		json_object_set_new(p, "pid", json_integer(pid));
 	if (p && cli_shape_bytes(p, "data", data, len) < 0) {
 		json_decref(p);
 		p = NULL;
 	}
-	wire_send(serve_writer_of(c->srv), notification("output", p));
+	wire_send(w, notification("output", p));
 }
 
 void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,

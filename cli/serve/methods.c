@@ -304,9 +304,10 @@ static int get_bytes(json_t *p, const char *key, bool required, serve_args *a, s
 
 static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"id",         "command",          "cwd", "env",
-	                                   "timeout_ms", "max_output_bytes", "tag", "stream",
-	                                   "stdin",      "stdin_b64",        NULL};
+	static const char *const keys[] = {
+	    "id",  "command", "cwd",   "env",       "timeout_ms", "max_output_bytes",
+	    "tag", "stream",  "stdin", "stdin_b64", "background", "stdin_open",
+	    NULL};
 	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
 	uint64_t n = d.max_output_bytes;
 	json_t *env;
@@ -319,8 +320,17 @@ static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 	    get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &a->timeout_ms, NULL, f) < 0 ||
 	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
 	    get_bool(p, "stream", "params", &a->stream, f) < 0 ||
-	    get_bytes(p, "stdin", false, a, f) < 0)
+	    get_bytes(p, "stdin", false, a, f) < 0 ||
+	    get_bool(p, "background", "params", &a->background, f) < 0 ||
+	    get_bool(p, "stdin_open", "params", &a->stdin_open, f) < 0)
 		return -1;
+	if (a->background && a->data)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.stdin: not with background; start with "
+		                   "\"stdin_open\": true and use send_stdin");
+	if (a->stdin_open && !a->background)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.stdin_open needs \"background\": true (use stdin)");
 	a->max_output_bytes = (size_t)n;
 	if (!(env = json_object_get(p, "env")) || json_is_null(env))
 		return 0;
@@ -479,7 +489,10 @@ static int run_kill_tagged(serve_call *c, const serve_args *a, json_t **out, ser
 /* Streamed output: one `output` notification per chunk, sent before the response. */
 static int on_output(sbx_stream stream, const unsigned char *data, size_t len, void *payload)
 {
-	serve_notify_output(payload, stream == SBX_STREAM_STDERR ? "stderr" : "stdout", data, len);
+	serve_call *c = payload;
+
+	serve_notify_output(serve_writer_of(c->srv), c->id, 0,
+	                    stream == SBX_STREAM_STDERR ? "stderr" : "stdout", data, len);
 	return 0;
 }
 
@@ -503,6 +516,17 @@ static int run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	if (a->data) {
 		o.stdin_data = a->data;
 		o.stdin_len = a->data_len;
+	}
+	if (a->background) {
+		serve_proc *p = NULL;
+		rc = serve_proc_start(&p, c, a, &err);
+		rc = finish(rc, &err,
+		            rc < 0 ? NULL
+		                   : cli_shape_process_started(
+		                         a->id, sbx_process_pid(serve_proc_handle(p))),
+		            out, f);
+		serve_proc_put(p);
+		return rc;
 	}
 	rc = sbx_sandbox_exec(&r, c->prov, a->id, a->command, &o, c->sig, &err);
 	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
@@ -548,6 +572,206 @@ static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serv
 	return serve_configure(c->srv, a->config, a->envd_url, a->log_mode, out, f);
 }
 
+/* ---- list, info, list_dir ------------------------------------------------------------------- */
+
+static int parse_list(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"name", "state", NULL};
+	const char *state = NULL;
+
+	if (only_keys(p, keys, "params", f) < 0 ||
+	    get_str(p, "name", false, "params", &a->name, f) < 0 ||
+	    get_str(p, "state", false, "params", &state, f) < 0)
+		return -1;
+	if (!state || strcmp(state, "any") == 0)
+		a->state = SBX_STATE_ANY;
+	else if (strcmp(state, "running") == 0)
+		a->state = SBX_STATE_RUNNING;
+	else if (strcmp(state, "paused") == 0)
+		a->state = SBX_STATE_PAUSED;
+	else
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.state must be \"running\", \"paused\" or \"any\"");
+	return 0;
+}
+
+static int run_list(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_list_options lo = SBX_LIST_OPTIONS_INIT;
+	sbx_info_list *l = NULL;
+	sbx_error err = {0};
+	int rc;
+
+	lo.name = a->name;
+	lo.state = a->state;
+	rc = sbx_sandbox_list(&l, c->prov, &lo, c->sig, &err);
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_info_list(l), out, f);
+	sbx_info_list_free(l);
+	return rc;
+}
+
+static int run_info(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_sandbox_info *info = NULL;
+	sbx_error err = {0};
+	int rc = sbx_sandbox_get_info(&info, c->prov, a->id, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_sandbox_info(info), out, f);
+	sbx_sandbox_info_free(info);
+	return rc;
+}
+
+static int run_list_dir(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_dir *d = NULL;
+	sbx_error err = {0};
+	int rc = sbx_sandbox_list_dir(&d, c->prov, a->id, a->path, c->sig, &err);
+
+	rc = finish(rc, &err,
+	            rc < 0 ? NULL
+	            : d    ? cli_shape_dir(a->path, d)
+	                   : json_pack("{s:s,s:b}", "path", a->path, "exists", 0),
+	            out, f);
+	sbx_dir_free(d);
+	return rc;
+}
+
+/* ---- background commands: ps, wait, send_stdin, close_stdin, kill_process -------------------- */
+
+static int parse_pid(json_t *p, const char *const *keys, serve_args *a, serve_fail *f)
+{
+	uint64_t pid = 0;
+
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_uint(p, "pid", "params", 1, UINT32_MAX, &pid, NULL, f) < 0)
+		return -1;
+	if (!pid)
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.pid is required (an integer)");
+	a->pid = (uint32_t)pid;
+	return 0;
+}
+
+static int parse_wait(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "pid", "max_output_bytes", NULL};
+	uint64_t n = 1024 * 1024;
+
+	if (parse_pid(p, keys, a, f) < 0 ||
+	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0)
+		return -1;
+	a->max_output_bytes = (size_t)n;
+	return 0;
+}
+
+static int parse_pid_only(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "pid", NULL};
+	return parse_pid(p, keys, a, f);
+}
+
+static int parse_send_stdin(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "pid", "data", "data_b64", NULL};
+	if (parse_pid(p, keys, a, f) < 0)
+		return -1;
+	return get_bytes(p, "data", true, a, f);
+}
+
+static int run_ps(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_process_info_list *l = NULL;
+	sbx_error err = {0};
+	int rc = sbx_process_list(&l, c->prov, a->id, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_process_list(a->id, l), out, f);
+	sbx_process_info_list_free(l);
+	return rc;
+}
+
+/* wait: the handle this server started, else an attach by pid (output from now on). */
+static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
+	sbx_process *h = p ? serve_proc_handle(p) : NULL;
+	sbx_process_options o = SBX_PROCESS_OPTIONS_INIT;
+	sbx_exec_result r = {0};
+	sbx_error err = {0};
+	int rc = 0;
+
+	o.max_output_bytes = a->max_output_bytes;
+	if (!h)
+		rc = sbx_process_attach(&h, c->prov, a->id, a->pid, &o, c->sig, &err);
+	if (rc == 0)
+		rc = sbx_process_wait(&r, h, c->sig, &err);
+	if (rc == 0 && p)
+		serve_proc_forget(p); /* it ended: the next wait attaches (envd keeps it 30 s) */
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
+	sbx_exec_result_free(&r);
+	if (p)
+		serve_proc_put(p);
+	else
+		sbx_process_free(h);
+	return rc;
+}
+
+static int no_handle(const serve_args *a, serve_fail *f)
+{
+	return serve_failf(f, RPC_INVALID_PARAMS,
+	                   "params.pid: no background command %u of sandbox %.128s was started "
+	                   "through this server with \"stdin_open\": true",
+	                   (unsigned)a->pid, a->id);
+}
+
+static int run_send_stdin(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc;
+
+	if (!p)
+		return no_handle(a, f);
+	rc = sbx_process_send_stdin(serve_proc_handle(p), a->data, a->data_len, c->sig, &err);
+	serve_proc_put(p);
+	return finish(rc, &err,
+	              rc < 0 ? NULL
+	                     : json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "id", a->id, "pid",
+	                                 (json_int_t)a->pid, "bytes", (json_int_t)a->data_len),
+	              out, f);
+}
+
+static int run_close_stdin(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc;
+
+	if (!p)
+		return no_handle(a, f);
+	rc = sbx_process_close_stdin(serve_proc_handle(p), c->sig, &err);
+	serve_proc_put(p);
+	return finish(
+	    rc, &err,
+	    rc < 0 ? NULL
+	           : json_pack("{s:b,s:s,s:I}", "ok", 1, "id", a->id, "pid", (json_int_t)a->pid),
+	    out, f);
+}
+
+/* kill_process: the handle's kill (whole tree, then its reader ends), else by pid. */
+static int run_kill_process(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc = p ? sbx_process_kill(serve_proc_handle(p), c->sig, &err)
+	           : sbx_process_kill_pid(c->prov, a->id, a->pid, c->sig, &err);
+
+	serve_proc_put(p);
+	return finish(
+	    rc, &err,
+	    rc < 0 ? NULL
+	           : json_pack("{s:b,s:s,s:I}", "ok", 1, "id", a->id, "pid", (json_int_t)a->pid),
+	    out, f);
+}
+
 /* The method table, in the contract's order (bindings/protocol/methods.md). */
 static const serve_method methods[] = {
     {"initialize", parse_initialize, run_initialize, false},
@@ -562,6 +786,14 @@ static const serve_method methods[] = {
     {"read_file", parse_read_file, run_read_file, true},
     {"write_file", parse_write_file, run_write_file, true},
     {"stat", parse_stat, run_stat, true},
+    {"list", parse_list, run_list, true},
+    {"info", parse_only_id, run_info, true},
+    {"list_dir", parse_stat, run_list_dir, true},
+    {"ps", parse_only_id, run_ps, true},
+    {"wait", parse_wait, run_wait, true},
+    {"send_stdin", parse_send_stdin, run_send_stdin, true},
+    {"close_stdin", parse_pid_only, run_close_stdin, true},
+    {"kill_process", parse_pid_only, run_kill_process, true},
 };
 
 const serve_method *serve_method_find(const char *name)

@@ -14,6 +14,9 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <sandbox.h>
+#include <sandbox/files.h>
+#include <sandbox/info.h>
+#include <sandbox/process.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -117,6 +120,9 @@ typedef struct serve_args {
 	unsigned char *data; /* write_file bytes (owned: data_b64 decoded, or a copy) */
 	size_t data_len;
 	bool stream;
+	bool background, stdin_open; /* exec: start a background command */
+	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process */
+	sbx_sandbox_state state;     /* list */
 	/* initialize */
 	json_t *config;
 	const char *envd_url;
@@ -179,10 +185,38 @@ int serve_configure(serve_server *s, json_t *config, const char *envd_url, const
                     json_t **result, serve_fail *f);
 serve_writer *serve_writer_of(serve_server *s);
 
+/* ---- processes.c: the background commands this server started ----------------------- */
+
+/*
+ * A background command's handle, kept by (sandbox id, pid) from `exec
+ * {"background": true}` until a `wait` saw it end, or shutdown (which kills
+ * it). Reference-counted: calls hold it while they use it.
+ */
+typedef struct serve_proc serve_proc;
+
+/* Start `command` in the background (a->...); on 0 *out is held once (serve_proc_put). */
+int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_error *err);
+/* The handle of (id, pid) held once, or NULL. */
+serve_proc *serve_proc_get(serve_server *s, const char *id, uint32_t pid);
+/* Release one hold (NULL: nothing). */
+void serve_proc_put(serve_proc *p);
+/* Forget the handle (its command ended); freed once the last holder puts it. */
+void serve_proc_forget(serve_proc *p);
+sbx_process *serve_proc_handle(serve_proc *p);
+/* Shutdown: kill and free every remembered command (no call may be running). */
+void serve_proc_shutdown(serve_server *s);
+/* The server's list head and lock, for processes.c. */
+serve_proc **serve_procs_of(serve_server *s);
+pthread_mutex_t *serve_lock_of(serve_server *s);
+
 /* ---- events.c: notifications ------------------------------------------------------- */
 
-/* `output` {"id", "stream": "stdout"|"stderr", "data" | "data_b64"}. */
-void serve_notify_output(serve_call *c, const char *stream, const unsigned char *data, size_t len);
+/*
+ * `output` {"id", "pid"?, "stream": "stdout"|"stderr", "data" | "data_b64"}: id is
+ * the exec request's id; pid (> 0) names a background command.
+ */
+void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *stream,
+                         const unsigned char *data, size_t len);
 /* `log` {"level", "message", "fields"}; used as the provider's logger when asked. */
 void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
                       const sbx_log_field *fields, size_t nfields);

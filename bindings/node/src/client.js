@@ -51,11 +51,17 @@ export class Client {
 
   // One request: resolves with the result, rejects with a SandboxGoneError,
   // SandboxError or BridgeError. signal: abort sends $/cancelRequest.
-  async call(method, params, { signal, onNotify } = {}) {
+  // routeNotify: keep onNotify after the response (returns { result, unroute }).
+  async call(method, params, { signal, onNotify, routeNotify } = {}) {
     await this.ensure()
+    const rpc = this.conn.rpc
+    let rid
+    const onId = routeNotify ? (id) => ((rid = id), rpc.route(id, onNotify)) : undefined
     try {
-      return await this.conn.rpc.request(method, params, { signal, onNotify })
+      const result = await rpc.request(method, params, { signal, onNotify, onId })
+      return routeNotify ? { result, unroute: () => rpc.unroute(rid) } : result
     } catch (e) {
+      if (rid !== undefined) rpc.unroute(rid)
       throw e.rpc ? errorFromRpc(e.rpc) : e
     }
   }

@@ -25,6 +25,17 @@ function streamSink(cb) {
   }
 }
 
+function infoOf(s) {
+  return {
+    id: s.id,
+    name: s.name,
+    state: s.state,
+    templateId: s.template_id,
+    startedAt: s.started_at,
+    endAt: s.end_at,
+  }
+}
+
 export function createE2BSandbox(config, deps = {}, testOptions = {}) {
   const client = new Client({
     config,
@@ -108,6 +119,83 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
       err?.end()
       return execResultOf(r)
     },
+    // ---- not in the contract: the live-commands and listing capabilities ----
+
+    // startCommand(h, { command, cwd, env, timeoutMs, maxOutputBytes, tag,
+    // stdin: true, onStdout, onStderr, signal }) starts a background command
+    // and returns { pid, wait(signal), sendStdin(data, signal),
+    // closeStdin(signal), kill(signal) }; wait() resolves with exec's result.
+    // The command is killed when the serve child ends (Node exits).
+    async startCommand(h, args) {
+      const id = handleId(h)
+      const out = streamSink(args.onStdout)
+      const err = streamSink(args.onStderr)
+      const params = {
+        id,
+        command: args.command,
+        cwd: args.cwd,
+        env: args.env,
+        timeout_ms: args.timeoutMs,
+        max_output_bytes: args.maxOutputBytes,
+        tag: args.tag,
+        background: true,
+        stdin_open: args.stdin ? true : undefined,
+        stream: out || err ? true : undefined,
+      }
+      for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k]
+      const onNotify = (method, p) => {
+        if (method !== 'output') return
+        const sink = p.stream === 'stderr' ? err : out
+        sink?.push(bytesOf(p, 'data'))
+      }
+      args.signal?.throwIfAborted()
+      const { result, unroute } = await client.call('exec', params, { signal: args.signal, onNotify, routeNotify: true })
+      const pid = result.pid
+      return {
+        pid,
+        async wait(signal) {
+          try {
+            const r = await call('wait', { id, pid, max_output_bytes: args.maxOutputBytes }, signal)
+            out?.end()
+            err?.end()
+            return { ...execResultOf(r), aborted: r.aborted }
+          } finally {
+            if (!signal?.aborted) unroute()
+          }
+        },
+        async sendStdin(data, signal) {
+          await call('send_stdin', { id, pid, ...dataToWire(data) }, signal)
+        },
+        async closeStdin(signal) {
+          await call('close_stdin', { id, pid }, signal)
+        },
+        async kill(signal) {
+          await call('kill_process', { id, pid }, signal)
+        },
+      }
+    },
+    // The running commands: [{ pid, tag, command, cmd, args, cwd }].
+    async processes(h, signal) {
+      return (await call('ps', { id: handleId(h) }, signal)).processes
+    },
+    // This deployment's sandboxes: [{ id, name, state, templateId, startedAt, endAt }].
+    async list({ name, state, signal } = {}) {
+      const r = await call('list', { name, state }, signal)
+      return r.map(infoOf)
+    },
+    async info(h, signal) {
+      return infoOf(await call('info', { id: handleId(h) }, signal))
+    },
+    // A directory's entries [{ name, type: 'file'|'dir'|'symlink'|'other', size }], or null.
+    async listDir(h, path, signal) {
+      const r = await call('list_dir', { id: handleId(h), path }, signal)
+      if (r.exists === false) return null
+      return {
+        entries: r.entries.map((e) => ({ name: bytesOf(e, 'name').toString('utf8'), type: e.type, size: e.size })),
+        truncated: r.truncated,
+      }
+    },
+
     async readFile(h, path, opts = {}) {
       const r = await call('read_file', { id: handleId(h), path, max_bytes: opts.maxBytes }, opts.signal)
       if (!r.exists) return null

@@ -14,14 +14,17 @@ export class RpcConnection {
     this.pending = new Map()
     this.buf = ''
     this.closedError = null
+    this.routes = new Map() // request id -> notification handler that outlives the response
   }
 
   // Send a request. signal: abort sends $/cancelRequest (the call still settles
   // with the server's answer). onNotify(method, params): notifications whose
   // params.id is this call's id (e.g. `output`).
-  request(method, params, { signal, onNotify } = {}) {
+  // onId(id): called with the request's id before it is sent (e.g. to route()).
+  request(method, params, { signal, onNotify, onId } = {}) {
     if (this.closedError) return Promise.reject(this.closedError)
     const id = this.nextId++
+    onId?.(id)
     return new Promise((resolve, reject) => {
       const onAbort = () => this.notify('$/cancelRequest', { id })
       const entry = {
@@ -82,8 +85,9 @@ export class RpcConnection {
     }
     if (msg === null || typeof msg !== 'object') return
     if (typeof msg.method === 'string' && msg.id === undefined) {
-      const target = msg.params && typeof msg.params === 'object' ? this.pending.get(msg.params.id) : undefined
-      if (target?.onNotify) target.onNotify(msg.method, msg.params)
+      const key = msg.params && typeof msg.params === 'object' ? msg.params.id : undefined
+      const fn = this.pending.get(key)?.onNotify ?? this.routes.get(key)
+      if (fn) fn(msg.method, msg.params)
       else this.onNotification(msg.method, msg.params)
       return
     }
@@ -93,9 +97,20 @@ export class RpcConnection {
     else entry.resolve(msg.result)
   }
 
+  // Keep delivering notifications for request `id` after its response
+  // (a background command's output); unroute(id) ends it.
+  route(id, fn) {
+    this.routes.set(id, fn)
+  }
+
+  unroute(id) {
+    this.routes.delete(id)
+  }
+
   // The stream ended: every pending call rejects with err, later ones too.
   close(err) {
     this.closedError = err
+    this.routes.clear()
     for (const id of [...this.pending.keys()]) this.settle(id).reject(err)
   }
 }

@@ -254,6 +254,58 @@ describe('files', () => {
   })
 })
 
+describe('beyond the contract: listing and background commands', () => {
+  test('list, info, listDir', async () => {
+    const mine = await p.list({ name: 'node-main', signal: sig() })
+    assert.equal(mine.length, 1)
+    assert.equal(mine[0].id, h.id)
+    assert.equal(mine[0].name, 'node-main')
+    const i = await p.info(h, sig())
+    assert.equal(i.id, h.id)
+    assert.equal(i.state, 'running')
+    await p.writeFile(h, '/workspace/ls/a.txt', 'abc', sig())
+    const d = await p.listDir(h, '/workspace/ls', sig())
+    assert.deepEqual(d, { entries: [{ name: 'a.txt', type: 'file', size: 3 }], truncated: false })
+    assert.equal(await p.listDir(h, '/workspace/none', sig()), null)
+  })
+
+  test('startCommand: streamed output, stdin, processes, wait', async () => {
+    const chunks = []
+    let saw
+    const got = new Promise((r) => (saw = r))
+    const cmd = await p.startCommand(h, {
+      command: 'cat; echo done',
+      stdin: true,
+      timeoutMs: 60000,
+      maxOutputBytes: 1000,
+      signal: sig(),
+      onStdout: (t) => {
+        chunks.push(t)
+        if (chunks.join('').includes('hello\n')) saw()
+      },
+    })
+    assert.ok(cmd.pid > 0)
+    const ps = await p.processes(h, sig())
+    assert.ok(ps.some((x) => x.pid === cmd.pid && x.command === 'cat; echo done'))
+    await cmd.sendStdin('hello\n', sig())
+    await got // echoed back while the command still runs
+    await cmd.closeStdin(sig())
+    const r = await cmd.wait(sig())
+    assert.equal(r.exitCode, 0)
+    assert.equal(r.stdout, 'hello\ndone\n')
+    assert.equal(chunks.join(''), 'hello\ndone\n')
+  })
+
+  test('startCommand: kill ends the tree', async () => {
+    const cmd = await p.startCommand(h, { command: '(sleep 93 &); sleep 94', timeoutMs: 60000, maxOutputBytes: 100, signal: sig() })
+    await until(async () => (await sh(p, h, "pgrep -c -f '^sleep 9[34]' || true")) === '2\n')
+    await cmd.kill(sig())
+    const r = await cmd.wait(sig())
+    assert.equal(r.exitCode, null)
+    assert.equal(await sh(p, h, "pgrep -f '^sleep 9[34]' || true"), '')
+  })
+})
+
 describe('the serve child', () => {
   test('a killed child rejects the call in flight and the next call starts a new one', async () => {
     const q = createE2BSandbox(config(env.url), {}, { envdUrl: env.url })

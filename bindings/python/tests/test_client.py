@@ -10,8 +10,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from sandbox_e2b import (AsyncClient, CancelToken, Client, Limits, SandboxError,  # noqa: E402
-                         SandboxGone, Stat)
+from sandbox_e2b import (AsyncClient, CancelToken, Client, DirEntry, Limits,  # noqa: E402
+                         SandboxError, SandboxGone, Stat)
 
 from fake import Fake  # noqa: E402
 
@@ -80,6 +80,37 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual("".join(chunks), "first\nt\u00e9\nin\ufffd")
         self.assertEqual(errs, ["e\n"])
         self.assertEqual(out["r"].stdout_bytes, b"first\nt\xc3\xa9\nin\xff")
+
+    def test_list_info_list_dir(self) -> None:
+        mine = self.c.list(name="py-main")
+        self.assertEqual([(s.id, s.name, s.state) for s in mine], [(self.sid, "py-main", "running")])
+        self.assertEqual(self.c.info(self.sid).id, self.sid)
+        self.c.write_file(self.sid, "/workspace/pyls/b.bin", b"\x00\x01")
+        self.assertEqual(self.c.list_dir(self.sid, "/workspace/pyls"), [DirEntry("b.bin", "file", 2)])
+        self.assertIsNone(self.c.list_dir(self.sid, "/workspace/nope"))
+
+    def test_background_process_stdin_stream_ps_wait_kill(self) -> None:
+        seen = []
+        echoed = threading.Event()
+
+        def on_out(t: str) -> None:
+            seen.append(t)
+            if "ping\n" in "".join(seen):
+                echoed.set()
+
+        p = self.c.start(self.sid, "cat; echo end", stdin=True, on_stdout=on_out)
+        self.assertIn(p.pid, [x.pid for x in self.c.ps(self.sid)])
+        p.send_stdin("ping\n")
+        self.assertTrue(echoed.wait(30))  # streamed while it still runs
+        p.close_stdin()
+        r = p.wait()
+        self.assertEqual((r.exit_code, r.stdout), (0, "ping\nend\n"))
+        self.assertEqual("".join(seen), "ping\nend\n")
+        q = self.c.start(self.sid, "sleep 95")
+        q.kill()
+        r = q.wait()
+        self.assertIsNone(r.exit_code)
+        self.assertEqual(self.sh("pgrep -f 'sleep 9[5]' || true"), "")
 
     def test_output_cap_cuts_at_utf8_boundary(self) -> None:
         r = self.c.exec(self.sid, "printf 'ab\\xc3\\xa9cd'", max_output_bytes=3)
@@ -246,6 +277,11 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
                     break
                 await asyncio.sleep(0.02)
             self.assertEqual((await c.exec(sid, "pgrep -f 'sleep 7[5]' || true")).stdout, "")
+            p = await c.start(sid, "read x; echo got $x", stdin=True)
+            await p.send_stdin(b"it\n")
+            r = await p.wait()
+            self.assertEqual(r.stdout, "got it\n")
+            self.assertEqual([e.name for e in (await c.list_dir(sid, "/workspace")) or []], ["a.txt"])
             await c.destroy(sid)
             with self.assertRaises(SandboxGone):
                 await c.stat(sid, "/workspace")

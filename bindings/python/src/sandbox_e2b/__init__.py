@@ -6,11 +6,12 @@
         sid = c.create("conv-42")
         print(c.exec(sid, "echo hi").stdout)
 """
-from .aio import AsyncClient
-from .client import CancelToken, Client
+from .aio import AsyncClient, AsyncProcess
+from .client import CancelToken, Client, Process
 from .errors import BridgeError, SandboxError, SandboxGone
-from .types import ExecResult, FileContent, Limits, Stat
+from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
-__all__ = ["AsyncClient", "BridgeError", "CancelToken", "Client", "ExecResult", "FileContent",
-           "Limits", "SandboxError", "SandboxGone", "Stat"]
+__all__ = ["AsyncClient", "AsyncProcess", "BridgeError", "CancelToken", "Client", "DirEntry",
+           "ExecResult", "FileContent", "Limits", "Process", "ProcessInfo", "SandboxError",
+           "SandboxGone", "SandboxInfo", "Stat"]
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from . import _protocol as proto
 from .errors import BridgeError
@@ -22,6 +22,7 @@ class AsyncConnection:
         self.proc = proc
         self.logger = logger
         self.pending: Dict[int, Tuple[asyncio.Future, Optional[Notify]]] = {}
+        self.routes: Dict[int, Notify] = {}  # notifications that outlive a response
         self.next_id = 1
         self.closed: Optional[BaseException] = None
         self.reader = asyncio.ensure_future(self._read())
@@ -47,11 +48,15 @@ class AsyncConnection:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
 
-    async def call(self, method: str, params: Dict[str, Any], notify: Optional[Notify] = None) -> Any:
+    async def call(self, method: str, params: Dict[str, Any], notify: Optional[Notify] = None,
+                   route: Optional[List[int]] = None) -> Any:
         if self.closed is not None:
             raise self.closed
         id = self.next_id
         self.next_id += 1
+        if route is not None and notify is not None:
+            route.append(id)
+            self.routes[id] = notify
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self.pending[id] = (fut, notify)
         try:
@@ -90,9 +95,10 @@ class AsyncConnection:
                     self._log(params)
                     continue
                 entry = self.pending.get(params.get("id"))  # type: ignore[arg-type]
-                if entry is not None and entry[1] is not None:
+                fn = entry[1] if entry is not None else self.routes.get(params.get("id"))  # type: ignore[arg-type]
+                if fn is not None:
                     try:
-                        entry[1](msg["method"], params)
+                        fn(msg["method"], params)
                     except Exception:
                         self.logger.exception("sandbox-e2b: output callback failed")
                 continue

@@ -7,10 +7,10 @@ import codecs
 import json
 import os
 import shutil
-from typing import Any, Callable, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from .errors import SandboxError, SandboxGone
-from .types import ExecResult, FileContent, Limits, Stat
+from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
 BIN_ENV = "SANDBOX_E2B_BIN"
 
@@ -162,3 +162,31 @@ class OutputRouter:
                 text = self.decs[k].decode(b"", final=True)
                 if text:
                     cb(text)
+
+
+def info_result(r: Mapping[str, Any]) -> SandboxInfo:
+    return SandboxInfo(id=r["id"], name=r.get("name"), state=r.get("state", ""),
+                       template_id=r.get("template_id", ""), started_at=r.get("started_at"),
+                       end_at=r.get("end_at"))
+
+
+def dir_result(r: Mapping[str, Any]) -> Optional[List[DirEntry]]:
+    if r.get("exists") is False:
+        return None
+    return [DirEntry(name=bytes_of(e, "name").decode("utf-8", "replace"), type=e["type"],
+                     size=int(e["size"])) for e in r.get("entries", [])]
+
+
+def ps_result(r: Mapping[str, Any]) -> List[ProcessInfo]:
+    return [ProcessInfo(pid=int(p["pid"]), tag=p.get("tag"), command=p.get("command"),
+                        cmd=p.get("cmd", ""), args=list(p.get("args", [])), cwd=p.get("cwd"))
+            for p in r.get("processes", [])]
+
+
+def start_params(id: str, command: str, cwd: Optional[str], env: Optional[Mapping[str, str]],
+                 timeout_ms: Optional[int], max_output_bytes: Optional[int], tag: Optional[str],
+                 stream: bool, stdin_open: bool) -> Dict[str, Any]:
+    p = exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, stream)
+    p["background"] = True
+    p["stdin_open"] = True if stdin_open else None
+    return p

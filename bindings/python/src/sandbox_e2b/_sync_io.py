@@ -74,6 +74,7 @@ class SyncConnection:
                               code="bridge") from None
         self.lock = threading.Lock()
         self.pending: Dict[int, _Pending] = {}
+        self.routes: Dict[int, Notify] = {}  # notifications that outlive a response
         self.next_id = 1
         self.closed: Optional[BaseException] = None
         self.threads = [threading.Thread(target=self._read, name="sandbox-e2b-reader", daemon=True),
@@ -92,7 +93,9 @@ class SyncConnection:
         self.proc.stdin.flush()
 
     def call(self, method: str, params: Dict[str, Any], cancel: Optional[CancelToken] = None,
-             notify: Optional[Notify] = None) -> Any:
+             notify: Optional[Notify] = None, route: Optional[List[int]] = None) -> Any:
+        """route: a list that receives the request id; its notifications keep
+        flowing to notify after the response until unroute(id)."""
         p = _Pending(notify)
         with self.lock:
             if self.closed is not None:
@@ -100,6 +103,9 @@ class SyncConnection:
             id = self.next_id
             self.next_id += 1
             self.pending[id] = p
+            if route is not None and notify is not None:
+                route.append(id)
+                self.routes[id] = notify
             try:
                 self._write(proto.request(id, method, params))
             except OSError:
@@ -118,6 +124,10 @@ class SyncConnection:
         if p.error is not None:
             raise p.error
         return p.result
+
+    def unroute(self, id: int) -> None:
+        with self.lock:
+            self.routes.pop(id, None)
 
     def _cancel(self, id: int) -> None:
         with self.lock:
@@ -140,9 +150,10 @@ class SyncConnection:
                     continue
                 with self.lock:
                     p = self.pending.get(params.get("id"))  # type: ignore[arg-type]
-                if p is not None and p.notify is not None:
+                    fn = p.notify if p is not None else self.routes.get(params.get("id"))  # type: ignore[arg-type]
+                if fn is not None:
                     try:
-                        p.notify(msg["method"], params)
+                        fn(msg["method"], params)
                     except Exception:  # a callback's failure must not stop the reader
                         self.logger.exception("sandbox-e2b: output callback failed")
                 continue

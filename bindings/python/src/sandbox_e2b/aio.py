@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _protocol as proto
 from ._async_io import AsyncConnection
-from .types import ExecResult, FileContent, Limits, Stat
+from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
-__all__ = ["AsyncClient"]
+__all__ = ["AsyncClient", "AsyncProcess"]
 
 Bytes = Union[bytes, bytearray, memoryview, str]
 
@@ -29,7 +29,7 @@ class AsyncClient:
         self._logger = logger or logging.getLogger("sandbox_e2b")
         self._lock: Optional[asyncio.Lock] = None
         self._conn: Optional[AsyncConnection] = None
-        self.info: Optional[Dict[str, Any]] = None
+        self.server_info: Optional[Dict[str, Any]] = None
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -52,7 +52,7 @@ class AsyncClient:
             bin = self._bin or proto.find_binary(self._env)
             conn = await AsyncConnection.start(bin, self._env, self._logger)
             try:
-                self.info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
+                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
             except BaseException:
                 await conn.close()
                 raise
@@ -104,3 +104,56 @@ class AsyncClient:
 
     async def stat(self, id: str, path: str) -> Optional[Stat]:
         return proto.stat_result(await self._call("stat", {"id": id, "path": path}))
+
+    # ---- beyond the contract: listing and background commands ----
+
+    async def list(self, *, name: Optional[str] = None, state: Optional[str] = None) -> List[SandboxInfo]:
+        return [proto.info_result(r) for r in await self._call("list", {"name": name, "state": state})]
+
+    async def info(self, id: str) -> SandboxInfo:
+        return proto.info_result(await self._call("info", {"id": id}))
+
+    async def list_dir(self, id: str, path: str) -> Optional[List[DirEntry]]:
+        return proto.dir_result(await self._call("list_dir", {"id": id, "path": path}))
+
+    async def ps(self, id: str) -> List[ProcessInfo]:
+        return proto.ps_result(await self._call("ps", {"id": id}))
+
+    async def start(self, id: str, command: str, *, cwd: Optional[str] = None,
+                    env: Optional[Mapping[str, str]] = None, timeout_ms: Optional[int] = None,
+                    max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
+                    stdin: bool = False, on_stdout: Optional[proto.OutputCallback] = None,
+                    on_stderr: Optional[proto.OutputCallback] = None) -> "AsyncProcess":
+        router = proto.OutputRouter(on_stdout, on_stderr)
+        params = proto.start_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag,
+                                    router.wanted, stdin)
+        conn = await self._connection()
+        route: List[int] = []
+        r = await conn.call("exec", params, router if router.wanted else None, route)
+        return AsyncProcess(self, conn, id, int(r["pid"]), router, route[0] if route else None,
+                            max_output_bytes)
+
+
+class AsyncProcess:
+    """A background command started by ``AsyncClient.start`` (the twin of ``client.Process``)."""
+
+    def __init__(self, client: AsyncClient, conn: AsyncConnection, id: str, pid: int,
+                 router: proto.OutputRouter, rid: Optional[int], max_output_bytes: Optional[int]) -> None:
+        self._client, self._conn, self.id, self.pid = client, conn, id, pid
+        self._router, self._rid, self._max = router, rid, max_output_bytes
+
+    async def wait(self) -> ExecResult:
+        r = await self._client._call("wait", {"id": self.id, "pid": self.pid, "max_output_bytes": self._max})
+        self._router.finish()
+        if self._rid is not None:
+            self._conn.routes.pop(self._rid, None)
+        return proto.exec_result(r)
+
+    async def send_stdin(self, data: Bytes) -> None:
+        await self._client._call("send_stdin", {"id": self.id, "pid": self.pid, **proto.data_params(data)})
+
+    async def close_stdin(self) -> None:
+        await self._client._call("close_stdin", {"id": self.id, "pid": self.pid})
+
+    async def kill(self) -> None:
+        await self._client._call("kill_process", {"id": self.id, "pid": self.pid})

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _protocol as proto
 from ._sync_io import CancelToken, SyncConnection
-from .types import ExecResult, FileContent, Limits, Stat
+from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
-__all__ = ["Client", "CancelToken"]
+__all__ = ["Client", "CancelToken", "Process"]
 
 Bytes = Union[bytes, bytearray, memoryview, str]
 
@@ -38,7 +38,7 @@ class Client:
         self._logger = logger or logging.getLogger("sandbox_e2b")
         self._lock = threading.Lock()
         self._conn: Optional[SyncConnection] = None
-        self.info: Optional[Dict[str, Any]] = None
+        self.server_info: Optional[Dict[str, Any]] = None
 
     def __enter__(self) -> "Client":
         return self
@@ -60,7 +60,7 @@ class Client:
             bin = self._bin or proto.find_binary(self._env)
             conn = SyncConnection(bin, self._env, self._logger)
             try:
-                self.info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
+                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
             except BaseException:
                 conn.close()
                 raise
@@ -129,3 +129,67 @@ class Client:
         return proto.stat_result(self._call("stat", {"id": id, "path": path}, cancel))
 
 
+
+    # ---- beyond the contract: listing and background commands ----
+
+    def list(self, *, name: Optional[str] = None, state: Optional[str] = None,
+             cancel: Optional[CancelToken] = None) -> List[SandboxInfo]:
+        """This deployment's sandboxes (made by create), newest first; state "running"/"paused"."""
+        return [proto.info_result(r) for r in self._call("list", {"name": name, "state": state}, cancel)]
+
+    def info(self, id: str, *, cancel: Optional[CancelToken] = None) -> SandboxInfo:
+        return proto.info_result(self._call("info", {"id": id}, cancel))
+
+    def list_dir(self, id: str, path: str, *, cancel: Optional[CancelToken] = None) -> Optional[List[DirEntry]]:
+        """The entries of a directory sorted by name, or None when the path does not exist."""
+        return proto.dir_result(self._call("list_dir", {"id": id, "path": path}, cancel))
+
+    def ps(self, id: str, *, cancel: Optional[CancelToken] = None) -> List[ProcessInfo]:
+        """The sandbox's running commands."""
+        return proto.ps_result(self._call("ps", {"id": id}, cancel))
+
+    def start(self, id: str, command: str, *, cwd: Optional[str] = None,
+              env: Optional[Mapping[str, str]] = None, timeout_ms: Optional[int] = None,
+              max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
+              stdin: bool = False, on_stdout: Optional[proto.OutputCallback] = None,
+              on_stderr: Optional[proto.OutputCallback] = None,
+              cancel: Optional[CancelToken] = None) -> "Process":
+        """Start a background command and return its ``Process`` (``stdin=True``:
+        a stdin pipe for send_stdin). It is killed when the client closes."""
+        router = proto.OutputRouter(on_stdout, on_stderr)
+        params = proto.start_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag,
+                                    router.wanted, stdin)
+        if cancel is not None and cancel.cancelled:
+            raise proto.error_from({"code": -32800, "message": "aborted", "data": {"code": "aborted"}})
+        conn = self._connection()
+        route: List[int] = []
+        r = conn.call("exec", params, cancel, router if router.wanted else None, route)
+        return Process(self, conn, id, int(r["pid"]), router, route[0] if route else None,
+                       max_output_bytes)
+
+
+class Process:
+    """A background command started by ``Client.start``."""
+
+    def __init__(self, client: Client, conn: SyncConnection, id: str, pid: int,
+                 router: proto.OutputRouter, rid: Optional[int], max_output_bytes: Optional[int]) -> None:
+        self._client, self._conn, self.id, self.pid = client, conn, id, pid
+        self._router, self._rid, self._max = router, rid, max_output_bytes
+
+    def wait(self, *, cancel: Optional[CancelToken] = None) -> ExecResult:
+        """The result once the command ends (aborted: killed by kill()). A cancel stops only the wait."""
+        r = self._client._call("wait", {"id": self.id, "pid": self.pid, "max_output_bytes": self._max}, cancel)
+        self._router.finish()
+        if self._rid is not None:
+            self._conn.unroute(self._rid)
+        return proto.exec_result(r)
+
+    def send_stdin(self, data: Bytes, *, cancel: Optional[CancelToken] = None) -> None:
+        self._client._call("send_stdin", {"id": self.id, "pid": self.pid, **proto.data_params(data)}, cancel)
+
+    def close_stdin(self, *, cancel: Optional[CancelToken] = None) -> None:
+        self._client._call("close_stdin", {"id": self.id, "pid": self.pid}, cancel)
+
+    def kill(self, *, cancel: Optional[CancelToken] = None) -> None:
+        """Kill the command and its whole process tree."""
+        self._client._call("kill_process", {"id": self.id, "pid": self.pid}, cancel)

@@ -45,3 +45,35 @@ class FileContent:
 class Stat:
     size: int
     is_dir: bool
+
+
+@dataclass
+class SandboxInfo:
+    """A sandbox of this deployment (list, info). Times are RFC 3339 UTC or None."""
+
+    id: str
+    name: Optional[str]
+    state: str  # "running" or "paused"
+    template_id: str
+    started_at: Optional[str]
+    end_at: Optional[str]
+
+
+@dataclass
+class DirEntry:
+    name: str
+    type: str  # "file", "dir", "symlink", "other"
+    size: int
+
+
+@dataclass
+class ProcessInfo:
+    """A running command (ps). ``command``: the shell text of a command this
+    library started, else None."""
+
+    pid: int
+    tag: Optional[str]
+    command: Optional[str]
+    cmd: str
+    args: List[str]
+    cwd: Optional[str]
