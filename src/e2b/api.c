@@ -1,6 +1,6 @@
 /*
  * e2b/api.c: control-plane calls and E2B error bodies (seed createE2BApi,
- * errorOf, destroyByName's query; e2b-protocol.md §1.1, §1.6).
+ * errorOf, destroyByName's query; docs/protocol.md "Conventions", "List").
  */
 #include "e2b/api.h"
 

@@ -1,6 +1,6 @@
 /*
  * e2b/api.h: the E2B control-plane client (seed dist/index.mjs createE2BApi,
- * errorOf; e2b-protocol.md §1).
+ * errorOf; docs/protocol.md "Control plane").
  *
  * JSON over HTTP with the X-API-KEY header, 60 s per call (API_TIMEOUT_MS),
  * redirects refused. A non-2xx answer becomes SBX_EHTTP with the seed's
@@ -87,7 +87,7 @@ int sbx__form_urlencode(sbx_buf *out, const char *s, size_t len);
 /*
  * The seed's list query for sandboxes named `name`:
  * metadata=<form(enc(METADATA_NAME)=enc(name))>&state=running%2Cpaused&limit=100[&nextToken=<form(token)>]
- * (e2b-protocol.md §1.6: the metadata value ends up encoded twice on the wire).
+ * (docs/protocol.md "List": the metadata value ends up encoded twice on the wire).
  */
 int sbx__e2b_list_query(sbx_buf *out, const char *name, const char *next_token);
 /*

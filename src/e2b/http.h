@@ -4,7 +4,7 @@
  * One easy handle per call, driven by its own multi handle with
  * curl_multi_poll(), whose extra fd is the abort signal's eventfd, so an abort
  * from another thread wakes the call at once, and whose timeout is the call's
- * monotonic deadline (style brief §2.18). Redirects are refused (a 3xx is
+ * monotonic deadline. Redirects are refused (a 3xx is
  * reported as an HTTP error: following one would carry the API key), TLS
  * verification stays on, no Accept-Encoding is sent, CURLOPT_NOSIGNAL is set.
  *

@@ -1,7 +1,7 @@
 /*
  * e2b/provider_files.c: file operations in a sandbox — the seed's readFile,
- * writeFile and stat methods of createE2BSandbox (dist/index.mjs; seed README
- * "exec and files"), and the directory listing of sandbox/files.h
+ * writeFile and stat methods of createE2BSandbox (dist/index.mjs;
+ * docs/contract.md "Files"), and the directory listing of sandbox/files.h
  * (docs/files.md).
  *
  * Each runs an in-sandbox script (e2b/scripts.c) through fileOp()
