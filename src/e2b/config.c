@@ -13,6 +13,7 @@
 #include <sandbox/e2b.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "e2b/names.h"
 #include "util/alloc.h"
@@ -159,8 +160,42 @@ static void timeout_field(problems *p, json_t *root, int64_t *out)
 		*out = (int64_t)d;
 }
 
-/* zod's z.url({protocol: /^https?$/}) on the trimmed value: an absolute URL,
- * scheme http or https, with a host. 0 valid, 1 invalid, SBX_ENOMEM. */
+/*
+ * What a WHATWG URL parser (`new URL`, and fetch) makes of its input before
+ * parsing: every ASCII tab, LF and CR removed, then leading and trailing C0
+ * controls and spaces. Into `out` (>= len + 1 bytes); returns the new length.
+ */
+static size_t whatwg_clean(char *out, const char *url, size_t len)
+{
+	size_t n = 0, a = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (url[i] != '\t' && url[i] != '\n' && url[i] != '\r')
+			out[n++] = url[i];
+	while (n > 0 && (unsigned char)out[n - 1] <= 0x20)
+		n--;
+	while (a < n && (unsigned char)out[a] <= 0x20)
+		a++;
+	memmove(out, out + a, n - a);
+	out[n - a] = '\0';
+	return n - a;
+}
+
+/* /^https?:\/\//i: zod's z.url({protocol: /^https?$/}) asks for it on the trimmed value. */
+static bool starts_http_slashes(const char *s, size_t len)
+{
+	size_t k = len >= 5 && (s[4] == 's' || s[4] == 'S') ? 5 : 4;
+	return len >= k + 3 && strncasecmp(s, "http", 4) == 0 && memcmp(s + k, "://", 3) == 0;
+}
+
+/*
+ * zod's z.url({protocol: /^https?$/}) on the trimmed value (docs/contract.md,
+ * "The deployment config"): the text must start with http:// or https://
+ * (any case; "http:/x", which a URL parser would take, is refused), and must
+ * parse as a URL with an http(s) scheme and a host once the URL parser's own
+ * clean-up is applied (so "http://x<TAB>y" is http://xy, as fetch sends it).
+ * 0 valid, 1 invalid, SBX_ENOMEM.
+ */
 static int check_url(const char *url, size_t len)
 {
 	CURLU *h = curl_url();
@@ -170,10 +205,15 @@ static int check_url(const char *url, size_t len)
 
 	if (!h)
 		return SBX_ENOMEM;
-	if (!(s = sbx__strndup(url, len))) {
+	if (!starts_http_slashes(url, len)) {
+		curl_url_cleanup(h);
+		return 1;
+	}
+	if (!(s = sbx__malloc(len + 1))) {
 		curl_url_cleanup(h);
 		return SBX_ENOMEM;
 	}
+	whatwg_clean(s, url, len);
 	rc = curl_url_set(h, CURLUPART_URL, s, 0);
 	if (rc == CURLUE_OUT_OF_MEMORY)
 		result = SBX_ENOMEM;
@@ -272,9 +312,15 @@ static int build(sbx_e2b_config **out, const fields *f)
 	    !(cfg->template_id = sbx__strdup(f->template_id)) ||
 	    (f->api_url && !(cfg->api_url = sbx__strndup(f->api_url, f->api_url_len))))
 		goto nomem;
-	if (f->api_url ? sbx_buf_puts(&url, cfg->api_url) < 0
-	               : sbx_buf_printf(&url, "https://api.%s", cfg->domain) < 0)
+	if (f->api_url) {
+		/* requests go where fetch would send them: the URL parser's clean-up applied */
+		unsigned char *tail;
+		if (sbx_buf_reserve(&url, f->api_url_len + 1, &tail) < 0)
+			goto nomem;
+		sbx_buf_commit(&url, whatwg_clean((char *)tail, f->api_url, f->api_url_len));
+	} else if (sbx_buf_printf(&url, "https://api.%s", cfg->domain) < 0) {
 		goto nomem;
+	}
 	if (sbx_buf_detach(&url, (unsigned char **)&cfg->effective_api_url, &len) < 0)
 		goto nomem;
 	*out = cfg;

@@ -179,6 +179,38 @@ static void test_config__api_url_must_be_http_or_https(void **state)
 	sbx_e2b_config_free(cfg);
 }
 
+/*
+ * issue 9: the seed's z.url({protocol: /^https?$/}) wants "http://" or
+ * "https://" (any case) at the start, then a URL as a WHATWG parser reads it.
+ * A URL parser alone takes "http:/x" (as http://x/): the seed does not.
+ */
+static void test_config__api_url_as_the_seed_reads_it(void **state)
+{
+	(void)state;
+	const char *bad[] = {"http:/x", "https:/api.example.com", "HTTP:/x",
+	                     "http:x",  "https:api.example.com",  "http:\\\\x",
+	                     " http:/x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char json[200];
+		snprintf(json, sizeof(json),
+		         "{\"apiKey\":\"k\",\"template\":\"t\",\"apiUrl\":\"%s\"}", bad[i]);
+		expect_invalid(json, "apiUrl: must be an http or https URL");
+	}
+	/* a tab or newline inside is dropped by the URL parser: requests go to http://xy */
+	sbx_e2b_config *cfg =
+	    expect_valid("{\"apiKey\":\"k\",\"template\":\"t\",\"apiUrl\":\"http://x\\ty\"}");
+	assert_string_equal(cfg->api_url, "http://x\ty"); /* the value as given, trimmed */
+	assert_string_equal(cfg->effective_api_url, "http://xy");
+	sbx_e2b_config_free(cfg);
+	cfg = expect_valid(
+	    "{\"apiKey\":\"k\",\"template\":\"t\",\"apiUrl\":\"HTTPS://api.\\nexample.com/\\r\"}");
+	assert_string_equal(cfg->effective_api_url, "HTTPS://api.example.com/");
+	sbx_e2b_config_free(cfg);
+	cfg = expect_valid("{\"apiKey\":\"k\",\"template\":\"t\",\"apiUrl\":\"Http://H.I:81\"}");
+	assert_string_equal(cfg->effective_api_url, "Http://H.I:81");
+	sbx_e2b_config_free(cfg);
+}
+
 static void test_config__domain_must_be_a_lowercase_hostname(void **state)
 {
 	(void)state;
@@ -338,6 +370,7 @@ int main(void)
 	    cmocka_unit_test(test_config__wrong_types),
 	    cmocka_unit_test(test_config__timeout_range_edges),
 	    cmocka_unit_test(test_config__api_url_must_be_http_or_https),
+	    cmocka_unit_test(test_config__api_url_as_the_seed_reads_it),
 	    cmocka_unit_test(test_config__domain_must_be_a_lowercase_hostname),
 	    cmocka_unit_test(test_config__all_problems_are_collected),
 	    cmocka_unit_test(test_config__not_an_object_or_not_json),
