@@ -261,6 +261,16 @@ start_fake() {
 	unset E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
 }
 
+# maxrss CMD...: run CMD (stdout to $tmp/maxrss.out, exit code to $tmp/maxrss.rc) and
+# print its peak resident set size in KiB (getrusage of the child)
+maxrss() {
+	python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "wb") as out:
+    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=subprocess.DEVNULL)
+open(sys.argv[2], "w").write("%d\n" % rc)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$tmp/maxrss.out" "$tmp/maxrss.rc" "$@"
+}
+
 # fake_fault JSON: add a fault rule to the running fake-e2b (POST /_fake/faults, over
 # bash's /dev/tcp: no curl needed); prints the status line
 fake_fault() {
@@ -529,6 +539,39 @@ test_files() { # ID
 	run read "$id" /workspace/dir/a.txt --max-bytes 4
 	expect_eq "read --max-bytes" "$(cat "$tmp/out")" "line"
 	expect_grep "read truncation reported" "max-bytes" "$tmp/err"
+
+	run read "$id" /workspace/dir/a.txt --max-bytes 4 --json
+	expect_eq "read --max-bytes --json truncated" "$(jq_out truncated)" "true"
+	expect_eq "read --max-bytes --json content" "$(jq_out content)" "line"
+	expect_eq "read --max-bytes --json size" "$(jq_out size)" "4"
+	run read "$id" /workspace/dir/a.txt --max-bytes 18
+	expect_eq "read --max-bytes = size: not truncated" "$(cat "$tmp/err")" ""
+
+	# Streamed files: 48 MiB each way (past the old 16 MiB read cap) with bounded memory
+	# (growth over the same command moving 1 KiB, so sanitizer builds compare alike)
+	head -c 1024 /dev/urandom >"$tmp/small"
+	local base rss
+	base=$(maxrss "$cli" write "$id" /workspace/small.bin "$tmp/small")
+	head -c $((48 << 20)) /dev/urandom >"$tmp/big"
+	rss=$(maxrss "$cli" write "$id" /workspace/big.bin "$tmp/big")
+	expect_eq "write 48 MiB from a file: exit 0" "$(tail -1 "$tmp/maxrss.rc")" "0"
+	if [ $((rss - base)) -lt $((16 << 10)) ]; then ok "write 48 MiB: RSS growth $((rss - base)) KiB < 16 MiB"; else no "write 48 MiB with bounded memory" "max RSS ${rss} KiB, 1 KiB write ${base} KiB"; fi
+	base=$(maxrss "$cli" read "$id" /workspace/small.bin)
+	run stat "$id" /workspace/big.bin
+	expect_eq "write 48 MiB: size in the sandbox" "$(cat "$tmp/out")" "file $((48 << 20)) bytes"
+	rss=$(maxrss "$cli" read "$id" /workspace/big.bin)
+	if cmp -s "$tmp/maxrss.out" "$tmp/big"; then ok "read without --max-bytes: the whole 48 MiB file"; else no "read without --max-bytes: the whole 48 MiB file" "$(wc -c <"$tmp/maxrss.out") bytes"; fi
+	if [ $((rss - base)) -lt $((16 << 10)) ]; then ok "read 48 MiB: RSS growth $((rss - base)) KiB < 16 MiB"; else no "read 48 MiB with bounded memory" "max RSS ${rss} KiB, 1 KiB read ${base} KiB"; fi
+	head -c $((20 << 20)) /dev/urandom >"$tmp/big"
+	cat "$tmp/big" | "$cli" write "$id" /workspace/big2.bin --json >"$tmp/out" 2>"$tmp/err"
+	expect_eq "write 20 MiB from a pipe: bytes" "$(jq_out bytes)" "$((20 << 20))"
+	run exec "$id" 'sha256sum /workspace/big2.bin | cut -d" " -f1'
+	expect_eq "write from a pipe: the bytes arrived" "$(cat "$tmp/out")" "$(sha256sum <"$tmp/big" | cut -d' ' -f1)"
+	run exec "$id" 'rm -f /workspace/big.bin /workspace/big2.bin /workspace/small.bin'
+	rm -f "$tmp/big" "$tmp/maxrss.out"
+	run write "$id" /workspace/x "$tmp/does-not-exist"
+	expect_rc "write from a missing file exits 2" 2
+	expect_grep "write from a missing file says why" "cannot read '$tmp/does-not-exist': No such file or directory" "$tmp/err"
 
 	run read "$id" /workspace/nope.txt
 	expect_rc "read missing exits 3" 3
