@@ -41,6 +41,14 @@
  *   SBX_ENOMEM     allocation failed; outputs are left zeroed/NULL.
  *   SBX_EINTERNAL  a local system call (or libcurl) failed unexpectedly, or the
  *                  provider does not implement the method.
+ *
+ * Reliability (docs/reliability.md): idempotent control-plane requests
+ * (list, get, delete, pause, connect) are retried, at most 4 times within
+ * the call's deadline, on a gateway's 502/503/504 without an E2B body or a
+ * reset before any answer; create's POST and command starts never are. An
+ * older control plane without the /v2 routes is detected (not read as a gone
+ * sandbox) and its legacy routes are used. A create that may have made a
+ * sandbox before failing removes it by name before returning its error.
  */
 #ifndef SANDBOX_SANDBOX_H
 #define SANDBOX_SANDBOX_H

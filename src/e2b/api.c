@@ -6,11 +6,19 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "contract/utf8.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/err.h"
+
+/* Copy `local` into `err` unless err is NULL or already holds a failure. */
+static void pass_error(sbx_error *err, const sbx_error *local)
+{
+	if (err && err->code == 0 && local->code != 0)
+		*err = *local;
+}
 
 int sbx__e2b_api_init(sbx_e2b_api *api, sbx_http *http, const char *base_url, const char *api_key,
                       sbx_error *err)
@@ -146,6 +154,92 @@ int sbx__e2b_http_error(sbx_error *err, const char *what, long status, const uns
 	                           what, status, msg[0] ? ": " : "", msg);
 }
 
+/* GET, DELETE, and the POSTs that only move a sandbox to a state: safe to send twice. */
+static bool idempotent(const char *method, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (strcmp(method, "GET") == 0 || strcmp(method, "DELETE") == 0)
+		return true;
+	return strcmp(method, "POST") == 0 && ((n > 6 && strcmp(path + n - 6, "/pause") == 0) ||
+	                                       (n > 8 && strcmp(path + n - 8, "/connect") == 0));
+}
+
+/* A 502/503/504 from something in front of E2B: its body is not E2B's {"code":<status>,...}. */
+static bool gateway_status(long status, const sbx_buf *body)
+{
+	json_t *j, *c;
+	bool e2b;
+
+	if (status != 502 && status != 503 && status != 504)
+		return false;
+	j = body->len ? json_loadb((const char *)body->ptr, body->len, JSON_DECODE_ANY, NULL)
+	              : NULL;
+	c = json_object_get(j, "code");
+	e2b = json_is_object(j) && json_is_integer(c) && json_integer_value(c) == status;
+	json_decref(j);
+	return !e2b;
+}
+
+/* Backoff before retry `n` (0-based): 250 ms doubling, capped at 2 s, jittered to 50..100 %. */
+static uint64_t backoff_ms(unsigned n)
+{
+	uint64_t d = SBX_E2B_RETRY_BASE_MS << (n < 4 ? n : 4);
+	unsigned int r = 0;
+
+	if (d > SBX_E2B_RETRY_CAP_MS)
+		d = SBX_E2B_RETRY_CAP_MS;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)sbx__now_ms();
+	return d / 2 + r % (d / 2 + 1);
+}
+
+static void log_retry(const sbx_e2b_api *api, const char *what, const char *cause, unsigned n,
+                      uint64_t delay)
+{
+	char attempt[16], ms[24];
+	sbx_log_field f[4] = {
+	    {"request", what}, {"cause", cause}, {"attempt", attempt}, {"delayMs", ms}};
+
+	if (!api->logger.fn)
+		return;
+	snprintf(attempt, sizeof(attempt), "%u", n + 2);
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)delay);
+	api->logger.fn(SBX_LOG_WARN, "sandbox-e2b: retrying an E2B call after a gateway fault", f,
+	               4, api->logger.payload);
+}
+
+/*
+ * One attempt; on a transient gateway fault of an idempotent call, `cause`
+ * is filled and 1 is returned (the call is freed). Else as sbx__http_perform.
+ */
+static int attempt(sbx_http_call **call, const sbx_e2b_api *api, sbx_http_req *req, bool retry,
+                   uint64_t deadline, sbx_signal *sig, char *cause, size_t causelen, sbx_error *err)
+{
+	sbx_error local = {0};
+	bool reset = false;
+	long status;
+	int error;
+
+	req->reset_out = &reset;
+	error = sbx__http_perform(call, api->http, req, deadline, sig, &local);
+	if (error == 0) {
+		status = sbx__http_call_status(*call);
+		if (!retry || !gateway_status(status, sbx__http_call_body(*call)))
+			return 0;
+		snprintf(cause, causelen, "HTTP %ld", status);
+		return 1; /* the call stays: the last attempt's answer is the caller's */
+	}
+	if (retry && error == SBX_ENETWORK && reset) {
+		snprintf(cause, causelen, "connection reset before an answer");
+		sbx__error_set(err, SBX_ENETWORK, "%s",
+		               local.message); /* kept if it was the last */
+		return 1;
+	}
+	pass_error(err, &local);
+	return error;
+}
+
 int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *method,
                       const char *path, const char *query, json_t *body, uint64_t timeout_ms,
                       sbx_signal *sig, sbx_error *err)
@@ -157,6 +251,10 @@ int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *
 	json_error_t jerr;
 	sbx_buf text = SBX_BUF_INIT(SBX_HTTP_MAX_BODY);
 	const sbx_buf *rb;
+	uint64_t deadline = sbx__now_ms() + (timeout_ms ? timeout_ms : SBX_E2B_API_TIMEOUT_MS), d;
+	bool retry = idempotent(method, path);
+	char cause[64];
+	sbx_error last;
 	int error;
 
 	memset(reply, 0, sizeof(*reply));
@@ -178,11 +276,27 @@ int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *
 	req.body = text.ptr;
 	req.body_len = text.len;
 	req.max_body = SBX_HTTP_MAX_BODY;
-	error = sbx__http_perform(
-	    &call, api->http, &req,
-	    sbx__now_ms() + (timeout_ms ? timeout_ms : SBX_E2B_API_TIMEOUT_MS), sig, err);
-	if (error < 0)
+	for (unsigned n = 0;; n++) {
+		memset(&last, 0, sizeof(last));
+		error =
+		    attempt(&call, api, &req, retry, deadline, sig, cause, sizeof(cause), &last);
+		if (error != 1)
+			break;
+		d = backoff_ms(n);
+		if (n + 1 >= SBX_E2B_RETRY_ATTEMPTS || sbx__now_ms() + d >= deadline) {
+			error = call ? 0 : SBX_ENETWORK; /* out of tries: the last outcome stands */
+			break;
+		}
+		log_retry(api, (const char *)what.ptr, cause, n, d);
+		sbx__http_call_free(call);
+		call = NULL;
+		if ((error = sbx__http_sleep(d, sig, err)) < 0)
+			goto done;
+	}
+	if (error < 0) {
+		pass_error(err, &last);
 		goto done;
+	}
 	reply->status = sbx__http_call_status(call);
 	rb = sbx__http_call_body(call);
 	if (reply->status < 200 || reply->status >= 300) {

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 #include <sandbox/error.h>
+#include <sandbox/log.h>
 #include <sandbox/signal.h>
 #include <stdbool.h>
 
@@ -25,13 +26,17 @@
 #define SBX_E2B_METADATA_NAME     "capybara-sandbox-name"
 #define SBX_E2B_LIST_LIMIT        100  /* LIST_LIMIT: sandboxes per page */
 #define SBX_E2B_LIST_MAX_PAGES    1000 /* pages followed before giving up (100 000 sandboxes) */
-#define SBX_E2B_HEX_SECRET_MIN    32 /* a run of this many hex digits in server text is redacted */
+#define SBX_E2B_HEX_SECRET_MIN    32  /* a run of this many hex digits in server text is redacted */
+#define SBX_E2B_RETRY_ATTEMPTS    4   /* tries of an idempotent call on a gateway fault */
+#define SBX_E2B_RETRY_BASE_MS     250 /* first backoff; doubled per retry, jittered */
+#define SBX_E2B_RETRY_CAP_MS      2000 /* longest single backoff */
 
 typedef struct sbx_e2b_api {
-	sbx_http *http;   /* borrowed from the provider */
-	char *base;       /* apiUrl without trailing slashes */
-	char *key_header; /* "X-API-KEY: <key>": secret */
-	char *api_key;    /* secret, kept only to scrub it out of server messages */
+	sbx_http *http;    /* borrowed from the provider */
+	char *base;        /* apiUrl without trailing slashes */
+	char *key_header;  /* "X-API-KEY: <key>": secret */
+	char *api_key;     /* secret, kept only to scrub it out of server messages */
+	sbx_logger logger; /* retries are logged here (set by the provider; zero = silent) */
 } sbx_e2b_api;
 
 /* The answer of one call. Dispose with sbx__e2b_reply_dispose(). */
@@ -51,7 +56,16 @@ void sbx__e2b_reply_dispose(sbx_e2b_reply *r);
  * One JSON call. `path` is already encoded (ids are validated to need no
  * encoding); `query` is an encoded query string without "?", or NULL; `body`
  * (borrowed) is serialised compactly, or NULL for no body. `timeout_ms` 0 means
- * SBX_E2B_API_TIMEOUT_MS. The reply is filled on 0 and on SBX_EHTTP.
+ * SBX_E2B_API_TIMEOUT_MS, the deadline of all attempts together. The reply
+ * is filled on 0 and on SBX_EHTTP.
+ *
+ * Idempotent calls (GET, DELETE, POST .../pause and .../connect) are tried
+ * up to SBX_E2B_RETRY_ATTEMPTS times when a gateway fails them: an HTTP
+ * 502/503/504 whose body is not an E2B error body, or a connection reset
+ * before any byte of an answer. Backoff: 250 ms doubling, capped at 2 s,
+ * jittered to 50..100 %, never past the deadline, abortable; each retry is
+ * logged (method, path, cause; never a secret or the query). Other calls,
+ * create's POST above all, are sent once.
  * Returns 0, SBX_EHTTP, SBX_EPROTOCOL (invalid JSON), SBX_ETIMEOUT,
  * SBX_EABORTED, SBX_ENETWORK, SBX_ETOOLARGE, SBX_ENOMEM.
  */

@@ -321,6 +321,12 @@ static int call_finish(sbx_http_call *c, sbx_error *err)
 			*err = c->cb_err;
 		return c->cb_code;
 	}
+	if (c->req.reset_out && (c->result == CURLE_RECV_ERROR || c->result == CURLE_SEND_ERROR ||
+	                         c->result == CURLE_GOT_NOTHING)) {
+		long status = 0;
+		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &status);
+		*c->req.reset_out = status == 0; /* not one byte of an answer */
+	}
 	return sbx__error_set(err, SBX_ENETWORK, "%s failed: %s", c->req.what,
 	                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(c->result));
 }

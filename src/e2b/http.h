@@ -68,6 +68,12 @@ typedef struct sbx_http_req {
 	sbx_http_data_fn on_data; /* NULL: buffer the body (cap max_body) */
 	void *payload;
 	size_t max_body; /* cap of a buffered 2xx body; 0 = SBX_HTTP_MAX_BODY */
+	/*
+	 * Optional output: set true when the call fails with SBX_ENETWORK after
+	 * the connection was made but before any byte of an answer (reset, empty
+	 * reply), the case where an idempotent request may simply be sent again.
+	 */
+	bool *reset_out;
 } sbx_http_req;
 
 /* A client (the pool). 0, SBX_ENOMEM, SBX_EINTERNAL. */

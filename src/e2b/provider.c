@@ -145,6 +145,12 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
 	         server_sandbox_id(sid, "E2B connect", p->api.api_key,
 	                           json_is_string(jtok) ? json_string_value(jtok) : NULL, err)) < 0)
 		return error;
+	/* envd requests would go to the sandbox named here: it must be the one asked for (or the
+	 * short form E2B makes of a legacy "<id>-<clientID>": its ShortID) */
+	if (strcmp(sid, id) != 0 && !(strncmp(id, sid, strlen(sid)) == 0 && id[strlen(sid)] == '-'))
+		return sbx__error_set(err, SBX_EPROTOCOL,
+		                      "E2B connect for sandbox %s answered for another sandbox, %s",
+		                      id, sid);
 	if (json_is_string(jdom) && json_string_length(jdom) > 0)
 		domain = json_string_value(jdom);
 	else if (jdom && !json_is_null(jdom) && !json_is_false(jdom) && !json_is_string(jdom))
@@ -193,6 +199,42 @@ static json_t *connect_body(int64_t timeout, bool reboot)
 	return b;
 }
 
+/*
+ * An older self-hosted E2B API (before the /v2 create and connect routes)
+ * rejects a route it does not have in its OpenAPI validator, with an
+ * E2B-format error whose message says "no matching operation was found" (or
+ * "method not allowed" for a known path): a missing route, not a missing
+ * sandbox (docs/reliability.md).
+ */
+static bool route_missing(const sbx_e2b_reply *r, const sbx_error *e)
+{
+	return (r->status == 400 || r->status == 404 || r->status == 405) &&
+	       (strstr(e->message, "no matching operation") ||
+	        strstr(e->message, "method not allowed"));
+}
+
+/* From now on this provider uses the legacy routes (logged once per provider). */
+static void learn_legacy_routes(sbx__e2b_provider *p, const char *route)
+{
+	sbx_log_field f[1] = {{"route", route}};
+
+	if (!atomic_exchange(&p->legacy_routes, true))
+		sbx__e2b_log(
+		    p, SBX_LOG_WARN,
+		    "sandbox-e2b: the E2B API has no /v2 routes (an older self-hosted "
+		    "version); using the legacy POST /sandboxes and /sandboxes/{id}/connect",
+		    f, 1);
+}
+
+/* "/v2/sandboxes/<id>/connect", or the legacy "/sandboxes/<id>/connect". */
+static int connect_path(char *out, size_t outlen, sbx__e2b_provider *p, const char *id,
+                        sbx_error *err)
+{
+	return id_path(out, outlen,
+	               atomic_load(&p->legacy_routes) ? "/sandboxes/" : "/v2/sandboxes/", id,
+	               "/connect", err);
+}
+
 /* The seed's attach: one connect (409s retried); *until_ms = when it was sent + its timeout. */
 static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
                           uint64_t min_seconds, uint64_t *until_ms, sbx_signal *sig, sbx_error *err)
@@ -207,7 +249,7 @@ static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *
 	memset(t, 0, sizeof(*t));
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
 	    (error = sbx__e2b_validate_sandbox_id(id, err)) < 0 ||
-	    (error = id_path(path, sizeof(path), "/v2/sandboxes/", id, "/connect", err)) < 0)
+	    (error = connect_path(path, sizeof(path), p, id, err)) < 0)
 		return error;
 	if ((uint64_t)timeout < min_seconds)
 		timeout =
@@ -224,6 +266,16 @@ static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *
 		if (error == 0) {
 			error = sbx__e2b_target_of(p, t, reply.json, id, err);
 			break;
+		}
+		if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) &&
+		    route_missing(&reply, &local)) {
+			/* not "gone": this API only has the legacy route; once per provider */
+			learn_legacy_routes(p, path);
+			sbx__e2b_reply_dispose(&reply);
+			if ((error = connect_path(path, sizeof(path), p, id, err)) < 0)
+				break;
+			i--;
+			continue;
 		}
 		if (error == SBX_EHTTP && reply.not_found) {
 			error = sbx__error_set_http(err, SBX_EGONE, 404, "404",
@@ -612,6 +664,79 @@ static json_t *create_body(const sbx__e2b_provider *p, const char *name, const s
 }
 
 /*
+ * POST /v2/sandboxes, or the legacy POST /sandboxes on an older control plane
+ * (learnt here when /v2 answers that the route is missing). Never retried:
+ * a second POST would make a second sandbox.
+ */
+static int post_create(sbx__e2b_provider *p, json_t *body, sbx_e2b_reply *reply, sbx_signal *sig,
+                       sbx_error *err)
+{
+	sbx_error local = {0};
+	int error;
+
+	error = sbx__e2b_api_call(reply, &p->api, "POST",
+	                          atomic_load(&p->legacy_routes) ? "/sandboxes" : "/v2/sandboxes",
+	                          NULL, body, 0, sig, &local);
+	if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) && route_missing(reply, &local)) {
+		learn_legacy_routes(p, "/v2/sandboxes");
+		sbx__e2b_reply_dispose(reply);
+		memset(&local, 0, sizeof(local));
+		error = sbx__e2b_api_call(reply, &p->api, "POST", "/sandboxes", NULL, body, 0, sig,
+		                          &local);
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
+	return error;
+}
+
+/*
+ * A create whose POST may have reached E2B and failed on the way back
+ * (timeout, reset, a 5xx, a reply we cannot read) may have made a sandbox
+ * nobody will use. Remove it by name, best effort: E2B may still be making it
+ * when our call gives up, so an empty list is asked again after 1, 2, 4 and
+ * 8 s (15 s in all); when E2B did answer (an unreadable 2xx reply), it is
+ * done, and one list suffices. An abort, or a list that fails, ends the
+ * cleanup; a sandbox it misses is replaced by the next create of the same
+ * name anyway (docs/reliability.md).
+ */
+static void cleanup_after_create(sbx__e2b_provider *p, const char *name, bool answered,
+                                 sbx_signal *sig)
+{
+	static const unsigned waits_ms[] = {0, 1000, 2000, 4000, 8000};
+	size_t tries = answered ? 1 : sizeof(waits_ms) / sizeof(waits_ms[0]), removed = 0;
+	sbx_log_field f[2] = {{"name", name}, {"err", NULL}};
+	sbx_error e = {0};
+	json_t *ids = json_array();
+	int error = ids ? 0 : SBX_ENOMEM;
+
+	for (size_t i = 0; error == 0 && i < tries && removed == 0; i++) {
+		if (waits_ms[i] && sbx__http_sleep(waits_ms[i], sig, NULL) < 0)
+			break;
+		json_array_clear(ids);
+		if ((error = collect_named(p, name, ids, sig, &e)) == 0 &&
+		    (error = kill_all_of(p, ids, NULL, sig, &e)) == 0)
+			removed = json_array_size(ids);
+	}
+	json_decref(ids);
+	if (error < 0) {
+		f[1].value = e.message;
+		sbx__e2b_log(p, SBX_LOG_WARN,
+		             "sandbox-e2b: could not remove what a failed create may have made", f,
+		             2);
+	} else if (removed) {
+		sbx__e2b_log(p, SBX_LOG_WARN,
+		             "sandbox-e2b: removed the sandbox a failed create had made", f, 1);
+	}
+}
+
+/* The POST may have reached E2B and made a sandbox even though the call failed. */
+static bool may_have_created(int error, const sbx_e2b_reply *reply)
+{
+	return error == SBX_ETIMEOUT || error == SBX_ENETWORK || error == SBX_EPROTOCOL ||
+	       error == SBX_ETOOLARGE || (error == SBX_EHTTP && reply->status >= 500);
+}
+
+/*
  * The seed lists and destroys same-name sandboxes, then creates. Here the
  * list runs beside the create (one round trip less, issue 13); what it finds
  * is destroyed afterwards, except the new sandbox itself. So every sandbox
@@ -647,8 +772,7 @@ static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body
 		memset(&cerr, 0, sizeof(cerr));
 		sbx__e2b_reply_dispose(reply);
 		*sent = sbx__now_ms();
-		error = sbx__e2b_api_call(reply, &p->api, "POST", "/v2/sandboxes", NULL, body, 0,
-		                          sig, &cerr);
+		error = post_create(p, body, reply, sig, &cerr);
 		if (threaded) {
 			pthread_join(th, NULL);
 			threaded = false;
@@ -726,6 +850,11 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 		sbx__e2b_attach_remember(p, *id_out, &t,
 		                         sent + (uint64_t)p->timeout_seconds * 1000);
 done:
+	if (may_have_created(error, &reply))
+		cleanup_after_create(p, name,
+		                     error == SBX_EPROTOCOL || error == SBX_ETOOLARGE ||
+		                         (reply.status >= 200 && reply.status < 300),
+		                     sig);
 	sbx__e2b_reply_dispose(&reply);
 	json_decref(body);
 	return error;
@@ -787,11 +916,25 @@ int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeo
 	json_t *body;
 	int error;
 
-	if ((error = id_path(path, sizeof(path), "/v2/sandboxes/", id, "/connect", err)) < 0)
+	sbx_error local = {0};
+
+	if ((error = connect_path(path, sizeof(path), p, id, err)) < 0)
 		return error;
 	if (!(body = connect_body(p->timeout_seconds, true)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	error = sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, timeout_ms, NULL, err);
+	error =
+	    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, timeout_ms, NULL, &local);
+	if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) &&
+	    route_missing(&reply, &local)) {
+		learn_legacy_routes(p, path);
+		sbx__e2b_reply_dispose(&reply);
+		memset(&local, 0, sizeof(local));
+		if ((error = connect_path(path, sizeof(path), p, id, err)) == 0)
+			error = sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body,
+			                          timeout_ms, NULL, &local);
+	}
+	if (error < 0)
+		sbx__e2b_pass_error(err, &local);
 	sbx__e2b_reply_dispose(&reply);
 	json_decref(body);
 	return error;
@@ -929,6 +1072,7 @@ static int copy_config(sbx__e2b_provider *p, const sbx_e2b_config *cfg, const sb
 		sbx__http_set_logger(p->http, &p->logger);
 		error =
 		    sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr, cfg->api_key, err);
+		p->api.logger = p->logger; /* retries are logged (docs/reliability.md) */
 	}
 	sbx_buf_dispose(&api);
 	return error < 0 ? sbx__error_set(err, error, "out of memory") : 0;

@@ -12,6 +12,7 @@
 #include <sandbox/info.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
+#include <stdatomic.h>
 
 #include "e2b/api.h"
 #include "e2b/envd.h"
@@ -48,6 +49,12 @@ typedef struct sbx__e2b_provider {
 	sbx__e2b_attached *attached;
 	size_t nattached;
 	bool attach_ready; /* attach_mu and attach_cv were initialised */
+	/*
+	 * The one thing learnt after creation: this control plane has no /v2
+	 * create and connect routes (an older self-hosted E2B), so the legacy
+	 * POST /sandboxes and POST /sandboxes/{id}/connect are used from then on.
+	 */
+	_Atomic bool legacy_routes;
 } sbx__e2b_provider;
 
 void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *msg,

@@ -539,8 +539,32 @@ static void test_resume__bare_404_401_5xx_are_ordinary_errors(void **state)
 	expect_http_error(h, id, 404, "{\"message\":\"nope\"}"); /* no code */
 	expect_http_error(h, id, 401, NULL);
 	expect_http_error(h, id, 500, NULL);
-	expect_http_error(h, id, 502, "<html><body><h1>502 Bad Gateway</h1></body></html>");
+	expect_http_error(h, id, 502, NULL); /* an E2B body: E2B's own answer, not retried */
 	expect_http_error(h, id, 503, NULL);
+	{
+		/* a gateway's 502 (no E2B body) on an idempotent call is retried
+		 * (docs/reliability.md) */
+		sbx_resume_status rs = SBX_RESUME_GONE;
+		h_reset(h);
+		h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 502,
+		               "<html><body><h1>502 Bad Gateway</h1></body></html>", 1);
+		assert_int_equal(sbx_sandbox_resume(&rs, h->p, id, NULL, NULL), 0);
+		assert_int_equal(rs, SBX_RESUMED);
+		json_t *log = h_reqlog(h);
+		assert_int_equal(h_count(log, "POST", "/v2/sandboxes/"), 2);
+		json_decref(log);
+		assert_int_equal(h_log_count(h, SBX_LOG_WARN, "retrying an E2B call"), 1);
+		/* one that does not go away ends the call after 4 tries */
+		h_reset(h);
+		h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 502, "<html>bad</html>", 0);
+		sbx_error e = {0};
+		assert_int_equal(sbx_sandbox_resume(&rs, h->p, id, NULL, &e), SBX_EHTTP);
+		assert_int_equal(e.http_status, 502);
+		log = h_reqlog(h);
+		assert_int_equal(h_count(log, "POST", "/v2/sandboxes/"), 4);
+		json_decref(log);
+		h_faults_clear(h);
+	}
 
 	/* exec's connect: the same mapping, never SBX_EGONE */
 	h_fault_status(h, "POST", "/v2/sandboxes/*/connect", 404, "not found", 1);

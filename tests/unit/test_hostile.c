@@ -218,7 +218,7 @@ static int target(const char *json, sbx_error *err)
 
 	memset(&p, 0, sizeof(p));
 	p.domain = domain;
-	rc = sbx__e2b_target_of(&p, &t, j, "given-id", err);
+	rc = sbx__e2b_target_of(&p, &t, j, "abc", err);
 	sbx__envd_target_dispose(&t);
 	json_decref(j);
 	return rc;

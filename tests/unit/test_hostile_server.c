@@ -402,6 +402,16 @@ static void test_hostile_server__connect_reply_fields(void **state)
 	                             &st, &err),
 	                 SBX_EPROTOCOL);
 	no_secret(&err);
+	/* a reply naming another sandbox: envd requests would go there */
+	memset(&err, 0, sizeof(err));
+	st = SBX_RESUME_GONE;
+	assert_int_equal(resume_with("{\"sandboxID\":\"xyz\",\"envdAccessToken\":"
+	                             "\"envd-secret-token\"}",
+	                             &st, &err),
+	                 SBX_EPROTOCOL);
+	assert_string_equal(err.message,
+	                    "E2B connect for sandbox abc answered for another sandbox, xyz");
+	no_secret(&err);
 	st = SBX_RESUME_GONE;
 	assert_int_equal(
 	    resume_with("{\"sandboxID\":\"abc\",\"envdAccessToken\":\"t0k3n\"}", &st, NULL), 0);
