@@ -29,6 +29,8 @@ export interface TestOptions {
   bin?: string
   /** environment of the serve child (default process.env) */
   env?: NodeJS.ProcessEnv
+  /** lowest library log level passed to deps.log (default 'info'; 'debug': one line per HTTP request) */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error'
 }
 
 export interface SandboxHandle {
@@ -186,7 +188,7 @@ export class BridgeError extends Error {
 
 /** The low-level JSON-RPC client (bindings/protocol/methods.md). */
 export class Client {
-  constructor(opts?: { config?: E2BDeploymentConfig; envdUrl?: string; log?: Logger; bin?: string; env?: NodeJS.ProcessEnv })
+  constructor(opts?: { config?: E2BDeploymentConfig; envdUrl?: string; log?: Logger; bin?: string; env?: NodeJS.ProcessEnv; logLevel?: 'debug' | 'info' | 'warn' | 'error' })
   call(
     method: string,
     params?: Record<string, unknown>,

@@ -26,6 +26,7 @@ struct serve_server {
 	char *envd_url;
 	char config_error[640]; /* why the CLI's config was refused, for -32001 */
 	bool log_notify;
+	int log_min; /* lines below this level are dropped (-v: debug; else warn) */
 	pthread_mutex_t mu;
 	pthread_cond_t idle;
 	serve_call *calls; /* in flight, by id */
@@ -210,12 +211,12 @@ static void log_line(sbx_log_level level, const char *message, const sbx_log_fie
 {
 	serve_server *s = payload;
 
+	if ((int)level < s->log_min)
+		return;
 	if (s->log_notify) {
 		serve_notify_log(&s->w, level, message, fields, nfields);
 		return;
 	}
-	if (level < SBX_LOG_WARN && !s->opts->verbose)
-		return;
 	flockfile(stderr);
 	fprintf(stderr, "sandbox-e2b serve: %s: %s", sbx_log_level_name(level),
 	        cli_lib_message(message));
@@ -260,13 +261,15 @@ static int make_provider(serve_server *s, const char *json, size_t len, const ch
 }
 
 int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
-                    json_t **result, serve_fail *f)
+                    int log_min, json_t **result, serve_fail *f)
 {
 	char *text = NULL, *redacted = NULL;
 	json_t *r;
 
 	if (log_mode)
 		s->log_notify = strcmp(log_mode, "notify") == 0;
+	if (log_min >= 0)
+		s->log_min = log_min;
 	if (envd_url) {
 		char *copy = strdup(envd_url);
 		if (!copy)
@@ -478,6 +481,7 @@ int serve_run(const serve_options *o)
 		opts.max_line = SERVE_MAX_LINE_DEFAULT;
 	memset(&s, 0, sizeof(s));
 	s.opts = &opts;
+	s.log_min = opts.verbose ? SBX_LOG_DEBUG : SBX_LOG_WARN;
 	wire_writer_init(&s.w, opts.out_fd);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.idle, NULL);

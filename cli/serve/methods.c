@@ -367,12 +367,23 @@ static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
 
 static int parse_initialize(json_t *p, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"config", "envd_url", "log", NULL};
+	static const char *const keys[] = {"config", "envd_url", "log", "log_level", NULL};
+	static const char *const levels[] = {"debug", "info", "warn", "error"};
+	const char *level = NULL;
 
 	if (only_keys(p, keys, "params", f) < 0 ||
 	    get_str(p, "envd_url", false, "params", &a->envd_url, f) < 0 ||
-	    get_str(p, "log", false, "params", &a->log_mode, f) < 0)
+	    get_str(p, "log", false, "params", &a->log_mode, f) < 0 ||
+	    get_str(p, "log_level", false, "params", &level, f) < 0)
 		return -1;
+	a->log_min = -1;
+	for (int i = 0; level && i < 4; i++)
+		if (strcmp(level, levels[i]) == 0)
+			a->log_min = i;
+	if (level && a->log_min < 0)
+		return serve_failf(
+		    f, RPC_INVALID_PARAMS,
+		    "params.log_level must be \"debug\", \"info\", \"warn\" or \"error\"");
 	a->config = json_object_get(p, "config");
 	if (a->config && json_is_null(a->config))
 		a->config = NULL;
@@ -569,7 +580,7 @@ static int run_stat(serve_call *c, const serve_args *a, json_t **out, serve_fail
 
 static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
-	return serve_configure(c->srv, a->config, a->envd_url, a->log_mode, out, f);
+	return serve_configure(c->srv, a->config, a->envd_url, a->log_mode, a->log_min, out, f);
 }
 
 /* ---- list, info, list_dir ------------------------------------------------------------------- */

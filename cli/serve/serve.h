@@ -127,6 +127,7 @@ typedef struct serve_args {
 	json_t *config;
 	const char *envd_url;
 	const char *log_mode;
+	int log_min; /* initialize: the lowest level sent (sbx_log_level), -1: unchanged */
 } serve_args;
 
 struct serve_call;
@@ -182,7 +183,7 @@ void serve_request_free(serve_request *rq);
 
 /* Replace the server's config (initialize); 0 or -1 with f filled. */
 int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
-                    json_t **result, serve_fail *f);
+                    int log_min, json_t **result, serve_fail *f);
 serve_writer *serve_writer_of(serve_server *s);
 
 /* ---- processes.c: the background commands this server started ----------------------- */

@@ -6,12 +6,23 @@ import { errorFromRpc } from './errors.js'
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error'])
 
+// With a config of its own the child must not also read the CLI's config sources
+// (they would only be replaced by initialize, after a warning if invalid).
+function withoutConfigSources(env) {
+  const e = { ...env }
+  for (const k of ['SANDBOX_E2B_CONFIG', 'E2B_API_KEY', 'E2B_TEMPLATE']) delete e[k]
+  return e
+}
+
 export class Client {
   // config: the deployment config object (checked by the C parser);
   // envdUrl: envd address override (tests, self-hosted); log: { debug, info,
   // warn, error }; bin: the sandbox-e2b path (default: SANDBOX_E2B_BIN, PATH).
-  constructor({ config, envdUrl, log, bin, env } = {}) {
+  // logLevel: the lowest library log level sent to `log` ('debug' adds one
+  // line per HTTP request; default 'info').
+  constructor({ config, envdUrl, log, bin, env, logLevel } = {}) {
     this.config = config
+    this.logLevel = logLevel ?? 'info'
     this.envdUrl = envdUrl
     this.log = log
     this.bin = bin
@@ -25,12 +36,12 @@ export class Client {
     const bin = this.bin ?? findBinary(this.env ?? process.env)
     const conn = startChild({
       bin,
-      env: this.env,
+      env: this.config === undefined ? this.env : withoutConfigSources(this.env ?? process.env),
       log: this.log,
       onNotification: (method, params) => this.onNotification(method, params),
     })
     this.conn = conn
-    const params = { log: 'notify' }
+    const params = { log: 'notify', log_level: this.logLevel }
     if (this.config !== undefined) params.config = this.config
     if (this.envdUrl !== undefined) params.envd_url = this.envdUrl
     this.ready = conn.rpc.request('initialize', params).then(

@@ -43,6 +43,7 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
     log: deps.log,
     bin: testOptions.bin,
     env: testOptions.env,
+    logLevel: testOptions.logLevel,
   })
 
   // One call with the seed's abort rules: an aborted signal throws its reason

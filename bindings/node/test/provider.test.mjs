@@ -71,6 +71,28 @@ describe('lifecycle', () => {
     await assert.rejects(p.readFile(h, 'relative', { maxBytes: 1, signal: sig() }), { code: 'invalid' })
   })
 
+  test('library warnings reach deps.log.warn; debug lines only when asked', async () => {
+    const logs = []
+    const rec = (level) => (m, f) => logs.push([level, m, f])
+    const log = { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') }
+    const q = createE2BSandbox(config(env.url, { domainAllowlist: false }), { log }, { envdUrl: env.url })
+    const d = createE2BSandbox(config(env.url), { log }, { envdUrl: env.url, logLevel: 'debug' })
+    try {
+      const t = await q.create({ name: 'node-warn', limits: { ...LIMITS, egress: 'allowlist', allowHosts: ['pypi.org'] }, signal: sig() })
+      const warn = logs.find(([l, m]) => l === 'warn' && /allowlist/.test(m))
+      assert.ok(warn, JSON.stringify(logs))
+      assert.match(warn[1], /domain allowlists are disabled/)
+      assert.equal(warn[2].name, 'node-warn')
+      assert.equal(logs.filter(([l]) => l === 'debug').length, 0)
+      assert.deepEqual(logs.filter(([, m]) => /waiting for initialize/.test(m)), [], 'E2B_API_KEY in the env is not read')
+      await d.destroy(t, sig())
+      assert.ok(logs.some(([l, m, f]) => l === 'debug' && m === 'http' && f.method === 'DELETE'), JSON.stringify(logs))
+    } finally {
+      q.close()
+      d.close()
+    }
+  })
+
   test('an invalid deployment config is refused by the C parser, naming the key', async () => {
     const bad = createE2BSandbox(config(env.url, { timeoutSeconds: 5, extra: 1 }), {}, { envdUrl: env.url })
     try {

@@ -74,8 +74,9 @@ def bytes_of(obj: Mapping[str, Any], key: str) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else b""
 
 
-def initialize_params(config: Optional[Mapping[str, Any]], envd_url: Optional[str]) -> Dict[str, Any]:
-    p: Dict[str, Any] = {"log": "notify"}
+def initialize_params(config: Optional[Mapping[str, Any]], envd_url: Optional[str],
+                      log_level: str = "info") -> Dict[str, Any]:
+    p: Dict[str, Any] = {"log": "notify", "log_level": log_level}
     if config is not None:
         p["config"] = dict(config)
     if envd_url is not None:
@@ -190,3 +191,14 @@ def start_params(id: str, command: str, cwd: Optional[str], env: Optional[Mappin
     p["background"] = True
     p["stdin_open"] = True if stdin_open else None
     return p
+
+
+def child_env(env: Optional[Mapping[str, str]], has_config: bool) -> Optional[Dict[str, str]]:
+    """The serve child's environment: with a config of its own, without the CLI's
+    config sources (initialize would replace them, after a warning if invalid)."""
+    if not has_config:
+        return dict(env) if env is not None else None
+    e = dict(os.environ if env is None else env)
+    for k in ("SANDBOX_E2B_CONFIG", "E2B_API_KEY", "E2B_TEMPLATE"):
+        e.pop(k, None)
+    return e

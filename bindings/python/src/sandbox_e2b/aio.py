@@ -21,8 +21,9 @@ class AsyncClient:
 
     def __init__(self, config: Optional[Mapping[str, Any]] = None, *, envd_url: Optional[str] = None,
                  bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                 logger: Optional[logging.Logger] = None) -> None:
+                 logger: Optional[logging.Logger] = None, log_level: str = "info") -> None:
         self._config = config
+        self._log_level = log_level
         self._envd_url = envd_url
         self._bin = bin
         self._env = env
@@ -50,9 +51,9 @@ class AsyncClient:
             if self._conn is not None and self._conn.alive:
                 return self._conn
             bin = self._bin or proto.find_binary(self._env)
-            conn = await AsyncConnection.start(bin, self._env, self._logger)
+            conn = await AsyncConnection.start(bin, proto.child_env(self._env, self._config is not None), self._logger)
             try:
-                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
+                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
             except BaseException:
                 await conn.close()
                 raise

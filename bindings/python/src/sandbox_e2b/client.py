@@ -26,12 +26,15 @@ class Client:
     uses the CLI's sources (``E2B_API_KEY`` + ``E2B_TEMPLATE``,
     ``SANDBOX_E2B_CONFIG``). ``envd_url``: envd address override (fake-e2b,
     self-hosted). ``bin``: the sandbox-e2b binary (default SANDBOX_E2B_BIN,
-    else PATH). The child starts on the first call."""
+    else PATH). ``logger`` (default "sandbox_e2b") gets the library's log lines
+    from ``log_level`` up ("debug" adds one per HTTP request). The child starts
+    on the first call."""
 
     def __init__(self, config: Optional[Mapping[str, Any]] = None, *, envd_url: Optional[str] = None,
                  bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                 logger: Optional[logging.Logger] = None) -> None:
+                 logger: Optional[logging.Logger] = None, log_level: str = "info") -> None:
         self._config = config
+        self._log_level = log_level
         self._envd_url = envd_url
         self._bin = bin
         self._env = env
@@ -58,9 +61,9 @@ class Client:
             if self._conn is not None and self._conn.alive:
                 return self._conn
             bin = self._bin or proto.find_binary(self._env)
-            conn = SyncConnection(bin, self._env, self._logger)
+            conn = SyncConnection(bin, proto.child_env(self._env, self._config is not None), self._logger)
             try:
-                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url))
+                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
             except BaseException:
                 conn.close()
                 raise
