@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
 	build-essential cmake pkg-config git ca-certificates
 	libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev uuid-dev libssl-dev
+	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
 	python3 # the Python package (bindings/python) and its tests
 )

@@ -35,8 +35,12 @@ typedef struct fk_enter {
 	bool isolated;  /* false: run on the host, in the box's directory */
 	int init_pidfd; /* setns() target */
 	int ns_flags;   /* CLONE_NEW* to join */
-	int cg_fd;      /* cgroup tasks file(s) to join, -1 if none; caller closes */
-	int life_w;     /* the runtime's life pipe write end: the helper closes it */
+	int cg_fds[4];  /* cgroup tasks files to join (write "0"); caller closes */
+	int n_cg;
+	const struct sock_fprog *seccomp; /* filter to install before exec, NULL: none */
+	uint64_t caps_keep;               /* capabilities root inside keeps */
+	int last_cap;
+	int life_w; /* the runtime's life pipe write end: the helper closes it */
 } fk_enter;
 int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err);
 

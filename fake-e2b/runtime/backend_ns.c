@@ -1,6 +1,7 @@
 /*
  * fake-e2b/runtime/backend_ns.c — the namespace backend (backend.h): a box's files on the host,
- * its PID 1 in hand-built namespaces, its cgroups (freezer for pause).
+ * its PID 1 in hand-built namespaces (mount, PID, cgroup, network for egress none), the
+ * system call filter and capability limits of everything inside (policy.c).
  *
  * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
  * pause, resume and reboot): a private /etc with the user `sandbox` (an overlay whose lower
@@ -16,6 +17,8 @@
  */
 #define _GNU_SOURCE
 #include "backend.h"
+#include "box_cgroups.h"
+#include "linux/caps.h"
 #include "linux/cgroup.h"
 
 #include <errno.h>
@@ -274,11 +277,16 @@ struct init_args {
 	char dev_pts[4200], dev_shm[4200], dev_ptmx[4200];
 	char dev_links[4][4200];
 	char proc[4200], proc_sys[4300], proc_sysrq[4300];
-	char etc[4200];      /* overlay mount point, "" when /etc is a plain copy */
-	char etc_opts[4096]; /* its mount options */
-	int ready_fd;        /* write end: {stage, errno} */
-	int cg_fd;           /* freezer tasks file or -1 */
-	int life_fd;         /* read end of the runtime's life pipe */
+	char etc[4200];            /* overlay mount point, "" when /etc is a plain copy */
+	char etc_opts[4096];       /* its mount options */
+	int ready_fd;              /* write end: {stage, errno} */
+	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join */
+	int n_cg;
+	char masked[5][4300]; /* /proc files hidden behind /dev/null */
+	int n_masked;
+	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */
+	int last_cap;
+	int life_fd; /* read end of the runtime's life pipe */
 	bool net_none;
 	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
 	size_t argv_len;
@@ -383,8 +391,12 @@ static void init_loop(int life_fd)
 static int init_main(void *arg)
 {
 	struct init_args *a = arg;
-	if (a->cg_fd >= 0 && write(a->cg_fd, "0", 1) < 0)
-		init_fail(a, 1);
+	for (int i = 0; i < a->n_cg; i++)
+		if (write(a->cg_fds[i], "0", 1) < 0)
+			init_fail(a, 1);
+	/* its own cgroup namespace: /proc/self/cgroup shows "/", host cgroups stay unnamed */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		init_fail(a, 12);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		init_fail(a, 2);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
@@ -407,6 +419,10 @@ static int init_main(void *arg)
 		if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) == 0)
 			mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
 	}
+	/* what container runtimes mask: kernel memory, keys, timers, the kernel log */
+	for (int i = 0; i < a->n_masked; i++)
+		if (mount("/dev/null", a->masked[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+			init_fail(a, 13);
 	if (a->net_none)
 		init_lo_up(a);
 	if (chdir(a->root) < 0)
@@ -425,6 +441,11 @@ static int init_main(void *arg)
 		memcpy(a->argv_area, "fk-init", a->argv_len > 8 ? 8 : a->argv_len - 1);
 	}
 	prctl(PR_SET_DUMPABLE, 0);
+	/* PID 1 only reaps from now on: no capabilities, the boxes' system call filter */
+	if (a->seccomp && fk_lx_seccomp_install(a->seccomp) < 0)
+		init_fail(a, 14);
+	if (fk_lx_caps_limit(0, a->last_cap) < 0)
+		init_fail(a, 15);
 	int ok[2] = {0, 0};
 	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
 		_exit(126);
@@ -467,6 +488,16 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	snprintf(a->proc, sizeof(a->proc), "%s/proc", b->root);
 	snprintf(a->proc_sys, sizeof(a->proc_sys), "%s/sys", a->proc);
 	snprintf(a->proc_sysrq, sizeof(a->proc_sysrq), "%s/sysrq-trigger", a->proc);
+	static const char *const masked[] = {"kcore", "keys", "timer_list", "sched_debug", "kmsg"};
+	for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
+		char host[64];
+		snprintf(host, sizeof(host), "/proc/%s", masked[i]);
+		if (access(host, F_OK) == 0)
+			snprintf(a->masked[a->n_masked++], sizeof(a->masked[0]), "%s/%s", a->proc,
+			         masked[i]);
+	}
+	a->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;
+	a->last_cap = b->rt->last_cap;
 	a->net_none = b->net_none;
 	if (b->rt->etc_template) {
 		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
@@ -499,20 +530,11 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 		goto done;
 	}
 	init_args_fill(b, a);
-	a->cg_fd = -1;
-	if (b->cg) {
-		char tasks[4200];
-		if (mkdir(b->cg, 0755) < 0 && errno != EEXIST) {
-			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
-			goto done;
-		}
-		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
-		a->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
-		if (a->cg_fd < 0) {
-			rc = fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
-			goto done;
-		}
-	}
+	rc = fk__cg_box_setup(b, err);
+	if (rc == 0)
+		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, err);
+	if (rc < 0)
+		goto done;
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		goto done;
@@ -544,8 +566,8 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	if (b->init_pidfd >= 0)
 		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);
 done:
-	if (a && a->cg_fd >= 0)
-		close(a->cg_fd);
+	for (int i = 0; a && i < a->n_cg; i++)
+		close(a->cg_fds[i]);
 	if (pipefd[0] >= 0)
 		close(pipefd[0]);
 	if (pipefd[1] >= 0)
@@ -556,8 +578,6 @@ done:
 }
 
 /* ------------------------------------------------------------ the runtime */
-
-#define FREEZER_ROOT "/sys/fs/cgroup/freezer"
 
 static bool probe_isolation(void)
 {
@@ -579,40 +599,18 @@ static bool probe_isolation(void)
 	return true;
 }
 
-/* Freezer cgroups live under fake-e2b/rt-<pid>-<n>/<box id>, so several fake-e2b processes
- * (and several runtimes in one process) never share a box's cgroup. */
-static bool probe_freezer(fk_rt *rt)
-{
-	static int seq;
-	const char *top = FREEZER_ROOT "/fake-e2b";
-	if (mkdir(top, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr,
-		        "fake-e2b: no freezer cgroup at %s (%s): pause stops processes with "
-		        "SIGSTOP instead\n",
-		        FREEZER_ROOT, fk_strerror(errno));
-		return false;
-	}
-	fk_lx_cg_sweep(top);
-	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
-	if (asprintf(&rt->cg_root, "%s/rt-%d-%d", top, (int)getpid(), n) < 0) {
-		rt->cg_root = NULL;
-		return false;
-	}
-	if (mkdir(rt->cg_root, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "fake-e2b: cannot create %s (%s): pause uses SIGSTOP\n",
-		        rt->cg_root, fk_strerror(errno));
-		free(rt->cg_root);
-		rt->cg_root = NULL;
-		return false;
-	}
-	return true;
-}
-
 int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 {
 	rt->isolated = !(opts && opts->no_isolation) && probe_isolation();
-	if (rt->isolated)
-		rt->freezer = probe_freezer(rt);
+	if (rt->isolated) {
+		fk__cg_rt_init(rt);
+		rt->caps_keep = fk__policy_caps_keep(&rt->last_cap);
+		if (fk_lx_seccomp_compile(fk__policy_seccomp_deny, fk__policy_n_seccomp_deny,
+		                          &rt->seccomp) < 0) {
+			int e = errno;
+			return fk__fail(err, FK_EIO, e, "seccomp filter: %s", fk_strerror(e));
+		}
+	}
 #if defined(__SANITIZE_THREAD__)
 	prctl(PR_SET_CHILD_SUBREAPER, 1); /* proc.c forks instead of clone(CLONE_PARENT) */
 #endif
@@ -627,11 +625,9 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 
 void fk__backend_rt_fini(fk_rt *rt)
 {
-	if (rt->cg_root) {
-		rmdir(rt->cg_root);
-		rmdir(FREEZER_ROOT
-		      "/fake-e2b"); /* fails harmlessly while another runtime uses it */
-	}
+	fk__cg_rt_fini(rt);
+	free(rt->seccomp.filter);
+	rt->seccomp.filter = NULL;
 	for (int i = 0; i < 2; i++)
 		if (rt->life_pipe[i] >= 0)
 			close(rt->life_pipe[i]);
@@ -639,8 +635,7 @@ void fk__backend_rt_fini(fk_rt *rt)
 	if (rt->etc_template)
 		fk__rm_rf_at(AT_FDCWD, rt->etc_template);
 	free(rt->etc_template);
-	free(rt->cg_root);
-	rt->etc_template = rt->cg_root = NULL;
+	rt->etc_template = NULL;
 }
 
 /* ------------------------------------------------------------ box verbs */
@@ -679,8 +674,8 @@ int fk__backend_box_freeze(fk_box *b, bool freeze)
 
 void fk__backend_box_remove(fk_box *b)
 {
-	if (b->cg && rmdir(b->cg) < 0 && errno != ENOENT)
-		fprintf(stderr, "fake-e2b: rmdir %s: %s\n", b->cg, fk_strerror(errno));
+	if (b->rt->isolated)
+		fk__cg_box_remove(b);
 }
 
 int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
@@ -688,14 +683,13 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	e->isolated = b->rt->isolated;
 	e->life_w = b->rt->life_pipe[1];
 	e->init_pidfd = b->init_pidfd;
-	e->ns_flags = CLONE_NEWNS | CLONE_NEWPID | (b->net_none ? CLONE_NEWNET : 0);
-	e->cg_fd = -1;
-	if (b->cg) {
-		char tasks[4200];
-		snprintf(tasks, sizeof(tasks), "%s/tasks", b->cg);
-		e->cg_fd = open(tasks, O_WRONLY | O_CLOEXEC);
-		if (e->cg_fd < 0)
-			return fk__fail(err, FK_EIO, errno, "cgroup: %s", fk_strerror(errno));
-	}
-	return 0;
+	e->ns_flags =
+	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | (b->net_none ? CLONE_NEWNET : 0);
+	e->n_cg = 0;
+	e->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;
+	e->caps_keep = b->rt->caps_keep;
+	e->last_cap = b->rt->last_cap;
+	if (!e->isolated)
+		return 0;
+	return fk__cg_box_open_tasks(b, e->cg_fds, &e->n_cg, err);
 }

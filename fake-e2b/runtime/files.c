@@ -527,51 +527,97 @@ typedef struct elist {
 	size_t n, cap;
 } elist;
 
+/* Levels ListDir descends at most, whatever the request asks: the walk below keeps one path per
+ * pending directory (no recursion, one fd at a time), so memory, not the stack, bounds it. */
+#define FK_LIST_DEPTH_MAX 256
+
+static int elist_grow(elist *l, fk_err *err)
+{
+	if (l->n < l->cap)
+		return 0;
+	size_t nc = l->cap ? l->cap * 2 : 64;
+	fk_entry *nv = realloc(l->v, nc * sizeof(*nv));
+	if (!nv)
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	l->v = nv;
+	l->cap = nc;
+	return 0;
+}
+
+typedef struct pending {
+	char *abs;
+	unsigned level; /* 1 = the listed directory itself */
+} pending;
+
+/* Lists `dir_abs` (opened as `dfd`) and, breadth-first, its subdirectories down to `depth`
+ * levels. Directories are reopened by path inside the box (never following a final symlink). */
 static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist *l, fk_err *err)
 {
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", dir_abs,
-		                fk_strerror(errno));
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
+	pending *q = malloc(sizeof(*q));
+	size_t head = 0, n = 0, cap = 1;
+	int rc = 0;
+	if (!q || !(q[0].abs = strdup(dir_abs))) {
+		free(q);
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	}
-	int rc = 0;
-	struct dirent *de;
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (l->n == l->cap) {
-			size_t nc = l->cap ? l->cap * 2 : 64;
-			fk_entry *nv = realloc(l->v, nc * sizeof(*nv));
-			if (!nv) {
-				rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-				break;
-			}
-			l->v = nv;
-			l->cap = nc;
+	q[0].level = 1;
+	n = 1;
+	for (; rc == 0 && head < n; head++) {
+		pending cur = q[head];
+		int fd = head == 0 ? openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		                   : fk__open_in(c->rootfd, cur.abs,
+		                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+		if (fd < 0) {
+			if (head == 0)
+				rc = fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", cur.abs,
+				              fk_strerror(errno));
+			continue; /* a subdirectory that changed meanwhile: skipped */
 		}
-		char *abs;
-		if (asprintf(&abs, "%s/%s", strcmp(dir_abs, "/") ? dir_abs : "", de->d_name) < 0) {
+		DIR *d = fdopendir(fd);
+		if (!d) {
+			close(fd);
 			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 			break;
 		}
-		if (entry_fill(c, dirfd(d), de->d_name, abs, &l->v[l->n], NULL) == 0) {
-			l->n++;
-			if (depth > 1 && l->v[l->n - 1].type == FK_FT_DIR) {
-				int sub = openat(dirfd(d), de->d_name,
-				                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (sub >= 0) {
-					rc = list_dir(c, sub, abs, depth - 1, l, err);
-					close(sub);
-				}
+		struct dirent *de;
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if ((rc = elist_grow(l, err)) < 0)
+				break;
+			char *abs;
+			if (asprintf(&abs, "%s/%s", strcmp(cur.abs, "/") ? cur.abs : "",
+			             de->d_name) < 0) {
+				rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+				break;
 			}
+			if (entry_fill(c, dirfd(d), de->d_name, abs, &l->v[l->n], NULL) != 0) {
+				free(abs);
+				continue;
+			}
+			l->n++;
+			if (cur.level >= depth || l->v[l->n - 1].type != FK_FT_DIR) {
+				free(abs);
+				continue;
+			}
+			if (n == cap) {
+				size_t nc = cap * 2;
+				pending *nq = realloc(q, nc * sizeof(*nq));
+				if (!nq) {
+					free(abs);
+					rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+					break;
+				}
+				q = nq;
+				cap = nc;
+			}
+			q[n++] = (pending){abs, cur.level + 1};
 		}
-		free(abs);
+		closedir(d);
 	}
-	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(q[i].abs);
+	free(q);
 	return rc;
 }
 
@@ -604,7 +650,11 @@ int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *us
 		}
 		goto done;
 	}
-	rc = list_dir(&c, dfd, c.abs, depth ? depth : 1, &l, err);
+	if (depth == 0)
+		depth = 1;
+	if (depth > FK_LIST_DEPTH_MAX)
+		depth = FK_LIST_DEPTH_MAX;
+	rc = list_dir(&c, dfd, c.abs, depth, &l, err);
 	close(dfd);
 	if (rc < 0) {
 		fk_entries_free(l.v, l.n);

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "backend.h"
 #include "boxfs.h"
+#include "linux/caps.h"
 #include "procs.h"
 
 #include <errno.h>
@@ -392,6 +393,10 @@ static void *reader_main(void *arg)
 	p->reaped = true;
 	p->wait_status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
 	p->ended = true;
+	/* an ended process keeps its exit status for 30 s, not its fds (signals and wake-ups
+	 * look at these under p->lock) */
+	close_fd(&p->pidfd);
+	close_fd(&p->wake_fd);
 	p->end_ms = fk__now_ms();
 	for (fk_sub *s = p->subs; s; s = s->next)
 		s->end_queued = true;
@@ -408,10 +413,22 @@ static void proc_stop(fk_proc *p)
 	pthread_mutex_lock(&p->lock);
 	p->stop = true;
 	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
 	uint64_t one = 1;
-	if (write(p->wake_fd, &one, sizeof(one)) < 0)
-		return; /* the eventfd counter cannot overflow here */
+	if (p->wake_fd >= 0 && write(p->wake_fd, &one, sizeof(one)) < 0)
+		one = 0; /* the eventfd counter cannot overflow here */
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Sends `sig` unless the process was reaped (its pidfd is closed then). Under p->lock, so the
+ * reader cannot close the pidfd meanwhile. 0, or -1 with errno. */
+static int proc_kill(fk_proc *p, int sig)
+{
+	int rc = 0;
+	pthread_mutex_lock(&p->lock);
+	if (!p->reaped && p->pidfd >= 0)
+		rc = (int)syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -423,7 +440,11 @@ typedef struct spawn_plan {
 	fk_user user;
 	int ns_flags;
 	int init_pidfd;
-	int cg_fd;
+	int cg_fds[4];
+	int n_cg;
+	const struct sock_fprog *seccomp;
+	uint64_t caps_keep;
+	int last_cap;
 	int stdin_fd, stdout_fd, stderr_fd; /* child ends */
 	int status_w;                       /* child -> server: in-box pid, then failure */
 	int pid_w;                          /* helper -> server: host pid of the child */
@@ -440,7 +461,17 @@ typedef struct spawn_plan {
 #define FK_SPAWN_FORK 0
 #endif
 
-enum { STEP_SETNS = 1, STEP_CGROUP, STEP_CLONE, STEP_IDS, STEP_CHDIR, STEP_EXEC, STEP_FDS };
+enum {
+	STEP_SETNS = 1,
+	STEP_CGROUP,
+	STEP_CLONE,
+	STEP_IDS,
+	STEP_CHDIR,
+	STEP_EXEC,
+	STEP_FDS,
+	STEP_SECCOMP,
+	STEP_CAPS
+};
 
 static void child_fail(const spawn_plan *sp, int step)
 {
@@ -471,6 +502,11 @@ static void child_main(const spawn_plan *sp)
 	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)
 	 * since this task shares the server's memory */
 	if (sp->isolated) {
+		/* while we still hold CAP_SYS_ADMIN (no no_new_privs: sudo keeps working) */
+		if (sp->seccomp && fk_lx_seccomp_install(sp->seccomp) < 0)
+			child_fail(sp, STEP_SECCOMP);
+		if (fk_lx_caps_limit(sp->caps_keep, sp->last_cap) < 0)
+			child_fail(sp, STEP_CAPS);
 		if (syscall(SYS_setgroups, (size_t)sp->user.n_groups, sp->user.groups) < 0 ||
 		    syscall(SYS_setgid, sp->user.gid) < 0 || syscall(SYS_setuid, sp->user.uid) < 0)
 			child_fail(sp, STEP_IDS);
@@ -497,13 +533,17 @@ static void helper_main(const spawn_plan *sp)
 	 */
 	if (sp->life_w >= 0)
 		close(sp->life_w);
-	if (sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
+	/* cgroups first: they are named in the host's cgroup namespace */
+	for (int i = 0; i < sp->n_cg && msg[0] == 0; i++) {
+		if (write(sp->cg_fds[i], "0", 1) < 0) {
+			msg[0] = -STEP_CGROUP;
+			msg[1] = errno;
+		}
+	}
+	if (msg[0] == 0 && sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
 		msg[0] = -STEP_SETNS;
 		msg[1] = errno;
-	} else if (sp->cg_fd >= 0 && write(sp->cg_fd, "0", 1) < 0) {
-		msg[0] = -STEP_CGROUP;
-		msg[1] = errno;
-	} else {
+	} else if (msg[0] == 0) {
 #if defined(__SANITIZE_THREAD__)
 		/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
 		long pid = fork();
@@ -705,6 +745,10 @@ static const char *step_name(int step)
 		return "chdir";
 	case STEP_EXEC:
 		return "exec";
+	case STEP_SECCOMP:
+		return "seccomp";
+	case STEP_CAPS:
+		return "capabilities";
 	default:
 		return "setup";
 	}
@@ -843,7 +887,9 @@ static void plan_close(spawn_plan *sp)
 	close_fd(&sp->stdin_fd);
 	close_fd(&sp->stdout_fd);
 	close_fd(&sp->stderr_fd);
-	close_fd(&sp->cg_fd);
+	for (int i = 0; i < sp->n_cg; i++)
+		close_fd(&sp->cg_fds[i]);
+	sp->n_cg = 0;
 	strv_free(sp->argv);
 	strv_free(sp->envp);
 	free(sp->cwd);
@@ -898,15 +944,19 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	sp->life_w = e.life_w;
 	sp->init_pidfd = e.init_pidfd;
 	sp->ns_flags = e.ns_flags;
-	sp->cg_fd = e.cg_fd;
+	for (int i = 0; i < e.n_cg; i++)
+		sp->cg_fds[i] = e.cg_fds[i];
+	sp->n_cg = e.n_cg;
+	sp->seccomp = e.seccomp;
+	sp->caps_keep = e.caps_keep;
+	sp->last_cap = e.last_cap;
 	return 0;
 }
 
 int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
                   fk_sub **sub_out, fk_err *err)
 {
-	spawn_plan sp = {
-	    .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .cg_fd = -1, .life_w = -1};
+	spawn_plan sp = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .life_w = -1};
 	fk_proc *p = NULL, *dead = NULL;
 	fk_sub *sub = NULL;
 	if (proc_out)
@@ -1043,10 +1093,7 @@ int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err 
 	int rc = find(rt, box_id, pid, NULL, true, &p, err);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&p->lock);
-	bool reaped = p->reaped;
-	pthread_mutex_unlock(&p->lock);
-	if (!reaped && syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
+	if (proc_kill(p, sig) < 0 && errno != ESRCH)
 		rc = fk__fail(err, FK_EIO, errno, "signal: %s", fk_strerror(errno));
 	if (rc == 0)
 		proc_stop(p); /* envd: a kill stops forwarding; end comes after reaping */
@@ -1202,13 +1249,8 @@ void fk__box_procs_stop(fk_box *b)
 void fk__box_procs_signal(fk_box *b, int sig)
 {
 	pthread_mutex_lock(&b->plock);
-	for (fk_proc *q = b->procs; q; q = q->next) {
-		pthread_mutex_lock(&q->lock);
-		bool reaped = q->reaped;
-		pthread_mutex_unlock(&q->lock);
-		if (!reaped)
-			syscall(SYS_pidfd_send_signal, q->pidfd, sig, NULL, 0);
-	}
+	for (fk_proc *q = b->procs; q; q = q->next)
+		proc_kill(q, sig);
 	pthread_mutex_unlock(&b->plock);
 }
 

@@ -115,6 +115,14 @@ typedef struct fk_box_options {
 	size_t n_envs;
 	/* User for calls passing user NULL; NULL means "root". Copied. */
 	const char *default_user;
+	/* Limits (0 = default): memory in MiB (memory cgroup; default 512, E2B's default
+	 * sandbox; an allocation beyond it OOM-kills a process inside the box, which ends with
+	 * SIGKILL), CPUs (CFS quota; default 2), processes + threads (pids cgroup; default 1024;
+	 * envd starts keep 64 more slots so a fork bomb cannot lock the API out). Without the
+	 * cgroup controller (degraded) the limit is not enforced. */
+	unsigned memory_mb;
+	unsigned cpu_count;
+	unsigned pids_max;
 } fk_box_options;
 
 /* Creates and boots box `id` (1..64 chars of [A-Za-z0-9_-]): builds its root (host /usr, /bin,

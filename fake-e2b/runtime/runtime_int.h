@@ -6,6 +6,7 @@
 #ifndef FAKE_E2B_RUNTIME_INT_H
 #define FAKE_E2B_RUNTIME_INT_H
 
+#include "policy.h"
 #include "runtime.h"
 
 #include <pthread.h>
@@ -32,6 +33,8 @@ static inline const char *fk_strerror(int e)
 #define FK_SANDBOX_USER  "sandbox"
 #define FK_WORKDIR       "/workspace"
 
+enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8 };
+
 struct fk_proc;
 
 typedef struct fk_box {
@@ -42,6 +45,7 @@ typedef struct fk_box {
 	char *dir;  /* <state>/<id> */
 	char *root; /* <state>/<id>/root: the box's files, in the host's view */
 	char *cg;   /* freezer cgroup dir, NULL without freezer */
+	fk_limits limits;
 	bool net_none;
 	char **envs; /* "K=V" */
 	size_t n_envs;
@@ -66,7 +70,13 @@ struct fk_rt {
 	bool state_is_tmp;
 	bool isolated;
 	bool freezer;
-	char *cg_root;    /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
+	char *cg_root;   /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
+	char *cg_rel;    /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
+	unsigned cg_ctl; /* FK_CG_* controllers available */
+	/* policy.c compiled once: the seccomp filter and capabilities of every box process */
+	struct sock_fprog seccomp; /* .filter NULL: no filter (degraded) */
+	uint64_t caps_keep;
+	int last_cap;
 	int life_pipe[2]; /* inits read EOF from [0] when the server dies ([1] is only ours) */
 	/* <state>/.etc-template: the boxes' /etc (host copy + user sandbox), made once; each box
 	 * mounts it as the lower layer of an overlay on its /etc (upper: <box dir>/etc-upper).

@@ -25,6 +25,23 @@ int fk_lx_write_str(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
+/* rmdir of an empty cgroup tree, children first, at most `depth` levels below `path`. */
+static void rmdir_tree(const char *path, int depth)
+{
+	DIR *d = depth > 0 ? opendir(path) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char sub[4096];
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		rmdir_tree(sub, depth - 1);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
 void fk_lx_cg_sweep(const char *top)
 {
 	DIR *d = opendir(top);
@@ -36,18 +53,7 @@ void fk_lx_cg_sweep(const char *top)
 			continue;
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", top, de->d_name);
-		DIR *sub = opendir(path);
-		struct dirent *se;
-		while (sub && (se = readdir(sub)) != NULL) {
-			char box[8192];
-			if (se->d_type != DT_DIR || se->d_name[0] == '.')
-				continue;
-			snprintf(box, sizeof(box), "%s/%s", path, se->d_name);
-			rmdir(box);
-		}
-		if (sub)
-			closedir(sub);
-		rmdir(path);
+		rmdir_tree(path, 3);
 	}
 	if (d)
 		closedir(d);

@@ -1,0 +1,200 @@
+/*
+ * fake-e2b/runtime/box_cgroups.c — a box's cgroups (see box_cgroups.h). Layout per controller:
+ *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu; pids
+ *                                                                 reserve (max = cap + 64)
+ *   /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids (max = cap)
+ */
+#define _GNU_SOURCE
+#include "box_cgroups.h"
+#include "linux/cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CG_BASE "/sys/fs/cgroup"
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} ctls[] = {
+    {FK_CG_FREEZER, "freezer"},
+    {FK_CG_PIDS, "pids"},
+    {FK_CG_MEMORY, "memory"},
+    {FK_CG_CPU, "cpu"},
+};
+#define N_CTLS (sizeof(ctls) / sizeof(ctls[0]))
+
+void fk__cg_rt_init(fk_rt *rt)
+{
+	static int seq;
+	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
+	if (asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d", (int)getpid(), n) < 0) {
+		rt->cg_rel = NULL;
+		return;
+	}
+	for (size_t i = 0; i < N_CTLS; i++) {
+		char top[256], dir[512];
+		snprintf(top, sizeof(top), CG_BASE "/%s/fake-e2b", ctls[i].name);
+		snprintf(dir, sizeof(dir), CG_BASE "/%s/%s", ctls[i].name, rt->cg_rel);
+		if (mkdir(top, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "fake-e2b: no %s cgroup at " CG_BASE "/%s (%s): %s\n",
+			        ctls[i].name, ctls[i].name, fk_strerror(errno),
+			        ctls[i].bit == FK_CG_FREEZER
+			            ? "pause stops processes with SIGSTOP instead"
+			            : "that limit is not enforced");
+			continue;
+		}
+		fk_lx_cg_sweep(top);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "fake-e2b: cannot create %s (%s)\n", dir,
+			        fk_strerror(errno));
+			continue;
+		}
+		rt->cg_ctl |= ctls[i].bit;
+	}
+	if ((rt->cg_ctl & FK_CG_FREEZER) &&
+	    asprintf(&rt->cg_root, CG_BASE "/freezer/%s", rt->cg_rel) >= 0)
+		rt->freezer = true;
+	else
+		rt->cg_root = NULL;
+}
+
+void fk__cg_rt_fini(fk_rt *rt)
+{
+	for (size_t i = 0; rt->cg_rel && i < N_CTLS; i++) {
+		if (!(rt->cg_ctl & ctls[i].bit))
+			continue;
+		char p[512];
+		snprintf(p, sizeof(p), CG_BASE "/%s/%s", ctls[i].name, rt->cg_rel);
+		rmdir(p);
+		snprintf(p, sizeof(p), CG_BASE "/%s/fake-e2b", ctls[i].name);
+		rmdir(p); /* fails harmlessly while another runtime uses it */
+	}
+	free(rt->cg_rel);
+	free(rt->cg_root);
+	rt->cg_rel = rt->cg_root = NULL;
+	rt->cg_ctl = 0;
+}
+
+static void box_dir(const fk_box *b, const char *ctl, const char *sub, char *out, size_t size)
+{
+	snprintf(out, size, CG_BASE "/%s/%s/%s%s", ctl, b->rt->cg_rel, b->id, sub);
+}
+
+static int set_u64(const char *dir, const char *file, uint64_t v)
+{
+	char p[700], s[32];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	snprintf(s, sizeof(s), "%" PRIu64, v);
+	return fk_lx_write_str(p, s);
+}
+
+int fk__cg_box_setup(fk_box *b, fk_err *err)
+{
+	const fk_limits *l = &b->limits;
+	for (size_t i = 0; i < N_CTLS; i++) {
+		if (!(b->rt->cg_ctl & ctls[i].bit))
+			continue;
+		char dir[600], sub[620];
+		box_dir(b, ctls[i].name, "", dir, sizeof(dir));
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return fk__fail(err, FK_EIO, errno, "cgroup %s: %s", ctls[i].name,
+			                fk_strerror(errno));
+		int rc = 0;
+		switch (ctls[i].bit) {
+		case FK_CG_PIDS:
+			snprintf(sub, sizeof(sub), "%s/procs", dir);
+			if (mkdir(sub, 0755) < 0 && errno != EEXIST)
+				rc = -1;
+			rc = rc ? rc : set_u64(dir, "pids.max", l->pids_max + l->pids_reserve);
+			rc = rc ? rc : set_u64(sub, "pids.max", l->pids_max);
+			break;
+		case FK_CG_MEMORY:
+			if (l->memory_bytes)
+				rc = set_u64(dir, "memory.limit_in_bytes", l->memory_bytes);
+			break;
+		case FK_CG_CPU:
+			if (l->cpu_count) {
+				rc = set_u64(dir, "cpu.cfs_period_us", 100000);
+				rc =
+				    rc ? rc
+				       : set_u64(dir, "cpu.cfs_quota_us", l->cpu_count * 100000ull);
+			}
+			break;
+		default:
+			break;
+		}
+		if (rc < 0)
+			return fk__fail(err, FK_EIO, errno, "cgroup %s limits: %s", ctls[i].name,
+			                fk_strerror(errno));
+	}
+	return 0;
+}
+
+static bool pids_full(const char *dir)
+{
+	char p[700], buf[32];
+	uint64_t cur = 0, max = UINT64_MAX;
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, i == 0 ? "pids.current" : "pids.max");
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = 0;
+		if (buf[0] == 'm') /* "max" */
+			return false;
+		*(i == 0 ? &cur : &max) = strtoull(buf, NULL, 10);
+	}
+	return cur >= max;
+}
+
+int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, fk_err *err)
+{
+	*n = 0;
+	for (size_t i = 0; i < N_CTLS; i++) {
+		if (!(b->rt->cg_ctl & ctls[i].bit))
+			continue;
+		char dir[600], tasks[700];
+		box_dir(b, ctls[i].name, ctls[i].bit == FK_CG_PIDS ? "/procs" : "", dir,
+		        sizeof(dir));
+		if (ctls[i].bit == FK_CG_PIDS && pids_full(dir))
+			box_dir(b, ctls[i].name, "", dir, sizeof(dir));
+		snprintf(tasks, sizeof(tasks), "%s/tasks", dir);
+		int fd = open(tasks, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			for (int j = 0; j < *n; j++)
+				close(fds[j]);
+			*n = 0;
+			return fk__fail(err, FK_EIO, e, "cgroup %s: %s", ctls[i].name,
+			                fk_strerror(e));
+		}
+		fds[(*n)++] = fd;
+	}
+	return 0;
+}
+
+void fk__cg_box_remove(fk_box *b)
+{
+	for (size_t i = 0; b->rt->cg_rel && i < N_CTLS; i++) {
+		if (!(b->rt->cg_ctl & ctls[i].bit))
+			continue;
+		char dir[600];
+		if (ctls[i].bit == FK_CG_PIDS) {
+			box_dir(b, ctls[i].name, "/procs", dir, sizeof(dir));
+			rmdir(dir);
+		}
+		box_dir(b, ctls[i].name, "", dir, sizeof(dir));
+		if (rmdir(dir) < 0 && errno != ENOENT)
+			fprintf(stderr, "fake-e2b: rmdir %s: %s\n", dir, fk_strerror(errno));
+	}
+}

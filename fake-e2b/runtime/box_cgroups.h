@@ -1,0 +1,26 @@
+/*
+ * fake-e2b/runtime/box_cgroups.h — a box's cgroups (box_cgroups.c), for the namespace backend:
+ * one directory per box in each v1 controller fake-e2b uses (freezer: pause; pids, memory, cpu:
+ * limits from policy.c), under fake-e2b/rt-<pid>-<n>/ so runtimes never share one.
+ */
+#ifndef FAKE_E2B_BOX_CGROUPS_H
+#define FAKE_E2B_BOX_CGROUPS_H
+
+#include "runtime_int.h"
+
+#define FK_CG_MAX_FDS 4
+
+/* Probes the controllers, sweeps what dead runtimes left, makes this runtime's directories;
+ * sets rt->cg_ctl, rt->cg_rel, rt->cg_root and rt->freezer. Prints what is missing. */
+void fk__cg_rt_init(fk_rt *rt);
+void fk__cg_rt_fini(fk_rt *rt);
+
+/* Creates the box's directories (idempotent) and writes its limits. */
+int fk__cg_box_setup(fk_box *b, fk_err *err);
+/* Opens the tasks files a new task of the box joins (writing "0" moves the writer): fds[0..n).
+ * When the box's processes use every slot of their pids limit, the start goes to the reserve
+ * (the box's own cgroup) so envd keeps working under a fork bomb. Caller closes. */
+int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, fk_err *err);
+void fk__cg_box_remove(fk_box *b);
+
+#endif /* FAKE_E2B_BOX_CGROUPS_H */

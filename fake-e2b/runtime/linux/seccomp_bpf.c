@@ -1,0 +1,87 @@
+/*
+ * fake-e2b/runtime/linux/seccomp_bpf.c — seccomp filters through libseccomp (compile once, export
+ * the BPF, install with one prctl in each child).
+ */
+#define _GNU_SOURCE
+#include "seccomp_bpf.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const unsigned long ns_flags[] = {CLONE_NEWNS,     CLONE_NEWUTS, CLONE_NEWIPC,
+                                         CLONE_NEWUSER,   CLONE_NEWPID, CLONE_NEWNET,
+                                         CLONE_NEWCGROUP, CLONE_NEWTIME};
+
+static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
+{
+	int fd = memfd_create("fk-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = seccomp_export_bpf(ctx, fd);
+	struct stat st;
+	if (rc < 0 || fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof(struct sock_filter) != 0) {
+		close(fd);
+		errno = rc < 0 ? -rc : EINVAL;
+		return -1;
+	}
+	struct sock_filter *f = malloc((size_t)st.st_size);
+	if (!f || pread(fd, f, (size_t)st.st_size, 0) != st.st_size) {
+		free(f);
+		close(fd);
+		errno = EIO;
+		return -1;
+	}
+	close(fd);
+	out->filter = f;
+	out->len = (unsigned short)((size_t)st.st_size / sizeof(struct sock_filter));
+	return 0;
+}
+
+int fk_lx_seccomp_compile(const fk_lx_seccomp_rule *deny, size_t n, struct sock_fprog *out)
+{
+	memset(out, 0, sizeof(*out));
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(deny[i].name);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)deny[i].errnum), nr, 0);
+	}
+	for (size_t i = 0; rc == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+		                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+	int clone3 = seccomp_syscall_resolve_name("clone3");
+	if (rc == 0 && clone3 != __NR_SCMP_ERROR)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0);
+	if (rc == 0)
+		rc = export_bpf(ctx, out) < 0 ? -errno : 0;
+	seccomp_release(ctx);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}
+
+int fk_lx_seccomp_install(const struct sock_fprog *prog)
+{
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0);
+}

@@ -1,0 +1,105 @@
+/*
+ * fake-e2b/runtime/policy.c — a box's policy as data: denied system calls, kept capabilities,
+ * limits. See policy.h.
+ */
+#define _GNU_SOURCE
+#include "policy.h"
+
+#include <errno.h>
+#include <sys/capability.h>
+
+const fk_lx_seccomp_rule fk__policy_seccomp_deny[] = {
+    /* mounts and namespaces: host paths stay read-only, no new views of the system */
+    {"mount", EPERM},
+    {"umount", EPERM},
+    {"umount2", EPERM},
+    {"pivot_root", EPERM},
+    {"move_mount", EPERM},
+    {"open_tree", EPERM},
+    {"fsopen", EPERM},
+    {"fsconfig", EPERM},
+    {"fsmount", EPERM},
+    {"fspick", EPERM},
+    {"mount_setattr", EPERM},
+    {"unshare", EPERM},
+    {"setns", EPERM},
+    /* the kernel itself */
+    {"init_module", EPERM},
+    {"finit_module", EPERM},
+    {"delete_module", EPERM},
+    {"create_module", EPERM},
+    {"kexec_load", EPERM},
+    {"kexec_file_load", EPERM},
+    {"reboot", EPERM},
+    {"swapon", EPERM},
+    {"swapoff", EPERM},
+    {"syslog", EPERM},
+    {"acct", EPERM},
+    {"quotactl", EPERM},
+    {"quotactl_fd", EPERM},
+    {"sysfs", EPERM},
+    {"_sysctl", EPERM},
+    {"ustat", EPERM},
+    {"uselib", EPERM},
+    {"vhangup", EPERM},
+    {"nfsservctl", EPERM},
+    {"iopl", EPERM},
+    {"ioperm", EPERM},
+    {"lookup_dcookie", EPERM},
+    {"get_kernel_syms", EPERM},
+    {"query_module", EPERM},
+    /* clocks are the host's */
+    {"settimeofday", EPERM},
+    {"stime", EPERM},
+    {"clock_settime", EPERM},
+    {"clock_settime64", EPERM},
+    {"clock_adjtime", EPERM},
+    {"clock_adjtime64", EPERM},
+    {"adjtimex", EPERM},
+    /* big attack surfaces containers do not need */
+    {"bpf", EPERM},
+    {"perf_event_open", EPERM},
+    {"keyctl", EPERM},
+    {"add_key", EPERM},
+    {"request_key", EPERM},
+    {"open_by_handle_at", EPERM},
+    {"name_to_handle_at", EPERM},
+    {"userfaultfd", EPERM},
+    {"io_uring_setup", EPERM},
+    {"io_uring_enter", EPERM},
+    {"io_uring_register", EPERM},
+    {"fanotify_init", EPERM},
+    {"kcmp", EPERM},
+    {"process_vm_writev", EPERM},
+    {"pidfd_getfd", EPERM},
+};
+const size_t fk__policy_n_seccomp_deny =
+    sizeof(fk__policy_seccomp_deny) / sizeof(fk__policy_seccomp_deny[0]);
+
+static const char *const caps_keep_names[] = {
+    "cap_chown",  "cap_dac_override",     "cap_fsetid",     "cap_fowner",
+    "cap_setgid", "cap_setuid",           "cap_setpcap",    "cap_setfcap",
+    "cap_kill",   "cap_net_bind_service", "cap_sys_chroot", "cap_audit_write",
+};
+
+uint64_t fk__policy_caps_keep(int *last_cap_out)
+{
+	uint64_t keep = 0;
+	for (size_t i = 0; i < sizeof(caps_keep_names) / sizeof(caps_keep_names[0]); i++) {
+		cap_value_t v;
+		if (cap_from_name(caps_keep_names[i], &v) == 0 && v >= 0 && v < 64)
+			keep |= (uint64_t)1 << v;
+	}
+	*last_cap_out = (int)cap_max_bits() - 1;
+	return keep;
+}
+
+#define MIB (1024ull * 1024ull)
+
+void fk__policy_limits(const fk_box_options *o, fk_limits *out)
+{
+	out->memory_bytes = (o && o->memory_mb ? (uint64_t)o->memory_mb : 512) * MIB;
+	out->pids_max = o && o->pids_max ? o->pids_max : 1024;
+	out->pids_reserve = 64;
+	out->cpu_count = o && o->cpu_count ? o->cpu_count : 2;
+}

@@ -1,0 +1,34 @@
+/*
+ * fake-e2b/runtime/policy.h — what a box may do, as data (policy.c): the system calls denied to
+ * its processes, the capabilities root inside keeps, and its limits (memory, processes, CPU)
+ * from the box options. No system calls here: backends turn this into filters and cgroups.
+ */
+#ifndef FAKE_E2B_POLICY_H
+#define FAKE_E2B_POLICY_H
+
+#include "linux/seccomp_bpf.h"
+#include "runtime.h"
+
+#include <stdint.h>
+
+/* The seccomp deny list (modelled on the default profile of Docker/containerd/podman, as a
+ * deny list: mount and namespace calls, kernel modules, keyrings, BPF, perf, kexec, reboot,
+ * clocks, swap, syslog, handle-based opens, io_uring, userfaultfd). */
+extern const fk_lx_seccomp_rule fk__policy_seccomp_deny[];
+extern const size_t fk__policy_n_seccomp_deny;
+
+/* Capabilities kept by root inside a box (bit n = capability n): the default set of container
+ * runtimes minus CAP_NET_RAW and CAP_MKNOD. *last_cap_out: the highest capability this kernel
+ * knows. */
+uint64_t fk__policy_caps_keep(int *last_cap_out);
+
+typedef struct fk_limits {
+	uint64_t memory_bytes; /* memory cgroup limit (RSS + page cache), 0 = none */
+	unsigned pids_max;     /* processes and threads of the box's own processes */
+	unsigned pids_reserve; /* extra slots only process starts through envd can use */
+	unsigned cpu_count;    /* CFS quota in whole CPUs, 0 = none */
+} fk_limits;
+
+void fk__policy_limits(const fk_box_options *o, fk_limits *out);
+
+#endif /* FAKE_E2B_POLICY_H */
