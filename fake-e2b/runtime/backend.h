@@ -37,6 +37,7 @@ typedef struct fk_enter {
 	int ns_flags;   /* CLONE_NEW* to join */
 	int cg_fds[4];  /* cgroup tasks files to join (write "0"); caller closes */
 	int n_cg;
+	int reserve_fd; /* pids tasks file of the box's reserve, -1 if none; caller closes */
 	const struct sock_fprog *seccomp; /* filter to install before exec, NULL: none */
 	uint64_t caps_keep;               /* capabilities root inside keeps */
 	int last_cap;

@@ -532,7 +532,7 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	init_args_fill(b, a);
 	rc = fk__cg_box_setup(b, err);
 	if (rc == 0)
-		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, err);
+		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
 	if (rc < 0)
 		goto done;
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -686,10 +686,11 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	e->ns_flags =
 	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | (b->net_none ? CLONE_NEWNET : 0);
 	e->n_cg = 0;
+	e->reserve_fd = -1;
 	e->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;
 	e->caps_keep = b->rt->caps_keep;
 	e->last_cap = b->rt->last_cap;
 	if (!e->isolated)
 		return 0;
-	return fk__cg_box_open_tasks(b, e->cg_fds, &e->n_cg, err);
+	return fk__cg_box_open_tasks(b, e->cg_fds, &e->n_cg, &e->reserve_fd, err);
 }

@@ -136,7 +136,10 @@ int fk__cg_box_setup(fk_box *b, fk_err *err)
 	return 0;
 }
 
-static bool pids_full(const char *dir)
+/* Slots a new start wants free below the limit before it joins the box's processes. */
+#define PIDS_HEADROOM 16
+
+static bool pids_nearly_full(const char *dir)
 {
 	char p[700], buf[32];
 	uint64_t cur = 0, max = UINT64_MAX;
@@ -154,19 +157,27 @@ static bool pids_full(const char *dir)
 			return false;
 		*(i == 0 ? &cur : &max) = strtoull(buf, NULL, 10);
 	}
-	return cur >= max;
+	return cur + PIDS_HEADROOM >= max;
 }
 
-int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, fk_err *err)
+int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
 {
 	*n = 0;
+	if (reserve_fd) {
+		*reserve_fd = -1;
+		if (b->rt->cg_ctl & FK_CG_PIDS) {
+			char tasks[700];
+			box_dir(b, "pids", "/tasks", tasks, sizeof(tasks));
+			*reserve_fd = open(tasks, O_WRONLY | O_CLOEXEC);
+		}
+	}
 	for (size_t i = 0; i < N_CTLS; i++) {
 		if (!(b->rt->cg_ctl & ctls[i].bit))
 			continue;
 		char dir[600], tasks[700];
 		box_dir(b, ctls[i].name, ctls[i].bit == FK_CG_PIDS ? "/procs" : "", dir,
 		        sizeof(dir));
-		if (ctls[i].bit == FK_CG_PIDS && pids_full(dir))
+		if (ctls[i].bit == FK_CG_PIDS && pids_nearly_full(dir))
 			box_dir(b, ctls[i].name, "", dir, sizeof(dir));
 		snprintf(tasks, sizeof(tasks), "%s/tasks", dir);
 		int fd = open(tasks, O_WRONLY | O_CLOEXEC);

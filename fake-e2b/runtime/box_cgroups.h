@@ -18,9 +18,11 @@ void fk__cg_rt_fini(fk_rt *rt);
 /* Creates the box's directories (idempotent) and writes its limits. */
 int fk__cg_box_setup(fk_box *b, fk_err *err);
 /* Opens the tasks files a new task of the box joins (writing "0" moves the writer): fds[0..n).
- * When the box's processes use every slot of their pids limit, the start goes to the reserve
- * (the box's own cgroup) so envd keeps working under a fork bomb. Caller closes. */
-int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, fk_err *err);
+ * When the box's processes use all but 16 slots of their pids limit, the start goes to the reserve
+ * (the box's own cgroup) so envd keeps working under a fork bomb; *reserve_fd (may be NULL)
+ * receives the reserve's tasks file for a start that loses the race for the last slot (-1 if
+ * none). Caller closes. */
+int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err);
 void fk__cg_box_remove(fk_box *b);
 
 #endif /* FAKE_E2B_BOX_CGROUPS_H */

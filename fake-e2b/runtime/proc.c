@@ -442,6 +442,7 @@ typedef struct spawn_plan {
 	int init_pidfd;
 	int cg_fds[4];
 	int n_cg;
+	int reserve_fd; /* the box's pids reserve, tried when the clone hits the limit */
 	const struct sock_fprog *seccomp;
 	uint64_t caps_keep;
 	int last_cap;
@@ -525,6 +526,26 @@ static int child_fn(void *arg)
 }
 #endif
 
+/* Clones the process as a sibling of the helper (a child of the server); returns in the helper
+ * only. */
+static long clone_child(const spawn_plan *sp)
+{
+#if defined(__SANITIZE_THREAD__)
+	/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
+	long pid = fork();
+#elif FK_SPAWN_FORK
+	long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+#else
+	/* shares the server's memory (no page tables copied) until its execve, like
+	 * posix_spawn; the helper sleeps (CLONE_VFORK) until then */
+	long pid = clone(child_fn, sp->child_stack, CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD,
+	                 (void *)sp);
+#endif
+	if (pid == 0)
+		child_main(sp);
+	return pid;
+}
+
 /* The helper: enters the box, then clones the process as a sibling (a child of the server). */
 static void helper_main(const spawn_plan *sp)
 {
@@ -544,19 +565,12 @@ static void helper_main(const spawn_plan *sp)
 		msg[0] = -STEP_SETNS;
 		msg[1] = errno;
 	} else if (msg[0] == 0) {
-#if defined(__SANITIZE_THREAD__)
-		/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
-		long pid = fork();
-#elif FK_SPAWN_FORK
-		long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
-#else
-		/* shares the server's memory (no page tables copied) until its execve, like
-		 * posix_spawn; the helper sleeps (CLONE_VFORK) until then */
-		long pid = clone(child_fn, sp->child_stack,
-		                 CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, (void *)sp);
-#endif
-		if (pid == 0)
-			child_main(sp);
+		long pid = clone_child(sp);
+		/* the box's processes use every slot of their pids limit (a fork bomb): envd's
+		 * start takes one of the box's reserved slots instead */
+		if (pid < 0 && errno == EAGAIN && sp->reserve_fd >= 0 &&
+		    write(sp->reserve_fd, "0", 1) == 1)
+			pid = clone_child(sp);
 		msg[0] = (int32_t)pid;
 		msg[1] = pid < 0 ? errno : 0;
 		if (pid < 0)
@@ -890,6 +904,7 @@ static void plan_close(spawn_plan *sp)
 	for (int i = 0; i < sp->n_cg; i++)
 		close_fd(&sp->cg_fds[i]);
 	sp->n_cg = 0;
+	close_fd(&sp->reserve_fd);
 	strv_free(sp->argv);
 	strv_free(sp->envp);
 	free(sp->cwd);
@@ -947,6 +962,7 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	for (int i = 0; i < e.n_cg; i++)
 		sp->cg_fds[i] = e.cg_fds[i];
 	sp->n_cg = e.n_cg;
+	sp->reserve_fd = e.reserve_fd;
 	sp->seccomp = e.seccomp;
 	sp->caps_keep = e.caps_keep;
 	sp->last_cap = e.last_cap;

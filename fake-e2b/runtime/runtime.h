@@ -152,6 +152,17 @@ bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 /* Host pid of the box's init (for tests: /proc/<pid>/ns/...), 0 if none / degraded. */
 pid_t fk_box_init_pid(fk_rt *rt, const char *id);
 
+/* A TCP connection to port `port` of box `id`: to 127.0.0.1:`port` inside the box's network
+ * namespace (a box with egress none has its own; the others share the host's for now), made
+ * by a short-lived thread that enters that namespace, so the socket belongs to the box's
+ * network while the caller's threads never change namespace. For the HTTP side's port proxy
+ * (E2B getHost(port), `<port>-<id>.<domain>`): relay bytes between the client and *fd_out.
+ * Waits at most `timeout_ms` for the handshake. *fd_out: connected, blocking, O_CLOEXEC;
+ * caller closes. FK_ENOTFOUND (no box, or nothing listens on the port: errnum
+ * ECONNREFUSED), FK_ESTATE (paused), FK_EINVAL (port 0), FK_EIO (errnum ETIMEDOUT...). */
+int fk_box_connect(fk_rt *rt, const char *id, uint16_t port, int timeout_ms, int *fd_out,
+                   fk_err *err);
+
 /* ---------------------------------------------------------------- processes */
 
 typedef struct fk_proc fk_proc; /* refcounted handle on one process (live or retained exit) */

@@ -300,7 +300,8 @@ static void test_runtime__tools_work_inside(void **state)
 	char *o = sh("tools", "root",
 	             "runuser -u sandbox -- id -un; setsid -w /bin/sh -c 'echo setsid-ok'; "
 	             "timeout -s KILL 0.2 sleep 5; echo timeout=$?; "
-	             "sleep 300 & pgrep -x sleep >/dev/null && echo pgrep-ok; "
+	             "sleep 300 & for i in $(seq 500); do pgrep -x sleep >/dev/null && break; "
+	             "sleep 0.01; done; pgrep -x sleep >/dev/null && echo pgrep-ok; "
 	             "pkill -x sleep; wait; echo pkill-done; bash --version | head -c 13; echo");
 	assert_string_equal(
 	    o, "sandbox\nsetsid-ok\ntimeout=137\npgrep-ok\npkill-done\nGNU bash, ver\n");

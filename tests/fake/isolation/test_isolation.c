@@ -1,0 +1,518 @@
+/*
+ * tests/fake/isolation/test_isolation.c — fake-e2b's isolation suite (issue 11): the attacks an
+ * agent could try as root (envd's Basic user `root`) or as `sandbox` inside a box, each of which
+ * must fail to reach the host or another box; and the limits that keep one box from starving
+ * the machine. Runs against the runtime library directly, as root; skips without isolation.
+ */
+#define _GNU_SOURCE
+#include "runtime.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static fk_rt *rt;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+#define NEED_ISOLATION()                                                                           \
+	do {                                                                                       \
+		if (!fk_rt_isolated(rt)) {                                                         \
+			fprintf(stderr, "SKIP: needs root, namespaces and cgroups\n");             \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+typedef struct result {
+	char *out;
+	size_t out_len;
+	int status;
+} result;
+
+static void append(char **buf, size_t *len, const unsigned char *d, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, d, n);
+	*len += n;
+	(*buf)[*len] = 0;
+}
+
+/* bash -c <script> as `user`, stdout and stderr together; the exit status in r->status. */
+static int run(const char *box, const char *user, result *r, const char *fmt, ...)
+{
+	char *script;
+	va_list ap;
+	va_start(ap, fmt);
+	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	va_end(ap);
+	const char *args[] = {"-c", script};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
+	fk_proc *p;
+	fk_sub *s;
+	fk_err err = {0};
+	memset(r, 0, sizeof(*r));
+	append(&r->out, &r->out_len, (const unsigned char *)"", 0);
+	int rc = fk_proc_start(rt, box, &spec, &p, &s, &err);
+	free(script);
+	if (rc < 0) {
+		fprintf(stderr, "start in %s failed: %s\n", box, err.message);
+		return rc;
+	}
+	int64_t deadline = now_ms() + 120000;
+	for (;;) {
+		fk_event ev;
+		rc = fk_sub_next(s, &ev, 1000);
+		if (rc == FK_ETIMEOUT) {
+			assert_true(now_ms() < deadline);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		if (ev.type == FK_EV_END) {
+			r->status = ev.wait_status;
+			fk_event_clear(&ev);
+			break;
+		}
+		append(&r->out, &r->out_len, ev.data, ev.len);
+		fk_event_clear(&ev);
+	}
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	return 0;
+}
+
+/* run() that must exit 0; returns the output (caller frees). */
+static char *sh(const char *box, const char *user, const char *script)
+{
+	result r;
+	assert_int_equal(run(box, user, &r, "%s", script), 0);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+		fprintf(stderr, "`%s` in %s: status %d: %s\n", script, box, r.status, r.out);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	return r.out;
+}
+
+static void box_create_opts(const char *id, const fk_box_options *o)
+{
+	fk_err err = {0};
+	int rc = fk_box_create(rt, id, o, &err);
+	if (rc != 0)
+		fprintf(stderr, "create %s: %s\n", id, err.message);
+	assert_int_equal(rc, 0);
+}
+
+static void box_create(const char *id)
+{
+	box_create_opts(id, NULL);
+}
+
+static void box_write(const char *box, const char *path, const char *data)
+{
+	fk_writer *w;
+	fk_err err = {0};
+	assert_int_equal(fk_file_write_open(rt, box, path, "root", &w, NULL, &err), 0);
+	assert_int_equal(fk_writer_write(w, data, strlen(data), &err), 0);
+	assert_int_equal(fk_writer_close(w, &err), 0);
+}
+
+/* ------------------------------------------------------------ host paths */
+
+/* The attack of issue 11 §1: remount /usr read-write and write into the host's /usr. */
+static void test_isolation__root_cannot_remount_or_write_host_paths(void **state)
+{
+	NEED_ISOLATION();
+	box_create("hp");
+	char marker[128];
+	snprintf(marker, sizeof(marker), "/usr/local/share/fk-iso-%d", (int)getpid());
+	result r;
+	assert_int_equal(run("hp", "root", &r,
+	                     "mount -o remount,rw,bind /usr 2>/dev/null && echo REMOUNTED; "
+	                     "mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED2; "
+	                     "umount -l /usr 2>/dev/null && echo UNMOUNTED; "
+	                     "(echo x > %s) 2>/dev/null && echo WROTE; "
+	                     "for d in $(find /usr /proc/sys -maxdepth 2 -type d 2>/dev/null) /bin "
+	                     "/sbin /lib /lib64; do "
+	                     "  (echo x > $d/.fk-iso) 2>/dev/null && echo \"WROTE $d\"; "
+	                     "  mkdir $d/.fk-iso-dir 2>/dev/null && echo \"MKDIR $d\"; "
+	                     "done; (echo x > /proc/sysrq-trigger) 2>/dev/null && echo SYSRQ; "
+	                     "echo done",
+	                     marker),
+	                 0);
+	assert_string_equal(r.out, "done\n");
+	free(r.out);
+	assert_int_equal(access(marker, F_OK), -1);
+	assert_int_equal(access("/usr/.fk-iso", F_OK), -1);
+	assert_int_equal(fk_box_destroy(rt, "hp", NULL), 0);
+}
+
+/* ------------------------------------------------------------ kernel interfaces */
+
+static void test_isolation__no_kernel_log_and_masked_proc(void **state)
+{
+	NEED_ISOLATION();
+	box_create("klog");
+	result r;
+	assert_int_equal(run("klog", "root", &r,
+	                     "dmesg >/dev/null 2>&1 && echo DMESG; "
+	                     "echo kmsg=$(timeout 5 head -c 1 /proc/kmsg 2>/dev/null | wc -c); "
+	                     "echo kcore=$(head -c 1 /proc/kcore 2>/dev/null | wc -c); "
+	                     "echo keys=$(wc -c < /proc/keys); "
+	                     "ls /sys | wc -l; ls /dev | sort | tr '\\n' ' '"),
+	                 0);
+	assert_string_equal(r.out,
+	                    "kmsg=0\nkcore=0\nkeys=0\n0\n"
+	                    "fd full null ptmx pts random shm stderr stdin stdout tty urandom "
+	                    "zero ");
+	free(r.out);
+	assert_int_equal(fk_box_destroy(rt, "klog", NULL), 0);
+}
+
+/* Issue 11 §3: root in box A mounted the freezer hierarchy and froze box B. */
+static void test_isolation__no_view_of_host_cgroups(void **state)
+{
+	NEED_ISOLATION();
+	box_create("cga");
+	box_create("cgb");
+	result r;
+	assert_int_equal(run("cga", "root", &r,
+	                     "mkdir -p /mnt/cg; "
+	                     "mount -t cgroup -o freezer none /mnt/cg 2>/dev/null && echo MOUNTED; "
+	                     "mount -t cgroup2 none /mnt/cg 2>/dev/null && echo MOUNTED2; "
+	                     "mount -t sysfs none /mnt/cg 2>/dev/null && echo SYSFS; "
+	                     "grep -v ':/$' /proc/self/cgroup; "
+	                     "find / -xdev -name freezer.state 2>/dev/null; echo done"),
+	                 0);
+	assert_string_equal(r.out, "done\n");
+	free(r.out);
+	char *alive = sh("cgb", "sandbox", "echo alive");
+	assert_string_equal(alive, "alive\n");
+	free(alive);
+	assert_int_equal(fk_box_destroy(rt, "cga", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "cgb", NULL), 0);
+}
+
+/* ------------------------------------------------------------ system calls */
+
+/* Compiled inside the box: each line is an attempt and the errno name it failed with. */
+static const char probe_src[] =
+    "#define _GNU_SOURCE\n"
+    "#include <errno.h>\n#include <fcntl.h>\n#include <sched.h>\n#include <stdio.h>\n"
+    "#include <stdlib.h>\n#include <string.h>\n#include <sys/mount.h>\n"
+    "#include <signal.h>\n#include <sys/ptrace.h>\n#include <sys/socket.h>\n"
+    "#include <sys/stat.h>\n#include <sys/syscall.h>\n#include <sys/sysmacros.h>\n"
+    "#include <netinet/in.h>\n#include <linux/if_ether.h>\n#include <unistd.h>\n"
+    "static void say(const char *what, long rc) {\n"
+    "  printf(\"%s=%s\\n\", what, rc >= 0 ? \"OK\" : strerrorname_np(errno)); }\n"
+    "int main(int argc, char **argv) {\n"
+    "  long other = argc > 1 ? atol(argv[1]) : 0;\n"
+    "  say(\"mount\", mount(\"none\", \"/mnt\", \"tmpfs\", 0, NULL));\n"
+    "  say(\"remount\", mount(NULL, \"/usr\", NULL, MS_REMOUNT | MS_BIND, NULL));\n"
+    "  say(\"umount\", umount2(\"/usr\", MNT_DETACH));\n"
+    "  say(\"unshare_mnt\", unshare(CLONE_NEWNS));\n"
+    "  say(\"unshare_user\", unshare(CLONE_NEWUSER));\n"
+    "  say(\"clone_newuser\", syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));\n"
+    "  int ns = open(\"/proc/self/ns/mnt\", O_RDONLY);\n"
+    "  say(\"setns\", ns < 0 ? ns : setns(ns, 0));\n"
+    "  say(\"chroot_escape_root\", open(\"/proc/1/root/../../../proc/1/environ\", O_RDONLY));\n"
+    "  say(\"init_environ\", open(\"/proc/1/environ\", O_RDONLY));\n"
+    "  say(\"init_mem\", open(\"/proc/1/mem\", O_RDONLY));\n"
+    "  say(\"ptrace_init\", ptrace(PTRACE_ATTACH, 1, 0, 0));\n"
+    "  say(\"ptrace_other_box\", ptrace(PTRACE_ATTACH, other, 0, 0));\n"
+    "  say(\"kill_other_box\", kill(other, 0));\n"
+    "  say(\"raw_packet\", socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));\n"
+    "  say(\"raw_inet\", socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));\n"
+    "  say(\"syslog\", syscall(SYS_syslog, 10, 0, 0));\n"
+    "  say(\"bpf\", syscall(SYS_bpf, 0, 0, 0));\n"
+    "  say(\"keyctl\", syscall(SYS_keyctl, 0, 0, 0, 0, 0));\n"
+    "  say(\"open_by_handle_at\", syscall(SYS_open_by_handle_at, AT_FDCWD, 0, 0));\n"
+    "  say(\"mknod\", mknod(\"/tmp/sda\", S_IFBLK | 0600, makedev(8, 0)));\n"
+    "  say(\"sethostname\", sethostname(\"x\", 1));\n"
+    "  say(\"io_uring\", syscall(SYS_io_uring_setup, 1, 0));\n"
+    "  return 0; }\n";
+
+static void test_isolation__namespace_mount_ptrace_raw_socket_calls_refused(void **state)
+{
+	NEED_ISOLATION();
+	box_create("sys");
+	box_create("sysb");
+	box_write("sys", "/root/probe.c", probe_src);
+	char *built = sh("sys", "root", "cd /root && gcc -o probe probe.c 2>&1 && echo built");
+	assert_string_equal(built, "built\n");
+	free(built);
+	result r;
+	pid_t other = fk_box_init_pid(rt, "sysb");
+	assert_true(other > 1);
+	assert_int_equal(run("sys", "root", &r,
+	                     "cd /root && ./probe %d; unshare -m true 2>/dev/null && echo UNSHARE; "
+	                     "nsenter -t 1 -m true 2>/dev/null && echo NSENTER; "
+	                     "ls /proc/1/root/ >/dev/null 2>&1 || echo no-init-root; "
+	                     "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
+	                     (int)other),
+	                 0);
+	assert_string_equal(r.out, "mount=EPERM\nremount=EPERM\numount=EPERM\n"
+	                           "unshare_mnt=EPERM\nunshare_user=EPERM\nclone_newuser=EPERM\n"
+	                           "setns=EPERM\n"
+	                           "chroot_escape_root=EACCES\ninit_environ=EACCES\n"
+	                           "init_mem=EACCES\nptrace_init=EPERM\n"
+	                           "ptrace_other_box=ESRCH\nkill_other_box=ESRCH\n"
+	                           "raw_packet=EPERM\nraw_inet=EPERM\nsyslog=EPERM\nbpf=EPERM\n"
+	                           "keyctl=EPERM\nopen_by_handle_at=EPERM\nmknod=EPERM\n"
+	                           "sethostname=EPERM\nio_uring=EPERM\n"
+	                           "no-init-root\n"
+	                           "CapEff:\t00000000a00405fb\nCapBnd:\t00000000a00405fb\n");
+	free(r.out);
+	/* the unprivileged user has no capabilities at all */
+	char *caps = sh("sys", "sandbox", "grep -E '^CapEff' /proc/self/status");
+	assert_string_equal(caps, "CapEff:\t0000000000000000\n");
+	free(caps);
+	assert_int_equal(fk_box_destroy(rt, "sys", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "sysb", NULL), 0);
+}
+
+/* ------------------------------------------------------------ limits */
+
+/* Processes in the box, or -1 when the count itself could not fork (the bomb won a race for
+ * a slot while it was still growing). */
+static int count_procs(const char *box)
+{
+	result r;
+	assert_int_equal(run(box, "root", &r, "n=$(ls /proc | grep -c '^[0-9]') && echo $n"), 0);
+	int v = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 ? atoi(r.out) : -1;
+	free(r.out);
+	return v;
+}
+
+static void test_isolation__fork_bomb_is_held_and_box_recovers(void **state)
+{
+	NEED_ISOLATION();
+	fk_box_options o = {.pids_max = 64, .cpu_count = 1};
+	box_create_opts("bomb", &o);
+	const char *args[] = {"-c", "b(){ b | b & }; b"};
+	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	fk_err err = {0};
+	assert_int_equal(fk_proc_start(rt, "bomb", &spec, &p, NULL, &err), 0);
+	/* the bomb fills its 64 slots; starts through envd still work (the reserve) */
+	int64_t deadline = now_ms() + 60000;
+	int n;
+	while ((n = count_procs("bomb")) < 60) {
+		assert_true(now_ms() < deadline);
+		sleep_ms(100);
+	}
+	for (int i = 0; i < 5; i++) {
+		n = count_procs("bomb");
+		assert_true(n > 0);       /* near the cap, starts run in the reserve */
+		assert_true(n <= 64 + 8); /* + the counting shell, ls, grep in the reserve */
+	}
+	/* kill everything (the library's kill_all runs through a start like this one) */
+	deadline = now_ms() + 60000;
+	for (;;) {
+		n = count_procs("bomb");
+		if (n > 0 && n <= 4)
+			break;
+		assert_true(now_ms() < deadline);
+		result k;
+		assert_int_equal(run("bomb", "root", &k, "kill -9 -1 2>/dev/null; true"), 0);
+		free(k.out);
+	}
+	int st;
+	while (!fk_proc_ended(p, &st)) {
+		assert_true(now_ms() < deadline);
+		sleep_ms(10);
+	}
+	fk_proc_unref(p);
+	char *ok = sh("bomb", "sandbox", "for i in $(seq 20); do sleep 0 & done; wait; echo ok");
+	assert_string_equal(ok, "ok\n");
+	free(ok);
+	assert_int_equal(fk_box_destroy(rt, "bomb", NULL), 0);
+}
+
+static void test_isolation__memory_hog_is_killed_inside(void **state)
+{
+	NEED_ISOLATION();
+	fk_box_options o = {.memory_mb = 64};
+	box_create_opts("hog", &o);
+	result r;
+	assert_int_equal(
+	    run("hog", "sandbox", &r, "exec perl -e '$x = \"a\" x (400 << 20); print length $x'"),
+	    0);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGKILL);
+	assert_string_equal(r.out, "");
+	free(r.out);
+	char *ok =
+	    sh("hog", "sandbox", "perl -e '$x = \"a\" x (8 << 20); print length($x), qq(\\n)'");
+	assert_string_equal(ok, "8388608\n");
+	free(ok);
+	assert_int_equal(fk_box_destroy(rt, "hog", NULL), 0);
+}
+
+/* Issue 11 §7: each exec kept a pidfd and an eventfd for 30 s after it ended. */
+static void test_isolation__1000_execs_under_1024_fds(void **state)
+{
+	NEED_ISOLATION();
+	box_create("fds");
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 1024;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	int failed = 0;
+	for (int i = 0; i < 1000; i++) {
+		fk_proc_spec spec = {.cmd = "/bin/true"};
+		fk_proc *p;
+		fk_err err = {0};
+		if (fk_proc_start(rt, "fds", &spec, &p, NULL, &err) != 0) {
+			if (failed++ == 0)
+				fprintf(stderr, "exec %d: %s\n", i, err.message);
+			continue;
+		}
+		int64_t deadline = now_ms() + 30000;
+		while (!fk_proc_ended(p, NULL)) {
+			assert_true(now_ms() < deadline);
+			sleep_ms(1);
+		}
+		fk_proc_unref(p);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(failed, 0);
+	/* the exits are still there for Connect */
+	assert_int_equal(fk_box_destroy(rt, "fds", NULL), 0);
+}
+
+/* Issue 11 §5: ListDir with depth 100000 on a 6,000-level tree overflowed a thread's stack. */
+static void test_isolation__listdir_deep_tree_is_answered(void **state)
+{
+	NEED_ISOLATION();
+	box_create("deep");
+	char *made = sh("deep", "sandbox",
+	                "perl -e 'mkdir \"deep\" or die; chdir \"deep\" or die; for (1..6000) "
+	                "{ mkdir \"d\" or die; chdir \"d\" or die } print qq(made\\n)'");
+	assert_string_equal(made, "made\n");
+	free(made);
+	fk_entry *e = NULL;
+	size_t n = 0;
+	fk_err err = {0};
+	int rc = fk_file_list(rt, "deep", "/workspace/deep", "sandbox", 1000000, &e, &n, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 256); /* the walk stops at 256 levels */
+	assert_string_equal(e[0].path, "/workspace/deep/d");
+	fk_entries_free(e, n);
+	/* Remove walks all 6,000 levels without recursion */
+	assert_int_equal(fk_file_remove(rt, "deep", "/workspace/deep", "sandbox", &err), 0);
+	fk_entry st;
+	assert_int_equal(fk_file_stat(rt, "deep", "/workspace/deep", "sandbox", &st, &err),
+	                 FK_ENOTFOUND);
+	assert_int_equal(fk_box_destroy(rt, "deep", NULL), 0);
+}
+
+/* ------------------------------------------------------------ ports */
+
+/* fk_box_connect reaches a port inside the box's own network namespace, which the host's
+ * loopback does not. */
+static void test_isolation__connect_to_a_port_inside_the_box(void **state)
+{
+	NEED_ISOLATION();
+	fk_box_options o = {.net_none = true};
+	box_create_opts("port", &o);
+	const char *args[] = {
+	    "-e", "use IO::Socket::INET; my $s = IO::Socket::INET->new(LocalAddr => "
+	          "'127.0.0.1:18123', Listen => 5, ReuseAddr => 1) or die $!; "
+	          "while (my $c = $s->accept) { print $c qq(hello from box\n); close $c }"};
+	fk_proc_spec spec = {.cmd = "perl", .args = args, .n_args = 2, .user = "sandbox"};
+	fk_proc *p;
+	fk_err err = {0};
+	assert_int_equal(fk_proc_start(rt, "port", &spec, &p, NULL, &err), 0);
+	int fd = -1, rc;
+	int64_t deadline = now_ms() + 30000;
+	while ((rc = fk_box_connect(rt, "port", 18123, 5000, &fd, &err)) == FK_ENOTFOUND) {
+		assert_int_equal(err.errnum, ECONNREFUSED);
+		assert_true(now_ms() < deadline);
+		sleep_ms(20);
+	}
+	assert_int_equal(rc, 0);
+	char buf[64] = {0};
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	assert_string_equal(buf, "hello from box\n");
+	/* the host's loopback has no such listener: the socket lived in the box's namespace */
+	int hs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(18123)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(hs, (struct sockaddr *)&a, sizeof(a)), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	close(hs);
+	assert_int_equal(fk_box_connect(rt, "port", 18124, 5000, &fd, &err), FK_ENOTFOUND);
+	assert_int_equal(fk_box_connect(rt, "port", 0, 5000, &fd, &err), FK_EINVAL);
+	assert_int_equal(fk_box_connect(rt, "nobox", 18123, 5000, &fd, &err), FK_ENOTFOUND);
+	fk_proc_unref(p);
+	assert_int_equal(fk_box_destroy(rt, "port", NULL), 0);
+}
+
+static int group_setup(void **state)
+{
+	fk_err err = {0};
+	char dir[] = "/tmp/fk-isolation-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	fk_rt_options o = {.state_dir = dir};
+	if (fk_rt_new(&rt, &o, &err) != 0) {
+		fprintf(stderr, "fk_rt_new: %s\n", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	fk_rt_free(rt);
+	return 0;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_isolation__root_cannot_remount_or_write_host_paths),
+	    cmocka_unit_test(test_isolation__no_kernel_log_and_masked_proc),
+	    cmocka_unit_test(test_isolation__no_view_of_host_cgroups),
+	    cmocka_unit_test(test_isolation__namespace_mount_ptrace_raw_socket_calls_refused),
+	    cmocka_unit_test(test_isolation__fork_bomb_is_held_and_box_recovers),
+	    cmocka_unit_test(test_isolation__memory_hog_is_killed_inside),
+	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),
+	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
+	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
