@@ -25,7 +25,9 @@ int fk_control_egress_none(json_t *allow_internet, json_t *net);
 /* NULL/null or an object of strings: 0; else -1. */
 int fk_control_string_map_ok(json_t *m);
 
-/* create.c */
+/* create.c; NewSandbox / NewSandboxV2 checks of a JSON object: NULL when valid (*timeout
+ * set), else the 400 message. */
+const char *fk_control_create_validate(json_t *body, int v2, long *timeout);
 enum MHD_Result fk_control_create_v2(fk_call *c);
 enum MHD_Result fk_control_create_legacy(fk_call *c);
 /* connect.c */

@@ -10,8 +10,7 @@
 #include "clock.h"
 #include "control.h"
 
-/* NewSandbox / NewSandboxV2 checks: NULL when valid, else the 400 message. */
-static const char *create_validate(json_t *body, int v2, long *timeout)
+const char *fk_control_create_validate(json_t *body, int v2, long *timeout)
 {
 	json_t *tpl = json_object_get(body, "templateID");
 	json_t *ap = json_object_get(body, "autoPause"),
@@ -95,7 +94,7 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 	json_t *body = fk_body_json(r, 0);
 	long timeout = 0;
 	const char *why = json_is_object(body)
-	                      ? create_validate(body, v2, &timeout)
+	                      ? fk_control_create_validate(body, v2, &timeout)
 	                      : "validation error: request body must be a JSON object";
 	if (why) {
 		json_decref(body);
