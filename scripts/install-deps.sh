@@ -9,6 +9,7 @@ pkgs=(
 	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
 	python3 # the Python package (bindings/python) and its tests
+	libnss-myhostname # *.localhost names resolve to loopback (fake-e2b --tls per-sandbox hosts)
 )
 # Node.js and npm only run the peer test and the SDK benchmark; keep a newer
 # Node the machine already has rather than Debian's.
