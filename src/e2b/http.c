@@ -10,6 +10,8 @@
 #include "e2b/http.h"
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sandbox/common.h>
@@ -32,6 +34,20 @@ struct sbx_http {
 	http_pair idle[SBX_HTTP_POOL_IDLE];
 	size_t nidle;
 	sbx_logger logger; /* the debug line per call (sbx__http_set_logger) */
+	/* DNS answers and TLS sessions shared by every call (curl's share interface) */
+	CURLSH *share;
+	pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+	/*
+	 * The trusted CAs, parsed once and handed to every TLS connection: curl
+	 * (7.88) parses the whole CA bundle again for each new connection, about
+	 * 25 ms of CPU and 1 MiB each (issue 13: 256 in-flight execs over TLS).
+	 * Only with curl's OpenSSL backend; loaded on the first TLS connection.
+	 */
+	bool own_store;    /* the OpenSSL backend: use `store` */
+	X509_STORE *store; /* under mu */
+	bool store_failed; /* under mu: loading failed; TLS connections fail closed */
+	char *cainfo;      /* curl's built-in CA bundle and directory (either may be NULL) */
+	char *capath;
 };
 
 struct sbx_http_call {
@@ -55,9 +71,66 @@ struct sbx_http_call {
 	uint64_t t0_ms; /* monotonic start, for the debug line */
 };
 
+static void share_lock(CURL *e, curl_lock_data data, curl_lock_access access, void *ud)
+{
+	sbx_http *h = ud;
+	(void)e;
+	(void)access;
+	pthread_mutex_lock(&h->share_mu[data]);
+}
+
+static void share_unlock(CURL *e, curl_lock_data data, void *ud)
+{
+	sbx_http *h = ud;
+	(void)e;
+	pthread_mutex_unlock(&h->share_mu[data]);
+}
+
+/* DNS cache and TLS sessions shared across the pool's handles; NULL when curl cannot. */
+static CURLSH *share_new(sbx_http *h)
+{
+	CURLSH *sh = curl_share_init();
+
+	if (!sh)
+		return NULL;
+	if (curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, share_lock) != CURLSHE_OK ||
+	    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, share_unlock) != CURLSHE_OK ||
+	    curl_share_setopt(sh, CURLSHOPT_USERDATA, h) != CURLSHE_OK ||
+	    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
+		curl_share_cleanup(sh);
+		return NULL;
+	}
+	/* best effort: without it each new connection does a full TLS handshake */
+	(void)curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	return sh;
+}
+
+/* curl's built-in CA locations (CURLINFO_CAINFO / CAPATH), for the shared store. */
+static int ca_defaults(sbx_http *h)
+{
+	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+	char *info = NULL, *path = NULL;
+	CURL *e;
+	int error = 0;
+
+	if (!v->ssl_version || strncmp(v->ssl_version, "OpenSSL/", 8) != 0)
+		return 0; /* another TLS backend: curl loads the CAs itself */
+	if (!(e = curl_easy_init()))
+		return SBX_ENOMEM;
+	(void)curl_easy_getinfo(e, CURLINFO_CAINFO, &info);
+	(void)curl_easy_getinfo(e, CURLINFO_CAPATH, &path);
+	if ((info && !(h->cainfo = sbx__strdup(info))) ||
+	    (path && !(h->capath = sbx__strdup(path))))
+		error = SBX_ENOMEM;
+	curl_easy_cleanup(e);
+	h->own_store = error == 0 && (h->cainfo || h->capath);
+	return error;
+}
+
 int sbx__http_new(sbx_http **out, sbx_error *err)
 {
 	sbx_http *h;
+	size_t i;
 
 	*out = NULL;
 	if (sbx_global_init() < 0)
@@ -68,8 +141,65 @@ int sbx__http_new(sbx_http **out, sbx_error *err)
 		sbx__free(h);
 		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
 	}
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		if (pthread_mutex_init(&h->share_mu[i], NULL) != 0)
+			break;
+	if (i < CURL_LOCK_DATA_LAST) {
+		while (i-- > 0)
+			pthread_mutex_destroy(&h->share_mu[i]);
+		pthread_mutex_destroy(&h->mu);
+		sbx__free(h);
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
+	}
+	h->share = share_new(h);
+	if (ca_defaults(h) < 0) {
+		sbx__http_free(h);
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	}
 	*out = h;
 	return 0;
+}
+
+/*
+ * The shared CA store, loaded on first use from curl's built-in locations
+ * (the bundle, else the directory). NULL when it cannot be loaded.
+ */
+static X509_STORE *store_get(sbx_http *h)
+{
+	X509_STORE *st;
+	bool ok;
+
+	pthread_mutex_lock(&h->mu);
+	if (!h->store && !h->store_failed) {
+		st = X509_STORE_new();
+		ok = st && (h->cainfo ? X509_STORE_load_file(st, h->cainfo) == 1
+		                      : X509_STORE_load_path(st, h->capath) == 1);
+		if (ok && h->cainfo && h->capath)
+			(void)X509_STORE_load_path(st, h->capath); /* as curl: the directory too */
+		if (!ok) {
+			X509_STORE_free(st);
+			st = NULL;
+		}
+		h->store = st;
+		h->store_failed = !st;
+	}
+	st = h->store;
+	pthread_mutex_unlock(&h->mu);
+	return st;
+}
+
+/* CURLOPT_SSL_CTX_FUNCTION: every TLS connection verifies against the one shared store. */
+static CURLcode on_ssl_ctx(CURL *e, void *ctx, void *ud)
+{
+	X509_STORE *st = store_get(ud);
+	(void)e;
+
+	if (!st)
+		return CURLE_SSL_CACERT_BADFILE; /* fail closed: never an unverified peer */
+	SSL_CTX_set1_cert_store(ctx, st);        /* takes a reference */
+	/* an idle connection (a stream waiting for its command) keeps no 34 KiB of TLS buffers */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	return CURLE_OK;
 }
 
 void sbx__http_set_logger(sbx_http *h, const sbx_logger *logger)
@@ -109,6 +239,13 @@ void sbx__http_free(sbx_http *h)
 		return;
 	for (size_t i = 0; i < h->nidle; i++)
 		pair_cleanup(&h->idle[i]);
+	if (h->share)
+		curl_share_cleanup(h->share);
+	X509_STORE_free(h->store);
+	sbx__free(h->cainfo);
+	sbx__free(h->capath);
+	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&h->share_mu[i]);
 	pthread_mutex_destroy(&h->mu);
 	sbx__free(h);
 }
@@ -248,6 +385,17 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	/* curl's default too; said here because a Nagle stall costs a delayed-ACK timeout */
+	rc |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	if (c->h->share)
+		rc |= curl_easy_setopt(e, CURLOPT_SHARE, c->h->share);
+	if (c->h->own_store && strncmp(r->url, "https:", 6) == 0) {
+		/* curl loads no CA file of its own; on_ssl_ctx hands over the shared store */
+		rc |= curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+		rc |= curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, c->h);
+		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, NULL);
+		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+	}
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c);

@@ -10,8 +10,13 @@
  *
  * Connections are reused through a small per-client pool of (multi, easy)
  * pairs: the multi handle owns the connection cache, so returning the pair to
- * the pool keeps the connection alive for the next call. The pool is the only
- * shared state and is mutex-protected; there is no global mutable state.
+ * the pool keeps the connection alive for the next call. DNS answers and TLS
+ * sessions are shared by all of a client's calls (curl's share interface, a
+ * mutex per lock kind), and with curl's OpenSSL backend every TLS connection
+ * verifies against one CA store parsed once per client (curl 7.88 would parse
+ * the system bundle again per connection: ~25 ms CPU and ~1 MiB each).
+ * TCP_NODELAY is on. The pool, the share and the store are the only shared
+ * state, each mutex-protected; there is no global mutable state.
  *
  * This layer knows no E2B and no Connect: it moves bytes.
  */
