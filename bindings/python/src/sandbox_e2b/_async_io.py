@@ -69,12 +69,15 @@ class AsyncConnection:
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:
-            if id in self.pending and self.closed is None:
-                self.pending.pop(id, None)
+            # Abort the call on the server and wait for its answer (an exec's
+            # remote tree is killed by then), unless cancelled again; then re-raise.
+            if not fut.done() and self.closed is None:
                 try:
                     self._write(proto.cancel(id))
-                except (OSError, ConnectionError):
+                    await asyncio.shield(fut)
+                except BaseException:
                     pass
+            self.pending.pop(id, None)
             raise
 
     async def _read(self) -> None:

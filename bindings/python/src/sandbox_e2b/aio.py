@@ -1,6 +1,8 @@
 """``AsyncClient``: the asyncio twin of ``client.Client``: the same methods in
 the same order, each a coroutine. Cancelling the task awaiting a call aborts
-the call on the server (an exec's remote process tree is killed)."""
+the call on the server; the task ends (CancelledError) once the server
+answered, so an exec's remote process tree is already killed by then (a
+second cancel stops waiting for that)."""
 from __future__ import annotations
 
 import asyncio
