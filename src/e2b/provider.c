@@ -529,6 +529,44 @@ int sbx__e2b_collect_page(json_t *page, const char *name, json_t *ids, sbx_error
 }
 
 /* Append to `ids` the id of every sandbox named `name`, following the list's pages. */
+/*
+ * One page of a named list: GET /v2/sandboxes, or, on a control plane that
+ * has no such route, the legacy GET /sandboxes with the same metadata filter
+ * (running sandboxes only, one page: docs/reliability.md). `query` is the v2
+ * query; the legacy call keeps only its metadata part.
+ */
+static int list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *query, sbx_signal *sig,
+                     sbx_error *err)
+{
+	sbx_error local = {0};
+	unsigned char *amp;
+	int error;
+
+	if (!atomic_load(&p->legacy_list)) {
+		error = sbx__e2b_api_call(reply, &p->api, "GET", "/v2/sandboxes",
+		                          (const char *)query->ptr, NULL, 0, sig, &local);
+		if (!(error == SBX_EHTTP && route_missing(reply, &local))) {
+			if (error < 0)
+				sbx__e2b_pass_error(err, &local);
+			return error;
+		}
+		if (!atomic_exchange(&p->legacy_list, true))
+			learn_legacy_routes(p, "/v2/sandboxes");
+		sbx__e2b_reply_dispose(reply);
+	}
+	/* metadata=<value> comes first and its value has no raw '&' (form-encoded) */
+	if ((amp = memchr(query->ptr, '&', query->len))) {
+		query->len = (size_t)(amp - query->ptr);
+		query->ptr[query->len] = '\0';
+	}
+	if ((error = sbx__e2b_api_call(reply, &p->api, "GET", "/sandboxes",
+	                               (const char *)query->ptr, NULL, 0, sig, err)) == 0) {
+		sbx__free(reply->next_token); /* no paging on the legacy route */
+		reply->next_token = NULL;
+	}
+	return error;
+}
+
 static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sbx_signal *sig,
                          sbx_error *err)
 {
@@ -557,8 +595,7 @@ static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sb
 			goto done;
 		}
 		sbx__e2b_reply_dispose(&reply);
-		if ((error = sbx__e2b_api_call(&reply, &p->api, "GET", "/v2/sandboxes",
-		                               (const char *)query.ptr, NULL, 0, sig, err)) < 0 ||
+		if ((error = list_page(p, &reply, &query, sig, err)) < 0 ||
 		    (error = sbx__e2b_collect_page(reply.json, name, ids, err)) < 0)
 			goto done;
 		sbx__free(token);

@@ -55,6 +55,7 @@ typedef struct sbx__e2b_provider {
 	 * POST /sandboxes and POST /sandboxes/{id}/connect are used from then on.
 	 */
 	_Atomic bool legacy_routes;
+	_Atomic bool legacy_list; /* no GET /v2/sandboxes either: GET /sandboxes (running only) */
 } sbx__e2b_provider;
 
 void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *msg,

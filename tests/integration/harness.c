@@ -122,8 +122,15 @@ int h_server_start(h_server *s)
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	char *argv[] = {(char *)bin,   "--port", "0",         "--state-dir", state,
-	                "--port-file", portfile, "--api-key", H_API_KEY,     NULL};
+	/* $ITEST_FAKE_E2B_ARG: one extra server flag for a whole test file (e.g. --legacy-routes)
+	 */
+	const char *extra = getenv("ITEST_FAKE_E2B_ARG");
+	char *argv[] = {(char *)bin, "--port",
+	                "0",         "--state-dir",
+	                state,       "--port-file",
+	                portfile,    "--api-key",
+	                H_API_KEY,   extra && *extra ? (char *)extra : NULL,
+	                NULL};
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {

@@ -32,7 +32,10 @@ typedef struct h_server {
 	char dir[256]; /* temp dir: state dir, port file, server output */
 } h_server;
 
-/* Start fake-e2b ($FAKE_E2B_BIN) with --port 0 and the test API key. 0 or -1 (message on stderr).
+/*
+ * Start fake-e2b ($FAKE_E2B_BIN) with --port 0 and the test API key, plus one
+ * extra flag from $ITEST_FAKE_E2B_ARG when set (e.g. "--legacy-routes").
+ * 0 or -1 (message on stderr).
  */
 int h_server_start(h_server *s);
 /* SIGTERM and waitpid (SIGKILL after 10 s); removes the temp dir. Idempotent. */
