@@ -267,7 +267,7 @@ static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *
 			error = sbx__e2b_target_of(p, t, reply.json, id, err);
 			break;
 		}
-		if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) &&
+		if (error == SBX_EHTTP && strncmp(path, "/v2/", 4) == 0 &&
 		    route_missing(&reply, &local)) {
 			/* not "gone": this API only has the legacy route; once per provider */
 			learn_legacy_routes(p, path);
@@ -709,12 +709,12 @@ static int post_create(sbx__e2b_provider *p, json_t *body, sbx_e2b_reply *reply,
                        sbx_error *err)
 {
 	sbx_error local = {0};
+	bool v2 = !atomic_load(&p->legacy_routes); /* the list may learn it meanwhile */
 	int error;
 
-	error = sbx__e2b_api_call(reply, &p->api, "POST",
-	                          atomic_load(&p->legacy_routes) ? "/sandboxes" : "/v2/sandboxes",
-	                          NULL, body, 0, sig, &local);
-	if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) && route_missing(reply, &local)) {
+	error = sbx__e2b_api_call(reply, &p->api, "POST", v2 ? "/v2/sandboxes" : "/sandboxes", NULL,
+	                          body, 0, sig, &local);
+	if (error == SBX_EHTTP && v2 && route_missing(reply, &local)) {
 		learn_legacy_routes(p, "/v2/sandboxes");
 		sbx__e2b_reply_dispose(reply);
 		memset(&local, 0, sizeof(local));
@@ -950,10 +950,9 @@ int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeo
 {
 	char path[256];
 	sbx_e2b_reply reply;
+	sbx_error local = {0};
 	json_t *body;
 	int error;
-
-	sbx_error local = {0};
 
 	if ((error = connect_path(path, sizeof(path), p, id, err)) < 0)
 		return error;
@@ -961,8 +960,7 @@ int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeo
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	error =
 	    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, timeout_ms, NULL, &local);
-	if (error == SBX_EHTTP && !atomic_load(&p->legacy_routes) &&
-	    route_missing(&reply, &local)) {
+	if (error == SBX_EHTTP && strncmp(path, "/v2/", 4) == 0 && route_missing(&reply, &local)) {
 		learn_legacy_routes(p, path);
 		sbx__e2b_reply_dispose(&reply);
 		memset(&local, 0, sizeof(local));

@@ -52,8 +52,10 @@ static void test_legacy__the_contract_works_through_the_legacy_routes(void **sta
 
 	/* the provider asked a /v2 route at most once per kind, then used the legacy ones */
 	log = h_reqlog(h);
-	assert_int_equal(h_count(log, "POST", "/v2/sandboxes"), 1); /* create's first try */
-	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 1);  /* the same-name list */
+	/* the same-name list runs beside create's POST: whichever meets the 404 first teaches the
+	 * provider, so the POST tries /v2 once or not at all */
+	assert_true(h_count(log, "POST", "/v2/sandboxes") <= 1);
+	assert_int_equal(h_count(log, "GET", "/v2/sandboxes"), 1);
 	assert_true(h_count(log, "POST", "/sandboxes$") == 1);
 	assert_true(h_count(log, "POST", "/sandboxes/") >= 3); /* legacy connects and pause */
 	json_decref(log);
