@@ -356,13 +356,18 @@ SBX_EXTERN int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const cha
 
 /**
  * Read up to `max_bytes` bytes of a file as the sandbox user, so permissions
- * and symlinks resolve as that user (docs/contract.md "Files").
+ * and symlinks resolve as that user (docs/contract.md "Files"). A regular
+ * file over 4 MiB (when max_bytes allows more) is moved raw through a
+ * root-only staging copy made as the sandbox user (docs/files.md "Moving
+ * bytes"); the result is the same. The in-sandbox step is killed on a
+ * timeout or an abort and leaves no process (docs/files.md).
  * @param[out] out  the contents, or NULL (return 0) when the path is missing
  *                  or a directory. Caller frees with sbx_file_free().
  * @param path      sandbox path (sbx_validate_path), borrowed.
  * @param max_bytes cap in bytes; a longer file gives the first max_bytes and
  *                  truncated = true.
- * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (120 s),
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (120 s per
+ *         in-sandbox step, 600 s for a raw transfer),
  *         SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL, SBX_ETOOLARGE, SBX_ESANDBOX
  *         (e.g. permission denied), SBX_ENOMEM, SBX_EINTERNAL.
  */
