@@ -12,7 +12,7 @@ export class RpcConnection {
     this.onBusy = onBusy
     this.nextId = 1
     this.pending = new Map()
-    this.buf = ''
+    this.buf = [] // the pieces of an unfinished line
     this.closedError = null
     this.routes = new Map() // request id -> notification handler that outlives the response
   }
@@ -65,15 +65,18 @@ export class RpcConnection {
     return entry
   }
 
-  // Bytes (string) read from the stream.
+  // Text read from the stream. Only the new chunk is searched for '\n', so a
+  // long line (a big read_file result) costs linear time, not quadratic.
   feed(chunk) {
-    this.buf += chunk
+    let start = 0
     let nl
-    while ((nl = this.buf.indexOf('\n')) >= 0) {
-      const line = this.buf.slice(0, nl)
-      this.buf = this.buf.slice(nl + 1)
+    while ((nl = chunk.indexOf('\n', start)) >= 0) {
+      const line = this.buf.length ? this.buf.join('') + chunk.slice(start, nl) : chunk.slice(start, nl)
+      this.buf = []
+      start = nl + 1
       if (line.trim() !== '') this.handle(line)
     }
+    if (start < chunk.length) this.buf.push(start ? chunk.slice(start) : chunk)
   }
 
   handle(line) {

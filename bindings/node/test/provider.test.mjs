@@ -252,6 +252,15 @@ describe('files', () => {
     assert.equal(await sh(p, h, 'stat -c %U /workspace/t.txt'), 'sandbox\n')
   })
 
+  test('an 8 MiB binary file round-trips exactly (long lines on the wire)', async () => {
+    const { randomBytes } = await import('node:crypto')
+    const data = new Uint8Array(randomBytes(8 << 20))
+    await p.writeFile(h, '/workspace/big.bin', data, sig())
+    const f = await p.readFile(h, '/workspace/big.bin', { maxBytes: 16 << 20, signal: sig() })
+    assert.equal(f.truncated, false)
+    assert.equal(Buffer.compare(Buffer.from(f.data), Buffer.from(data)), 0)
+  })
+
   test('readFile of a missing path or a directory is null', async () => {
     assert.equal(await p.readFile(h, '/workspace/nope', { maxBytes: 10, signal: sig() }), null)
     assert.equal(await p.readFile(h, '/workspace', { maxBytes: 10, signal: sig() }), null)
