@@ -3,7 +3,8 @@
 # "after the suite, no stray process or mount is left"). Checks for
 #   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
 #   - any process in a PID namespace other than init's (a sandbox process),
-#   - mounts of a sandbox root, freezer cgroups of a runtime, default state dirs.
+#   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu), default
+#     state dirs (/var/tmp/fake-e2b-*, /tmp/fake-e2b-*, and /dev/shm/fake-e2b-* of old builds).
 # Run it only when no fake-e2b should be running (CI does, after the suite).
 set -u
 bad=0
@@ -24,11 +25,12 @@ done
 if grep -E 'fake-e2b' /proc/self/mountinfo >/dev/null 2>&1; then
 	say "mounts left: $(grep -E 'fake-e2b' /proc/self/mountinfo | head -5)"
 fi
-if [ -d /sys/fs/cgroup/freezer/fake-e2b ]; then
-	left=$(find /sys/fs/cgroup/freezer/fake-e2b -mindepth 1 -maxdepth 2 -type d 2>/dev/null | head -5)
-	[ -z "$left" ] || say "freezer cgroups left: $left"
-fi
-left=$(ls -d /dev/shm/fake-e2b-* 2>/dev/null | head -5)
+for ctl in freezer pids memory cpu; do
+	[ -d "/sys/fs/cgroup/$ctl/fake-e2b" ] || continue
+	left=$(find "/sys/fs/cgroup/$ctl/fake-e2b" -mindepth 1 -maxdepth 3 -type d 2>/dev/null | head -5)
+	[ -z "$left" ] || say "$ctl cgroups left: $left"
+done
+left=$(ls -d /var/tmp/fake-e2b-* /tmp/fake-e2b-* /dev/shm/fake-e2b-* 2>/dev/null | head -5)
 [ -z "$left" ] || say "state directories left: $left"
 
 [ "$bad" = 0 ] && echo "check-no-strays: nothing left behind"

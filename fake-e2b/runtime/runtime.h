@@ -81,9 +81,8 @@ typedef struct fk_rt fk_rt;
 
 typedef struct fk_rt_options {
 	/* Directory holding one state dir per box (<state_dir>/<box id>/{root,upper...}); created
-	 * if missing. NULL: a fresh mkdtemp("/dev/shm/fake-e2b-XXXXXX") (tmpfs:
-	 * fast uploads even on a busy disk; /tmp/fake-e2b-XXXXXX without /dev/shm), removed by
-	 * fk_rt_free. */
+	 * if missing. NULL: a fresh mkdtemp("/var/tmp/fake-e2b-XXXXXX") (on disk, never in RAM;
+	 * /tmp/fake-e2b-XXXXXX without /var/tmp), removed by fk_rt_free. */
 	const char *state_dir;
 	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
 	bool no_isolation;

@@ -481,12 +481,13 @@ static void test_isolation__connect_to_a_port_inside_the_box(void **state)
 	assert_int_equal(fk_box_destroy(rt, "port", NULL), 0);
 }
 
+static char state_dir[] = "/tmp/fk-isolation-XXXXXX";
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
-	char dir[] = "/tmp/fk-isolation-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	fk_rt_options o = {.state_dir = dir};
+	assert_non_null(mkdtemp(state_dir));
+	fk_rt_options o = {.state_dir = state_dir};
 	if (fk_rt_new(&rt, &o, &err) != 0) {
 		fprintf(stderr, "fk_rt_new: %s\n", err.message);
 		return -1;
@@ -497,6 +498,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	fk_rt_free(rt);
+	if (rmdir(state_dir) < 0)
+		fprintf(stderr, "state dir %s left: %s\n", state_dir, strerror(errno));
 	return 0;
 }
 
