@@ -10,6 +10,7 @@
  */
 #include "command.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,18 @@ static void install_handlers(void)
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/*
+ * A closed stdin, stdout or stderr becomes /dev/null, so no descriptor the
+ * library opens (sockets, eventfds) is ever taken for one of them: `exec -i`
+ * with stdin closed then reads EOF, not a socket.
+ */
+static void open_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
+			break;
 }
 
 static const char *env(const char *name)
@@ -123,6 +136,7 @@ int main(int argc, char **argv)
 	cli c = {.prog = "sandbox-e2b"};
 	int rc;
 
+	open_std_fds();
 	if (sbx_signal_new(&c.sig) < 0) {
 		fprintf(stderr, "sandbox-e2b: cannot create the abort signal (out of memory or "
 		                "file descriptors)\n");

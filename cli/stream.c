@@ -45,6 +45,8 @@ static void *pump_main(void *arg)
 			p->read_errno = errno;
 			break;
 		}
+		if (pfd[0].revents & POLLNVAL)
+			break; /* stdin is not open: EOF */
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		n = read(STDIN_FILENO, buf, PUMP_CHUNK);

@@ -414,6 +414,8 @@ test_exec() { # ID
 	timeout 60 "$cli" exec -i "$id" 'echo quick' <"$tmp/open" >"$tmp/out" 2>"$tmp/err"
 	expect_eq "exec -i returns when the command ends, stdin still open" "$?" "0"
 	expect_eq "exec -i with open stdin: output" "$(cat "$tmp/out")" "quick"
+	timeout 60 "$cli" exec -i "$id" 'cat; echo end' <&- >"$tmp/out" 2>"$tmp/err"
+	expect_eq "exec -i with stdin closed: the command reads EOF" "$?:$(cat "$tmp/out")" "0:end"
 	# Ctrl-C during exec -i kills the remote command and exits 130
 	"$cli" exec -i "$id" 'sleep 300' <"$tmp/open" >/dev/null 2>"$tmp/int.err" &
 	local ip=$!
@@ -440,7 +442,7 @@ test_exec() { # ID
 	expect_rc "ps exits 0" 0
 	expect_grep "ps lists the background command" "^$bpid .*while \[ ! -e /workspace/bg-go \]" "$tmp/out"
 	run ps "$id" --json
-	expect_eq "ps --json pid" "$("$jget" processes.0.pid <"$tmp/out")" "$bpid"
+	expect_grep "ps --json has the pid and the command" "{\"pid\":$bpid,\"tag\":null,\"command\":\"while \[ ! -e /workspace/bg-go \]" "$tmp/out"
 	"$cli" wait "$id" "$bpid" >"$tmp/wait.out" 2>"$tmp/wait.err" &
 	local wp=$!
 	"$cli" exec "$id" 'touch /workspace/bg-go' >/dev/null 2>&1
