@@ -535,8 +535,8 @@ int sbx__e2b_collect_page(json_t *page, const char *name, json_t *ids, sbx_error
  * (running sandboxes only, one page: docs/reliability.md). `query` is the v2
  * query; the legacy call keeps only its metadata part.
  */
-static int list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *query, sbx_signal *sig,
-                     sbx_error *err)
+int sbx__e2b_list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *query, sbx_signal *sig,
+                       sbx_error *err)
 {
 	sbx_error local = {0};
 	unsigned char *amp;
@@ -595,7 +595,7 @@ static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sb
 			goto done;
 		}
 		sbx__e2b_reply_dispose(&reply);
-		if ((error = list_page(p, &reply, &query, sig, err)) < 0 ||
+		if ((error = sbx__e2b_list_page(p, &reply, &query, sig, err)) < 0 ||
 		    (error = sbx__e2b_collect_page(reply.json, name, ids, err)) < 0)
 			goto done;
 		sbx__free(token);

@@ -131,8 +131,17 @@ static int fill_info(sbx_sandbox_info *info, json_t *s, const char *what, sbx_er
 	return 0;
 }
 
-/* Append the items of one page that carry our metadata name. */
-static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_error *err)
+static void info_clear(sbx_sandbox_info *i)
+{
+	sbx__free(i->id);
+	sbx__free(i->name);
+	sbx__free(i->template_id);
+	memset(i, 0, sizeof(*i));
+}
+
+/* Append the items of one page that carry our metadata name and have the wanted state. */
+static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_sandbox_state want,
+                    sbx_error *err)
 {
 	json_t *s;
 	size_t i;
@@ -158,6 +167,11 @@ static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_error *err)
 		}
 		if ((error = fill_info(&l->items[l->count], s, "E2B GET /v2/sandboxes", err)) < 0)
 			return error;
+		/* E2B filters by state; a legacy control plane lists running ones whatever asked */
+		if (want != SBX_STATE_ANY && l->items[l->count].state != want) {
+			info_clear(&l->items[l->count]);
+			continue;
+		}
 		l->count++;
 	}
 	return 0;
@@ -201,9 +215,8 @@ int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts,
 			goto done;
 		}
 		sbx__e2b_reply_dispose(&reply);
-		if ((error = sbx__e2b_api_call(&reply, &p->api, "GET", "/v2/sandboxes",
-		                               (const char *)query.ptr, NULL, 0, sig, err)) < 0 ||
-		    (error = add_page(l, &cap, reply.json, err)) < 0)
+		if ((error = sbx__e2b_list_page(p, &reply, &query, sig, err)) < 0 ||
+		    (error = add_page(l, &cap, reply.json, opts->state, err)) < 0)
 			goto done;
 		sbx__free(token);
 		token = reply.next_token && reply.next_token[0] ? reply.next_token : NULL;

@@ -185,6 +185,15 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
 /* Best effort, as root, not abortable (15 s): remove a staging file; a failure is logged. */
 void sbx__e2b_remove_staging(sbx__e2b_provider *p, const sbx_envd_target *t, const char *staging);
 
+/*
+ * One page of GET /v2/sandboxes with `query` (encoded, without "?"); on a
+ * control plane without that route, the legacy GET /sandboxes (running
+ * sandboxes only, one page, only the metadata part of `query` kept: `query`
+ * is cut). Filled as sbx__e2b_api_call() fills it.
+ */
+int sbx__e2b_list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *query, sbx_signal *sig,
+                       sbx_error *err);
+
 /* provider_info.c: sandbox/info.h. */
 int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
                   sbx_error *err);
