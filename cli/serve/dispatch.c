@@ -389,11 +389,17 @@ static void start_call(serve_server *s, serve_request *rq)
 		json_t *result = NULL;
 		pthread_mutex_lock(&s->mu);
 		size_t busy = s->ncalls;
+		bool procs = s->procs != NULL; /* their handles use the provider and the logger */
 		pthread_mutex_unlock(&s->mu);
 		if (busy)
 			serve_failf(&f, RPC_INVALID_REQUEST,
 			            "initialize while %zu call(s) are in flight: wait for them",
 			            busy);
+		else if (procs)
+			serve_failf(&f, RPC_INVALID_REQUEST,
+			            "initialize while background commands started here are not "
+			            "waited for: wait for or kill them first");
+		busy = busy || procs;
 		if (!busy && c->method->run(c, &c->args, &result, &f) == 0)
 			wire_send(&s->w, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", c->id,
 			                           "result", result));

@@ -163,6 +163,31 @@ class ProtocolTest(unittest.TestCase):
             self.assertEqual(c.exec(sid, "pgrep -f 'sleep 7[8]' || true").stdout, "")
             c.destroy(sid)
 
+    def test_initialize_is_refused_while_a_background_command_is_kept(self) -> None:
+        s = Serve()
+        s.initialize()
+        sid = s.call(1, "create", {"name": "proto-bg"})["result"]["id"]
+        pid = s.call(2, "exec", {"id": sid, "command": "sleep 79", "background": True})["result"]["pid"]
+        r = s.initialize()
+        self.assertEqual(r["error"]["code"], -32600)
+        self.assertIn("background commands", r["error"]["message"])
+        self.assertTrue(s.call(3, "kill_process", {"id": sid, "pid": pid})["result"]["ok"])
+        self.assertTrue(s.call(4, "wait", {"id": sid, "pid": pid})["result"]["aborted"])
+        self.assertTrue(s.initialize()["result"]["configured"])
+        s.call(5, "destroy", {"id": sid})
+        self.assertEqual(s.close(), 0)
+
+    def test_eof_kills_background_commands(self) -> None:
+        with Client(fake.config(), envd_url=fake.url) as c:
+            sid = c.create("proto-bg-eof")
+            s = Serve()
+            s.initialize()
+            s.call(1, "exec", {"id": sid, "command": "sleep 80", "background": True})
+            self.assertEqual(c.exec(sid, "pgrep -c -f '^sleep 8[0]' || true").stdout, "1\n")
+            self.assertEqual(s.close(), 0)
+            self.assertEqual(c.exec(sid, "pgrep -f '^sleep 8[0]' || true").stdout, "")
+            c.destroy(sid)
+
     def test_errors_carry_data_and_no_secret(self) -> None:
         s = Serve()
         cfg = {"apiKey": "e2b_very_secret", "template": "t", "apiUrl": "http://127.0.0.1:9"}
