@@ -3,6 +3,7 @@
 // with the tree killed, abort, kill_tagged isolation, /skills writes), 64
 // concurrent execs and a killed serve child recovered.
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { createE2BSandbox, SandboxError, SandboxGoneError } from '../src/index.js'
 import { LIMITS, config, serveChildren, setup, sh, sig, until } from './helpers.mjs'
@@ -204,6 +205,19 @@ describe('exec', () => {
     assert.ok(best < 50, `abort took ${times.map((t) => t.toFixed(1)).join(', ')} ms`)
   })
 
+  test('abort during a blocked readFile rejects with the reason promptly', async () => {
+    await sh(p, h, 'rm -f /tmp/ff; mkfifo /tmp/ff')
+    const ac = new AbortController()
+    const reason = new Error('enough')
+    const run = p.readFile(h, '/tmp/ff', { maxBytes: 10, signal: ac.signal })
+    await until(async () => (await sh(p, h, "pgrep -f 'head -c 11 -- /tmp/f[f]' || true")) !== '', 30000, 'the blocked read')
+    const t0 = performance.now()
+    ac.abort(reason)
+    await assert.rejects(run, (e) => e === reason)
+    assert.ok(performance.now() - t0 < 5000)
+    assert.equal(await sh(p, h, "pgrep -f 'head -c 11 -- /tmp/f[f]' || true"), '')
+  })
+
   test('an already aborted signal rejects with its reason before any request', async () => {
     const ac = new AbortController()
     const reason = new Error('stop now')
@@ -355,6 +369,35 @@ describe('the serve child', () => {
       await p.killAll(h, sig())
     } finally {
       q.close()
+    }
+  })
+
+  test('the child never outlives Node: a SIGKILLed Node leaves no child and no remote command', async () => {
+    const { spawn } = await import('node:child_process')
+    const { existsSync } = await import('node:fs')
+    const script = `
+      import { createE2BSandbox } from ${JSON.stringify(new URL('../src/index.js', import.meta.url).href)}
+      const p = createE2BSandbox(${JSON.stringify(config(env.url))}, {}, { envdUrl: ${JSON.stringify(env.url)} })
+      p.exec({ id: ${JSON.stringify(h.id)} }, { command: 'touch /tmp/orphan; sleep 96', timeoutMs: 60000, maxOutputBytes: 10, signal: AbortSignal.timeout(60000) })
+      setInterval(() => {}, 1000)`
+    const node = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' })
+    try {
+      await until(async () => (await p.stat(h, '/tmp/orphan', sig())) !== null, 30000, 'the orphan command')
+      const kids = () =>
+        readdirSync('/proc').filter((d) => {
+          try {
+            return /^\d+ \(sandbox-e2b\) \S+ (\d+)/.exec(readFileSync(`/proc/${d}/stat`, 'utf8'))?.[1] === String(node.pid)
+          } catch {
+            return false
+          }
+        })
+      const [kid] = kids()
+      assert.ok(kid, 'the serve child runs')
+      node.kill('SIGKILL')
+      await until(() => !existsSync(`/proc/${kid}`) || /\) Z /.test(readFileSync(`/proc/${kid}/stat`, 'utf8')), 30000, 'the serve child to exit')
+      assert.equal(await sh(p, h, "pgrep -f 'sleep 9[6]' || true"), '')
+    } finally {
+      node.kill('SIGKILL')
     }
   })
 
