@@ -387,8 +387,11 @@ static void start_call(serve_server *s, serve_request *rq)
 	}
 	if (strcmp(c->method->name, "initialize") == 0) {
 		json_t *result = NULL;
+		size_t busy = 0;
 		pthread_mutex_lock(&s->mu);
-		size_t busy = s->ncalls;
+		/* Calls still in the table: one that has answered no longer counts. */
+		for (serve_call *o = s->calls; o; o = o->next)
+			busy++;
 		bool procs = s->procs != NULL; /* their handles use the provider and the logger */
 		pthread_mutex_unlock(&s->mu);
 		if (busy)

@@ -182,8 +182,15 @@ class ProtocolTest(unittest.TestCase):
             sid = c.create("proto-bg-eof")
             s = Serve()
             s.initialize()
-            s.call(1, "exec", {"id": sid, "command": "sleep 80", "background": True})
-            self.assertEqual(c.exec(sid, "pgrep -c -f '^sleep 8[0]' || true").stdout, "1\n")
+            s.call(1, "exec", {"id": sid, "command": "touch /tmp/bg80; sleep 80", "background": True})
+            end = time.monotonic() + 30
+            while c.stat(sid, "/tmp/bg80") is None:
+                self.assertLess(time.monotonic(), end)
+                time.sleep(0.02)
+            end = time.monotonic() + 30
+            while c.exec(sid, "pgrep -c -f '^sleep 8[0]' || true").stdout != "1\n":
+                self.assertLess(time.monotonic(), end)
+                time.sleep(0.02)
             self.assertEqual(s.close(), 0)
             self.assertEqual(c.exec(sid, "pgrep -f '^sleep 8[0]' || true").stdout, "")
             c.destroy(sid)
