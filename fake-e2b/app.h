@@ -20,7 +20,8 @@ typedef struct fk_app {
 	const char *api_key; /* NULL: any key starting with e2b_ (--any-api-key, tests only) */
 	uint64_t max_upload; /* most bytes of one POST /files body */
 	int quiet;
-	int legacy_routes; /* serve only the pre-v2 control routes (an older self-hosted API) */
+	int legacy_routes;  /* serve only the pre-v2 control routes (an older self-hosted API) */
+	const char *domain; /* sandbox hosts are <port>-<id>.<domain>, the API api.<domain> */
 } fk_app;
 
 typedef struct fk_call {
@@ -28,7 +29,9 @@ typedef struct fk_call {
 	fk_app *app;
 	fk_fault fault;         /* kind FK_FAULT_NONE when no rule matched */
 	int route;              /* the router's classification */
-	const char *sandbox_id; /* envd: the addressed sandbox, borrowed from the request */
+	const char *sandbox_id; /* envd/proxy: the addressed sandbox (E2b-Sandbox-Id or Host) */
+	char host_id[64];       /* the sandbox id of a <port>-<id>.<domain> Host */
+	unsigned port;          /* that Host's port (49983: envd) */
 	char id[128];   /* the {id} of the path (control: the short sandbox id), "" when none */
 	fk_sandbox *sb; /* envd: the addressed running sandbox (a reference the router releases) */
 	char *user;     /* envd: the Basic username, NULL when none; owned */

@@ -3,7 +3,8 @@
  *
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
- *            [--max-upload-mb N] [--idle-timeout-s N] [--legacy-routes] [--quiet]
+ *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
+ *            [--legacy-routes] [--quiet]
  *
  * Flags are described in README.md "Command line".
  *
@@ -12,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,6 +30,7 @@
 #include "app.h"
 #include "clock.h"
 #include "router.h"
+#include "tls.h"
 
 static void usage(FILE *f)
 {
@@ -35,15 +38,16 @@ static void usage(FILE *f)
 	           "[--port-file FILE]\n"
 	           "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
 	           "[--allow-remote]\n"
-	           "                [--max-upload-mb N] [--idle-timeout-s N] [--legacy-routes] "
-	           "[--quiet]\n");
+	           "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
+	           "[--idle-timeout-s N]\n"
+	           "                [--legacy-routes] [--quiet]\n");
 }
 
 typedef struct cli_opts {
 	const char *host;
 	unsigned port;
-	const char *api_key, *api_key_file, *state_dir, *port_file;
-	int any_api_key, allow_remote, quiet, legacy_routes;
+	const char *api_key, *api_key_file, *state_dir, *port_file, *domain;
+	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	long max_upload_mb, idle_timeout_s;
 } cli_opts;
 
@@ -54,6 +58,8 @@ enum {
 	OPT_MAX_UPLOAD,
 	OPT_LEGACY_ROUTES,
 	OPT_IDLE_TIMEOUT,
+	OPT_TLS,
+	OPT_DOMAIN,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -81,6 +87,8 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
 	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"tls", no_argument, NULL, OPT_TLS},
+	    {"domain", required_argument, NULL, OPT_DOMAIN},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"help", no_argument, NULL, 'H'},
@@ -126,6 +134,12 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			    0)
 				return -1;
 			break;
+		case OPT_TLS:
+			o->tls = 1;
+			break;
+		case OPT_DOMAIN:
+			o->domain = optarg;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -147,6 +161,15 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	if (!!o->api_key + !!o->api_key_file + o->any_api_key > 1) {
 		fprintf(stderr,
 		        "fake-e2b: give only one of --api-key, --api-key-file, --any-api-key\n");
+		return -1;
+	}
+	if (o->tls && !o->state_dir) {
+		fprintf(stderr, "fake-e2b: --tls keeps its CA in --state-dir: give one\n");
+		return -1;
+	}
+	if (!*o->domain ||
+	    strspn(o->domain, "abcdefghijklmnopqrstuvwxyz0123456789.-") != strlen(o->domain)) {
+		fprintf(stderr, "fake-e2b: --domain must be a lower-case DNS name\n");
 		return -1;
 	}
 	if (o->api_key && (strlen(o->api_key) < 8 || strpbrk(o->api_key, "\r\n"))) {
@@ -239,7 +262,10 @@ static void raise_fd_limit(void)
 
 int main(int argc, char **argv)
 {
-	cli_opts o = {.host = "127.0.0.1", .max_upload_mb = 1024, .idle_timeout_s = 30};
+	cli_opts o = {.host = "127.0.0.1",
+	              .max_upload_mb = 1024,
+	              .idle_timeout_s = 30,
+	              .domain = "e2b.localhost"};
 	unsigned char seed[32];
 	char key[256] = "", key_path[4096] = "";
 	fk_app app = {0};
@@ -267,7 +293,15 @@ int main(int argc, char **argv)
 	app.quiet = o.quiet;
 	app.legacy_routes = o.legacy_routes;
 	app.max_upload = (uint64_t)o.max_upload_mb << 20;
+	app.domain = o.domain;
+	fk_tls_pem pem = {0};
+	char why[256];
+	if (o.tls && fk_tls_setup(o.state_dir, o.domain, &pem, why, sizeof(why)) < 0) {
+		fprintf(stderr, "fake-e2b: --tls: %s\n", why);
+		return 1;
+	}
 	raise_fd_limit();
+	curl_global_init(CURL_GLOBAL_DEFAULT); /* the port proxy's libcurl, before any thread */
 
 	/* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask. */
 	sigset_t stop;
@@ -309,15 +343,18 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	fk_http_hooks hooks = fk_router_hooks(&app);
-	fk_http_options ho = {
-	    .host = o.host, .port = o.port, .idle_ms = (unsigned)o.idle_timeout_s * 1000};
+	fk_http_options ho = {.host = o.host,
+	                      .port = o.port,
+	                      .idle_ms = (unsigned)o.idle_timeout_s * 1000,
+	                      .tls_cert = pem.cert,
+	                      .tls_key = pem.key};
 	if (fk_http_start(&http, &ho, &hooks, &port) < 0)
 		goto done;
 	if (o.port_file && write_port_file(o.port_file, port) < 0) {
 		fprintf(stderr, "fake-e2b: cannot write %s\n", o.port_file);
 		goto done;
 	}
-	printf("fake-e2b listening on http://%s:%u\n", o.host, port);
+	printf("fake-e2b listening on %s://%s:%u\n", o.tls ? "https" : "http", o.host, port);
 	fflush(stdout);
 
 	int sig = 0;
@@ -339,5 +376,7 @@ done:
 		fk_rt_free(app.rt);
 	if (key_path[0])
 		unlink(key_path);
+	fk_tls_pem_free(&pem);
+	curl_global_cleanup();
 	return status;
 }

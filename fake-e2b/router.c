@@ -1,7 +1,9 @@
 /*
- * fake-e2b/router.c: THE route table. A request goes to envd when it names a
- * sandbox (E2b-Sandbox-Id) or an envd path, to the admin API under /_fake/,
- * else to the control plane; then by (method, path pattern). The router
+ * fake-e2b/router.c: THE route table. A request whose Host is
+ * <port>-<id>.<domain> goes to that sandbox as E2B's proxy sends it (port
+ * 49983: envd; any other: the port proxy). Otherwise it goes to envd when it
+ * names a sandbox (E2b-Sandbox-Id) or an envd path, to the admin API under
+ * /_fake/, else to the control plane; then by (method, path pattern). The router
  * applies the matched fault rule at one point, runs envd's middleware (proxy
  * 502, access token, Basic user) and the control plane's (API key, sandbox
  * id), and opens and closes the request's log entry.
@@ -19,8 +21,11 @@
 #include "clock.h"
 #include "control.h"
 #include "envd.h"
+#include "proxy.h"
 
-enum surface { S_CONTROL, S_ENVD, S_ADMIN };
+enum surface { S_CONTROL, S_ENVD, S_ADMIN, S_PROXY };
+
+#define ENVD_PORT 49983
 
 typedef struct route {
 	const char *method;
@@ -132,9 +137,42 @@ static int path_has_prefix(const char *p, const char *prefix)
 	return strncmp(p, prefix, n) == 0 && (p[n] == '\0' || p[n] == '/' || p[n - 1] == '/');
 }
 
+/* Host "<port>-<id>.<domain>[:N]" as E2B's proxy reads it: 1 with c->host_id and c->port set;
+ * "api.<domain>" and any other host: 0. */
+static int host_route(fk_call *c)
+{
+	const char *host = fk_header(c->req, "Host"), *d = c->app->domain;
+	if (!host || !d || !*d)
+		return 0;
+	size_t hl = strcspn(host, ":"), dl = strlen(d);
+	if (hl <= dl + 1 || host[hl - dl - 1] != '.' || strncasecmp(host + hl - dl, d, dl) != 0)
+		return 0;
+	size_t ll = hl - dl - 1, digits = strspn(host, "0123456789");
+	if (digits == 0 || digits > 5 || digits >= ll || host[digits] != '-' ||
+	    ll - digits - 1 >= sizeof(c->host_id))
+		return 0;
+	unsigned long port = strtoul(host, NULL, 10);
+	if (port == 0 || port > 65535)
+		return 0;
+	for (size_t i = digits + 1; i < ll; i++) {
+		char ch = host[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+			return 0;
+	}
+	memcpy(c->host_id, host + digits + 1, ll - digits - 1);
+	c->host_id[ll - digits - 1] = '\0';
+	c->port = (unsigned)port;
+	return 1;
+}
+
 static enum surface classify(fk_call *c)
 {
 	const char *p = c->req->path;
+	if (host_route(c)) { /* E2B's proxy: the Host names the sandbox and the port */
+		if (!c->sandbox_id)
+			c->sandbox_id = c->host_id;
+		return c->port == ENVD_PORT ? S_ENVD : S_PROXY;
+	}
 	if (strncmp(p, "/_fake/", 7) == 0)
 		return S_ADMIN;
 	if (c->sandbox_id || path_has_prefix(p, "/process.Process/") ||
@@ -390,6 +428,8 @@ static enum MHD_Result on_route(void *cls, fk_req *r)
 		return admin_dispatch(c);
 	case S_ENVD:
 		return envd_dispatch(c);
+	case S_PROXY:
+		return fk_proxy_forward(c);
 	default:
 		return control_dispatch(c);
 	}

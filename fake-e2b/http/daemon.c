@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		}
 		k->fd = ci->connect_fd;
+		/* small Connect frames and replies go out at once (no Nagle delay) */
+		int one = 1;
+		setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		k->idle_since_ms = mono_ms();
 		pthread_mutex_lock(&h->lock);
 		k->next = h->conns;
@@ -250,15 +254,18 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 		return -1;
 	}
 	h->watchdog_started = 1;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	                 MHD_USE_AUTO | MHD_USE_ITC;
+	int tls = o->tls_cert && o->tls_key;
 	h->daemon = MHD_start_daemon(
-	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-	        MHD_USE_ITC,
-	    0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)4000, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_THREAD_STACK_SIZE,
-	    (size_t)(512 * 1024), MHD_OPTION_END);
+	    flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)0, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+	    tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,
+	    o->tls_key, MHD_OPTION_END);
 	if (!h->daemon) {
 		fprintf(stderr, "fake-e2b: cannot listen on %s:%u\n", o->host, o->port);
 		fk_http_stop(h);

@@ -57,6 +57,8 @@ typedef struct fk_http_options {
 	 * (a flood of half-open connections), after crowd_idle_ms. 0: defaults 30 s, 256, 500 ms.
 	 */
 	unsigned idle_ms, crowd, crowd_idle_ms;
+	/* HTTPS when both are set (PEM: the certificate chain and its key; see tls.h) */
+	const char *tls_cert, *tls_key;
 } fk_http_options;
 
 typedef struct fk_http fk_http;

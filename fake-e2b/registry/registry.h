@@ -42,8 +42,10 @@ typedef struct fk_sandbox {
 	enum fk_sb_state state;                /* lock */
 	int64_t started_ns, end_ns, paused_ns; /* lock */
 	int auto_pause, auto_pause_memory, auto_resume;
-	int paused_fs_only; /* lock: last pause without memory: resume cold-boots */
-	int secured;        /* envd requires the token (v2 always; legacy with secure:true) */
+	int paused_fs_only;  /* lock: last pause without memory: resume cold-boots */
+	int secured;         /* envd requires the token (v2 always; legacy with secure:true) */
+	int private_traffic; /* network.allowPublicTraffic:false: its ports need traffic_token */
+	char traffic_token[65];
 	int loopback_only;
 	json_t *metadata;        /* object */
 	json_t *network;         /* object or NULL */

@@ -157,11 +157,15 @@ static int new_id(char out[FK_ID_LEN + 1])
 	return 0;
 }
 
-static void make_token(const unsigned char seed[32], const char *id, char out[65])
+/* hex(HMAC-SHA256(seed, prefix + id)) */
+static void make_token(const unsigned char seed[32], const char *prefix, const char *id,
+                       char out[65])
 {
 	unsigned char mac[EVP_MAX_MD_SIZE];
+	char msg[128];
 	unsigned len = 0;
-	HMAC(EVP_sha256(), seed, 32, (const unsigned char *)id, strlen(id), mac, &len);
+	int n = snprintf(msg, sizeof(msg), "%s%s", prefix, id);
+	HMAC(EVP_sha256(), seed, 32, (const unsigned char *)msg, (size_t)n, mac, &len);
 	for (unsigned i = 0; i < len && i < 32; i++)
 		snprintf(out + 2 * i, 3, "%02x", mac[i]);
 	out[64] = '\0';
@@ -175,7 +179,8 @@ fk_sandbox *fk_sandbox_new(fk_registry *g)
 		return NULL;
 	}
 	pthread_mutex_init(&sb->op_lock, NULL);
-	make_token(g->seed, sb->id, sb->token);
+	make_token(g->seed, "", sb->id, sb->token);
+	make_token(g->seed, "traffic:", sb->id, sb->traffic_token);
 	sb->refs = 1;
 	return sb;
 }

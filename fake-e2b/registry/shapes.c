@@ -19,6 +19,8 @@ json_t *fk_sandbox_json(const fk_sandbox *sb, int with_token)
 	              "clientID", FK_CLIENT_ID, "envdVersion", FK_ENVD_VERSION);
 	if (j && with_token && sb->secured)
 		json_object_set_new(j, "envdAccessToken", json_string(sb->token));
+	if (j && sb->private_traffic)
+		json_object_set_new(j, "trafficAccessToken", json_string(sb->traffic_token));
 	return j;
 }
 

@@ -135,6 +135,17 @@ pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 	return -1;
 }
 
+int fk_box_connect(fk_rt *rt, const char *id, uint16_t port, int timeout_ms, int *fd_out,
+                   fk_err *err)
+{
+	(void)rt;
+	(void)id;
+	(void)port;
+	(void)timeout_ms;
+	*fd_out = -1;
+	return fail(err, FK_ENOTFOUND, "nothing listens in the fuzz runtime");
+}
+
 int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
                   fk_sub **sub_out, fk_err *err)
 {

@@ -76,6 +76,9 @@ const char *fk_control_validate_network(json_t *net)
 	json_t *allow = json_object_get(net, "allowOut"), *deny = json_object_get(net, "denyOut");
 	if ((allow && !json_is_array(allow)) || (deny && !json_is_array(deny)))
 		return "network.allowOut and network.denyOut must be arrays";
+	json_t *apt = json_object_get(net, "allowPublicTraffic");
+	if (apt && !json_is_boolean(apt))
+		return "network.allowPublicTraffic must be a boolean";
 	size_t i;
 	json_t *v;
 	int domains = 0;

@@ -59,6 +59,7 @@ static fk_sandbox *sandbox_from_body(fk_registry *g, json_t *body, int v2, long 
 	sb->auto_pause_memory = apm ? json_is_true(apm) : 1;
 	sb->auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
 	sb->loopback_only = fk_control_egress_none(aia, net);
+	sb->private_traffic = json_is_false(json_object_get(net, "allowPublicTraffic"));
 	sb->started_ns = fk_now_ns();
 	sb->end_ns = sb->started_ns + (int64_t)timeout * FK_NS;
 	if (!sb->template_id || !sb->metadata) {

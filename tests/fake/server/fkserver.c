@@ -6,7 +6,11 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 static long now_ms(void)
 {
@@ -88,6 +94,8 @@ int fks_start(fks *s, const char *bin, const char *const *flags)
 		                   &port) == 2) {
 			s->port = port;
 			snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u", scheme, port);
+			if (!strcmp(scheme, "https"))
+				snprintf(s->cafile, sizeof(s->cafile), "%s/ca.pem", sdir);
 			if (!s->key[0]) {
 				char kf[160];
 				snprintf(kf, sizeof(kf), "%s.api-key", portfile);
@@ -162,13 +170,24 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 	return len;
 }
 
-fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
-             const void *body, size_t blen)
+static fkr *request(fks *s, const char *host, const char *method, const char *path,
+                    const char *const *headers, const void *body, size_t blen)
 {
 	fkr *r = calloc(1, sizeof(*r));
 	CURL *c = curl_easy_init();
-	char url[2048];
-	snprintf(url, sizeof(url), "%s%s", s->url, path);
+	char url[2048], resolve[512];
+	struct curl_slist *res = NULL;
+	if (host) {
+		snprintf(url, sizeof(url), "%s://%s:%u%s", s->cafile[0] ? "https" : "http", host,
+		         s->port, path);
+		snprintf(resolve, sizeof(resolve), "%s:%u:127.0.0.1", host, s->port);
+		res = curl_slist_append(NULL, resolve);
+		curl_easy_setopt(c, CURLOPT_RESOLVE, res);
+	} else {
+		snprintf(url, sizeof(url), "%s%s", s->url, path);
+	}
+	if (s->cafile[0])
+		curl_easy_setopt(c, CURLOPT_CAINFO, s->cafile);
 	struct curl_slist *h = curl_slist_append(NULL, "Expect:");
 	for (const char *const *p = headers; p && *p; p++)
 		h = curl_slist_append(h, *p);
@@ -190,10 +209,23 @@ fkr *fks_req(fks *s, const char *method, const char *path, const char *const *he
 	r->curl_rc = (int)curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(h);
+	curl_slist_free_all(res);
 	curl_easy_cleanup(c);
 	if (r->body)
 		r->json = json_loadb(r->body, r->len, JSON_DECODE_ANY, NULL);
 	return r;
+}
+
+fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
+             const void *body, size_t blen)
+{
+	return request(s, NULL, method, path, headers, body, blen);
+}
+
+fkr *fks_req_host(fks *s, const char *host, const char *method, const char *path,
+                  const char *const *headers, const void *body, size_t blen)
+{
+	return request(s, host, method, path, headers, body, blen);
 }
 
 void fkr_free(fkr *r)
@@ -220,4 +252,60 @@ const char *fkr_header(const fkr *r, const char *name, char *buf, size_t cap)
 		}
 	}
 	return NULL;
+}
+
+void fks_box_create(fks *s, const char *key, const char *body, fks_box *b)
+{
+	char hk[256];
+	snprintf(hk, sizeof(hk), "X-API-Key: %s", key);
+	const char *h[] = {hk, "Content-Type: application/json", NULL};
+	if (!body)
+		body = "{\"templateID\":\"base\"}";
+	fkr *r = fks_req(s, "POST", "/v2/sandboxes", h, body, strlen(body));
+	assert_int_equal(r->status, 201);
+	memset(b, 0, sizeof(*b));
+	snprintf(b->id, sizeof(b->id), "%s",
+	         json_string_value(json_object_get(r->json, "sandboxID")));
+	snprintf(b->token, sizeof(b->token), "%s",
+	         json_string_value(json_object_get(r->json, "envdAccessToken")));
+	json_t *t = json_object_get(r->json, "trafficAccessToken");
+	if (json_is_string(t))
+		snprintf(b->traffic, sizeof(b->traffic), "%s", json_string_value(t));
+	snprintf(b->hid, sizeof(b->hid), "E2b-Sandbox-Id: %s", b->id);
+	snprintf(b->htok, sizeof(b->htok), "X-Access-Token: %s", b->token);
+	fkr_free(r);
+}
+
+void fks_box_delete(fks *s, const char *key, fks_box *b)
+{
+	char path[128], hk[256];
+	snprintf(hk, sizeof(hk), "X-API-Key: %s", key);
+	const char *h[] = {hk, NULL};
+	snprintf(path, sizeof(path), "/sandboxes/%s", b->id);
+	fkr *r = fks_req(s, "DELETE", path, h, NULL, 0);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+}
+
+void fks_box_sh(fks *s, fks_box *b, const char *line)
+{
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n = strlen(js);
+	unsigned char *env = malloc(n + 5);
+	env[0] = 0;
+	env[1] = (unsigned char)(n >> 24);
+	env[2] = (unsigned char)(n >> 16);
+	env[3] = (unsigned char)(n >> 8);
+	env[4] = (unsigned char)n;
+	memcpy(env + 5, js, n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
+	assert_int_equal(r->status, 200);
+	assert_non_null(memmem(r->body, r->len, "exit status 0", 13));
+	fkr_free(r);
+	free(env);
+	free(js);
+	json_decref(m);
 }

@@ -14,9 +14,10 @@ typedef struct fks {
 	char dir[64];  /* a private temp dir: port file, state, output */
 	char url[256]; /* http(s)://127.0.0.1:PORT */
 	unsigned port;
-	char key[128];   /* the API key in use (given or read from the key file) */
-	char out[8192];  /* the server's stdout+stderr when it failed to start */
-	int exit_status; /* after fks_stop / a failed start: waitpid status */
+	char key[128];    /* the API key in use (given or read from the key file) */
+	char out[8192];   /* the server's stdout+stderr when it failed to start */
+	int exit_status;  /* after fks_stop / a failed start: waitpid status */
+	char cafile[160]; /* --tls: <state>/ca.pem, trusted by every request */
 } fks;
 
 /* Start `bin` with the flags (NULL-terminated) plus --port 0 --port-file --state-dir.
@@ -37,8 +38,23 @@ typedef struct fkr {
 /* One request. headers: NULL-terminated "Name: value" lines (the API key is NOT added). */
 fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
              const void *body, size_t blen);
+/* The same to https?://<host>:PORT<path>, <host> resolved to 127.0.0.1 (CURLOPT_RESOLVE). */
+fkr *fks_req_host(fks *s, const char *host, const char *method, const char *path,
+                  const char *const *headers, const void *body, size_t blen);
 void fkr_free(fkr *r);
 /* The value of a response header (case-insensitive name), copied into buf; NULL if absent. */
 const char *fkr_header(const fkr *r, const char *name, char *buf, size_t cap);
+
+/* A sandbox made through the control plane, with the headers envd wants. */
+typedef struct fks_box {
+	char id[64], token[128], traffic[128];
+	char hid[128], htok[200];
+} fks_box;
+/* POST /v2/sandboxes with `body` (NULL: {"templateID":"base"}); asserts 201. */
+void fks_box_create(fks *s, const char *key, const char *body, fks_box *b);
+void fks_box_delete(fks *s, const char *key, fks_box *b);
+/* Run `sh -c line` as root through process.Process/Start (E2b-Sandbox-Id routing); asserts
+ * that it exited 0. */
+void fks_box_sh(fks *s, fks_box *b, const char *line);
 
 #endif

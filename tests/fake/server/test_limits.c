@@ -58,60 +58,6 @@ static int down(void **state)
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-typedef struct box {
-	char id[64], token[128];
-	char hid[128], htok[200];
-} box;
-
-static void box_create(fks *s, box *b)
-{
-	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
-	const char *body = "{\"templateID\":\"base\"}";
-	fkr *r = fks_req(s, "POST", "/v2/sandboxes", h, body, strlen(body));
-	assert_int_equal(r->status, 201);
-	snprintf(b->id, sizeof(b->id), "%s",
-	         json_string_value(json_object_get(r->json, "sandboxID")));
-	snprintf(b->token, sizeof(b->token), "%s",
-	         json_string_value(json_object_get(r->json, "envdAccessToken")));
-	snprintf(b->hid, sizeof(b->hid), "E2b-Sandbox-Id: %s", b->id);
-	snprintf(b->htok, sizeof(b->htok), "X-Access-Token: %s", b->token);
-	fkr_free(r);
-}
-
-static void box_delete(fks *s, box *b)
-{
-	char path[128];
-	const char *h[] = {"X-API-Key: " KEY, NULL};
-	snprintf(path, sizeof(path), "/sandboxes/%s", b->id);
-	fkr *r = fks_req(s, "DELETE", path, h, NULL, 0);
-	assert_int_equal(r->status, 204);
-	fkr_free(r);
-}
-
-/* Run `sh -c line` as root through process.Process/Start; returns when it ended. */
-static void box_sh(fks *s, box *b, const char *line)
-{
-	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
-	char *js = json_dumps(m, JSON_COMPACT);
-	size_t n = strlen(js);
-	unsigned char *env = malloc(n + 5);
-	env[0] = 0;
-	env[1] = (unsigned char)(n >> 24);
-	env[2] = (unsigned char)(n >> 16);
-	env[3] = (unsigned char)(n >> 8);
-	env[4] = (unsigned char)n;
-	memcpy(env + 5, js, n);
-	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
-	                   "Authorization: Basic cm9vdDo=", NULL};
-	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
-	assert_int_equal(r->status, 200);
-	assert_non_null(memmem(r->body, r->len, "exit status 0", 13));
-	fkr_free(r);
-	free(env);
-	free(js);
-	json_decref(m);
-}
-
 static int tcp_connect(unsigned port, int nonblock)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
@@ -222,8 +168,8 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 static void test_limits__upload_over_the_cap_is_413(void **state)
 {
 	(void)state;
-	box b;
-	box_create(&g_srv, &b);
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
 	size_t big = (1u << 20) + 4096, small = 512 * 1024;
 	char *data = calloc(1, big);
 	const char *h[] = {b.hid, b.htok, "Content-Type: application/octet-stream", NULL};
@@ -235,14 +181,14 @@ static void test_limits__upload_over_the_cap_is_413(void **state)
 	assert_int_equal(r->status, 200);
 	fkr_free(r);
 	free(data);
-	box_delete(&g_srv, &b);
+	fks_box_delete(&g_srv, KEY, &b);
 }
 
 static void test_limits__nul_in_path_is_400(void **state)
 {
 	(void)state;
-	box b;
-	box_create(&g_srv, &b);
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
 	const char *h[] = {b.hid, b.htok, NULL};
 	fkr *r = fks_req(&g_srv, "GET", "/files?path=/etc/hostname%00.txt", h, NULL, 0);
 	assert_int_equal(r->status, 400);
@@ -255,10 +201,10 @@ static void test_limits__nul_in_path_is_400(void **state)
 	r = fks_req(&g_srv, "GET", "/files?path=/tmp/a&username=ro%00ot", h, NULL, 0);
 	assert_int_equal(r->status, 400);
 	fkr_free(r);
-	box_delete(&g_srv, &b);
+	fks_box_delete(&g_srv, KEY, &b);
 }
 
-static void upload_then_disposition(box *b, const char *qpath, const char *want)
+static void upload_then_disposition(fks_box *b, const char *qpath, const char *want)
 {
 	char path[256], buf[512];
 	const char *hp[] = {b->hid, b->htok, "Content-Type: application/octet-stream", NULL};
@@ -277,21 +223,21 @@ static void upload_then_disposition(box *b, const char *qpath, const char *want)
 static void test_limits__content_disposition_quotes_the_name(void **state)
 {
 	(void)state;
-	box b;
-	box_create(&g_srv, &b);
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
 	upload_then_disposition(&b, "/tmp/report.txt", "inline; filename=report.txt");
 	upload_then_disposition(&b, "/tmp/a%22b%5C.txt", "inline; filename=\"a\\\"b\\\\.txt\"");
 	upload_then_disposition(&b, "/tmp/x%3By.txt", "inline; filename=\"x;y.txt\"");
 	upload_then_disposition(&b, "/tmp/caf%C3%A9.txt", "inline; filename*=utf-8''caf%C3%A9.txt");
-	box_delete(&g_srv, &b);
+	fks_box_delete(&g_srv, KEY, &b);
 }
 
 static void test_limits__symlink_loop_is_not_found(void **state)
 {
 	(void)state;
-	box b;
-	box_create(&g_srv, &b);
-	box_sh(&g_srv, &b, "cd /tmp && ln -s loop loop");
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
+	fks_box_sh(&g_srv, &b, "cd /tmp && ln -s loop loop");
 	const char *h[] = {b.hid, b.htok, "Content-Type: application/json", NULL};
 	const char *body = "{\"path\":\"/tmp/loop/x\"}";
 	fkr *r = fks_req(&g_srv, "POST", "/filesystem.Filesystem/Stat", h, body, strlen(body));
@@ -305,14 +251,14 @@ static void test_limits__symlink_loop_is_not_found(void **state)
 	r = fks_req(&g_srv, "GET", "/files?path=/tmp/loop/x", h, NULL, 0);
 	assert_int_equal(r->status, 404);
 	fkr_free(r);
-	box_delete(&g_srv, &b);
+	fks_box_delete(&g_srv, KEY, &b);
 }
 
 static void test_limits__health_without_token_hides_whether_a_sandbox_exists(void **state)
 {
 	(void)state;
-	box b;
-	box_create(&g_srv, &b);
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
 	const char *known[] = {b.hid, NULL};
 	const char *unknown[] = {"E2b-Sandbox-Id: izzzzzzzzzzzzzzzzzzzz", NULL};
 	const char *wrong[] = {b.hid, "X-Access-Token: nope", NULL};
@@ -332,7 +278,7 @@ static void test_limits__health_without_token_hides_whether_a_sandbox_exists(voi
 	fkr_free(r2);
 	fkr_free(r3);
 	fkr_free(r4);
-	box_delete(&g_srv, &b);
+	fks_box_delete(&g_srv, KEY, &b);
 }
 
 int main(int argc, char **argv)
