@@ -453,6 +453,26 @@ test_exec() { # ID
 	expect_eq "exec --background --json has the id" "$(jq_out id)" "$id"
 	run wait "$id" "$(jq_out pid)" --json
 	expect_eq "wait --json exit_code" "$(jq_out exit_code)" "0"
+	# wait streams what the command prints from the attach on, within --max-output-bytes:
+	# the command says "ready" until a file exists, then prints far past the budget; the
+	# test makes the file only after wait has shown a line (so wait is attached)
+	run exec --background "$id" 'while [ ! -e /workspace/wait-go ]; do echo ready; sleep 0.05; done; seq 1 10000'
+	bpid=$(cat "$tmp/out")
+	rm -f "$tmp/wlive"
+	mkfifo "$tmp/wlive"
+	"$cli" wait "$id" "$bpid" --max-output-bytes 100 >"$tmp/wlive" 2>"$tmp/wait.err" &
+	wp=$!
+	exec 3<"$tmp/wlive"
+	if read -r -t 60 first <&3; then ok "wait prints output as it arrives"; else no "wait prints output as it arrives"; fi
+	expect_eq "wait: the first line" "$first" "ready"
+	"$cli" exec "$id" 'touch /workspace/wait-go' >/dev/null 2>&1
+	cat <&3 >"$tmp/wrest"
+	exec 3<&-
+	wait "$wp"
+	expect_eq "wait exits 0 when the command does" "$?" "0"
+	local wbytes=$(( ${#first} + 1 + $(wc -c <"$tmp/wrest") ))
+	if [ "$wbytes" -eq 100 ]; then ok "wait --max-output-bytes 100: exactly 100 bytes"; else no "wait --max-output-bytes caps the output" "$wbytes bytes"; fi
+	expect_grep "wait says the output was truncated" "output truncated (raise --max-output-bytes)" "$tmp/wait.err"
 	run exec --background "$id" 'sleep 300'
 	bpid=$(cat "$tmp/out")
 	run kill "$id" "$bpid"
