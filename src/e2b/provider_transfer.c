@@ -27,6 +27,7 @@
 #define TRANSFER_DEADLINE_MS 600000                    /* one upload or download, by default */
 #define CLEANUP_TIMEOUT_MS   15000                     /* removing a staging file */
 #define MAX_WANT             ((uint64_t)INT64_MAX - 1) /* head -c takes an intmax_t */
+#define REPLAY_MAX           (4u << 20) /* source bytes kept to resend a refused upload */
 
 static bool exited_with(const sbx__file_op *r, int code)
 {
@@ -148,9 +149,17 @@ int sbx__e2b_read_stream(void *impl, sbx_read_result *out, const char *id, const
 typedef struct source_state {
 	sbx_input_fn fn;
 	void *payload;
-	uint64_t consumed;
 	int rc;        /* the source's non-zero return */
 	bool overlong; /* it claimed more bytes than the buffer holds */
+	/*
+	 * The first bytes taken from the source, kept so that an upload refused
+	 * because the sandbox was paused behind our back can be sent again after
+	 * a connect; past REPLAY_MAX bytes they are dropped (no second try).
+	 */
+	sbx_buf replay;
+	size_t replay_pos; /* while replaying: the next byte of replay to send */
+	bool replaying;
+	bool replay_lost;
 } source_state;
 
 static size_t pull(unsigned char *buf, size_t cap, void *payload)
@@ -158,13 +167,27 @@ static size_t pull(unsigned char *buf, size_t cap, void *payload)
 	source_state *s = payload;
 	size_t n = 0;
 
+	if (s->replaying) {
+		n = s->replay.len - s->replay_pos;
+		if (n > cap)
+			n = cap;
+		if (n > 0) {
+			memcpy(buf, s->replay.ptr + s->replay_pos, n);
+			s->replay_pos += n;
+			return n;
+		}
+		s->replaying = false;
+	}
 	if ((s->rc = s->fn(&n, buf, cap, s->payload)) != 0)
 		return SIZE_MAX;
 	if (n > cap) {
 		s->overlong = true;
 		return SIZE_MAX;
 	}
-	s->consumed += n;
+	if (!s->replay_lost && n > 0 && sbx_buf_put(&s->replay, buf, n) < 0) {
+		s->replay_lost = true; /* too much (or no memory) to send again: free it */
+		sbx_buf_dispose(&s->replay);
+	}
 	return n;
 }
 
@@ -183,7 +206,7 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 	    "-c", is_skills_path(path) ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
 	    "capybara-write", path, staging};
 	uint64_t ms = opts->timeout_ms ? opts->timeout_ms : 120000;
-	source_state s = {source, payload, 0, 0, false};
+	source_state s = {source, payload, 0, false, SBX_BUF_INIT(REPLAY_MAX), 0, false, false};
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
 	sbx_error local;
@@ -204,12 +227,13 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 		                                                     ? opts->transfer_timeout_ms
 		                                                     : TRANSFER_DEADLINE_MS),
 		                                sig, &local);
-		/* a sandbox paused behind our back refused the upload: again, if nothing was taken
-		 */
-		if (!cached || retried || s.consumed > 0 || s.rc ||
+		/* a sandbox paused behind our back refused the upload: connect, send it again */
+		if (!cached || retried || s.rc || s.overlong || s.replay_lost ||
 		    !sbx__e2b_not_running(error, &local))
 			break;
 		retried = true;
+		s.replaying = true;
+		s.replay_pos = 0;
 		staged = false;
 		sbx__e2b_attach_forget(p, id);
 		sbx__envd_target_dispose(&t);
@@ -241,6 +265,7 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 	}
 	staged = false; /* the script removed it */
 done:
+	sbx_buf_dispose(&s.replay);
 	if (staged && error < 0)
 		sbx__e2b_remove_staging(p, &t, staging);
 	sbx__e2b_file_op_dispose(&r);

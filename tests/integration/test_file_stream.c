@@ -80,7 +80,7 @@ static void hex_digest(EVP_MD_CTX *md, char out[65])
 
 static void sample_rss(long *peak, uint64_t total, uint64_t n)
 {
-	if ((total >> 23) != ((total + n) >> 23)) { /* every 8 MiB */
+	if ((total >> 20) != ((total + n) >> 20)) { /* every MiB */
 		long r = rss_kib();
 		if (r > *peak)
 			*peak = r;
@@ -585,6 +585,38 @@ static void test_write__failed_step_removes_staging(void **state)
 	free(staging);
 }
 
+/* A sandbox paused behind the provider's back: the streamed calls resume it (issue 13's cache). */
+static void test_stream__paused_behind_our_back(void **state)
+{
+	h_ctx *h = *state;
+	sbx_error err = {0};
+	char path[128], want[65], got[65];
+	long st = 0;
+	gen g;
+	hsink s;
+	sbx_read_result rr;
+
+	for (int round = 0; round < 2; round++) {
+		snprintf(path, sizeof(path), "/sandboxes/%s/pause", g_id);
+		json_decref(h_http(h, "POST", path, "{}", &st, NULL));
+		assert_int_equal(st, 204);
+		gen_init(&g, round == 0 ? 3 : 3u << 20);
+		int rc = sbx_sandbox_write_file_from(h->p, g_id, "/workspace/paused.bin",
+		                                     gen_source, &g, NULL, NULL, &err);
+		if (rc != 0)
+			fail_msg("write after a pause: %s", err.message);
+		hex_digest(g.md, want);
+		json_decref(h_http(h, "POST", path, "{}", &st, NULL));
+		assert_int_equal(st, 204);
+		hsink_init(&s);
+		assert_int_equal(sbx_sandbox_read_file_to(&rr, h->p, g_id, "/workspace/paused.bin",
+		                                          hash_sink, &s, NULL, NULL, &err),
+		                 0);
+		hex_digest(s.md, got);
+		assert_string_equal(got, want);
+	}
+}
+
 static void test_stream__bad_arguments_send_nothing(void **state)
 {
 	h_ctx *h = *state;
@@ -626,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_stream__fifo_timeout_leaves_nothing),
 	    cmocka_unit_test(test_stream__fifo_abort_leaves_nothing),
 	    cmocka_unit_test(test_write__failed_step_removes_staging),
+	    cmocka_unit_test(test_stream__paused_behind_our_back),
 	    cmocka_unit_test(test_stream__bad_arguments_send_nothing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
