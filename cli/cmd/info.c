@@ -16,7 +16,8 @@ static int info_run(cli *c, const cli_args *a)
 	if ((rc = sbx_sandbox_get_info(&info, c->prov, a->pos[0], c->sig, &err)) < 0) {
 		if (rc != SBX_EGONE)
 			return cli_fail(c, rc, &err);
-		cli_fail(c, rc, &err);
+		cli_fail_hint(c, rc, &err,
+		              "no sandbox with that id; list them with 'sandbox-e2b list'");
 		return CLI_EXIT_NOTFOUND;
 	}
 	o = cli_shape_sandbox_info(info);

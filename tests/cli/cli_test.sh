@@ -720,6 +720,7 @@ test_commands() {
 	expect_rc "destroy exits 0" 0
 	run info "$id"
 	expect_rc "info of a destroyed sandbox exits 3" 3
+	expect_grep "info of a destroyed sandbox: hint" "no sandbox with that id; list them with 'sandbox-e2b list'" "$tmp/err"
 	run resume "$id" --json
 	expect_rc "resume after destroy exits 3" 3
 	expect_eq "resume --json gone" "$(jq_out status)" "gone"
