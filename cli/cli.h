@@ -24,6 +24,7 @@
 #define CLI_EXIT_TIMEOUT  124 /* exec: the command hit --timeout-ms */
 #define CLI_EXIT_NOCODE   125 /* exec: killed by a signal with no known number */
 #define CLI_EXIT_ABORTED  130 /* Ctrl-C (128 + SIGINT); SIGTERM gives 143 */
+#define CLI_EXIT_PIPE     141 /* stdout closed by its reader (128 + SIGPIPE), said nowhere */
 
 /* State shared by every subcommand: the global options and lazily made objects. */
 typedef struct cli {

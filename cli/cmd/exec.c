@@ -6,6 +6,7 @@
 #include "shapes.h"
 #include "stream.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,8 @@ static int exec_fail(cli *c, int rc, const sbx_error *err, const exec_state *s,
 		return rc;
 	}
 
+	if (rc == SBX_EUSER && st->write_errno == EPIPE)
+		return CLI_EXIT_PIPE; /* e.g. `| head`: the reader has all it wanted */
 	if (rc == SBX_EUSER && st->write_errno) {
 		fprintf(stderr,
 		        "%s exec: cannot write the output: %s; the command was killed (check the "

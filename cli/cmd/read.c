@@ -87,6 +87,10 @@ static int read_run(cli *c, const cli_args *a)
 		return rc;
 	rc = sbx_sandbox_read_file_to(&rr, c->prov, a->pos[0], a->pos[1], sink, &s, &fo, c->sig,
 	                              &err);
+	if (rc == SBX_EUSER && s.write_errno == EPIPE) {
+		rc = CLI_EXIT_PIPE; /* e.g. `| head`: the reader has all it wanted */
+		goto done;
+	}
 	if (rc == SBX_EUSER && s.write_errno) {
 		fprintf(
 		    stderr,

@@ -7,6 +7,7 @@
 #include "shapes.h"
 #include "stream.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,8 +66,15 @@ static int wait_run(cli *c, const cli_args *a)
 	}
 	if (rc < 0) {
 		sbx_exec_result_free(&r);
-		if (rc == SBX_EUSER && st.write_errno)
-			fprintf(stderr, "%s wait: cannot write the output\n", c->prog);
+		if (rc == SBX_EUSER && st.write_errno == EPIPE)
+			return CLI_EXIT_PIPE; /* e.g. `| head` */
+		if (rc == SBX_EUSER && st.write_errno) {
+			char ebuf[128];
+			fprintf(stderr,
+			        "%s wait: cannot write the output: %s; the command was killed\n",
+			        c->prog, cli_strerror(st.write_errno, ebuf, sizeof(ebuf)));
+			return CLI_EXIT_ERROR;
+		}
 		return cli_fail(c, rc, &err);
 	}
 	if (c->json)

@@ -382,6 +382,14 @@ test_exec() { # ID
 	exec 3<&-
 	wait "$lp"
 	expect_eq "live output: exit 0" "$?" "0"
+	# A reader that closes the pipe (| head): exit 141 as SIGPIPE would, nothing said,
+	# and the command is killed
+	"$cli" exec "$id" 'yes' 2>"$tmp/err" | head -1 >"$tmp/out"
+	expect_eq "exec | head: exit 141" "${PIPESTATUS[0]}" "141"
+	expect_eq "exec | head: the line" "$(cat "$tmp/out")" "y"
+	expect_eq "exec | head: nothing on stderr" "$(cat "$tmp/err")" ""
+	run exec "$id" 'pgrep -x yes || echo none'
+	expect_eq "exec | head: the command was killed" "$(cat "$tmp/out")" "none"
 	# stderr goes to stderr as it arrives too (same mechanism), stdout stays clean
 	run exec "$id" 'echo to-out; echo to-err >&2'
 	expect_eq "live stdout only on stdout" "$(cat "$tmp/out")" "to-out"
@@ -589,11 +597,15 @@ test_files() { # ID
 	expect_eq "write 20 MiB from a pipe: bytes" "$(jq_out bytes)" "$((20 << 20))"
 	run exec "$id" 'sha256sum /workspace/big2.bin | cut -d" " -f1'
 	expect_eq "write from a pipe: the bytes arrived" "$(cat "$tmp/out")" "$(sha256sum <"$tmp/big" | cut -d' ' -f1)"
-	run exec "$id" 'rm -f /workspace/big.bin /workspace/big2.bin /workspace/small.bin'
 	rm -f "$tmp/big" "$tmp/maxrss.out"
 	run write "$id" /workspace/x "$tmp/does-not-exist"
 	expect_rc "write from a missing file exits 2" 2
 	expect_grep "write from a missing file says why" "cannot read '$tmp/does-not-exist': No such file or directory" "$tmp/err"
+
+	"$cli" read "$id" /workspace/big2.bin 2>"$tmp/err" | head -c 10 >/dev/null
+	expect_eq "read | head: exit 141" "${PIPESTATUS[0]}" "141"
+	expect_eq "read | head: nothing on stderr" "$(cat "$tmp/err")" ""
+	run exec "$id" 'rm -f /workspace/big.bin /workspace/big2.bin /workspace/small.bin'
 
 	run read "$id" /workspace/nope.txt
 	expect_rc "read missing exits 3" 3
