@@ -63,6 +63,7 @@ static void test_malformed__stream_garbage_is_protocol_error(void **state)
 	assert_int_equal(rc, SBX_EPROTOCOL);
 	assert_int_equal(err.code, SBX_EPROTOCOL);
 	assert_true(took < 20000);
+	sbx_exec_result_free(&r); /* SBX_EPROTOCOL after start: the output so far is ours */
 	still_works(h);
 }
 
@@ -75,6 +76,7 @@ static void test_malformed__stream_oversize_fails_without_allocating(void **stat
 	int rc = exec_with_fault(h, "stream_oversize", 30000, &r, &err, &took);
 	assert_true(rc == SBX_ETOOLARGE || rc == SBX_EPROTOCOL);
 	assert_true(took < 20000);
+	sbx_exec_result_free(&r);
 	still_works(h);
 }
 
@@ -88,6 +90,9 @@ static void test_malformed__stream_no_end_is_protocol_error(void **state)
 	/* seed: "E2B process stream ended without an end-of-stream message" */
 	assert_int_equal(rc, SBX_EPROTOCOL);
 	assert_true(took < 20000);
+	/* the output so far stays with the caller (docs/exec.md), who frees it */
+	assert_string_equal((char *)r.stdout_data, "hi\nbye\n");
+	sbx_exec_result_free(&r);
 	still_works(h);
 }
 

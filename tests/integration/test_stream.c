@@ -309,6 +309,7 @@ static void test_stream__stdin_through_cat_while_output_flows(void **state)
 	/* no stdin given: EOF at once, as before */
 	o.stdin_data = NULL;
 	o.stdin_len = 0;
+	o.on_output = NULL;
 	assert_int_equal(h_exec_opts(h, &r, g_id, "wc -c", &o, NULL, &err), 0);
 	assert_string_equal((char *)r.stdout_data, "0\n");
 	sbx_exec_result_free(&r);
