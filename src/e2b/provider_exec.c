@@ -242,7 +242,8 @@ static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const r
 		kill_pid(p, t, r);
 		return true;
 	}
-	/* data arriving meanwhile is still collected, and handed to the callback (chunks = result) */
+	/* data arriving meanwhile is still collected, and handed to the callback (chunks = result)
+	 */
 	while ((error = sbx__envd_stream_wait(s, grace, NULL, NULL)) == SBX_HTTP_YIELD)
 		;
 	wedged = error == SBX_ETIMEOUT;
