@@ -315,6 +315,7 @@ static void call_free(serve_call *c)
 	serve_args_free(&c->args);
 	json_decref(c->id);
 	json_decref(c->params);
+	json_decref(c->msg);
 	sbx_signal_free(c->sig);
 	free(c);
 }
@@ -377,8 +378,14 @@ static void start_call(serve_server *s, serve_request *rq)
 		return;
 	}
 	c->srv = s;
-	c->id = json_incref(rq->id);
-	c->params = json_incref(rq->params);
+	/*
+	 * The call takes the request's JSON whole (jansson's reference counts are
+	 * not atomic): from here only the call's own threads touch it.
+	 */
+	c->msg = rq->msg;
+	c->id = rq->id;
+	c->params = rq->params;
+	rq->msg = rq->id = rq->params = NULL;
 	c->method = rq->method;
 	if (c->method->parse(c->params, &c->args, &f) < 0) {
 		wire_send(&s->w, response_error(c->id, serve_error_object(&f)));

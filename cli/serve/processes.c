@@ -49,7 +49,12 @@ int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_e
 		return SBX_ENOMEM;
 	}
 	p->srv = c->srv;
-	p->rq_id = json_incref(c->id);
+	/* A copy of its own: the handle's reader thread uses it after the call is gone. */
+	if (!(p->rq_id = json_deep_copy(c->id))) {
+		free(p->id);
+		free(p);
+		return SBX_ENOMEM;
+	}
 	o.cwd = a->cwd;
 	o.env = a->env;
 	o.env_count = a->nenv;

@@ -155,7 +155,8 @@ typedef struct serve_server serve_server;
 
 typedef struct serve_call {
 	serve_server *srv;
-	json_t *id; /* the request id (a reference) */
+	json_t *msg; /* the whole request, owned by the call (its threads alone touch it) */
+	json_t *id;  /* the request id (a reference) */
 	json_t *params;
 	const serve_method *method;
 	serve_args args;
