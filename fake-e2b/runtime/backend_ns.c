@@ -440,6 +440,10 @@ static int init_main(void *arg)
 		memset(a->argv_area, 0, a->argv_len);
 		memcpy(a->argv_area, "fk-init", a->argv_len > 8 ? 8 : a->argv_len - 1);
 	}
+	/* the memory cgroup's OOM killer should pick a process inside, not PID 1 (its death would
+	 * end the whole box); lowering the score needs CAP_SYS_RESOURCE, which the server may lack:
+	 * best effort (PID 1's own memory is tiny, so it is rarely the pick anyway) */
+	fk_lx_write_str("/proc/self/oom_score_adj", "-1000");
 	prctl(PR_SET_DUMPABLE, 0);
 	/* PID 1 only reaps from now on: no capabilities, the boxes' system call filter */
 	if (a->seccomp && fk_lx_seccomp_install(a->seccomp) < 0)
