@@ -64,7 +64,7 @@ SBX_EXTERN void sbx_e2b_config_free(sbx_e2b_config *cfg);
  */
 SBX_EXTERN int sbx_e2b_config_to_json(char **out, const sbx_e2b_config *cfg, sbx_error *err);
 
-#define SBX_E2B_OPTIONS_VERSION 1
+#define SBX_E2B_OPTIONS_VERSION 2
 
 /** Options of sbx_e2b_provider_new(). Initialise with SBX_E2B_OPTIONS_INIT. */
 typedef struct sbx_e2b_options {
@@ -77,10 +77,24 @@ typedef struct sbx_e2b_options {
 	 */
 	const char *envd_url;
 	sbx_logger logger; /**< NULL fn = silent; copied, the payload is borrowed until free */
+	/* Version 2 (read only when version >= 2): */
+	/**
+	 * Test option: trust only the certificate authorities in this PEM file (for example
+	 * fake-e2b --tls's `ca.pem`) instead of the system's, for the API and envd. NULL: the
+	 * system's. Copied.
+	 */
+	const char *tls_ca_file;
+	/**
+	 * Test option: where to connect, in curl's CURLOPT_CONNECT_TO form
+	 * "HOST:PORT:CONNECT-HOST:CONNECT-PORT" (empty parts match every host or port), e.g.
+	 * "::127.0.0.1:8443" sends https://api.<domain> and https://49983-<id>.<domain> to a
+	 * local fake-e2b while TLS still checks the names. NULL: DNS as usual. Copied.
+	 */
+	const char *connect_to;
 } sbx_e2b_options;
 
 /* clang-format off */
-#define SBX_E2B_OPTIONS_INIT {SBX_E2B_OPTIONS_VERSION, NULL, {NULL, NULL}}
+#define SBX_E2B_OPTIONS_INIT {SBX_E2B_OPTIONS_VERSION, NULL, {NULL, NULL}, NULL, NULL}
 /* clang-format on */
 
 /**
@@ -96,7 +110,8 @@ typedef struct sbx_e2b_options {
  *                  caller's: never pass it to sbx_e2b_config_free().
  * @return 0, SBX_EINVALID (out NULL, cfg incomplete or out of range, api_key
  *         with a control character (it is sent as a header), unknown
- *         options version, envd_url not http(s)), SBX_ENOMEM, SBX_EINTERNAL
+ *         options version (1 and 2 are known), envd_url not http(s)), SBX_ENOMEM,
+ *         SBX_EINTERNAL
  *         (libcurl could not be initialised).
  */
 SBX_EXTERN int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg,

@@ -43,10 +43,12 @@ struct sbx_http {
 	 * 25 ms of CPU and 1 MiB each (issue 13: 256 in-flight execs over TLS).
 	 * Only with curl's OpenSSL backend; loaded on the first TLS connection.
 	 */
-	bool own_store;    /* the OpenSSL backend: use `store` */
-	X509_STORE *store; /* under mu */
-	bool store_failed; /* under mu: loading failed; TLS connections fail closed */
-	char *cainfo;      /* curl's built-in CA bundle and directory (either may be NULL) */
+	bool own_store;                /* the OpenSSL backend: use `store` */
+	X509_STORE *store;             /* under mu */
+	bool store_failed;             /* under mu: loading failed; TLS connections fail closed */
+	struct curl_slist *connect_to; /* test option: CURLOPT_CONNECT_TO for every call */
+	bool ca_override;              /* test option: cainfo is the caller's CA file */
+	char *cainfo; /* curl's built-in CA bundle and directory (either may be NULL) */
 	char *capath;
 };
 
@@ -233,10 +235,32 @@ static void pair_cleanup(http_pair *p)
 	p->multi = NULL;
 }
 
+int sbx__http_set_test_tls(sbx_http *h, const char *ca_file, const char *connect_to)
+{
+	if (ca_file) {
+		char *copy = sbx__strdup(ca_file);
+		if (!copy)
+			return SBX_ENOMEM;
+		sbx__free(h->cainfo);
+		sbx__free(h->capath);
+		h->cainfo = copy;
+		h->capath = NULL;
+		h->ca_override = true;
+	}
+	if (connect_to) {
+		struct curl_slist *l = curl_slist_append(h->connect_to, connect_to);
+		if (!l)
+			return SBX_ENOMEM;
+		h->connect_to = l;
+	}
+	return 0;
+}
+
 void sbx__http_free(sbx_http *h)
 {
 	if (!h)
 		return;
+	curl_slist_free_all(h->connect_to);
 	for (size_t i = 0; i < h->nidle; i++)
 		pair_cleanup(&h->idle[i]);
 	if (h->share)
@@ -395,7 +419,11 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		rc |= curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, c->h);
 		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, NULL);
 		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+	} else if (c->h->ca_override) { /* another TLS backend: curl reads the file */
+		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, c->h->cainfo);
+		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
+	rc |= curl_easy_setopt(e, CURLOPT_CONNECT_TO, c->h->connect_to);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c);

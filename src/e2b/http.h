@@ -89,6 +89,13 @@ int sbx__http_new(sbx_http **out, sbx_error *err);
  * query string, so no secret. Set before the first call; not thread-safe.
  */
 void sbx__http_set_logger(sbx_http *h, const sbx_logger *logger);
+/*
+ * Test options (sbx_e2b_options v2): trust only the CAs in `ca_file` (PEM) instead of the
+ * system's, and connect every call as curl's CURLOPT_CONNECT_TO `connect_to` says
+ * ("HOST:PORT:CONNECT-HOST:CONNECT-PORT", empty parts match all). Either may be NULL. Before
+ * the first call. 0 or SBX_ENOMEM.
+ */
+int sbx__http_set_test_tls(sbx_http *h, const char *ca_file, const char *connect_to);
 /* Free the client; no call may be in progress. Accepts NULL. */
 void sbx__http_free(sbx_http *h);
 

@@ -1105,8 +1105,12 @@ static int copy_config(sbx__e2b_provider *p, const sbx_e2b_config *cfg, const sb
 		sbx__error_set(err, error, "cannot initialise libcurl");
 	if (error == 0 && (error = sbx__http_new(&p->http, err)) == 0) {
 		sbx__http_set_logger(p->http, &p->logger);
-		error =
-		    sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr, cfg->api_key, err);
+		if (opts && opts->version >= 2)
+			error =
+			    sbx__http_set_test_tls(p->http, opts->tls_ca_file, opts->connect_to);
+		if (error == 0)
+			error = sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr,
+			                          cfg->api_key, err);
 		p->api.logger = p->logger; /* retries are logged (docs/reliability.md) */
 	}
 	sbx_buf_dispose(&api);
@@ -1133,7 +1137,7 @@ int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sb
 	}
 	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > MAX_TIMEOUT_SECONDS)
 		return sbx__error_set(err, SBX_EINVALID, "timeoutSeconds must be 60..86400");
-	if (opts && opts->version != SBX_E2B_OPTIONS_VERSION)
+	if (opts && opts->version != 1 && opts->version != SBX_E2B_OPTIONS_VERSION)
 		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_e2b_options version %u",
 		                      opts->version);
 	if (opts && opts->envd_url && !is_http_url(opts->envd_url))

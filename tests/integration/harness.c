@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#define LISTEN_PREFIX    "fake-e2b listening on http://127.0.0.1:"
+#define LISTEN_PREFIX    "fake-e2b listening on "
 #define START_TIMEOUT_MS 20000
 #define STOP_TIMEOUT_MS  10000
 
@@ -84,8 +84,9 @@ static int listening_port(const h_server *s)
 	int port = 0;
 	if (text) {
 		char *at = strstr(text, LISTEN_PREFIX);
+		at = at ? strstr(at, "://127.0.0.1:") : NULL;
 		if (at)
-			port = (int)strtol(at + strlen(LISTEN_PREFIX), NULL, 10);
+			port = (int)strtol(at + strlen("://127.0.0.1:"), NULL, 10);
 		free(text);
 	}
 	return port;
@@ -124,13 +125,17 @@ int h_server_start(h_server *s)
 		return -1;
 	/* $ITEST_FAKE_E2B_ARG: one extra server flag for a whole test file (e.g. --legacy-routes)
 	 */
-	const char *extra = getenv("ITEST_FAKE_E2B_ARG");
-	char *argv[] = {(char *)bin, "--port",
-	                "0",         "--state-dir",
-	                state,       "--port-file",
-	                portfile,    "--api-key",
-	                H_API_KEY,   extra && *extra ? (char *)extra : NULL,
-	                NULL};
+	const char *extra = getenv("ITEST_FAKE_E2B_ARG"), *tls = getenv("ITEST_TLS");
+	s->tls = tls && *tls && strcmp(tls, "0") != 0;
+	snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", state);
+	char *argv[12] = {(char *)bin,   "--port", "0",         "--state-dir", state,
+	                  "--port-file", portfile, "--api-key", H_API_KEY};
+	int argc = 9;
+	if (s->tls)
+		argv[argc++] = "--tls";
+	if (extra && *extra)
+		argv[argc++] = (char *)extra;
+	argv[argc] = NULL;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -163,7 +168,8 @@ int h_server_start(h_server *s)
 			return -1;
 		}
 		if ((s->port = listening_port(s)) > 0) {
-			snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", s->port);
+			snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d",
+			         s->tls ? "https" : "http", s->port);
 			return 0;
 		}
 		sleep_ms(20);
@@ -369,10 +375,18 @@ int h_group_teardown(void **state)
 sbx_provider *h_provider_new(h_ctx *h, const char *extra_cfg, const char *url)
 {
 	const char *u = url ? url : h->srv.url;
-	char json[1024];
-	snprintf(json, sizeof(json),
-	         "{\"apiKey\":\"" H_API_KEY "\",\"template\":\"base\",\"apiUrl\":\"%s\"%s%s}", u,
-	         extra_cfg ? "," : "", extra_cfg ? extra_cfg : "");
+	int production = h->srv.tls && !url; /* E2B's own addresses, through TLS */
+	char json[1024], connect_to[64];
+	if (production)
+		snprintf(json, sizeof(json),
+		         "{\"apiKey\":\"" H_API_KEY "\",\"template\":\"base\",\"domain\":"
+		         "\"e2b.localhost\"%s%s}",
+		         extra_cfg ? "," : "", extra_cfg ? extra_cfg : "");
+	else
+		snprintf(json, sizeof(json),
+		         "{\"apiKey\":\"" H_API_KEY
+		         "\",\"template\":\"base\",\"apiUrl\":\"%s\"%s%s}",
+		         u, extra_cfg ? "," : "", extra_cfg ? extra_cfg : "");
 	sbx_error err = {0};
 	sbx_e2b_config *cfg = NULL;
 	if (sbx_e2b_config_parse(&cfg, json, strlen(json), &err) < 0) {
@@ -380,7 +394,12 @@ sbx_provider *h_provider_new(h_ctx *h, const char *extra_cfg, const char *url)
 		return NULL;
 	}
 	sbx_e2b_options opts = SBX_E2B_OPTIONS_INIT;
-	opts.envd_url = u;
+	opts.envd_url = production ? NULL : u;
+	if (h->srv.tls) {
+		snprintf(connect_to, sizeof(connect_to), "::127.0.0.1:%d", h->srv.port);
+		opts.tls_ca_file = h->srv.ca;
+		opts.connect_to = production ? connect_to : NULL;
+	}
 	opts.logger.fn = collect;
 	opts.logger.payload = h;
 	sbx_provider *p = NULL;
@@ -448,6 +467,8 @@ json_t *h_http(h_ctx *h, const char *method, const char *path, const char *body,
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &m);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+	if (h->srv.tls)
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->srv.ca);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	hdr = curl_slist_append(hdr, "X-API-Key: " H_API_KEY);
 	if (extra_header) {

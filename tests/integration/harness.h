@@ -28,13 +28,19 @@
 typedef struct h_server {
 	pid_t pid;
 	int port;
-	char url[64];  /* http://127.0.0.1:PORT */
+	char url[64];  /* http://127.0.0.1:PORT (https with $ITEST_TLS) */
 	char dir[256]; /* temp dir: state dir, port file, server output */
+	int tls;       /* $ITEST_TLS set: fake-e2b --tls; providers take E2B's production path */
+	char ca[320];  /* with tls: the fake's CA (<state>/ca.pem) */
 } h_server;
 
 /*
  * Start fake-e2b ($FAKE_E2B_BIN) with --port 0 and the test API key, plus one
  * extra flag from $ITEST_FAKE_E2B_ARG when set (e.g. "--legacy-routes").
+ * $ITEST_TLS=1: with --tls, and h_provider_new(h, extra, NULL) then gives a provider on E2B's
+ * production address path: domain e2b.localhost, no apiUrl and no envd override (https to
+ * api.e2b.localhost and 49983-<id>.e2b.localhost), trusting the fake's CA, every connection
+ * sent to the fake's port (the test options tls_ca_file and connect_to).
  * 0 or -1 (message on stderr).
  */
 int h_server_start(h_server *s);

@@ -739,6 +739,7 @@ static void test_auth__wrong_api_key_is_http_401(void **state)
 	sbx_provider *p = NULL;
 	sbx_e2b_options o = SBX_E2B_OPTIONS_INIT;
 	o.envd_url = h->srv.url;
+	o.tls_ca_file = h->srv.tls ? h->srv.ca : NULL; /* $ITEST_TLS: the fake's CA */
 	assert_int_equal(sbx_e2b_provider_new(&p, cfg, &o, NULL), 0);
 	sbx_e2b_config_free(cfg);
 	char name[64], *id = NULL;

@@ -152,7 +152,7 @@ static sbx_provider *provider_for(const server *s)
 	char url[64], json[256];
 	sbx_e2b_config *cfg;
 	sbx_provider *p;
-	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {0}};
+	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {0}, NULL, NULL};
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
 	snprintf(json, sizeof(json),

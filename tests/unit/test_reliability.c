@@ -210,7 +210,7 @@ static sbx_provider *provider_for(const server *s, logs *l)
 	char url[64], json[256];
 	sbx_e2b_config *cfg;
 	sbx_provider *p;
-	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {on_log, l}};
+	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {on_log, l}, NULL, NULL};
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
 	snprintf(json, sizeof(json),
