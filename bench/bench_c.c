@@ -456,7 +456,8 @@ static sbx_provider *provider_new(const char *url)
 	sbx_provider *p = NULL;
 	sbx_error e = {0};
 	snprintf(json, sizeof json,
-	         "{\"apiKey\":\"e2b_bench\",\"template\":\"base\",\"apiUrl\":\"%s\"}", url);
+	         "{\"apiKey\":\"e2b_bench\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"%s\"}",
+	         url);
 	if (sbx_e2b_config_parse(&cfg, json, strlen(json), &e) < 0)
 		die("config", &e);
 	eo.envd_url = url;

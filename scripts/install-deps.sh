@@ -8,8 +8,9 @@ pkgs=(
 	libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev uuid-dev libssl-dev
 	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
-	python3 # the Python package (bindings/python) and its tests
+	python3 # the Python package (bindings/python) and its tests; python3 in fake-e2b's base template
 	libnss-myhostname # *.localhost names resolve to loopback (fake-e2b --tls per-sandbox hosts)
+	sudo    # fake-e2b's base template: passwordless sudo for its user
 )
 # Node.js and npm only run the peer test and the SDK benchmark; keep a newer
 # Node the machine already has rather than Debian's.

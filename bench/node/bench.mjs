@@ -131,7 +131,7 @@ const scenarios = {
     await phaseBegin()
     for (let i = 0; i < count; i++) {
       try {
-        const s = await Sandbox.create('base', { metadata: { name: `bench-f-${process.pid}-${i}` } })
+        const s = await Sandbox.create('capybara-sandbox', { metadata: { name: `bench-f-${process.pid}-${i}` } })
         if (!(await s.kill())) throw new Error('kill returned false')
       } catch (e) {
         f.errors++
@@ -143,7 +143,7 @@ const scenarios = {
 }
 
 let sbx = null
-if (a.scenario !== 'f') sbx = await Sandbox.create('base', { metadata: { name: `bench-node-${process.pid}` } })
+if (a.scenario !== 'f') sbx = await Sandbox.create('capybara-sandbox', { metadata: { name: `bench-node-${process.pid}` } })
 try {
   await scenarios[a.scenario](sbx)
 } finally {

@@ -403,10 +403,11 @@ static int start_local(demo *d)
 		d->drain_started = true;
 	step_ok(d, "start fake-e2b", "%s (pid %d)", d->url, (int)d->fake_pid);
 
-	/* The key fake-e2b was started with; the fake runs any template from the host's own tools.
-	 */
-	snprintf(json, sizeof(json), "{\"apiKey\":\"%s\",\"template\":\"base\",\"apiUrl\":\"%s\"}",
-	         d->key, d->url);
+	/* The key fake-e2b was started with; the template with the seed's conventions (fake-e2b
+	 * serves it from the host's own tools). */
+	snprintf(json, sizeof(json),
+	         "{\"apiKey\":\"%s\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"%s\"}", d->key,
+	         d->url);
 	if ((rc = sbx_e2b_config_parse(&d->c->cfg, json, strlen(json), &err)) < 0)
 		return step_fail(d, "configure", rc, &err, "local config rejected");
 	opts.envd_url = d->url;

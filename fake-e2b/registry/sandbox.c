@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "registry_int.h"
+#include "template.h"
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
@@ -199,10 +200,12 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, s
 	for (size_t k = 0; k < n_extra && i < n; k++)
 		if ((envs[i] = strdup(extra[k])))
 			i++;
+	const fk_template *t = fk_template_find(sb->template_id);
 	fk_box_options opts = {.net_none = sb->loopback_only,
 	                       .envs = (const char *const *)envs,
 	                       .n_envs = i,
-	                       .default_user = "sandbox"};
+	                       .default_user = t ? t->user : NULL,
+	                       .template_id = sb->template_id};
 	int rc = fk_box_create(g->rt, sb->id, &opts, err);
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);

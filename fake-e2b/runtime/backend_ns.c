@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,9 +44,7 @@
 
 extern char **environ;
 
-#define SANDBOX_UID 1000
-#define SANDBOX_GID 1000
-#define INIT_STACK  (256 * 1024)
+#define INIT_STACK (256 * 1024)
 
 /* Host top-level entries the box gets from the host: a symlink is copied as a symlink
  * (merged /usr), a directory is bind-mounted read-only. */
@@ -68,13 +67,25 @@ static void mkdir_mode(const char *root, const char *rel, mode_t mode, uid_t uid
 	}
 }
 
+/* mkdir -p of a template directory: missing parents root-owned 0755, the directory itself
+ * with the template's mode and owner. */
+static void mkdir_template_dir(const char *root, const fk_template *t, const fk_template_dir *d)
+{
+	char rel[4096];
+	snprintf(rel, sizeof(rel), "%s", d->path + (d->path[0] == '/'));
+	for (char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		*s = 0;
+		mkdir_mode(root, rel, 0755, 0, 0);
+		*s = '/';
+	}
+	mkdir_mode(root, rel, d->mode, d->user_owned ? t->uid : 0, d->user_owned ? t->gid : 0);
+}
+
 static void box_prepare_fs(fk_box *b)
 {
 	const char *r = b->root;
-	mkdir_mode(r, "workspace", 0755, SANDBOX_UID, SANDBOX_GID);
-	mkdir_mode(r, "skills", 0755, 0, 0);
-	mkdir_mode(r, "opt", 0755, 0, 0);
-	mkdir_mode(r, "opt/capybara", 0700, 0, 0);
+	for (size_t i = 0; i < b->tpl->n_dirs; i++)
+		mkdir_template_dir(r, b->tpl, &b->tpl->dirs[i]);
 	mkdir_mode(r, "tmp", 01777, 0, 0);
 	mkdir_mode(r, "var", 0755, 0, 0);
 	mkdir_mode(r, "var/tmp", 01777, 0, 0);
@@ -126,9 +137,10 @@ static int run_cp_etc(const char *dst)
 	return 0; /* unreadable host files are not fatal */
 }
 
-/* Rewrites <etc>/<name>: drops lines whose name is `sandbox` or whose id field
- * (field `idfield`, 0-based) is 1000, then appends `line`. */
-static int rewrite_db(const char *etc, const char *name, int idfield, const char *line)
+/* Rewrites <etc>/<name>: drops lines whose name is `user` or whose id field (field
+ * `idfield`, 0-based) is `id`, then appends `line`. */
+static int rewrite_db(const char *etc, const char *name, const char *user, int idfield, unsigned id,
+                      const char *line)
 {
 	char path[4096], tmp[4200];
 	snprintf(path, sizeof(path), "%s/%s", etc, name);
@@ -140,15 +152,16 @@ static int rewrite_db(const char *etc, const char *name, int idfield, const char
 			fclose(in);
 		return -1;
 	}
-	char buf[4096];
+	char buf[4096], ids[16];
+	snprintf(ids, sizeof(ids), "%u", id);
 	while (in && fgets(buf, sizeof(buf), in)) {
 		char copy[4096];
 		snprintf(copy, sizeof(copy), "%s", buf);
 		char *save = NULL, *f = strtok_r(copy, ":", &save);
-		bool drop = f && !strcmp(f, FK_SANDBOX_USER);
+		bool drop = f && !strcmp(f, user);
 		for (int i = 1; f && i <= idfield; i++)
 			f = strtok_r(NULL, ":", &save);
-		if (idfield > 0 && f && !strcmp(f, "1000"))
+		if (idfield > 0 && f && !strcmp(f, ids))
 			drop = true;
 		if (!drop)
 			fputs(buf, out);
@@ -167,16 +180,47 @@ static int rewrite_db(const char *etc, const char *name, int idfield, const char
 	return rename(tmp, path);
 }
 
-/* A copy of the host's /etc at `dst` with the template's user: uid 1000, HOME and WORKDIR
- * /workspace (seed "Template"). */
-static int make_etc(const char *dst)
+/* Writes <etc>/<rel> (mode 0440, root) with `text`; -1 on failure. */
+static int write_etc_file(const char *etc, const char *rel, const char *text)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", etc, rel);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0440);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	int rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	fchmod(fd, 0440);
+	close(fd);
+	return rc;
+}
+
+/* A copy of the host's /etc at `dst` with the template's user (its uid and gid, HOME, a group
+ * of the same name) and, when the template says so, passwordless sudo for that user. */
+static int make_etc(const char *dst, const fk_template *t)
 {
 	if (run_cp_etc(dst) < 0)
 		return -1;
-	int rc = rewrite_db(dst, "passwd", 2, "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n");
-	rc |= rewrite_db(dst, "group", 2, "sandbox:x:1000:\n");
-	rc |= rewrite_db(dst, "shadow", 0, "sandbox:!:19000:0:99999:7:::\n");
-	rewrite_db(dst, "gshadow", 0, "sandbox:!::\n");
+	char pw[512], gr[256], sh[256], gs[256];
+	snprintf(pw, sizeof(pw), "%s:x:%u:%u:%s:%s:/bin/bash\n", t->user, t->uid, t->gid, t->user,
+	         t->home);
+	snprintf(gr, sizeof(gr), "%s:x:%u:\n", t->user, t->gid);
+	snprintf(sh, sizeof(sh), "%s:!:19000:0:99999:7:::\n", t->user);
+	snprintf(gs, sizeof(gs), "%s:!::\n", t->user);
+	int rc = rewrite_db(dst, "passwd", t->user, 2, t->uid, pw);
+	rc |= rewrite_db(dst, "group", t->user, 2, t->gid, gr);
+	rc |= rewrite_db(dst, "shadow", t->user, 0, 0, sh);
+	rewrite_db(dst, "gshadow", t->user, 0, 0, gs);
+	if (t->sudo) {
+		/* sudo reads /etc/sudoers.d when the host's sudoers includes it (Debian's does) */
+		char dir[4200], line[256];
+		snprintf(dir, sizeof(dir), "%s/sudoers.d", dst);
+		mkdir(dir, 0755);
+		snprintf(line, sizeof(line), "%s ALL=(ALL:ALL) NOPASSWD: ALL\n", t->user);
+		char rel[128];
+		snprintf(rel, sizeof(rel), "sudoers.d/fake-e2b-%s", t->user);
+		rc |= write_etc_file(dst, rel, line);
+	}
 	return rc;
 }
 
@@ -218,20 +262,43 @@ static bool overlay_works(const char *state_dir, const char *lower)
 	return ok;
 }
 
-static void rt_etc_template(fk_rt *rt)
+/* Makes every template's /etc under the state dir, if overlayfs can use them as lower layers;
+ * otherwise leaves rt->etc_templates NULL (each box copies /etc). */
+static void rt_etc_templates(fk_rt *rt)
 {
-	char *t;
-	if (asprintf(&t, "%s/.etc-template", rt->state_dir) < 0)
-		return;
-	fk__rm_rf_at(AT_FDCWD, t);
-	if (make_etc(t) == 0 && overlay_works(rt->state_dir, t)) {
-		rt->etc_template = t;
+	size_t n;
+	const fk_template *t = fk_templates(&n);
+	char **v = calloc(n, sizeof(char *));
+	bool ok = v != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = asprintf(&v[i], "%s/.etc-%s", rt->state_dir, t[i].id) >= 0;
+		if (!ok) {
+			v[i] = NULL;
+			break;
+		}
+		fk__rm_rf_at(AT_FDCWD, v[i]);
+		ok = make_etc(v[i], &t[i]) == 0;
+	}
+	if (ok && overlay_works(rt->state_dir, v[0])) {
+		rt->etc_templates = v;
 		return;
 	}
 	fprintf(stderr, "fake-e2b: no overlayfs: every sandbox gets its own copy of /etc (slower "
 	                "create)\n");
-	fk__rm_rf_at(AT_FDCWD, t);
-	free(t);
+	for (size_t i = 0; v && i < n; i++) {
+		if (v[i])
+			fk__rm_rf_at(AT_FDCWD, v[i]);
+		free(v[i]);
+	}
+	free(v);
+}
+
+/* The lower layer of box `b`'s /etc, NULL when boxes copy /etc. */
+static const char *box_etc_template(const fk_box *b)
+{
+	size_t n;
+	const fk_template *t = fk_templates(&n);
+	return b->rt->etc_templates ? b->rt->etc_templates[b->tpl - t] : NULL;
 }
 
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
@@ -241,7 +308,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	bool fresh = mkdir(b->root, 0755) == 0;
 	if (!fresh && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, fk_strerror(errno));
-	if (fresh && b->rt->etc_template) {
+	if (fresh && box_etc_template(b)) {
 		/* /etc = overlay of the runtime's template (mounted by the init) */
 		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work"};
 		for (size_t i = 0; i < 3; i++) {
@@ -254,7 +321,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	} else if (fresh) {
 		char etc[4200];
 		snprintf(etc, sizeof(etc), "%s/etc", b->root);
-		if (make_etc(etc) != 0)
+		if (make_etc(etc, b->tpl) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
 	box_prepare_fs(b);
@@ -277,6 +344,7 @@ struct init_args {
 	char dev_pts[4200], dev_shm[4200], dev_ptmx[4200];
 	char dev_links[4][4200];
 	char proc[4200], proc_sys[4300], proc_sysrq[4300];
+	char boot_id[4200], proc_boot_id[4300]; /* this boot's id, bound over the kernel's */
 	char etc[4200];            /* overlay mount point, "" when /etc is a plain copy */
 	char etc_opts[4096];       /* its mount options */
 	int ready_fd;              /* write end: {stage, errno} */
@@ -412,6 +480,9 @@ static int init_main(void *arg)
 	init_dev(a);
 	if (mount("proc", a->proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		init_fail(a, 6);
+	/* a fresh boot id per boot, as a VM would have (E2B: each cold boot) */
+	if (a->boot_id[0] && mount(a->boot_id, a->proc_boot_id, NULL, MS_BIND, NULL) == 0)
+		mount(NULL, a->proc_boot_id, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
 	/* the box's root is the host's root: keep it from changing kernel settings through /proc
 	 * (best effort, like container runtimes) */
 	for (int i = 0; i < 2; i++) {
@@ -467,6 +538,27 @@ static int init_main(void *arg)
 	return 0;
 }
 
+/* Writes a new random boot id (the kernel's format: a version 4 UUID and a newline) to `path`. */
+static int write_boot_id(const char *path)
+{
+	unsigned char r[16];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	char text[40];
+	int n = snprintf(text, sizeof(text),
+	                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
+	                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11],
+	                 r[12], r[13], r[14], r[15]);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -1;
+	int rc = write(fd, text, (size_t)n) == n ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
 static void init_args_fill(fk_box *b, struct init_args *a)
 {
 	snprintf(a->root, sizeof(a->root), "%s", b->root);
@@ -502,10 +594,14 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 	a->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;
 	a->last_cap = b->rt->last_cap;
+	snprintf(a->proc_boot_id, sizeof(a->proc_boot_id), "%s/sys/kernel/random/boot_id", a->proc);
+	snprintf(a->boot_id, sizeof(a->boot_id), "%s/boot_id", b->dir);
+	if (write_boot_id(a->boot_id) < 0)
+		a->boot_id[0] = 0; /* the box sees the host's boot id */
 	a->net_none = b->net_none;
-	if (b->rt->etc_template) {
+	if (box_etc_template(b)) {
 		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
-		overlay_opts(a->etc_opts, sizeof(a->etc_opts), b->rt->etc_template, b->dir);
+		overlay_opts(a->etc_opts, sizeof(a->etc_opts), box_etc_template(b), b->dir);
 	}
 	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
 	 * /proc/self/cmdline. Only used when the first string matches. */
@@ -623,7 +719,7 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 		return fk__fail(err, FK_EIO, e, "pipe: %s", fk_strerror(e));
 	}
 	if (rt->isolated)
-		rt_etc_template(rt);
+		rt_etc_templates(rt);
 	return 0;
 }
 
@@ -636,10 +732,14 @@ void fk__backend_rt_fini(fk_rt *rt)
 		if (rt->life_pipe[i] >= 0)
 			close(rt->life_pipe[i]);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
-	if (rt->etc_template)
-		fk__rm_rf_at(AT_FDCWD, rt->etc_template);
-	free(rt->etc_template);
-	rt->etc_template = NULL;
+	size_t n;
+	fk_templates(&n);
+	for (size_t i = 0; rt->etc_templates && i < n; i++) {
+		fk__rm_rf_at(AT_FDCWD, rt->etc_templates[i]);
+		free(rt->etc_templates[i]);
+	}
+	free(rt->etc_templates);
+	rt->etc_templates = NULL;
 }
 
 /* ------------------------------------------------------------ box verbs */

@@ -297,6 +297,9 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 			b->n_envs = i + 1;
 		}
 	}
+	b->tpl =
+	    fk_template_find(opts && opts->template_id ? opts->template_id : FK_TEMPLATE_DEFAULT);
+	ok = ok && b->tpl;
 	if (ok && opts && opts->default_user)
 		ok = (b->default_user = strdup(opts->default_user)) != NULL;
 	if (!ok) {

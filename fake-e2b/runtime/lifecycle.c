@@ -81,6 +81,8 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 {
 	if (!fk__valid_id(id))
 		return fk__fail(err, FK_EINVAL, 0, "invalid sandbox id");
+	if (opts && opts->template_id && !fk_template_find(opts->template_id))
+		return fk__fail(err, FK_EINVAL, 0, "template '%s' not found", opts->template_id);
 	fk_box *b = fk__box_new(rt, id, opts);
 	if (!b)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");

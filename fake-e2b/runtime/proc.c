@@ -667,7 +667,7 @@ static char *resolve_cwd(fk_box *b, const fk_user *u, const char *cwd)
 {
 	char *abs;
 	if (!cwd || !*cwd)
-		abs = strdup(!strcmp(u->name, FK_SANDBOX_USER) ? FK_WORKDIR : u->home);
+		abs = strdup(b->tpl->workdir); /* envd: the template's workdir, whoever runs */
 	else
 		abs = fk__path_resolve(cwd, u->home);
 	if (!abs || b->rt->isolated)

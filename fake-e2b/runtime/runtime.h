@@ -122,12 +122,16 @@ typedef struct fk_box_options {
 	unsigned memory_mb;
 	unsigned cpu_count;
 	unsigned pids_max;
+	/* The box's template (template.h: its user, home, workdir, directories); NULL means
+	 * "capybara-sandbox". Unknown -> FK_EINVAL. */
+	const char *template_id;
 } fk_box_options;
 
 /* Creates and boots box `id` (1..64 chars of [A-Za-z0-9_-]): builds its root (host /usr, /bin,
- * /lib... read-only; private /etc with user `sandbox` 1000:1000 HOME /workspace; /workspace,
- * /skills 0755 root, /opt/capybara 0700 root, /tmp 1777), starts its init. FK_EEXIST if the id is
- * taken. `opts` may be NULL. */
+ * /lib... read-only; private /etc with the template's user, e.g. `sandbox` 1000:1000 HOME
+ * /workspace for capybara-sandbox; the template's directories, e.g. /workspace, /skills 0755
+ * root, /opt/capybara 0700 root; /tmp 1777), starts its init. FK_EEXIST if the id is taken,
+ * FK_EINVAL for an unknown template. `opts` may be NULL. */
 int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err);
 
 /* Pause: every process of the box stops making progress (freezer cgroup FROZEN). Idempotent. */

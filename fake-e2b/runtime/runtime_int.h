@@ -8,6 +8,7 @@
 
 #include "policy.h"
 #include "runtime.h"
+#include "template.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -25,13 +26,12 @@ static inline const char *fk_strerror(int e)
 	return s ? s : "unknown error";
 }
 
-#define FK_BOX_ID_MAX    64
-#define FK_RETAIN_MS     30000         /* envd terminatedRetentionTTL */
-#define FK_CHUNK_MAX     32768         /* envd reads stdout/stderr in chunks up to 32 KiB */
-#define FK_SUB_QUEUE_CAP (1024 * 1024) /* bytes queued per subscriber before the reader waits */
-#define FK_PATH_ENV      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define FK_SANDBOX_USER  "sandbox"
-#define FK_WORKDIR       "/workspace"
+#define FK_BOX_ID_MAX       64
+#define FK_TEMPLATE_DEFAULT "capybara-sandbox" /* boxes created without a template */
+#define FK_RETAIN_MS        30000              /* envd terminatedRetentionTTL */
+#define FK_CHUNK_MAX        32768              /* envd reads stdout/stderr in chunks up to 32 KiB */
+#define FK_SUB_QUEUE_CAP    (1024 * 1024) /* bytes queued per subscriber before the reader waits */
+#define FK_PATH_ENV         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8 };
 
@@ -50,6 +50,7 @@ typedef struct fk_box {
 	char **envs; /* "K=V" */
 	size_t n_envs;
 	char *default_user;
+	const fk_template *tpl; /* the box's template (users, directories, workdir) */
 
 	/* Lifecycle lock: spawns and file calls take it shared, freeze/thaw/reboot/destroy
 	 * exclusive, so the init (and its namespaces) cannot change under a spawn. */
@@ -78,10 +79,11 @@ struct fk_rt {
 	uint64_t caps_keep;
 	int last_cap;
 	int life_pipe[2]; /* inits read EOF from [0] when the server dies ([1] is only ours) */
-	/* <state>/.etc-template: the boxes' /etc (host copy + user sandbox), made once; each box
-	 * mounts it as the lower layer of an overlay on its /etc (upper: <box dir>/etc-upper).
-	 * NULL: every box gets its own copy (degraded mode, or no overlayfs). */
-	char *etc_template;
+	/* <state>/.etc-<template>: each template's /etc (host copy + the template's user), made
+	 * once, in fk_templates() order; a box mounts its template's as the lower layer of an
+	 * overlay on its /etc (upper: <box dir>/etc-upper). NULL: every box gets its own copy
+	 * (degraded mode, or no overlayfs). */
+	char **etc_templates;
 };
 
 /* box.c */

@@ -159,7 +159,7 @@ test_help() {
 # ---- config --------------------------------------------------------------------------
 test_config() {
 	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
-	printf '{"apiKey":"%s","template":"base"}' "$SECRET" >"$tmp/valid.json"
+	printf '{"apiKey":"%s","template":"capybara-sandbox"}' "$SECRET" >"$tmp/valid.json"
 	run config check "$tmp/valid.json"
 	expect_rc "config check valid exits 0" 0
 	no_secret "config check valid"
@@ -173,13 +173,13 @@ test_config() {
 	expect_eq "config check --json valid" "$(jq_out valid)" "true"
 	expect_eq "config check --json redacted" "$(jq_out config.apiKey)" "[redacted]"
 
-	printf '{"apiKey":"%s","template":"base","timeoutSeconds":5}' "$SECRET" >"$tmp/bad1.json"
+	printf '{"apiKey":"%s","template":"capybara-sandbox","timeoutSeconds":5}' "$SECRET" >"$tmp/bad1.json"
 	run config check "$tmp/bad1.json"
 	expect_rc "timeoutSeconds out of range exits 2" 2
 	expect_grep "reason names timeoutSeconds" "timeoutSeconds" "$tmp/err"
 	no_secret "config check invalid"
 
-	printf '{"apiKey":"%s","template":"base","color":"red"}' "$SECRET" >"$tmp/bad2.json"
+	printf '{"apiKey":"%s","template":"capybara-sandbox","color":"red"}' "$SECRET" >"$tmp/bad2.json"
 	run config check "$tmp/bad2.json"
 	expect_rc "unknown key exits 2" 2
 	expect_grep "reason names the unknown key" "color" "$tmp/err"
@@ -256,7 +256,7 @@ start_fake() {
 		cat "$tmp/fake.err"
 		exit 1
 	fi
-	export SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"base\",\"apiUrl\":\"$url\"}"
+	export SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"$url\"}"
 	export SANDBOX_E2B_ENVD_URL=$url
 	unset E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
 }
@@ -671,7 +671,7 @@ test_commands() {
 	expect_rc "allow host URL exits 2" 2
 	expect_grep "allow host URL: the library's reason" "CIDR" "$tmp/err"
 	expect_grep "allow host URL: hint" "'http://pypi.org' is a URL; allow hosts are hostnames" "$tmp/err"
-	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"base\",\"apiUrl\":\"$url\",\"domainAllowlist\":false}" \
+	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"$url\",\"domainAllowlist\":false}" \
 		run create cli-test-warn --egress allowlist --allow-host pypi.org
 	expect_rc "degraded allowlist still creates" 0
 	expect_grep "library warning printed once prefixed" "^sandbox-e2b: warn: domain allowlists" "$tmp/err"
@@ -769,21 +769,21 @@ test_commands() {
 	 run create cli-test-c --config "$tmp/cfg.json" --envd-url "$url"
 	 expect_rc "--config FILE and --envd-url work" 0
 	 c=$(cat "$tmp/out")
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url run exec "$c" --template base --envd-url "$url" -- echo via-env
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url run exec "$c" --template capybara-sandbox --envd-url "$url" -- echo via-env
 	 expect_eq "E2B_API_KEY + E2B_API_URL + --template work" "$(cat "$tmp/out")" "via-env"
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_SANDBOX_URL=$url run exec "$c" --template base -- echo sdk-env
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_SANDBOX_URL=$url run exec "$c" --template capybara-sandbox -- echo sdk-env
 	 expect_eq "E2B_SANDBOX_URL means --envd-url" "$(cat "$tmp/out")" "sdk-env"
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_DEBUG=true E2B_SANDBOX_URL=$url run stat "$c" /workspace
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_DEBUG=true E2B_SANDBOX_URL=$url run stat "$c" /workspace
 	 expect_rc "E2B_DEBUG=true: the command still works" 0
 	 expect_grep "E2B_DEBUG=true: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200 ms=[0-9]*$" "$tmp/err"
 	 expect_grep "E2B_DEBUG=true: envd requests too" "^sandbox-e2b: debug: http method=POST path=/process.Process/Start status=200 ms=" "$tmp/err"
 	 no_secret "E2B_DEBUG=true"
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_SANDBOX_URL=$url run stat "$c" /workspace
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_SANDBOX_URL=$url run stat "$c" /workspace
 	 if grep -q "debug: http" "$tmp/err"; then no "no debug lines without -v or E2B_DEBUG"; else ok "no debug lines without -v or E2B_DEBUG"; fi
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base E2B_SANDBOX_URL=$url run stat "$c" /workspace -v
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_SANDBOX_URL=$url run stat "$c" /workspace -v
 	 expect_grep "-v: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200" "$tmp/err"
 	 no_secret "-v"
-	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=base SANDBOX_E2B_ENVD_URL=$url run destroy "$c"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox SANDBOX_E2B_ENVD_URL=$url run destroy "$c"
 	 expect_rc "E2B_TEMPLATE + SANDBOX_E2B_ENVD_URL work" 0
 	 echo "$pass $fail" >"$tmp/counts")
 	read -r pass fail <"$tmp/counts"

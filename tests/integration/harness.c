@@ -379,13 +379,14 @@ sbx_provider *h_provider_new(h_ctx *h, const char *extra_cfg, const char *url)
 	char json[1024], connect_to[64];
 	if (production)
 		snprintf(json, sizeof(json),
-		         "{\"apiKey\":\"" H_API_KEY "\",\"template\":\"base\",\"domain\":"
+		         "{\"apiKey\":\"" H_API_KEY
+		         "\",\"template\":\"capybara-sandbox\",\"domain\":"
 		         "\"e2b.localhost\"%s%s}",
 		         extra_cfg ? "," : "", extra_cfg ? extra_cfg : "");
 	else
 		snprintf(json, sizeof(json),
 		         "{\"apiKey\":\"" H_API_KEY
-		         "\",\"template\":\"base\",\"apiUrl\":\"%s\"%s%s}",
+		         "\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"%s\"%s%s}",
 		         u, extra_cfg ? "," : "", extra_cfg ? extra_cfg : "");
 	sbx_error err = {0};
 	sbx_e2b_config *cfg = NULL;
@@ -739,7 +740,8 @@ char *h_raw_create(h_ctx *h, const char *name)
 	char body[512];
 	long st = 0;
 	snprintf(body, sizeof(body),
-	         "{\"templateID\":\"base\",\"timeout\":900,\"metadata\":{\"capybara-sandbox-name\":"
+	         "{\"templateID\":\"capybara-sandbox\",\"timeout\":900,\"metadata\":{\"capybara-"
+	         "sandbox-name\":"
 	         "\"%s\"}}",
 	         name);
 	json_t *j = h_http(h, "POST", "/v2/sandboxes", body, &st, NULL);

@@ -66,8 +66,8 @@ static void test_list__all_pages_filters_and_only_ours(void **state)
 	for (int i = 0; i < N; i++)
 		ids[i] = h_raw_create(h, name);
 	char *other_id = h_raw_create(h, other);
-	json_t *j = h_http(h, "POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":900}",
-	                   &st, NULL);
+	json_t *j = h_http(h, "POST", "/v2/sandboxes",
+	                   "{\"templateID\":\"capybara-sandbox\",\"timeout\":900}", &st, NULL);
 	assert_int_equal(st, 201);
 	char *foreign = strdup(json_string_value(json_object_get(j, "sandboxID")));
 	h_add_secret(h, json_string_value(json_object_get(j, "envdAccessToken")));
@@ -86,7 +86,7 @@ static void test_list__all_pages_filters_and_only_ours(void **state)
 		assert_true(has_id(l, ids[i]));
 	for (size_t i = 0; i < l->count; i++) {
 		assert_string_equal(l->items[i].name, name);
-		assert_string_equal(l->items[i].template_id, "base");
+		assert_string_equal(l->items[i].template_id, "capybara-sandbox");
 		assert_true(l->items[i].started_at_ms >= t0 - 2000);
 		assert_true(l->items[i].started_at_ms <= t1 + 2000);
 		assert_true(l->items[i].end_at_ms >= l->items[i].started_at_ms);
@@ -171,7 +171,7 @@ static void test_info__running_paused_and_gone(void **state)
 	assert_int_equal(sbx_sandbox_get_info(&info, h->p, id, NULL, &err), 0);
 	assert_string_equal(info->id, id);
 	assert_string_equal(info->name, name);
-	assert_string_equal(info->template_id, "base");
+	assert_string_equal(info->template_id, "capybara-sandbox");
 	assert_int_equal(info->state, SBX_STATE_RUNNING);
 	assert_true(info->started_at_ms >= t0 - 2000 && info->started_at_ms <= t1 + 2000);
 	/* created with the deployment's timeoutSeconds (3600 by default) */

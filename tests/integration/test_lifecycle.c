@@ -196,10 +196,11 @@ static json_t *create_body(h_ctx *h, sbx_provider *p, const char *name, const sb
 static void want_body(json_t *body, const char *name, const char *egress_json)
 {
 	char want[1024];
-	snprintf(want, sizeof(want),
-	         "{\"templateID\":\"base\",\"metadata\":{\"capybara-sandbox-name\":\"%s\"},"
-	         "\"timeout\":3600,\"autoPause\":true,\"secure\":true,%s}",
-	         name, egress_json);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"templateID\":\"capybara-sandbox\",\"metadata\":{\"capybara-sandbox-name\":\"%s\"},"
+	    "\"timeout\":3600,\"autoPause\":true,\"secure\":true,%s}",
+	    name, egress_json);
 	assert_json_eq(body, want);
 }
 
@@ -731,9 +732,10 @@ static void test_auth__wrong_api_key_is_http_401(void **state)
 {
 	h_ctx *h = *state;
 	char json[512];
-	snprintf(json, sizeof(json),
-	         "{\"apiKey\":\"e2b_wrong0key\",\"template\":\"base\",\"apiUrl\":\"%s\"}",
-	         h->srv.url);
+	snprintf(
+	    json, sizeof(json),
+	    "{\"apiKey\":\"e2b_wrong0key\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"%s\"}",
+	    h->srv.url);
 	sbx_e2b_config *cfg = NULL;
 	assert_int_equal(sbx_e2b_config_parse(&cfg, json, strlen(json), NULL), 0);
 	sbx_provider *p = NULL;

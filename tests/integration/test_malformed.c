@@ -192,7 +192,7 @@ static void test_malformed__non_json_success_bodies_are_protocol_errors(void **s
 
 	/* create answered without a sandboxID */
 	sbx_error_clear(&err);
-	h_fault_status(h, "POST", "/v2/sandboxes", 201, "{\"templateID\":\"base\"}", 1);
+	h_fault_status(h, "POST", "/v2/sandboxes", 201, "{\"templateID\":\"capybara-sandbox\"}", 1);
 	char *id = NULL, name[64];
 	h_name(name, sizeof(name), "noid");
 	sbx_limits l = h_limits(SBX_EGRESS_NONE);

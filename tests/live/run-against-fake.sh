@@ -24,7 +24,7 @@ done
 port=$(tr -d '\n' <"$dir/port")
 [ -n "$port" ] || { echo "fake-e2b did not start"; cat "$dir/out.log"; exit 1; }
 export CAPYBARA_TEST_E2B_API_KEY=$key
-export CAPYBARA_TEST_E2B_TEMPLATE=base
+export CAPYBARA_TEST_E2B_TEMPLATE=capybara-sandbox
 export CAPYBARA_TEST_E2B_API_URL=http://127.0.0.1:$port
 export CAPYBARA_TEST_E2B_ENVD_URL=http://127.0.0.1:$port
 "$live"

@@ -18,7 +18,7 @@ import {
 } from 'e2b'
 import { fakePath, startFake } from './fake.mjs'
 
-const TEMPLATE = 'base'
+const TEMPLATE = 'capybara-sandbox'
 const RUN = `r${process.pid}x${Date.now().toString(36)}`
 const T = { timeout: 120000 }
 

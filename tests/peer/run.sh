@@ -17,4 +17,4 @@ if [ "$have" != "$want" ]; then
   npm install --no-audit --no-fund --loglevel=error
 fi
 export FAKE_E2B=$fake
-exec node --test --test-reporter=spec "$@" peer.test.mjs
+exec node --test --test-reporter=spec "$@" ./*.test.mjs

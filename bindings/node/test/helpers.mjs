@@ -8,7 +8,7 @@ import { createE2BSandbox } from '../src/index.js'
 export const LIMITS = { cpu: 1, memoryMb: 512, diskMb: 1024, egress: 'none', allowHosts: [] }
 
 export function config(url, extra = {}) {
-  return { apiKey: 'e2b_node_test', template: 'base', apiUrl: url, ...extra }
+  return { apiKey: 'e2b_node_test', template: 'capybara-sandbox', apiUrl: url, ...extra }
 }
 
 export async function setup() {

@@ -34,7 +34,7 @@ class Fake:
                 raise RuntimeError("fake-e2b did not start: " + out.decode(errors="replace"))
 
     def config(self, **extra: object) -> dict:
-        return {"apiKey": "e2b_py_test", "template": "base", "apiUrl": self.url, **extra}
+        return {"apiKey": "e2b_py_test", "template": "capybara-sandbox", "apiUrl": self.url, **extra}
 
     def stop(self) -> None:
         self.proc.terminate()

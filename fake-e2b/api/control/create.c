@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "template.h"
 
 const char *fk_control_create_validate(json_t *body, int v2, long *timeout)
 {
@@ -100,6 +101,12 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 	if (why) {
 		json_decref(body);
 		return fk_reply_error(r, 400, "%s", why);
+	}
+	const char *tpl = json_string_value(json_object_get(body, "templateID"));
+	if (!fk_template_find(tpl)) {
+		enum MHD_Result ret = fk_reply_error(r, 404, "template '%s' not found", tpl);
+		json_decref(body);
+		return ret;
 	}
 	int stopping = fk_registry_stopping(g);
 	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(g, body, v2, timeout);

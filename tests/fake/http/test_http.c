@@ -259,7 +259,8 @@ static void assert_e2b_error(resp *r, long status)
 
 static char *create_sandbox(const char *body)
 {
-	resp *r = http("POST", "/v2/sandboxes", body ? body : "{\"templateID\":\"base\"}");
+	resp *r =
+	    http("POST", "/v2/sandboxes", body ? body : "{\"templateID\":\"capybara-sandbox\"}");
 	assert_int_equal(r->status, 201);
 	char *id = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
 	resp_free(r);
@@ -325,8 +326,9 @@ static int is_hex64(const char *s)
 static void test_control__create_v2_returns_sandbox_with_token(void **state)
 {
 	(void)state;
-	resp *r = http("POST", "/v2/sandboxes",
-	               "{\"templateID\":\"base\",\"secure\":true,\"metadata\":{\"a\":\"b\"}}");
+	resp *r = http(
+	    "POST", "/v2/sandboxes",
+	    "{\"templateID\":\"capybara-sandbox\",\"secure\":true,\"metadata\":{\"a\":\"b\"}}");
 	assert_int_equal(r->status, 201);
 	const char *id = json_string_value(json_object_get(r->json, "sandboxID"));
 	assert_non_null(id);
@@ -334,7 +336,8 @@ static void test_control__create_v2_returns_sandbox_with_token(void **state)
 	assert_int_equal(id[0], 'i');
 	for (const char *p = id; *p; p++)
 		assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'));
-	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")), "base");
+	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")),
+	                    "capybara-sandbox");
 	assert_string_equal(json_string_value(json_object_get(r->json, "clientID")), "6532622b");
 	assert_string_equal(json_string_value(json_object_get(r->json, "envdVersion")), "0.6.13");
 	const char *tok = json_string_value(json_object_get(r->json, "envdAccessToken"));
@@ -363,12 +366,12 @@ static void test_control__create_v2_returns_sandbox_with_token(void **state)
 static void test_control__legacy_create_token_only_when_secure(void **state)
 {
 	(void)state;
-	resp *r = http("POST", "/sandboxes", "{\"templateID\":\"base\"}");
+	resp *r = http("POST", "/sandboxes", "{\"templateID\":\"capybara-sandbox\"}");
 	assert_int_equal(r->status, 201);
 	assert_null(json_object_get(r->json, "envdAccessToken"));
 	char *a = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
 	resp_free(r);
-	r = http("POST", "/sandboxes", "{\"templateID\":\"base\",\"secure\":true}");
+	r = http("POST", "/sandboxes", "{\"templateID\":\"capybara-sandbox\",\"secure\":true}");
 	assert_int_equal(r->status, 201);
 	assert_true(is_hex64(json_string_value(json_object_get(r->json, "envdAccessToken"))));
 	char *b = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
@@ -399,7 +402,8 @@ static void test_control__legacy_create_token_only_when_secure(void **state)
 static void test_control__create_validation_400(void **state)
 {
 	(void)state;
-	resp *r = http("POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":0}");
+	resp *r =
+	    http("POST", "/v2/sandboxes", "{\"templateID\":\"capybara-sandbox\",\"timeout\":0}");
 	assert_e2b_error(r, 400);
 	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
 	                    "Timeout must be greater than 0");
@@ -407,8 +411,9 @@ static void test_control__create_validation_400(void **state)
 	r = http("POST", "/v2/sandboxes", "{\"timeout\":10}");
 	assert_e2b_error(r, 400);
 	resp_free(r);
-	r = http("POST", "/v2/sandboxes",
-	         "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"example.com\"]}}");
+	r = http(
+	    "POST", "/v2/sandboxes",
+	    "{\"templateID\":\"capybara-sandbox\",\"network\":{\"allowOut\":[\"example.com\"]}}");
 	assert_e2b_error(r, 400);
 	assert_non_null(
 	    strstr(json_string_value(json_object_get(r->json, "message")), "ALL_TRAFFIC"));
@@ -528,10 +533,14 @@ static void test_control__list_paging_and_metadata_filter(void **state)
 {
 	(void)state;
 	char *ids[3];
-	ids[0] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
-	ids[1] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
-	ids[2] = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc&def\"}}");
-	char *other = create_sandbox("{\"templateID\":\"base\",\"metadata\":{\"user\":\"abc\"}}");
+	ids[0] = create_sandbox(
+	    "{\"templateID\":\"capybara-sandbox\",\"metadata\":{\"user\":\"abc&def\"}}");
+	ids[1] = create_sandbox(
+	    "{\"templateID\":\"capybara-sandbox\",\"metadata\":{\"user\":\"abc&def\"}}");
+	ids[2] = create_sandbox(
+	    "{\"templateID\":\"capybara-sandbox\",\"metadata\":{\"user\":\"abc&def\"}}");
+	char *other =
+	    create_sandbox("{\"templateID\":\"capybara-sandbox\",\"metadata\":{\"user\":\"abc\"}}");
 	char *mq = metadata_query("user", "abc&def"), path[600];
 	assert_string_equal(mq, "user%3Dabc%252526def");
 	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&limit=2", mq);
@@ -624,8 +633,9 @@ static int wait_state(const char *id, const char *want, long within_ms)
 static void test_control__reaper_kills_or_pauses_at_end_time(void **state)
 {
 	(void)state;
-	char *a = create_sandbox("{\"templateID\":\"base\",\"timeout\":1}");
-	char *b = create_sandbox("{\"templateID\":\"base\",\"timeout\":1,\"autoPause\":true}");
+	char *a = create_sandbox("{\"templateID\":\"capybara-sandbox\",\"timeout\":1}");
+	char *b = create_sandbox(
+	    "{\"templateID\":\"capybara-sandbox\",\"timeout\":1,\"autoPause\":true}");
 	assert_true(wait_state(a, NULL, 20000));
 	assert_true(wait_state(b, "paused", 20000));
 	delete_sandbox(b);
@@ -693,7 +703,7 @@ static void test_admin__request_log_masks_secrets(void **state)
 	resp *r = http("DELETE", "/_fake/requests", NULL);
 	assert_int_equal(r->status, 204);
 	resp_free(r);
-	r = http("POST", "/v2/sandboxes", "{\"templateID\":\"logged\",\"timeout\":30}");
+	r = http("POST", "/v2/sandboxes", "{\"templateID\":\"capybara-sandbox\",\"timeout\":30}");
 	char *id = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
 	resp_free(r);
 	r = http("GET", "/v2/sandboxes?limit=5", NULL);
@@ -708,7 +718,8 @@ static void test_admin__request_log_masks_secrets(void **state)
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(e, "headers"), "x-api-key")), "***");
 	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(e, "body"), "templateID")), "logged");
+	    json_string_value(json_object_get(json_object_get(e, "body"), "templateID")),
+	    "capybara-sandbox");
 	assert_true(json_is_integer(json_object_get(e, "duration_ms")));
 	assert_null(strstr(r->body, KEY));
 	e = json_array_get(r->json, 1);
@@ -899,7 +910,7 @@ static void test_envd__auto_resume_on_traffic(void **state)
 {
 	(void)state;
 	envd_ctx e;
-	char *id = create_sandbox("{\"templateID\":\"base\",\"autoPause\":true,"
+	char *id = create_sandbox("{\"templateID\":\"capybara-sandbox\",\"autoPause\":true,"
 	                          "\"autoResume\":{\"enabled\":true}}");
 	char *t = sandbox_token(id);
 	snprintf(e.id, sizeof(e.id), "%s", id);
@@ -1251,13 +1262,13 @@ static void test_envd__stream_faults(void **state)
 	}
 	assert_true(gone);
 
-	/* WatchDir: a Connect stream error, not a unary one */
-	f = stream(&e, "filesystem.Filesystem/WatchDir", "{\"path\":\"/tmp\"}", &st, NULL);
+	/* WatchDir of a missing directory: a Connect stream error, not a unary one */
+	f = stream(&e, "filesystem.Filesystem/WatchDir", "{\"path\":\"/no/such/dir\"}", &st, NULL);
 	assert_int_equal(st, 200);
 	assert_string_equal(
 	    json_string_value(json_object_get(
 	        json_object_get(json_object_get(json_array_get(f, 0), "msg"), "error"), "code")),
-	    "unimplemented");
+	    "not_found");
 	json_decref(f);
 	g_allow_curl_error = 0;
 	delete_sandbox(e.id);

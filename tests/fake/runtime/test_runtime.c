@@ -282,7 +282,7 @@ static void test_runtime__template_conventions(void **state)
 	                       "755 sandbox sandbox /workspace\n"
 	                       "1777 root root /tmp\n"
 	                       "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n"
-	                       "/root\n");
+	                       "/workspace\n");
 	free(o);
 	/* the host's /usr and the kernel's settings are read-only inside */
 	o = sh("tpl", "root",
@@ -574,9 +574,9 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 127);
 	result_clear(&r);
-	/* default cwd: root's home */
+	/* default cwd: the template's workdir, whoever runs (envd); HOME is the user's */
 	char *o = sh("ps", "root", "pwd; echo $HOME");
-	assert_string_equal(o, "/root\n/root\n");
+	assert_string_equal(o, "/workspace\n/root\n");
 	free(o);
 	box_destroy("ps");
 }
@@ -1029,7 +1029,7 @@ static void test_runtime__degraded_mode_still_runs_processes(void **state)
 	assert_false(fk_rt_isolated(rt));
 	box_create("deg", false);
 	char *out = sh("deg", NULL, "echo hi; basename $(pwd)");
-	assert_string_equal(out, "hi\nroot\n");
+	assert_string_equal(out, "hi\nworkspace\n");
 	free(out);
 	fk_proc *p = start_bg("deg", NULL, "exec sleep 1000");
 	assert_int_equal(fk_box_freeze(rt, "deg", NULL), 0);

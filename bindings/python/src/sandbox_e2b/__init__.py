@@ -2,7 +2,7 @@
 (``sandbox-e2b serve``, JSON-RPC over stdio). Standard library only.
 
     from sandbox_e2b import Client
-    with Client({"apiKey": "e2b_...", "template": "base"}) as c:
+    with Client({"apiKey": "e2b_...", "template": "capybara-sandbox"}) as c:
         sid = c.create("conv-42")
         print(c.exec(sid, "echo hi").stdout)
 """

@@ -1,0 +1,94 @@
+// Peer test: envd's filesystem service beyond the basics, through the official e2b SDK
+// (pinned in package.json): WatchDir (inotify).
+//
+// Run: FAKE_E2B=/path/to/fake-e2b node --test filesystem.test.mjs   (or tests/peer/run.sh)
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { FileNotFoundError, FilesystemEventType, InvalidArgumentError, Sandbox } from 'e2b'
+import { fakePath, startFake } from './fake.mjs'
+
+const T = { timeout: 120000 }
+let fake
+let sbx
+
+// Resolves once `pred` holds for an event seen by the watch (or rejects after 20 s).
+function waiter(events, pred, what) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no ${what} in ${JSON.stringify(events)}`)), 20000)
+    const check = () => {
+      const e = events.find(pred)
+      if (e) {
+        clearTimeout(t)
+        resolve(e)
+        return true
+      }
+      return false
+    }
+    if (!check()) events.onPush = () => check() && (events.onPush = null)
+  })
+}
+
+function collector() {
+  const events = []
+  const push = (e) => {
+    events.push(e)
+    events.onPush?.()
+  }
+  return { events, push }
+}
+
+before(async () => {
+  fake = await startFake(fakePath())
+  sbx = await Sandbox.create('base')
+})
+
+after(async () => {
+  if (sbx) await sbx.kill().catch(() => {})
+  if (fake) await fake.stop()
+})
+
+describe('filesystem', { concurrency: false }, () => {
+  test('watchDir: create, write, remove and rename with names relative to the path', T, async () => {
+    await sbx.files.makeDir('w1')
+    const { events, push } = collector()
+    const h = await sbx.files.watchDir('w1', push)
+    await sbx.files.write('w1/a.txt', 'one')
+    await waiter(events, (e) => e.type === FilesystemEventType.WRITE && e.name === 'a.txt', 'write a.txt')
+    assert.ok(events.some((e) => e.type === FilesystemEventType.CREATE && e.name === 'a.txt'))
+    await sbx.files.rename('w1/a.txt', 'w1/b.txt')
+    await waiter(events, (e) => e.type === FilesystemEventType.RENAME && e.name === 'a.txt', 'rename a.txt')
+    await waiter(events, (e) => e.type === FilesystemEventType.CREATE && e.name === 'b.txt', 'create b.txt')
+    await sbx.files.remove('w1/b.txt')
+    await waiter(events, (e) => e.type === FilesystemEventType.REMOVE && e.name === 'b.txt', 'remove b.txt')
+    // not recursive: a file in a subdirectory is not reported
+    await sbx.files.makeDir('w1/sub')
+    await waiter(events, (e) => e.type === FilesystemEventType.CREATE && e.name === 'sub', 'create sub')
+    await sbx.files.write('w1/sub/deep.txt', 'x')
+    await sbx.files.write('w1/after.txt', 'x') // a later event in the watched directory itself
+    await waiter(events, (e) => e.type === FilesystemEventType.WRITE && e.name === 'after.txt', 'write after.txt')
+    assert.equal(events.filter((e) => e.name.startsWith('sub/')).length, 0)
+    await h.stop()
+  })
+
+  test('watchDir recursive: existing and new subdirectories, with entries', T, async () => {
+    await sbx.files.makeDir('w2/old')
+    const { events, push } = collector()
+    const h = await sbx.files.watchDir('w2', push, { recursive: true, includeEntry: true })
+    await sbx.files.write('w2/old/f.txt', 'x')
+    const w = await waiter(events, (e) => e.type === FilesystemEventType.WRITE && e.name === 'old/f.txt', 'write old/f.txt')
+    assert.equal(w.entry?.path, '/home/user/w2/old/f.txt')
+    assert.equal(w.entry?.name, 'f.txt')
+    assert.equal(w.entry?.type, 'file')
+    await sbx.files.makeDir('w2/new')
+    await waiter(events, (e) => e.type === FilesystemEventType.CREATE && e.name === 'new', 'create new')
+    await sbx.files.write('w2/new/g.txt', 'y')
+    await waiter(events, (e) => e.type === FilesystemEventType.WRITE && e.name === 'new/g.txt', 'write new/g.txt')
+    await h.stop()
+  })
+
+  test('watchDir: a missing path and a file are errors', T, async () => {
+    await assert.rejects(sbx.files.watchDir('no-such-dir', () => {}), FileNotFoundError)
+    await sbx.files.write('plain.txt', 'x')
+    await assert.rejects(sbx.files.watchDir('plain.txt', () => {}), InvalidArgumentError)
+  })
+})
