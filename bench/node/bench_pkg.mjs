@@ -64,7 +64,7 @@ function childHwmKb(pid) {
   return m ? Number(m[1]) : 0
 }
 
-const p = createE2BSandbox({ apiKey: 'e2b_bench', template: 'base', apiUrl: a.url }, {}, { envdUrl: a.url })
+const p = createE2BSandbox({ apiKey: 'e2b_bench', template: 'capybara-sandbox', apiUrl: a.url }, {}, { envdUrl: a.url })
 const sig = () => AbortSignal.timeout(600000)
 const h = await p.create({
   name: `bench-pkg-${process.pid}`,

@@ -204,7 +204,93 @@ void fk_entry_clear(fk_entry *e)
 	free(e->owner);
 	free(e->group);
 	free(e->symlink_target);
+	for (size_t i = 0; i < e->n_meta; i++) {
+		free(e->meta_keys[i]);
+		free(e->meta_values[i]);
+	}
+	free(e->meta_keys);
+	free(e->meta_values);
 	memset(e, 0, sizeof(*e));
+}
+
+#define META_PREFIX     "user.e2b."
+#define META_PREFIX_LEN (sizeof(META_PREFIX) - 1)
+
+/* The user.e2b.* xnames of `path` (a /proc/self/fd link or an fd's path) into a malloc'ed list
+ * of NUL-separated xnames; its length in *len_out. NULL when there are none or on failure. */
+static char *meta_names(int fd, ssize_t *len_out)
+{
+	*len_out = 0;
+	ssize_t n = flistxattr(fd, NULL, 0);
+	if (n <= 0)
+		return NULL;
+	char *xnames = malloc((size_t)n);
+	if (!xnames)
+		return NULL;
+	n = flistxattr(fd, xnames, (size_t)n);
+	if (n <= 0) {
+		free(xnames);
+		return NULL;
+	}
+	*len_out = n;
+	return xnames;
+}
+
+/* envd's metadata: the file's user.e2b.<key> extended attributes as key -> value, read through
+ * `fd`; best effort (an entry without them, or on a filesystem without xattrs, has none). */
+static void entry_meta_fd(int fd, fk_entry *e)
+{
+	ssize_t n;
+	char *xnames = meta_names(fd, &n);
+	for (ssize_t off = 0; xnames && off < n; off += (ssize_t)strlen(xnames + off) + 1) {
+		const char *name = xnames + off;
+		if (strncmp(name, META_PREFIX, META_PREFIX_LEN) || !name[META_PREFIX_LEN])
+			continue;
+		char val[4097];
+		ssize_t vl = fgetxattr(fd, name, val, sizeof(val) - 1);
+		if (vl < 0)
+			continue;
+		val[vl] = 0;
+		char **k = realloc(e->meta_keys, (e->n_meta + 1) * sizeof(char *));
+		if (k)
+			e->meta_keys = k;
+		char **v = k ? realloc(e->meta_values, (e->n_meta + 1) * sizeof(char *)) : NULL;
+		if (v)
+			e->meta_values = v;
+		char *ks = v ? strdup(name + META_PREFIX_LEN) : NULL, *vs = ks ? strdup(val) : NULL;
+		if (!vs) {
+			free(ks);
+			break;
+		}
+		e->meta_keys[e->n_meta] = ks;
+		e->meta_values[e->n_meta++] = vs;
+	}
+	free(xnames);
+}
+
+/* The metadata of a regular file or directory `name` under `dirfd` (never follows a symlink,
+ * never opens a FIFO or device). */
+static void entry_meta(int dirfd, const char *name, const struct stat *st, fk_entry *e)
+{
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+		return;
+	int fd = openat(dirfd, *name ? name : ".",
+	                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	entry_meta_fd(fd, e);
+	close(fd);
+}
+
+/* Removes every user.e2b.* attribute (an upload replaces the whole metadata set, envd). */
+static void meta_clear(int fd)
+{
+	ssize_t n;
+	char *xnames = meta_names(fd, &n);
+	for (ssize_t off = 0; xnames && off < n; off += (ssize_t)strlen(xnames + off) + 1)
+		if (!strncmp(xnames + off, META_PREFIX, META_PREFIX_LEN))
+			fremovexattr(fd, xnames + off);
+	free(xnames);
 }
 
 void fk_entries_free(fk_entry *e, size_t n)
@@ -218,6 +304,72 @@ static const char *base_of(const char *abs)
 {
 	const char *s = strrchr(abs, '/');
 	return (s && s[1]) ? s + 1 : "/";
+}
+
+/* Where symlink `abs_link` (whose text is `text`) leads, as envd reports it: absolute, every
+ * symlink on the way resolved inside the box (at most 40, like the kernel); a part that does
+ * not exist is kept as written. malloc'ed; NULL on OOM. */
+static char *symlink_resolve(fctx *c, const char *abs_link, const char *text)
+{
+	char *path;
+	if (text[0] == '/') {
+		path = fk__path_resolve(text, "/");
+	} else {
+		char *dir = strdup(abs_link);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash)
+			slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
+		path = dir ? fk__path_resolve(text, dir) : NULL;
+		free(dir);
+	}
+	for (int hops = 0; path && hops < 40; hops++) {
+		/* walk from "/", one component at a time, until a symlink or the end */
+		size_t len = strlen(path), at = 1;
+		char *link = NULL;
+		size_t comp_end = 0;
+		while (at < len) {
+			size_t end = at;
+			while (end < len && path[end] != '/')
+				end++;
+			char save = path[end];
+			path[end] = 0;
+			int fd = fk__open_in(c->rootfd, path, O_PATH | O_NOFOLLOW, 0);
+			struct stat st;
+			bool is_link = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode);
+			if (is_link) {
+				char t[4097];
+				ssize_t n = readlinkat(fd, "", t, sizeof(t) - 1);
+				if (n > 0) {
+					t[n] = 0;
+					link = strdup(t);
+				}
+			}
+			if (fd >= 0)
+				close(fd);
+			path[end] = save;
+			if (fd < 0 || link || is_link) {
+				comp_end = end;
+				break;
+			}
+			at = end + 1;
+		}
+		if (!link)
+			return path; /* no symlink left (or a missing part, kept as written) */
+		/* replace path[..comp_end) by the link's target, relative to its directory */
+		char *parent = strndup(path, comp_end);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		if (slash)
+			slash == parent ? (void)(parent[1] = 0) : (void)(*slash = 0);
+		char *joined = NULL;
+		if (parent && asprintf(&joined, "%s%s", link, path + comp_end) < 0)
+			joined = NULL;
+		free(path);
+		path = joined ? fk__path_resolve(joined, link[0] == '/' ? "/" : parent) : NULL;
+		free(joined);
+		free(parent);
+		free(link);
+	}
+	return path;
 }
 
 /* Fills `e` for `abs` from an lstat done through `dirfd`/`name` (or `st` if given). */
@@ -246,9 +398,10 @@ static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_
 		ssize_t n = readlinkat(dirfd, name, t, sizeof(t) - 1);
 		if (n >= 0) {
 			t[n] = 0;
-			e->symlink_target = strdup(t);
+			e->symlink_target = symlink_resolve(c, abs, t);
 		}
 	}
+	entry_meta(dirfd, name, &st, e);
 	if (!e->name || !e->path || !e->owner || !e->group ||
 	    (S_ISLNK(st.st_mode) && !e->symlink_target)) {
 		fk_entry_clear(e);
@@ -376,6 +529,7 @@ static int open_for_write(fctx *c, fk_err *err)
 		return fk__fail(err, fk__errno_code(e), e, "error opening file '%s': %s", c->abs,
 		                fk_strerror(e));
 	}
+	meta_clear(fd);
 	return fd;
 }
 

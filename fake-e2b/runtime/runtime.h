@@ -292,7 +292,13 @@ typedef struct fk_entry {
 	char *group;          /* group name, or the gid as digits */
 	int64_t mtime_sec;
 	int32_t mtime_nsec;
-	char *symlink_target; /* NULL unless a symlink (readlink text) */
+	char *symlink_target; /* NULL unless a symlink: where it leads, absolute, every symlink on
+	                         the way resolved inside the box (envd) */
+	/* envd's metadata: the user.e2b.<key> extended attributes (X-Metadata-<key> of uploads),
+	 * n_meta parallel keys and values */
+	char **meta_keys;
+	char **meta_values;
+	size_t n_meta;
 } fk_entry;
 
 void fk_entry_clear(fk_entry *e);            /* frees the strings; accepts zeroed */
@@ -314,7 +320,8 @@ int fk_file_resolve(fk_rt *rt, const char *box_id, const char *path, const char 
 int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
                        fk_writer **out, char **abs_path_out, fk_err *err);
 int fk_writer_write(fk_writer *w, const void *data, size_t len, fk_err *err); /* FK_ENOSPC... */
-/* Sets xattr user.e2b.<key> = value on the file (X-Metadata-*); before or after writes. */
+/* Sets xattr user.e2b.<key> = value on the file (X-Metadata-*); before or after writes. Opening
+ * the writer removed the file's earlier user.e2b.* attributes (an upload replaces the set). */
 int fk_writer_set_meta(fk_writer *w, const char *key, const char *value, fk_err *err);
 /* Flushes and closes; frees `w` whatever the result. Accepts NULL. */
 int fk_writer_close(fk_writer *w, fk_err *err);

@@ -1,5 +1,6 @@
 // Peer test: envd's filesystem service beyond the basics, through the official e2b SDK
-// (pinned in package.json): WatchDir (inotify).
+// (pinned in package.json): WatchDir (inotify), file metadata (X-Metadata-* upload headers kept as
+// user.e2b.* extended attributes) and where a symlink leads.
 //
 // Run: FAKE_E2B=/path/to/fake-e2b node --test filesystem.test.mjs   (or tests/peer/run.sh)
 import { after, before, describe, test } from 'node:test'
@@ -84,6 +85,38 @@ describe('filesystem', { concurrency: false }, () => {
     await sbx.files.write('w2/new/g.txt', 'y')
     await waiter(events, (e) => e.type === FilesystemEventType.WRITE && e.name === 'new/g.txt', 'write new/g.txt')
     await h.stop()
+  })
+
+  test('metadata: returned by the upload, Stat, ListDir and Move; an overwrite replaces it', T, async () => {
+    const meta = { author: 'peer', purpose: 'test' }
+    let info = await sbx.files.write('meta/a.txt', 'x', { metadata: meta })
+    assert.deepEqual(info.metadata, meta)
+    assert.deepEqual((await sbx.files.getInfo('meta/a.txt')).metadata, meta)
+    info = await sbx.files.write('meta/b.txt', 'y', { metadata: { k: 'v' }, useOctetStream: true })
+    assert.deepEqual(info.metadata, { k: 'v' })
+    const listed = Object.fromEntries((await sbx.files.list('meta')).map((e) => [e.name, e.metadata]))
+    assert.deepEqual(listed, { 'a.txt': meta, 'b.txt': { k: 'v' } })
+    assert.deepEqual((await sbx.files.rename('meta/b.txt', 'meta/c.txt')).metadata, { k: 'v' })
+    // stored as extended attributes, visible to the sandbox's own tools
+    const attr = await sbx.commands.run(
+      `python3 -c "import os; print(os.getxattr('/home/user/meta/a.txt', 'user.e2b.author').decode())"`,
+    )
+    assert.equal(attr.stdout, 'peer\n')
+    // an upload without metadata clears what the file had
+    info = await sbx.files.write('meta/a.txt', 'z')
+    assert.equal(info.metadata, undefined)
+    assert.equal((await sbx.files.getInfo('meta/a.txt')).metadata, undefined)
+  })
+
+  test('symlinkTarget: absolute, every link on the way resolved', T, async () => {
+    await sbx.commands.run(
+      'mkdir -p ln/d/e && touch ln/f && cd ln && ln -s f l1 && ln -s d l2 && ln -s l2/e l3 && ln -s /no/where l4 && cd d && ln -s ../l1 l5',
+    )
+    const target = async (p) => (await sbx.files.getInfo(p)).symlinkTarget
+    assert.equal(await target('ln/l1'), '/home/user/ln/f')
+    assert.equal(await target('ln/l3'), '/home/user/ln/d/e')
+    assert.equal(await target('ln/l4'), '/no/where')
+    assert.equal(await target('ln/d/l5'), '/home/user/ln/f')
   })
 
   test('watchDir: a missing path and a file are errors', T, async () => {

@@ -76,7 +76,14 @@ static enum MHD_Result meta_header(void *cls, enum MHD_ValueKind kind, const cha
 			k[i] = (char)((key[11 + i] >= 'A' && key[11 + i] <= 'Z') ? key[11 + i] + 32
 			                                                         : key[11 + i]);
 		k[i] = '\0';
-		fk_writer_set_meta(u->w, k, value, NULL);
+		/* the reply carries what was stored (envd reads it back) */
+		json_t *last = json_array_get(u->results, json_array_size(u->results) - 1);
+		if (fk_writer_set_meta(u->w, k, value, NULL) == 0 && last) {
+			json_t *m = json_object_get(last, "metadata");
+			if (!m)
+				json_object_set_new(last, "metadata", m = json_object());
+			json_object_set_new(m, k, json_string(value));
+		}
 	}
 	return MHD_YES;
 }

@@ -54,6 +54,12 @@ json_t *fk_envd_entry_json(const fk_entry *e)
 	json_object_set_new(j, "modifiedTime", timestamp_json(e->mtime_sec, e->mtime_nsec));
 	if (e->symlink_target)
 		json_object_set_new(j, "symlinkTarget", json_string(e->symlink_target));
+	if (e->n_meta) {
+		json_t *m = json_object();
+		for (size_t i = 0; i < e->n_meta; i++)
+			json_object_set_new(m, e->meta_keys[i], json_string(e->meta_values[i]));
+		json_object_set_new(j, "metadata", m);
+	}
 	return j;
 }
 
