@@ -72,6 +72,7 @@ static const procedure procedures[] = {
     {"/process.Process/List", NULL, fk_envd_process_list},
     {"/process.Process/SendInput", NULL, fk_envd_process_send_input},
     {"/process.Process/CloseStdin", NULL, fk_envd_process_close_stdin},
+    {"/process.Process/Update", NULL, fk_envd_process_update},
     {"/filesystem.Filesystem/Stat", NULL, fk_envd_fs_stat},
     {"/filesystem.Filesystem/MakeDir", NULL, fk_envd_fs_make_dir},
     {"/filesystem.Filesystem/ListDir", NULL, fk_envd_fs_list_dir},

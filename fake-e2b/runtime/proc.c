@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -72,7 +73,8 @@ struct fk_proc {
 	int pidfd;
 	int out_fd, err_fd, wake_fd;
 	pthread_mutex_t in_lock;
-	int in_fd;
+	int in_fd;  /* stdin's pipe, or the terminal's master for a PTY process */
+	bool pty;   /* a PTY process: output and input go through the terminal */
 	bool stop;  /* stop forwarding (SendSignal kill, reboot, destroy) */
 	bool ended; /* end event exists */
 	bool reaped;
@@ -323,12 +325,20 @@ static int status_from_siginfo(const siginfo_t *si)
 	}
 }
 
-/* Forwards output until both pipes reach EOF. Once told to stop (SendSignal kill, reboot,
- * destroy) it keeps draining the pipes but drops what it reads, and returns as soon as the
- * process itself has exited: a handler writing on SIGTERM must not die of SIGPIPE, and
- * descendants still holding the pipes must not delay the end (envd). */
+/* After the process exits, output still arriving is forwarded until the pipes stay quiet this
+ * long, or at most FK_DRAIN_MAX_MS (envd: a read deadline after Wait). */
+#define FK_DRAIN_QUIET_MS 50
+#define FK_DRAIN_MAX_MS   1000
+
+/* Forwards output until both pipes reach EOF, or, once the process has exited, until they are
+ * drained: a descendant still holding them (`sleep 30 &`) does not hold the stream, and the
+ * output's tail is not lost (envd reaps, then reads what is left with a deadline). Once told to
+ * stop (SendSignal kill, reboot, destroy) it keeps draining the pipes but drops what it reads,
+ * and returns as soon as the process itself has exited: a handler writing on SIGTERM must not
+ * die of SIGPIPE. */
 static void pump(fk_proc *p, unsigned char *buf)
 {
+	int64_t exited_ms = 0; /* when the pidfd said the process exited; 0 = still running */
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
 		while (!p->stop && any_sub_full(p))
@@ -337,16 +347,24 @@ static void pump(fk_proc *p, unsigned char *buf)
 		pthread_mutex_unlock(&p->lock);
 		if (p->out_fd < 0 && p->err_fd < 0)
 			return;
+		if (exited_ms && (stop || fk__now_ms() - exited_ms >= FK_DRAIN_MAX_MS))
+			return;
 		struct pollfd pfd[4] = {
 		    {.fd = p->out_fd, .events = POLLIN},
 		    {.fd = p->err_fd, .events = POLLIN},
 		    {.fd = p->wake_fd, .events = POLLIN},
-		    {.fd = stop ? p->pidfd : -1, .events = POLLIN},
+		    {.fd = exited_ms ? -1 : p->pidfd, .events = POLLIN},
 		};
-		if (poll(pfd, 4, -1) < 0)
+		int n_ready = poll(pfd, 4, exited_ms ? FK_DRAIN_QUIET_MS : -1);
+		if (n_ready < 0)
 			continue;
-		if (pfd[3].revents)
-			return; /* stopped and exited: the end need not wait for EOF */
+		if (n_ready == 0)
+			return; /* exited and the pipes stayed quiet: drained */
+		if (pfd[3].revents) {
+			if (stop)
+				return; /* stopped and exited: the end need not wait for EOF */
+			exited_ms = fk__now_ms();
+		}
 		if (pfd[2].revents) {
 			uint64_t v;
 			if (read(p->wake_fd, &v, sizeof(v)) < 0)
@@ -360,7 +378,7 @@ static void pump(fk_proc *p, unsigned char *buf)
 			ssize_t n = read(*fd, buf, FK_CHUNK_MAX);
 			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
-			if (n <= 0) {
+			if (n <= 0) { /* EOF; a terminal whose every slave closed reads EIO */
 				close_fd(fd);
 				continue;
 			}
@@ -368,7 +386,11 @@ static void pump(fk_proc *p, unsigned char *buf)
 				continue;
 			pthread_mutex_lock(&p->lock);
 			if (!p->stop)
-				deliver(p, i == 0 ? FK_EV_STDOUT : FK_EV_STDERR, buf, (size_t)n);
+				deliver(p,
+				        p->pty   ? FK_EV_PTY
+				        : i == 0 ? FK_EV_STDOUT
+				                 : FK_EV_STDERR,
+				        buf, (size_t)n);
 			pthread_mutex_unlock(&p->lock);
 		}
 	}
@@ -451,6 +473,7 @@ typedef struct spawn_plan {
 	int pid_w;                          /* helper -> server: host pid of the child */
 	int life_w;                         /* the runtime's life pipe, closed in the helper */
 	bool isolated;
+	bool pty;          /* stdin/stdout/stderr are a terminal: new session, controlling tty */
 	char *child_stack; /* top of the process's stack while it shares our memory */
 } spawn_plan;
 
@@ -498,6 +521,9 @@ static void child_main(const spawn_plan *sp)
 			sigaction(s, &dfl, NULL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(sp->stdin_fd, 0) < 0 || dup2(sp->stdout_fd, 1) < 0 || dup2(sp->stderr_fd, 2) < 0)
+		child_fail(sp, STEP_FDS);
+	/* a terminal: its own session with the terminal as controlling tty, like a login */
+	if (sp->pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
 		child_fail(sp, STEP_FDS);
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)
@@ -872,6 +898,56 @@ done:
 	return rc;
 }
 
+/* A terminal for a PTY process: the master from the box's own devpts instance (so `tty` and
+ * ttyname work inside), its slave for the child's stdin, stdout and stderr, owned by the user. */
+static int open_pty(fk_box *b, spawn_plan *sp, fk_proc *p, const fk_proc_spec *spec, fk_err *err)
+{
+	int m = -1;
+	if (b->rt->isolated) {
+		int rootfd = fk__box_rootfd(b, err);
+		if (rootfd < 0)
+			return rootfd;
+		m = fk__open_in(rootfd, "/dev/ptmx", O_RDWR | O_NOCTTY, 0);
+		close(rootfd);
+	}
+	if (m < 0) /* degraded mode (or a box without devpts): the host's */
+		m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int unlock = 0;
+	struct winsize ws = {.ws_row = spec->pty_rows ? spec->pty_rows : 24,
+	                     .ws_col = spec->pty_cols ? spec->pty_cols : 80};
+	if (m < 0 || ioctl(m, TIOCSPTLCK, &unlock) < 0 || ioctl(m, TIOCSWINSZ, &ws) < 0) {
+		int e = errno;
+		if (m >= 0)
+			close(m);
+		return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s", fk_strerror(e));
+	}
+	int slave = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int in = slave >= 0 ? fcntl(m, F_DUPFD_CLOEXEC, 0) : -1;
+	int out = in >= 0 ? fcntl(slave, F_DUPFD_CLOEXEC, 0) : -1;
+	int errfd = out >= 0 ? fcntl(slave, F_DUPFD_CLOEXEC, 0) : -1;
+	if (errfd < 0) {
+		int e = errno;
+		close(m);
+		if (slave >= 0)
+			close(slave);
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+		return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s", fk_strerror(e));
+	}
+	if (fchown(slave, sp->user.uid, sp->user.gid) < 0 && geteuid() == 0)
+		fprintf(stderr, "fake-e2b: chown pty: %s\n", fk_strerror(errno));
+	p->pty = true;
+	p->out_fd = m;
+	p->in_fd = in;
+	sp->pty = true;
+	sp->stdin_fd = slave;
+	sp->stdout_fd = out;
+	sp->stderr_fd = errfd;
+	return 0;
+}
+
 static int open_pipes(spawn_plan *sp, fk_proc *p, bool stdin_pipe, fk_err *err)
 {
 	int o[2], e[2], i[2];
@@ -997,7 +1073,8 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 	if (rc == 0 && info_fill(&p->info, spec) < 0)
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = open_pipes(&sp, p, spec->stdin_pipe, err);
+		rc = spec->pty ? open_pty(b, &sp, p, spec, err)
+		               : open_pipes(&sp, p, spec->stdin_pipe, err);
 	if (rc == 0)
 		rc = run_spawn(&sp, p, spec->cwd ? spec->cwd : "", err);
 	plan_close(&sp);
@@ -1166,9 +1243,31 @@ int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&p->in_lock);
-	if (p->in_fd < 0)
+	if (p->pty)
+		rc = fk__fail(err, FK_ECLOSED, 0,
+		              "cannot close stdin for PTY process — send Ctrl+D (0x04) instead");
+	else if (p->in_fd < 0)
 		rc = fk__fail(err, FK_ECLOSED, 0, "stdin of process %u is not open", pid);
-	close_fd(&p->in_fd);
+	else
+		close_fd(&p->in_fd);
+	pthread_mutex_unlock(&p->in_lock);
+	fk_proc_unref(p);
+	return rc;
+}
+
+int fk_proc_resize(fk_rt *rt, const char *box_id, uint32_t pid, uint16_t cols, uint16_t rows,
+                   fk_err *err)
+{
+	fk_proc *p;
+	int rc = find(rt, box_id, pid, NULL, true, &p, err);
+	if (rc < 0)
+		return rc;
+	struct winsize ws = {.ws_row = rows, .ws_col = cols};
+	pthread_mutex_lock(&p->in_lock);
+	if (!p->pty)
+		rc = fk__fail(err, FK_ECLOSED, 0, "tty not assigned to process");
+	else if (p->in_fd < 0 || ioctl(p->in_fd, TIOCSWINSZ, &ws) < 0)
+		rc = fk__fail(err, FK_EIO, errno, "error resizing tty: %s", fk_strerror(errno));
 	pthread_mutex_unlock(&p->in_lock);
 	fk_proc_unref(p);
 	return rc;

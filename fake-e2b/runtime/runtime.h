@@ -183,6 +183,12 @@ typedef struct fk_proc_spec {
 	const char *user; /* NULL = box default user; unknown -> FK_ENOUSER */
 	const char *tag;  /* optional, for List and Connect-by-tag */
 	bool stdin_pipe;  /* true: stdin is a pipe (SendInput/CloseStdin); false: /dev/null */
+	/* true: stdin, stdout and stderr are a terminal (a pseudo-terminal of the box's devpts;
+	 * the process leads a new session with it as controlling tty); output comes as FK_EV_PTY,
+	 * fk_proc_write_stdin types into it, fk_proc_resize sets its size. stdin_pipe is ignored.
+	 */
+	bool pty;
+	uint16_t pty_cols, pty_rows; /* the terminal's size; 0 -> 80 x 24 */
 } fk_proc_spec;
 
 /* Starts a process in box `box_id` as `spec->user` (uid, gid, supplementary groups), env not
@@ -214,11 +220,13 @@ typedef enum fk_event_type {
 	FK_EV_STDOUT = 1,
 	FK_EV_STDERR = 2,
 	FK_EV_END = 3,
+	FK_EV_PTY = 4, /* a PTY process's terminal output */
 } fk_event_type;
 
 typedef struct fk_event {
 	fk_event_type type;
-	unsigned char *data; /* STDOUT/STDERR: 1..32768 bytes, owned; freed by fk_event_clear() */
+	unsigned char
+	    *data; /* STDOUT/STDERR/PTY: 1..32768 bytes, owned; freed by fk_event_clear() */
 	size_t len;
 	int wait_status; /* END: waitpid() status (WIFEXITED/WIFSIGNALED/WCOREDUMP) */
 } fk_event;
@@ -249,6 +257,12 @@ int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err 
 int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
                         fk_err *err);
 int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err);
+
+/* Update (envd process.Process/Update): sets a PTY process's terminal size (the process gets
+ * SIGWINCH). FK_ENOTFOUND if not live; FK_ECLOSED ("tty not assigned to process") without a
+ * terminal. */
+int fk_proc_resize(fk_rt *rt, const char *box_id, uint32_t pid, uint16_t cols, uint16_t rows,
+                   fk_err *err);
 
 typedef struct fk_proc_info {
 	uint32_t pid;

@@ -72,6 +72,7 @@ enum MHD_Result fk_envd_process_signal(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_process_list(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_process_send_input(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_process_close_stdin(fk_call *c, json_t *req);
+enum MHD_Result fk_envd_process_update(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_fs_stat(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_fs_make_dir(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_fs_list_dir(fk_call *c, json_t *req);

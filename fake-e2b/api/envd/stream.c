@@ -145,7 +145,10 @@ static int queue_data(fk_stream *s, const fk_event *ev)
 	if (!b64)
 		return -1;
 	json_t *m = json_pack("{s:{s:{s:s}}}", "event", "data",
-	                      ev->type == FK_EV_STDOUT ? "stdout" : "stderr", b64);
+	                      ev->type == FK_EV_PTY      ? "pty"
+	                      : ev->type == FK_EV_STDOUT ? "stdout"
+	                                                 : "stderr",
+	                      b64);
 	free(b64);
 	return fk_obuf_frame(&s->out, 0, m);
 }

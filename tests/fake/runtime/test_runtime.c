@@ -581,6 +581,75 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 	box_destroy("ps");
 }
 
+static void test_runtime__exit_ends_stream_despite_background_holder(void **state)
+{
+	NEED_ISOLATION();
+	box_create("exitbg", false);
+	/* the tail written just before the exit arrives; the holder does not delay the end */
+	fk_proc_spec spec = {.cmd = "/bin/bash",
+	                     .args = (const char *[]){"-c", "sleep 1000 & seq 1 20000 | tail -n 1"},
+	                     .n_args = 2,
+	                     .user = "sandbox"};
+	result r = {0};
+	int64_t t0 = now_ms();
+	assert_int_equal(run_spec("exitbg", &spec, &r, NULL), 0);
+	assert_true(now_ms() - t0 < 10000);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_string_equal(r.out, "20000\n");
+	result_clear(&r);
+	box_destroy("exitbg");
+}
+
+static void test_runtime__pty_is_a_terminal(void **state)
+{
+	NEED_ISOLATION();
+	box_create("pty", false);
+	fk_proc_spec spec = {.cmd = "/bin/bash",
+	                     .args = (const char *[]){"-c", "tty; stty size; read l; echo got-$l"},
+	                     .n_args = 2,
+	                     .user = "sandbox",
+	                     .pty = true,
+	                     .pty_cols = 91,
+	                     .pty_rows = 17};
+	fk_proc *p;
+	fk_sub *s;
+	assert_int_equal(fk_proc_start(rt, "pty", &spec, &p, &s, NULL), 0);
+	assert_int_equal(fk_proc_resize(rt, "pty", fk_proc_pid(p), 92, 18, NULL), 0);
+	assert_int_equal(fk_proc_write_stdin(rt, "pty", fk_proc_pid(p), "x\n", 2, NULL), 0);
+	char out[4096] = "";
+	size_t len = 0;
+	fk_event ev;
+	int status = -1;
+	while (fk_sub_next(s, &ev, 20000) == 0) {
+		if (ev.type == FK_EV_END) {
+			status = ev.wait_status;
+			fk_event_clear(&ev);
+			break;
+		}
+		assert_int_equal(ev.type, FK_EV_PTY);
+		if (len + ev.len < sizeof(out)) {
+			memcpy(out + len, ev.data, ev.len);
+			len += ev.len;
+			out[len] = 0;
+		}
+		fk_event_clear(&ev);
+	}
+	assert_true(WIFEXITED(status));
+	assert_non_null(strstr(out, "/dev/pts/"));
+	/* the size is the one set at start or after the resize, whichever stty saw */
+	assert_true(strstr(out, "17 91\r\n") || strstr(out, "18 92\r\n"));
+	assert_non_null(strstr(out, "got-x\r\n"));
+	/* a process without a terminal cannot be resized */
+	fk_sub_free(s);
+	fk_proc_unref(p);
+	fk_proc_spec plain = {.cmd = "/bin/sleep", .args = (const char *[]){"100"}, .n_args = 1};
+	assert_int_equal(fk_proc_start(rt, "pty", &plain, &p, NULL, NULL), 0);
+	assert_int_equal(fk_proc_resize(rt, "pty", fk_proc_pid(p), 80, 24, NULL), FK_ECLOSED);
+	fk_proc_unref(p);
+	box_destroy("pty");
+}
+
 static void test_runtime__kill_ends_stream_despite_background_holder(void **state)
 {
 	NEED_ISOLATION();
@@ -889,7 +958,7 @@ static void test_runtime__stat_list_mkdir_move_remove(void **state)
 	fk_entry_clear(&e);
 	assert_int_equal(fk_file_stat(rt, "fs", "/workspace/d/l", NULL, &e, NULL), 0);
 	assert_int_equal(e.type, FK_FT_SYMLINK);
-	assert_string_equal(e.symlink_target, "f.txt");
+	assert_string_equal(e.symlink_target, "/workspace/d/f.txt"); /* resolved, envd */
 	fk_entry_clear(&e);
 	assert_int_equal(fk_file_stat(rt, "fs", "/", NULL, &e, NULL), 0);
 	assert_int_equal(e.type, FK_FT_DIR);
@@ -1154,6 +1223,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_runtime__destroy_leaves_nothing),
 	    cmocka_unit_test(test_runtime__exit_status_env_and_cwd),
 	    cmocka_unit_test(test_runtime__kill_ends_stream_despite_background_holder),
+	    cmocka_unit_test(test_runtime__exit_ends_stream_despite_background_holder),
+	    cmocka_unit_test(test_runtime__pty_is_a_terminal),
 	    cmocka_unit_test(test_runtime__sigterm_handler_output_does_not_kill_it),
 	    cmocka_unit_test(test_runtime__stdin_pipe),
 	    cmocka_unit_test(test_runtime__slow_subscriber_does_not_grow_memory),

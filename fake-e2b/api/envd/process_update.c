@@ -1,0 +1,31 @@
+/*
+ * fake-e2b/api/envd/process_update.c: process.Process/Update (§4): a PTY process's terminal
+ * size ({process: selector, pty: {size: {cols, rows}}}).
+ */
+#include "envd.h"
+
+enum MHD_Result fk_envd_process_update(fk_call *c, json_t *req)
+{
+	fk_req *r = c->req;
+	uint32_t pid = 0;
+	int rc = fk_envd_selector_pid(c, json_object_get(req, "process"), &pid, NULL);
+	if (rc == FK_EINVAL)
+		return fk_connect_error(r, "invalid_argument", "invalid process selector");
+	if (rc < 0)
+		return fk_connect_error(r, "not_found", "process with pid %u not found", pid);
+	json_t *size = json_object_get(json_object_get(req, "pty"), "size");
+	if (!json_is_object(size)) /* nothing to update */
+		return fk_reply(r, 200, "application/json", "{}", 2);
+	json_int_t cols = json_integer_value(json_object_get(size, "cols"));
+	json_int_t rows = json_integer_value(json_object_get(size, "rows"));
+	if (cols < 0 || cols > 65535 || rows < 0 || rows > 65535)
+		return fk_connect_error(r, "invalid_argument", "invalid pty size");
+	fk_err err = {0};
+	rc = fk_proc_resize(c->app->rt, c->sb->id, pid, (uint16_t)cols, (uint16_t)rows, &err);
+	if (rc == FK_ENOTFOUND)
+		return fk_connect_error(r, "not_found", "process with pid %u not found", pid);
+	if (rc < 0)
+		return fk_connect_error(r, rc == FK_ECLOSED ? "failed_precondition" : "internal",
+		                        "%s", err.message[0] ? err.message : fk_code_name(rc));
+	return fk_reply(r, 200, "application/json", "{}", 2);
+}
