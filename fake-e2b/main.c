@@ -40,7 +40,7 @@ static void usage(FILE *f)
 	           "[--allow-remote]\n"
 	           "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
 	           "[--idle-timeout-s N]\n"
-	           "                [--legacy-routes] [--quiet]\n");
+	           "                [--legacy-routes] [--stream-end pipes|exit] [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -48,6 +48,7 @@ typedef struct cli_opts {
 	unsigned port;
 	const char *api_key, *api_key_file, *state_dir, *port_file, *domain;
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
+	int stream_end_on_exit; /* --stream-end exit */
 	long max_upload_mb, idle_timeout_s;
 } cli_opts;
 
@@ -57,6 +58,7 @@ enum {
 	OPT_ALLOW_REMOTE,
 	OPT_MAX_UPLOAD,
 	OPT_LEGACY_ROUTES,
+	OPT_STREAM_END,
 	OPT_IDLE_TIMEOUT,
 	OPT_TLS,
 	OPT_DOMAIN,
@@ -91,6 +93,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"domain", required_argument, NULL, OPT_DOMAIN},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
+	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
 	    {"help", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -145,6 +148,14 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_LEGACY_ROUTES:
 			o->legacy_routes = 1;
+			break;
+		case OPT_STREAM_END:
+			if (strcmp(optarg, "pipes") && strcmp(optarg, "exit")) {
+				fprintf(stderr,
+				        "fake-e2b: --stream-end must be 'pipes' or 'exit'\n");
+				return -1;
+			}
+			o->stream_end_on_exit = !strcmp(optarg, "exit");
 			break;
 		case 'H':
 			usage(stdout);
@@ -331,7 +342,7 @@ int main(int argc, char **argv)
 		if (!o.quiet)
 			fprintf(stderr, "fake-e2b: API key written to %s\n", key_path);
 	}
-	fk_rt_options ro = {.state_dir = o.state_dir};
+	fk_rt_options ro = {.state_dir = o.state_dir, .end_on_exit = o.stream_end_on_exit};
 	fk_err err = {0};
 	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);

@@ -25,6 +25,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	pthread_mutex_init(&rt->lock, NULL);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
+	rt->end_on_exit = opts && opts->end_on_exit;
 	if (opts && opts->state_dir) {
 		rt->state_dir = strdup(opts->state_dir);
 		if (rt->state_dir && mkdir(rt->state_dir, 0755) < 0 && errno != EEXIST) {

@@ -73,10 +73,11 @@ struct fk_proc {
 	int pidfd;
 	int out_fd, err_fd, wake_fd;
 	pthread_mutex_t in_lock;
-	int in_fd;  /* stdin's pipe, or the terminal's master for a PTY process */
-	bool pty;   /* a PTY process: output and input go through the terminal */
-	bool stop;  /* stop forwarding (SendSignal kill, reboot, destroy) */
-	bool ended; /* end event exists */
+	int in_fd;        /* stdin's pipe, or the terminal's master for a PTY process */
+	bool pty;         /* a PTY process: output and input go through the terminal */
+	bool end_on_exit; /* the runtime's fk_rt_options.end_on_exit */
+	bool stop;        /* stop forwarding (SendSignal kill, reboot, destroy) */
+	bool ended;       /* end event exists */
 	bool reaped;
 	int wait_status;
 	int64_t end_ms;
@@ -330,9 +331,10 @@ static int status_from_siginfo(const siginfo_t *si)
 #define FK_DRAIN_QUIET_MS 50
 #define FK_DRAIN_MAX_MS   1000
 
-/* Forwards output until both pipes reach EOF, or, once the process has exited, until they are
- * drained: a descendant still holding them (`sleep 30 &`) does not hold the stream, and the
- * output's tail is not lost (envd reaps, then reads what is left with a deadline). Once told to
+/* Forwards output until both pipes reach EOF (envd 0.6.13: a descendant still holding them
+ * holds the end) or, with end_on_exit, once the process has exited, until they are drained: a
+ * descendant holding them (`sleep 30 &`) does not hold the stream, and the output's tail is not
+ * lost (envd's reap-then-drain handler: reap, then read what is left with a deadline). Once told to
  * stop (SendSignal kill, reboot, destroy) it keeps draining the pipes but drops what it reads,
  * and returns as soon as the process itself has exited: a handler writing on SIGTERM must not
  * die of SIGPIPE. */
@@ -353,7 +355,8 @@ static void pump(fk_proc *p, unsigned char *buf)
 		    {.fd = p->out_fd, .events = POLLIN},
 		    {.fd = p->err_fd, .events = POLLIN},
 		    {.fd = p->wake_fd, .events = POLLIN},
-		    {.fd = exited_ms ? -1 : p->pidfd, .events = POLLIN},
+		    {.fd = exited_ms || (!stop && !p->end_on_exit) ? -1 : p->pidfd,
+		     .events = POLLIN},
 		};
 		int n_ready = poll(pfd, 4, exited_ms ? FK_DRAIN_QUIET_MS : -1);
 		if (n_ready < 0)
@@ -1072,6 +1075,8 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	if (rc == 0 && info_fill(&p->info, spec) < 0)
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	if (p)
+		p->end_on_exit = rt->end_on_exit;
 	if (rc == 0)
 		rc = spec->pty ? open_pty(b, &sp, p, spec, err)
 		               : open_pipes(&sp, p, spec->stdin_pipe, err);

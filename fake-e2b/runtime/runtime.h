@@ -86,6 +86,12 @@ typedef struct fk_rt_options {
 	const char *state_dir;
 	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
 	bool no_isolation;
+	/* When a process's output events end (envd has two behaviours). false (envd 0.6.13): once
+	 * both pipes reach EOF, i.e. when every holder closed them, so a background child holding
+	 * the output (`sleep 30 & echo started`) holds the end. true (envd's reap-then-drain
+	 * handler): once the process exited and its pipes are drained (quiet 50 ms, at most 1 s). A
+	 * PTY process ends the same way. */
+	bool end_on_exit;
 } fk_rt_options;
 
 /* Creates the runtime. Probes root, namespaces and the freezer (/sys/fs/cgroup/freezer/fake-e2b)

@@ -70,6 +70,7 @@ struct fk_rt {
 	char *state_dir;
 	bool state_is_tmp;
 	bool isolated;
+	bool end_on_exit; /* fk_rt_options.end_on_exit */
 	bool freezer;
 	char *cg_root;   /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
 	char *cg_rel;    /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */

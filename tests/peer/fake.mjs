@@ -1,7 +1,7 @@
 // Start and stop a fake-e2b server for the peer test.
 //
-// startFake(path, { apiKey }) spawns `<path> --port 0 --state-dir <tmp> --api-key KEY`
-// (default key e2b_peer; the server refuses every other key), waits for the
+// startFake(path, { apiKey, args }) spawns `<path> --port 0 --state-dir <tmp> --api-key KEY
+// [args...]` (default key e2b_peer; the server refuses every other key), waits for the
 // line `fake-e2b listening on http://127.0.0.1:PORT` on stdout, and points the
 // official SDK at it through the environment (e2b-protocol.md §8.1).
 import { spawn } from 'node:child_process'
@@ -11,10 +11,10 @@ import { join } from 'node:path'
 
 const LISTEN_RE = /fake-e2b listening on (http:\/\/127\.0\.0\.1:\d+)/
 
-export async function startFake(path, { apiKey = 'e2b_peer' } = {}) {
+export async function startFake(path, { apiKey = 'e2b_peer', args = [] } = {}) {
   if (!path) throw new Error('fake-e2b path missing: set FAKE_E2B or pass it as an argument')
   const stateDir = mkdtempSync(join(tmpdir(), 'peer-fake-e2b-'))
-  const child = spawn(path, ['--port', '0', '--state-dir', stateDir, '--api-key', apiKey], {
+  const child = spawn(path, ['--port', '0', '--state-dir', stateDir, '--api-key', apiKey, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let log = ''

@@ -70,7 +70,31 @@ describe('process', { concurrency: false }, () => {
     assert.match(out2.text, /second-43/)
   })
 
-  test('a command ends when it exits, though a background child holds its output', T, async () => {
+  test('envd 0.6.13 (default): a background child holding the output holds the command', T, async () => {
+    const t0 = Date.now()
+    const r = await sbx.commands.run('(sleep 3; echo late) & echo started')
+    assert.equal(r.stdout, 'started\nlate\n')
+    assert.ok(Date.now() - t0 >= 2900, `took ${Date.now() - t0} ms`)
+  })
+
+  test('--stream-end exit: a command ends when it exits, though a background child holds its output', T, async () => {
+    const saved = { api: process.env.E2B_API_URL }
+    const other = await startFake(fakePath(), { args: ['--stream-end', 'exit'] })
+    let s2
+    try {
+      s2 = await Sandbox.create('base')
+      await checkEndOnExit(s2)
+    } finally {
+      if (s2) await s2.kill().catch(() => {})
+      await other.stop()
+      process.env.E2B_API_URL = saved.api
+      process.env.E2B_SANDBOX_URL = saved.api
+    }
+  })
+})
+
+async function checkEndOnExit(sbx) {
+  {
     const t0 = Date.now()
     const r = await sbx.commands.run('sleep 30 & echo started')
     assert.equal(r.stdout, 'started\n')
@@ -81,5 +105,5 @@ describe('process', { concurrency: false }, () => {
     const lines = big.stdout.split('\n')
     assert.equal(lines.length, 50001)
     assert.equal(lines[49999], '50000')
-  })
-})
+  }
+}

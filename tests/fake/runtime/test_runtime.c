@@ -584,6 +584,9 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 static void test_runtime__exit_ends_stream_despite_background_holder(void **state)
 {
 	NEED_ISOLATION();
+	fk_rt *saved = rt;
+	fk_rt_options o = {.end_on_exit = true};
+	assert_int_equal(fk_rt_new(&rt, &o, NULL), 0);
 	box_create("exitbg", false);
 	/* the tail written just before the exit arrives; the holder does not delay the end */
 	fk_proc_spec spec = {.cmd = "/bin/bash",
@@ -599,6 +602,8 @@ static void test_runtime__exit_ends_stream_despite_background_holder(void **stat
 	assert_string_equal(r.out, "20000\n");
 	result_clear(&r);
 	box_destroy("exitbg");
+	fk_rt_free(rt);
+	rt = saved;
 }
 
 static void test_runtime__pty_is_a_terminal(void **state)
