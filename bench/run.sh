@@ -74,11 +74,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$fake" --port 0 --quiet --api-key e2b_bench >"$work/fake.out" 2>"$work/fake.err" &
+# the file exists before the server starts: the redirection below happens in the child,
+# which the loop may outrun (sed on a missing file failed the run under set -e)
+: >"$work/fake.out"
+"$fake" --port 0 --quiet --api-key e2b_bench >>"$work/fake.out" 2>"$work/fake.err" &
 fakepid=$!
 url=
 for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out")
+  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out" || true)
   [ -n "$url" ] && break
   kill -0 "$fakepid" 2>/dev/null || { cat "$work/fake.err" >&2; echo "bench: fake-e2b died" >&2; exit 1; }
   sleep 0.1

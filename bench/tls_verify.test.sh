@@ -22,11 +22,12 @@ printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext
 openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
   -out srv.pem >/dev/null 2>&1
 mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
-"$fake" --port 0 --quiet --api-key e2b_bench >fake.out 2>fake.err &
+: >fake.out # exists before the child opens it (the loop may outrun it)
+"$fake" --port 0 --quiet --api-key e2b_bench >>fake.out 2>fake.err &
 fakepid=$!
 url=
 for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' fake.out)
+  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' fake.out || true)
   [ -n "$url" ] && break
   sleep 0.1
 done
