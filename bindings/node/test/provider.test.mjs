@@ -3,9 +3,11 @@
 // with the tree killed, abort, kill_tagged isolation, /skills writes), 64
 // concurrent execs and a killed serve child recovered.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { createE2BSandbox, SandboxError, SandboxGoneError } from '../src/index.js'
+import { createE2BSandbox, findBinary, SandboxError, SandboxGoneError } from '../src/index.js'
 import { LIMITS, config, serveChildren, setup, sh, sig, until } from './helpers.mjs'
 
 let env, p, h
@@ -24,6 +26,11 @@ after(async () => {
 describe('lifecycle', () => {
   test('create returns a handle { id } and concurrentExec is true', () => {
     assert.equal(p.concurrentExec, true)
+    // the seed's createE2BSandbox (plugin-sandbox-e2b 0.1.0-rc.1) has exactly these methods
+    const seed = ['create', 'resume', 'suspend', 'destroy', 'destroyByName', 'killAll', 'killTagged', 'exec', 'readFile', 'writeFile', 'stat']
+    for (const m of seed) assert.equal(typeof p[m], 'function', m)
+    const extra = Object.keys(p).filter((k) => k !== 'concurrentExec' && !seed.includes(k)).sort()
+    assert.deepEqual(extra, ['close', 'info', 'list', 'listDir', 'processes', 'startCommand'])
     assert.deepEqual(Object.keys(h), ['id'])
     assert.match(h.id, /^[a-zA-Z0-9-]{1,128}$/)
   })
@@ -413,6 +420,42 @@ describe('the serve child', () => {
   test('a missing binary is a clear error', async () => {
     const q = createE2BSandbox(config(env.url), {}, { bin: '/nonexistent/sandbox-e2b' })
     await assert.rejects(q.resume(h, sig()), /could not be started/)
+  })
+
+  test('the binary: SANDBOX_E2B_BIN first, else sandbox-e2b on PATH', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sbx-path-'))
+    try {
+      assert.equal(findBinary({ SANDBOX_E2B_BIN: '/x/y', PATH: dir }), '/x/y')
+      assert.throws(() => findBinary({ PATH: dir }), /SANDBOX_E2B_BIN .*or put it on PATH/)
+      symlinkSync(process.env.SANDBOX_E2B_BIN, join(dir, 'sandbox-e2b'))
+      assert.equal(findBinary({ PATH: `/nonexistent${delimiter}${dir}` }), join(dir, 'sandbox-e2b'))
+      // a provider whose environment has only PATH finds and runs it
+      const childEnv = { PATH: `${dir}${delimiter}/usr/bin:/bin` }
+      const q = createE2BSandbox(config(env.url), {}, { envdUrl: env.url, env: childEnv })
+      try {
+        assert.equal(await q.resume(h, sig()), 'resumed')
+      } finally {
+        q.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('the plugin manifest names the seed plugin, sandbox@1 and its deployment config', () => {
+    const m = JSON.parse(readFileSync(new URL('../.capybara-plugin/plugin.json', import.meta.url), 'utf8'))
+    assert.equal(m.name, 'sandbox-e2b')
+    assert.equal(m.extension.manifest.name, 'sandbox-e2b')
+    assert.deepEqual(m.extension.manifest.provides, ['sandbox@1'])
+    assert.equal(m.extension.entry, './src/plugin.js')
+    assert.ok(existsSync(new URL('../src/plugin.js', import.meta.url)))
+    const keys = ['allowOpenEgress', 'apiKey', 'apiUrl', 'domain', 'domainAllowlist', 'template', 'timeoutSeconds']
+    assert.deepEqual(m.extension.manifest.config.deployment.map((d) => d.path).sort(), keys)
+    assert.deepEqual(m.extension.manifest.config.deployment.filter((d) => d.secret).map((d) => d.path), ['apiKey'])
+    const schema = m.extension.configSchemas.deployment
+    assert.deepEqual(Object.keys(schema.properties).sort(), keys)
+    assert.deepEqual([...schema.required].sort(), ['apiKey', 'template'])
+    assert.equal(schema.additionalProperties, false)
   })
 
   test('errors carry code, httpStatus and no secret', async () => {

@@ -261,6 +261,11 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             sid = await c.create("py-async")
             rs = await asyncio.gather(*(c.exec(sid, f"sleep 0.2; echo {i}") for i in range(16)))
             self.assertEqual([r.stdout for r in rs], [f"{i}\n" for i in range(16)])
+            seen: list = []
+            r = await c.exec(sid, "echo out; echo err >&2", on_stdout=lambda t: seen.append(("o", t)),
+                             on_stderr=lambda t: seen.append(("e", t)))
+            self.assertEqual(sorted(seen), [("e", "err\n"), ("o", "out\n")])
+            self.assertEqual((r.stdout, r.stderr), ("out\n", "err\n"))
             await c.write_file(sid, "/workspace/a.txt", b"async")
             f = await c.read_file(sid, "/workspace/a.txt")
             self.assertEqual(f.data, b"async")  # type: ignore[union-attr]

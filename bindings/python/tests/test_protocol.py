@@ -3,6 +3,7 @@ bindings/protocol/*.jsonl replayed byte for byte, the line cap, answers out
 of order, a duplicate id, and EOF as a shutdown that kills remote commands."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -194,6 +195,125 @@ class ProtocolTest(unittest.TestCase):
             self.assertEqual(s.close(), 0)
             self.assertEqual(c.exec(sid, "pgrep -f '^sleep 8[0]' || true").stdout, "")
             c.destroy(sid)
+
+    def test_exec_stream_sends_output_notifications_before_the_result(self) -> None:
+        s = Serve()
+        s.initialize()
+        sid = s.call(1, "create", {"name": "proto-stream"})["result"]["id"]
+        s.send({"jsonrpc": "2.0", "id": "x", "method": "exec", "params": {
+            "id": sid, "stream": True,
+            "command": "printf 'a\\n'; printf '\\377' >&2; printf b"}})
+        msgs = []
+        while True:
+            m = s.recv()
+            msgs.append(m)
+            if "id" in m:
+                break
+        *notes, last = msgs
+        self.assertEqual(last, {"jsonrpc": "2.0", "id": "x", "result": {
+            "exit_code": 0, "stdout": "a\nb", "stderr": None, "stderr_b64": "/w==",
+            "truncated": False, "timed_out": False, "aborted": False}})
+        # every notification came before the result; per stream, in order, they add up to it
+        got = {"stdout": b"", "stderr": b""}
+        for m in notes:
+            self.assertEqual((m["jsonrpc"], m["method"], m["params"]["id"]), ("2.0", "output", "x"))
+            p = m["params"]
+            if "data_b64" in p:
+                self.assertEqual(sorted(p), ["data", "data_b64", "id", "stream"])
+                self.assertIsNone(p["data"])
+                got[p["stream"]] += base64.b64decode(p["data_b64"])
+            else:
+                self.assertEqual(sorted(p), ["data", "id", "stream"])
+                got[p["stream"]] += p["data"].encode()
+        self.assertEqual(got, {"stdout": b"a\nb", "stderr": b"\xff"})
+        s.call(2, "destroy", {"id": sid})
+        self.assertEqual(s.close(), 0)
+
+    def test_results_are_the_clis_json(self) -> None:
+        """Each method's result is what the CLI prints with --json for the same call
+        (cli/shapes.c for both), bytes rule included; an error's data names the
+        library's code and the HTTP status."""
+        env = clean_env()
+        env["SANDBOX_E2B_CONFIG"] = json.dumps(fake.config())
+        env["SANDBOX_E2B_ENVD_URL"] = fake.url
+
+        def cli(*args: str, stdin: bytes = b"") -> object:
+            p = subprocess.run([os.environ["SANDBOX_E2B_BIN"], "--json", *args], input=stdin,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120,
+                               check=False)
+            return json.loads(p.stdout)
+
+        s = Serve()
+        s.initialize()
+        n = iter(range(1, 1000))
+
+        def rpc(method: str, **params: object) -> object:
+            r = s.call(next(n), method, params)
+            self.assertIn("result", r, r)
+            return r["result"]
+
+        created = rpc("create", name="proto-shapes")
+        sid = created["id"]
+        self.assertEqual(created, {"id": sid, "name": "proto-shapes"})
+        other = cli("create", "proto-shapes-cli")
+        self.assertEqual(sorted(other), ["id", "name"])
+        self.assertEqual(other["name"], "proto-shapes-cli")
+        self.assertEqual(rpc("destroy", id=other["id"]), cli("destroy", other["id"]))
+
+        binary = b"ok\xff\xfe\x00"
+        self.assertEqual(rpc("write_file", id=sid, path="/workspace/b.bin",
+                             data_b64=base64.b64encode(binary).decode()),
+                         {"ok": True, "path": "/workspace/b.bin", "bytes": 5})
+        self.assertEqual(cli("write", sid, "/workspace/c.bin", "-", stdin=binary),
+                         {"ok": True, "path": "/workspace/c.bin", "bytes": 5})
+        self.assertEqual(rpc("write_file", id=sid, path="/workspace/t.txt", data="h\u00e9llo\n"),
+                         cli("write", sid, "/workspace/t.txt", "-", stdin="h\u00e9llo\n".encode()))
+        cases = [
+            ("read_file", {"path": "/workspace/b.bin"}, ["read", sid, "/workspace/b.bin"],
+             {"path": "/workspace/b.bin", "exists": True, "size": 5, "truncated": False,
+              "content": None, "content_b64": base64.b64encode(binary).decode()}),
+            ("read_file", {"path": "/workspace/t.txt"}, ["read", sid, "/workspace/t.txt"],
+             {"path": "/workspace/t.txt", "exists": True, "size": 7, "truncated": False,
+              "content": "h\u00e9llo\n"}),
+            ("read_file", {"path": "/workspace/t.txt", "max_bytes": 2},
+             ["read", sid, "/workspace/t.txt", "--max-bytes", "2"], None),
+            ("stat", {"path": "/workspace/t.txt"}, ["stat", sid, "/workspace/t.txt"],
+             {"path": "/workspace/t.txt", "exists": True, "size": 7, "is_dir": False}),
+            ("stat", {"path": "/nope"}, ["stat", sid, "/nope"],
+             {"path": "/nope", "exists": False, "size": 0, "is_dir": False}),
+            ("exec", {"command": "printf 'ok\\377'; echo err >&2; exit 3"},
+             ["exec", sid, "--", "printf 'ok\\377'; echo err >&2; exit 3"],
+             {"exit_code": 3, "stdout": None, "stdout_b64": "b2v/", "stderr": "err\n",
+              "truncated": False, "timed_out": False, "aborted": False}),
+            ("exec", {"command": "seq 1 1000", "max_output_bytes": 10},
+             ["exec", sid, "--max-output-bytes", "10", "--", "seq 1 1000"],
+             {"exit_code": 0, "stdout": "1\n2\n3\n4\n5\n", "stderr": "", "truncated": True,
+              "timed_out": False, "aborted": False}),
+            ("resume", {}, ["resume", sid], {"id": sid, "status": "resumed"}),
+            ("kill_tagged", {"tags": ["t1"]}, ["kill-tagged", sid, "t1"], {"ok": True, "id": sid}),
+            ("kill_all", {}, ["kill-all", sid], {"ok": True, "id": sid}),
+            ("list_dir", {"path": "/workspace"}, ["ls", sid, "/workspace"], None),
+            ("info", {}, ["info", sid], None),
+        ]
+        for method, params, argv, want in cases:
+            with self.subTest(method=method, params=params):
+                got = rpc(method, id=sid, **params)
+                self.assertEqual(got, cli(*argv))
+                if want is not None:
+                    self.assertEqual(got, want)
+        # bytes rule on a name: list_dir gives name_b64 for a name that is not UTF-8
+        rpc("exec", id=sid, command="mkdir /workspace/d && touch /workspace/d/$(printf 'x\\377')")
+        listed = rpc("list_dir", id=sid, path="/workspace/d")
+        self.assertEqual(listed, cli("ls", sid, "/workspace/d"))
+        self.assertEqual(listed["entries"], [{"name": None, "name_b64": "eP8=", "type": "file",
+                                              "size": 0}])
+        self.assertEqual(rpc("destroy", id=sid), cli("destroy", sid))
+        self.assertEqual(rpc("resume", id=sid), {"id": sid, "status": "gone"})
+        r = s.call(next(n), "exec", {"id": sid, "command": "true"})
+        self.assertEqual(r["error"]["code"], -32000)
+        self.assertEqual((r["error"]["data"]["code"], r["error"]["data"]["http_status"]),
+                         ("gone", 404))
+        self.assertEqual(s.close(), 0)
 
     def test_errors_carry_data_and_no_secret(self) -> None:
         s = Serve()
