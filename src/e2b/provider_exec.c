@@ -39,13 +39,16 @@
 typedef sbx__run_opts run_opts;
 
 /*
- * envd refused the request because the sandbox is not running (E2B's proxy
- * answers 502 "The sandbox was not found" for a paused or missing sandbox):
- * no process started, no byte was written.
+ * envd refused the request because the sandbox is not running: E2B's proxy
+ * answers 502 with its own JSON body {"code":502,"message":"The sandbox was
+ * not found",...} for a paused or missing sandbox, so no process started and
+ * no byte was written. A 502 with any other body comes from a gateway in
+ * front of E2B, which may have passed the request on: not this case (envd
+ * Start is never sent twice, docs/reliability.md).
  */
 bool sbx__e2b_not_running(int error, const sbx_error *e)
 {
-	return error == SBX_EHTTP && e->http_status == 502;
+	return error == SBX_EHTTP && e->http_status == 502 && strcmp(e->e2b_code, "502") == 0;
 }
 typedef sbx__run_result run_result;
 
