@@ -5,8 +5,11 @@
  * Node peer (bench/node/bench.mjs) and builds the table.
  *
  *   bench_c --url URL [--admin URL] --scenario a|b|c|d|e|f|g [--count N]
- *           [--bytes N] [--cap N] [--sleep S]
+ *           [--bytes N] [--cap N] [--sleep S] [--barrier]
  *
+ * --barrier (b): each exec waits in the sandbox until all `count` have started
+ * (a file each in /tmp/sbx-barrier), so all are in flight at once for certain
+ * (bench/h2_multiplex.test.sh counts the streams per connection).
  * --url is where the library goes (API and envd; through the latency relay in
  * bench/run.sh --rtt), --admin is fake-e2b itself for its request log
  * (default: --url).
@@ -45,6 +48,7 @@ typedef struct opts {
 	size_t bytes;
 	size_t cap;
 	const char *sleep_s;
+	bool barrier;
 } opts;
 
 typedef struct figures {
@@ -262,8 +266,15 @@ static void concurrent(bench *b, const char *cmd, const char *expect)
 
 static void scenario_b(bench *b)
 {
-	char cmd[64];
-	snprintf(cmd, sizeof cmd, "sleep %s; echo x", b->o.sleep_s);
+	char cmd[256];
+	if (b->o.barrier)
+		snprintf(cmd, sizeof cmd,
+		         "mkdir -p /tmp/sbx-barrier && touch /tmp/sbx-barrier/$$ && "
+		         "while [ $(ls /tmp/sbx-barrier | wc -l) -lt %ld ]; do sleep 0.05; done; "
+		         "echo x",
+		         b->o.count);
+	else
+		snprintf(cmd, sizeof cmd, "sleep %s; echo x", b->o.sleep_s);
 	concurrent(b, cmd, "x\n");
 }
 
@@ -402,17 +413,17 @@ static void scenario_g(bench *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_c --url URL [--admin URL] --scenario a|b|c|d|e|f|g "
-	                "[--count N] [--bytes N] [--cap N] [--sleep S]\n");
+	                "[--count N] [--bytes N] [--cap N] [--sleep S] [--barrier]\n");
 	exit(2);
 }
 
 static opts parse_args(int argc, char **argv)
 {
-	static const struct option lo[] = {{"url", 1, 0, 'u'},      {"admin", 1, 0, 'a'},
-	                                   {"scenario", 1, 0, 's'}, {"count", 1, 0, 'n'},
-	                                   {"bytes", 1, 0, 'b'},    {"cap", 1, 0, 'c'},
-	                                   {"sleep", 1, 0, 'z'},    {0, 0, 0, 0}};
-	opts o = {NULL, NULL, 0, 1, 1024, 1024 * 1024, "0.2"};
+	static const struct option lo[] = {
+	    {"url", 1, 0, 'u'},   {"admin", 1, 0, 'a'},   {"scenario", 1, 0, 's'},
+	    {"count", 1, 0, 'n'}, {"bytes", 1, 0, 'b'},   {"cap", 1, 0, 'c'},
+	    {"sleep", 1, 0, 'z'}, {"barrier", 0, 0, 'w'}, {0, 0, 0, 0}};
+	opts o = {NULL, NULL, 0, 1, 1024, 1024 * 1024, "0.2", false};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
@@ -436,6 +447,9 @@ static opts parse_args(int argc, char **argv)
 			break;
 		case 'z':
 			o.sleep_s = optarg;
+			break;
+		case 'w':
+			o.barrier = true;
 			break;
 		default:
 			usage();

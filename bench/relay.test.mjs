@@ -2,7 +2,14 @@
 // keeps every byte in order. Lower bounds only (a loaded machine is slower,
 // never faster), exact byte checks.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import http2 from 'node:http2'
+import https from 'node:https'
 import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startRelay } from './relay.mjs'
 
 const echo = net.createServer((c) => c.pipe(c))
@@ -46,4 +53,72 @@ for (const rtt of [0, 40, 100]) {
   console.log(`rtt ${rtt}: first byte back after ${first.toFixed(1)} ms, ${bytes.length} bytes in order`)
 }
 echo.close()
+
+// --h2: an HTTP/2 (and HTTP/1.1) TLS front forwarding to an HTTP/1.1 backend, bodies streamed
+// both ways, hop-by-hop headers dropped, streams of one connection counted.
+{
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-relay-'))
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' })
+    const ca = readFileSync(join(dir, 'c.pem'))
+    const seen = []
+    const backend = http.createServer((req, res) => {
+      const body = []
+      req.on('data', (d) => body.push(d))
+      req.on('end', () => {
+        seen.push({ method: req.method, url: req.url, host: req.headers.host, pseudo: Object.keys(req.headers).some((k) => k.startsWith(':')) })
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'x-len': String(Buffer.concat(body).length) })
+        res.write(Buffer.alloc(70000, 1)) // more than one h2 DATA frame
+        setTimeout(() => res.end(Buffer.concat(body)), 20) // the rest later: streamed, not buffered
+      })
+    })
+    await new Promise((r) => backend.listen(0, '127.0.0.1', r))
+    const r = await startRelay({ target: `127.0.0.1:${backend.address().port}`, rtt: 0, cert: join(dir, 'c.pem'), key: join(dir, 'k.pem'), h2: true, maxStreams: 7 })
+    const session = http2.connect(`https://127.0.0.1:${r.port}`, { ca })
+    const settings = await new Promise((res) => session.once('remoteSettings', res))
+    assert.equal(settings.maxConcurrentStreams, 7)
+    const one = (i) =>
+      new Promise((resolve, reject) => {
+        const st = session.request({ ':method': 'POST', ':path': `/x/${i}?q=1`, ':authority': `h${i}.example:443` })
+        const got = []
+        let head
+        st.on('response', (h) => (head = h))
+        st.on('data', (d) => got.push(d))
+        st.on('end', () => resolve({ head, body: Buffer.concat(got) }))
+        st.on('error', reject)
+        st.end(Buffer.from(`payload-${i}`))
+      })
+    const answers = await Promise.all([0, 1, 2].map(one))
+    for (const [i, a] of answers.entries()) {
+      assert.equal(a.head[':status'], 200)
+      assert.equal(a.head['x-len'], String(`payload-${i}`.length))
+      assert.equal(a.body.length, 70000 + `payload-${i}`.length)
+      assert.equal(a.body.subarray(70000).toString(), `payload-${i}`)
+    }
+    session.close()
+    assert.deepEqual(seen.map((x) => [x.method, x.url, x.host, x.pseudo]).sort(), [0, 1, 2].map((i) => ['POST', `/x/${i}?q=1`, `h${i}.example:443`, false]))
+    assert.equal(r.stats.h2, 1)
+    assert.equal(r.stats.streams, 3)
+    assert.equal(r.stats.most, 3)
+    // an HTTP/1.1 client of the same relay
+    const a1 = await new Promise((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: r.port, path: '/one', method: 'GET', ca, agent: false }, (res) => {
+        const got = []
+        res.on('data', (d) => got.push(d))
+        res.on('end', () => resolve({ status: res.statusCode, len: Buffer.concat(got).length }))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    assert.deepEqual(a1, { status: 200, len: 70000 })
+    assert.equal(r.stats.http1, 1)
+    assert.equal(r.connections(), 2)
+    r.close()
+    backend.close()
+    console.log('h2 front ok: 3 streams on one connection, HTTP/1.1 beside it')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 console.log('relay ok')

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (issues 6, 13): C library vs the official e2b SDK against one fake-e2b.
 #
-#   bench/run.sh [--smoke] [--rounds N] [--only abcdefg] [--rtt MS[,MS...]] [--plain]
+#   bench/run.sh [--smoke] [--rounds N] [--only abcdefg] [--rtt MS[,MS...]] [--plain] [--h1]
 #                [--fake PATH] [--bench-c PATH]
 #
 # Runs every scenario, alternating the C program (bench_c) and the Node
@@ -11,11 +11,12 @@
 # --bench-c it builds them with cmake in $BUILD_DIR (default <repo>/build).
 # --rtt: latency mode, one table per RTT: both clients reach fake-e2b through
 # bench/relay.mjs (each direction delayed RTT/2) over TLS (a throwaway local
-# CA; --plain: plain HTTP). Exit status: non-zero when any run failed.
+# CA; --plain: plain HTTP) whose front offers HTTP/2 by ALPN as E2B's does
+# (--h1: HTTP/1.1 only). Exit status: non-zero when any run failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-smoke=0 rounds= only=abcdefg fake= benchc= rtts= tls=1
+smoke=0 rounds= only=abcdefg fake= benchc= rtts= tls=1 h2=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -23,9 +24,10 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --rtt) rtts=$2; shift ;;
     --plain) tls=0 ;;
+    --h1) h2=0 ;;
     --fake) fake=$2; shift ;;
     --bench-c) benchc=$2; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -154,6 +156,7 @@ else
   for rtt in ${rtts//,/ }; do
     tlsargs=()
     [ $tls = 1 ] && tlsargs=(--tls-cert "$work/srv.pem" --tls-key "$work/srv.key")
+    [ $tls = 1 ] && [ $h2 = 1 ] && tlsargs+=(--h2)
     node "$here/relay.mjs" --target "$hostport" --rtt "$rtt" "${tlsargs[@]}" >"$work/relay.out" 2>"$work/relay.err" &
     relaypid=$!
     port=
@@ -165,10 +168,12 @@ else
     [ -n "$port" ] || { cat "$work/relay.err" >&2; echo "bench: relay did not start" >&2; exit 1; }
     url=$([ $tls = 1 ] && echo https || echo http)://127.0.0.1:$port
     echo "bench: RTT $rtt ms through $url" >&2
-    table "RTT $rtt ms, $([ $tls = 1 ] && echo TLS || echo plain HTTP): C library vs e2b@$sdkv SDK"
+    proto=$([ $tls = 0 ] && echo plain HTTP || { [ $h2 = 1 ] && echo 'TLS, HTTP/2 offered' || echo 'TLS, HTTP/1.1 only'; })
+    table "RTT $rtt ms, $proto: C library vs e2b@$sdkv SDK"
     stop_relay
     echo
-    echo "Relay: $(sed -n 's/^relay connections //p' "$work/relay.out") TCP connections accepted over the whole table."
+    h2line=$(sed -n 's/^relay h2 connections \([0-9]*\) streams \([0-9]*\) most-at-once \([0-9]*\) http1 connections \([0-9]*\)$/ (\1 HTTP\/2 carrying \2 streams, at most \3 at once on one; \4 HTTP\/1.1)/p' "$work/relay.out")
+    echo "Relay: $(sed -n 's/^relay connections //p' "$work/relay.out") TCP connections accepted over the whole table$h2line."
   done
 fi
 if [ -s "$work/client.err" ]; then

@@ -6,17 +6,33 @@
  * Pairs come from a small mutex-protected pool so that keep-alive connections
  * (cached per multi handle) survive between calls: a sequential exec costs
  * two requests on warm connections instead of two TCP (and TLS) handshakes.
+ *
+ * HTTPS calls instead go through the client's one multiplexing loop: a thread
+ * of ours (created on the first HTTPS call) drives one multi handle that asks
+ * for HTTP/2 (ALPN) with CURLPIPE_MULTIPLEX, so concurrent calls to one host
+ * share a connection, at most SBX_HTTP_MAX_STREAMS streams each (E2B's cap;
+ * curl opens another connection beyond it). Where the server speaks only
+ * HTTP/1.1 the loop keeps one connection per concurrent call, as the pairs do.
+ * A call's thread still runs its own on_data callback: the loop thread only
+ * queues the bytes (pausing the transfer past SBX_HTTP_INBOX_HIGH) and wakes
+ * the call's eventfd; the caller's thread waits on that eventfd, its abort
+ * signal and its deadline. Streamed uploads (upload_fn, the caller's code)
+ * stay on the pairs.
  */
 #include "e2b/http.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sandbox/common.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -24,10 +40,30 @@
 
 #define POLL_SLICE_MS 1000 /* longest single poll; deadlines and aborts end it sooner */
 
+#define LOOP_STACK (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
+#define LOOP_IDLE  32         /* idle easy handles kept for the loop's calls */
+
 typedef struct http_pair {
 	CURLM *multi;
 	CURL *easy;
 } http_pair;
+
+/* Where a loop call stands (under sbx_http.loop_mu). */
+enum { LS_NONE, LS_ADD, LS_IN, LS_OUT };
+
+/* The multiplexing loop of HTTPS calls (see the top of this file). */
+typedef struct http_loop {
+	pthread_mutex_t mu;
+	pthread_cond_t cond; /* a call left the multi (LS_OUT) */
+	pthread_t thread;
+	bool started;                /* under sbx_http.mu */
+	bool failed;                 /* under sbx_http.mu: no thread: HTTPS calls use the pairs */
+	bool stop;                   /* under mu */
+	CURLM *multi;                /* the loop thread's only */
+	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
+	CURL *idle[LOOP_IDLE];       /* under mu */
+	size_t nidle;
+} http_loop;
 
 struct sbx_http {
 	pthread_mutex_t mu;
@@ -50,6 +86,7 @@ struct sbx_http {
 	bool ca_override;              /* test option: cainfo is the caller's CA file */
 	char *cainfo; /* curl's built-in CA bundle and directory (either may be NULL) */
 	char *capath;
+	http_loop loop;
 };
 
 struct sbx_http_call {
@@ -71,6 +108,21 @@ struct sbx_http_call {
 	sbx_error cb_err;
 	char errbuf[CURL_ERROR_SIZE];
 	uint64_t t0_ms; /* monotonic start, for the debug line */
+	/* a call of the loop (pair.multi NULL); the fields below are under loop.mu */
+	bool looped;
+	int efd;           /* eventfd: the loop thread wakes the caller */
+	int lstate;        /* LS_* */
+	bool queued;       /* in loop.queue */
+	bool want_remove;  /* command: take the easy out of the multi */
+	bool want_unpause; /* command: curl_easy_pause(CONT) */
+	bool paused;       /* the loop paused the transfer (inbox full) */
+	bool discard;      /* the caller wants no more bytes (stopped, failed) */
+	bool ldone;        /* the transfer ended: lresult */
+	bool loop_oom;     /* the loop could not queue a chunk */
+	CURLcode lresult;
+	sbx_buf inbox; /* 200 bytes for on_data, not yet taken by the caller */
+	sbx_buf taken; /* the caller's: the inbox it swapped out */
+	struct sbx_http_call *lnext;
 };
 
 static void share_lock(CURL *e, curl_lock_data data, curl_lock_access access, void *ud)
@@ -152,6 +204,21 @@ int sbx__http_new(sbx_http **out, sbx_error *err)
 		pthread_mutex_destroy(&h->mu);
 		sbx__free(h);
 		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
+	}
+	if (pthread_mutex_init(&h->loop.mu, NULL) != 0) {
+		for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+			pthread_mutex_destroy(&h->share_mu[i]);
+		pthread_mutex_destroy(&h->mu);
+		sbx__free(h);
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
+	}
+	if (pthread_cond_init(&h->loop.cond, NULL) != 0) {
+		pthread_mutex_destroy(&h->loop.mu);
+		for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+			pthread_mutex_destroy(&h->share_mu[i]);
+		pthread_mutex_destroy(&h->mu);
+		sbx__free(h);
+		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a condition variable");
 	}
 	h->share = share_new(h);
 	if (ca_defaults(h) < 0) {
@@ -256,10 +323,13 @@ int sbx__http_set_test_tls(sbx_http *h, const char *ca_file, const char *connect
 	return 0;
 }
 
+static void loop_stop(sbx_http *h);
+
 void sbx__http_free(sbx_http *h)
 {
 	if (!h)
 		return;
+	loop_stop(h);
 	curl_slist_free_all(h->connect_to);
 	for (size_t i = 0; i < h->nidle; i++)
 		pair_cleanup(&h->idle[i]);
@@ -270,6 +340,8 @@ void sbx__http_free(sbx_http *h)
 	sbx__free(h->capath);
 	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&h->share_mu[i]);
+	pthread_cond_destroy(&h->loop.cond);
+	pthread_mutex_destroy(&h->loop.mu);
 	pthread_mutex_destroy(&h->mu);
 	sbx__free(h);
 }
@@ -311,6 +383,8 @@ static void pair_give(sbx_http *h, http_pair *p)
 		pair_cleanup(p);
 }
 
+static size_t loop_put(sbx_http_call *c, const char *ptr, size_t n);
+
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	sbx_http_call *c = ud;
@@ -321,6 +395,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &c->status);
 	if (c->stopped)
 		return n; /* drained: the caller already has its answer */
+	if (c->status == 200 && c->req.on_data && c->looped)
+		return loop_put(c, ptr, n); /* the caller's thread runs on_data */
 	if (c->status == 200 && c->req.on_data) {
 		rc = c->req.on_data((const unsigned char *)ptr, n, c->req.payload, &c->cb_err);
 		if (rc < 0) {
@@ -384,6 +460,390 @@ static size_t upload_pull(char *buf, size_t size, size_t nitems, void *arg)
 	return n == SIZE_MAX ? CURL_READFUNC_ABORT : n;
 }
 
+/* ---- the multiplexing loop (HTTPS calls) ---- */
+
+static void efd_signal(int fd)
+{
+	uint64_t one = 1;
+	ssize_t w;
+
+	do
+		w = write(fd, &one, sizeof(one));
+	while (w < 0 && errno == EINTR);
+	/* EAGAIN: the counter is already non-zero, the caller wakes anyway */
+}
+
+static void efd_clear(int fd)
+{
+	uint64_t v;
+	ssize_t r;
+
+	do
+		r = read(fd, &v, sizeof(v));
+	while (r < 0 && errno == EINTR);
+}
+
+/* Under loop.mu: give the loop thread a command about `c`. */
+static void loop_queue(http_loop *L, sbx_http_call *c)
+{
+	if (!c->queued) {
+		c->lnext = L->queue;
+		L->queue = c;
+		c->queued = true;
+	}
+}
+
+/* Under loop.mu: take `c` out of the command queue. */
+static void loop_unqueue(http_loop *L, sbx_http_call *c)
+{
+	sbx_http_call **pp;
+
+	if (!c->queued)
+		return;
+	for (pp = &L->queue; *pp; pp = &(*pp)->lnext)
+		if (*pp == c) {
+			*pp = c->lnext;
+			break;
+		}
+	c->queued = false;
+}
+
+/* The loop thread's write callback for a 200 streamed to on_data: queue for the caller. */
+static size_t loop_put(sbx_http_call *c, const char *ptr, size_t n)
+{
+	http_loop *L = &c->h->loop;
+	bool wake = false;
+	size_t ret = n;
+
+	pthread_mutex_lock(&L->mu);
+	if (c->discard) {
+		/* the caller stopped reading: dropped */
+	} else if (c->inbox.len > 0 && c->inbox.len + n > SBX_HTTP_INBOX_HIGH) {
+		c->paused = true; /* curl keeps the chunk; the caller's next take resumes it */
+		ret = CURL_WRITEFUNC_PAUSE;
+	} else if (sbx_buf_put(&c->inbox, ptr, n) < 0) {
+		c->loop_oom = true;
+		wake = true;
+		ret = 0; /* fails the transfer */
+	} else {
+		wake = c->inbox.len == n; /* it was empty: the caller may be asleep */
+	}
+	pthread_mutex_unlock(&L->mu);
+	if (wake)
+		efd_signal(c->efd);
+	return ret;
+}
+
+static void *loop_main(void *arg)
+{
+	sbx_http *h = arg;
+	http_loop *L = &h->loop;
+	sbx_http_call *c, *resume;
+	CURLMsg *msg;
+	int running, queued;
+
+	for (;;) {
+		resume = NULL;
+		pthread_mutex_lock(&L->mu);
+		if (L->stop) {
+			pthread_mutex_unlock(&L->mu);
+			break;
+		}
+		while ((c = L->queue)) {
+			L->queue = c->lnext;
+			c->queued = false;
+			if (c->lstate == LS_ADD) {
+				if (curl_multi_add_handle(L->multi, c->pair.easy) == CURLM_OK) {
+					c->lstate = LS_IN;
+				} else {
+					c->lstate = LS_OUT;
+					c->ldone = true;
+					c->lresult = CURLE_OUT_OF_MEMORY;
+					efd_signal(c->efd);
+				}
+			}
+			if (c->lstate == LS_IN && c->want_remove) {
+				curl_multi_remove_handle(L->multi, c->pair.easy);
+				c->lstate = LS_OUT;
+				pthread_cond_broadcast(&L->cond);
+			}
+			if (c->lstate == LS_IN && c->want_unpause) {
+				c->want_unpause = false;
+				c->lnext = resume; /* lnext is free while not queued */
+				resume = c;
+			}
+		}
+		pthread_mutex_unlock(&L->mu);
+		/*
+		 * Outside the lock: resuming delivers the held chunk to loop_put at once. The
+		 * callers cannot free these calls meanwhile: their removal waits for the
+		 * next round.
+		 */
+		for (c = resume; c; c = resume) {
+			resume = c->lnext;
+			(void)curl_easy_pause(c->pair.easy, CURLPAUSE_CONT);
+		}
+		(void)curl_multi_perform(L->multi, &running);
+		while ((msg = curl_multi_info_read(L->multi, &queued))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			c = NULL;
+			if (curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c) !=
+			        CURLE_OK ||
+			    !c)
+				continue;
+			CURLcode result = msg->data.result; /* msg is invalid after the removal */
+			curl_multi_remove_handle(L->multi, c->pair.easy);
+			pthread_mutex_lock(&L->mu);
+			c->ldone = true;
+			c->lresult = result;
+			c->lstate = LS_OUT;
+			pthread_cond_broadcast(&L->cond);
+			pthread_mutex_unlock(&L->mu);
+			efd_signal(c->efd);
+		}
+		(void)curl_multi_poll(L->multi, NULL, 0, POLL_SLICE_MS, NULL);
+	}
+	return NULL;
+}
+
+/* The loop, started on first use. false: no loop (the call uses a pair). */
+static bool loop_ready(sbx_http *h)
+{
+	http_loop *L = &h->loop;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	bool ok;
+
+	pthread_mutex_lock(&h->mu);
+	if (!L->started && !L->failed) {
+		ok = (L->multi = curl_multi_init()) != NULL &&
+		     curl_multi_setopt(L->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX) ==
+		         CURLM_OK &&
+		     curl_multi_setopt(L->multi, CURLMOPT_MAX_CONCURRENT_STREAMS,
+		                       (long)SBX_HTTP_MAX_STREAMS) == CURLM_OK &&
+		     pthread_attr_init(&attr) == 0;
+		if (ok) {
+			(void)pthread_attr_setstacksize(&attr, LOOP_STACK);
+			/* no signal handler of the application runs on our thread */
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			ok = pthread_create(&L->thread, &attr, loop_main, h) == 0;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_attr_destroy(&attr);
+		}
+		if (!ok && L->multi) {
+			curl_multi_cleanup(L->multi);
+			L->multi = NULL;
+		}
+		L->started = ok;
+		L->failed = !ok;
+	}
+	ok = L->started;
+	pthread_mutex_unlock(&h->mu);
+	return ok;
+}
+
+static void loop_stop(sbx_http *h)
+{
+	http_loop *L = &h->loop;
+
+	if (L->started) {
+		pthread_mutex_lock(&L->mu);
+		L->stop = true;
+		pthread_mutex_unlock(&L->mu);
+		curl_multi_wakeup(L->multi);
+		pthread_join(L->thread, NULL);
+		curl_multi_cleanup(L->multi);
+		L->started = false;
+	}
+	for (size_t i = 0; i < L->nidle; i++)
+		curl_easy_cleanup(L->idle[i]);
+	L->nidle = 0;
+}
+
+static CURL *loop_easy_take(http_loop *L)
+{
+	CURL *e = NULL;
+
+	pthread_mutex_lock(&L->mu);
+	if (L->nidle > 0)
+		e = L->idle[--L->nidle];
+	pthread_mutex_unlock(&L->mu);
+	if (e) {
+		curl_easy_reset(e);
+		return e;
+	}
+	return curl_easy_init();
+}
+
+static void loop_easy_give(http_loop *L, CURL *e)
+{
+	pthread_mutex_lock(&L->mu);
+	if (L->nidle < LOOP_IDLE) {
+		L->idle[L->nidle++] = e;
+		e = NULL;
+	}
+	pthread_mutex_unlock(&L->mu);
+	if (e)
+		curl_easy_cleanup(e);
+}
+
+/* Hand a set-up call to the loop thread. */
+static void loop_add(sbx_http_call *c)
+{
+	http_loop *L = &c->h->loop;
+
+	pthread_mutex_lock(&L->mu);
+	c->lstate = LS_ADD;
+	loop_queue(L, c);
+	pthread_mutex_unlock(&L->mu);
+	curl_multi_wakeup(L->multi);
+}
+
+/* Take the call out of the loop (an unfinished transfer is cut); waits for the loop thread. */
+static void loop_detach(sbx_http_call *c)
+{
+	http_loop *L = &c->h->loop;
+	bool wake = false;
+
+	pthread_mutex_lock(&L->mu);
+	c->discard = true;
+	if (c->lstate == LS_ADD) {
+		loop_unqueue(L, c);
+		c->lstate = LS_OUT;
+	}
+	if (c->lstate == LS_IN) {
+		c->want_remove = true;
+		loop_queue(L, c);
+		wake = true;
+	}
+	pthread_mutex_unlock(&L->mu);
+	if (wake)
+		curl_multi_wakeup(L->multi);
+	pthread_mutex_lock(&L->mu);
+	while (c->lstate == LS_IN)
+		pthread_cond_wait(&L->cond, &L->mu);
+	loop_unqueue(L, c); /* a late unpause command */
+	pthread_mutex_unlock(&L->mu);
+}
+
+/* The caller stopped reading: the rest is dropped; give the transfer a moment to end. */
+static void loop_drain(sbx_http_call *c)
+{
+	http_loop *L = &c->h->loop;
+	uint64_t end = sbx__now_ms() + SBX_HTTP_DRAIN_MS, now;
+	struct pollfd pfd;
+	bool done;
+
+	for (;;) {
+		pthread_mutex_lock(&L->mu);
+		c->discard = true;
+		sbx_buf_clear(&c->inbox);
+		if (c->paused && c->lstate == LS_IN) {
+			c->paused = false;
+			c->want_unpause = true;
+			loop_queue(L, c);
+		}
+		done = c->ldone;
+		pthread_mutex_unlock(&L->mu);
+		if (done || (now = sbx__now_ms()) >= end)
+			return;
+		curl_multi_wakeup(L->multi);
+		pfd.fd = c->efd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, (int)(end - now)) > 0)
+			efd_clear(c->efd);
+	}
+}
+
+static int call_finish(sbx_http_call *c, sbx_error *err);
+
+/* sbx__http_call_wait() of a loop call: the caller's thread runs on_data. */
+static int loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	http_loop *L = &c->h->loop;
+	int sigfd = sig ? sbx_signal_fd(sig) : -1, rc;
+	struct pollfd pfd[2];
+	bool done, oom, wake;
+	uint64_t now, wait;
+	sbx_buf t;
+
+	for (;;) {
+		if (c->stopped) {
+			loop_drain(c);
+			return 0;
+		}
+		if (c->cb_code < 0) {
+			if (err && err->code == 0)
+				*err = c->cb_err;
+			return c->cb_code;
+		}
+		if (c->yield) {
+			c->yield = false;
+			return SBX_HTTP_YIELD;
+		}
+		wake = false;
+		pthread_mutex_lock(&L->mu);
+		t = c->inbox; /* swap: the loop fills the (empty) other buffer meanwhile */
+		c->inbox = c->taken;
+		c->taken = t;
+		if (c->paused && c->lstate == LS_IN) {
+			c->paused = false;
+			c->want_unpause = true;
+			loop_queue(L, c);
+			wake = true;
+		}
+		done = c->ldone;
+		oom = c->loop_oom;
+		if (done)
+			c->result = c->lresult;
+		pthread_mutex_unlock(&L->mu);
+		if (wake)
+			curl_multi_wakeup(L->multi);
+		if (c->taken.len > 0) {
+			rc = c->req.on_data(c->taken.ptr, c->taken.len, c->req.payload, &c->cb_err);
+			sbx_buf_clear(&c->taken);
+			if (rc < 0) {
+				c->cb_code = rc;
+			} else if (rc == 1) {
+				c->stopped = true;
+			} else if (rc == 2) {
+				c->yield = true;
+			}
+			if (rc < 0 || rc == 1) {
+				pthread_mutex_lock(&L->mu);
+				c->discard = true;
+				pthread_mutex_unlock(&L->mu);
+			}
+			continue;
+		}
+		if (oom)
+			return sbx__error_set(
+			    err, SBX_ENOMEM, "%s: out of memory reading the response", c->req.what);
+		if (done) {
+			c->done = true;
+			return call_finish(c, err);
+		}
+		if (sig && sbx_signal_aborted(sig))
+			return SBX_EABORTED;
+		now = sbx__now_ms();
+		if (deadline_ms && now >= deadline_ms)
+			return SBX_ETIMEOUT;
+		wait = deadline_ms && deadline_ms - now < POLL_SLICE_MS ? deadline_ms - now
+		                                                        : POLL_SLICE_MS;
+		pfd[0].fd = c->efd;
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = sigfd; /* poll() ignores a negative fd */
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		if (poll(pfd, 2, (int)wait) > 0 && (pfd[0].revents & POLLIN))
+			efd_clear(c->efd);
+	}
+}
+
 static int call_setup(sbx_http_call *c, sbx_error *err)
 {
 	CURL *e = c->pair.easy;
@@ -423,6 +883,11 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, c->h->cainfo);
 		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
+	if (c->looped) {
+		/* HTTP/2 where ALPN offers it; wait for a connection that may multiplex */
+		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+		rc |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	}
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECT_TO, c->h->connect_to);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -456,9 +921,31 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 	}
 	if (rc != CURLE_OK)
 		return sbx__error_set(err, SBX_EINTERNAL, "%s: cannot set up the request", r->what);
-	if (curl_multi_add_handle(c->pair.multi, e) != CURLM_OK)
+	if (c->looped) {
+		loop_add(c);
+	} else if (curl_multi_add_handle(c->pair.multi, e) != CURLM_OK) {
 		return sbx__error_set(err, SBX_EINTERNAL, "%s: cannot start the request", r->what);
+	}
 	c->added = true;
+	return 0;
+}
+
+/* An HTTPS call whose bytes come from memory goes through the loop. */
+static bool call_loops(sbx_http *h, const sbx_http_req *req)
+{
+	return strncmp(req->url, "https:", 6) == 0 && !req->upload_fn && loop_ready(h);
+}
+
+/* A loop call's own state: its eventfd, its queues, an easy handle. */
+static int loop_call_init(sbx_http_call *c)
+{
+	c->looped = true;
+	sbx_buf_init(&c->inbox, SBX_HTTP_INBOX_HIGH + (64u << 20));
+	sbx_buf_init(&c->taken, SBX_HTTP_INBOX_HIGH + (64u << 20));
+	if ((c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return errno == ENOMEM ? SBX_ENOMEM : SBX_EINTERNAL;
+	if (!(c->pair.easy = loop_easy_take(&c->h->loop)))
+		return SBX_ENOMEM;
 	return 0;
 }
 
@@ -473,8 +960,17 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
 	c->h = h;
 	c->req = *req;
 	c->t0_ms = sbx__now_ms();
+	c->efd = -1;
 	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
-	if (pair_take(&c->pair, h) < 0) {
+	if (call_loops(h, req)) {
+		if ((error = loop_call_init(c)) < 0) {
+			sbx__http_call_free(c);
+			return sbx__error_set(err, error,
+			                      error == SBX_ENOMEM
+			                          ? "out of memory creating a curl handle"
+			                          : "cannot create an eventfd");
+		}
+	} else if (pair_take(&c->pair, h) < 0) {
 		sbx__free(c);
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory creating a curl handle");
 	}
@@ -553,6 +1049,8 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 	struct curl_waitfd wfd;
 	uint64_t now, wait;
 
+	if (c->looped)
+		return loop_wait(c, deadline_ms, sig, err);
 	for (;;) {
 		if (c->stopped) {
 			call_drain(c);
@@ -613,10 +1111,26 @@ void sbx__http_call_free(sbx_http_call *c)
 		return;
 	if (c->added && c->h->logger.fn)
 		call_log(c);
-	if (c->added)
+	if (c->looped) {
+		if (c->added)
+			loop_detach(c); /* cuts an unfinished transfer */
+		if (c->pair.easy) {
+			curl_easy_setopt(c->pair.easy, CURLOPT_HTTPHEADER, NULL);
+			curl_easy_setopt(c->pair.easy, CURLOPT_MIMEPOST, NULL);
+			curl_easy_setopt(c->pair.easy, CURLOPT_ERRORBUFFER, NULL);
+			loop_easy_give(&c->h->loop, c->pair.easy);
+		}
+		if (c->efd >= 0)
+			close(c->efd);
+		sbx_buf_dispose(&c->inbox);
+		sbx_buf_dispose(&c->taken);
+	} else if (c->added) {
 		curl_multi_remove_handle(c->pair.multi,
 		                         c->pair.easy); /* cuts an unfinished transfer */
-	if (c->joined) {
+	}
+	if (c->looped) {
+		/* done above */
+	} else if (c->joined) {
 		curl_easy_cleanup(c->pair.easy); /* the multi is the host's */
 	} else if (c->pair.easy) {
 		/* Drop pointers into this call before the pair outlives it. */
@@ -638,10 +1152,13 @@ int sbx__http_call_join(sbx_http_call **out, sbx_http_call *host, const sbx_http
 	int error;
 
 	*out = NULL;
+	if (host->looped) /* the loop moves every transfer: a call of its own */
+		return sbx__http_call_start(out, host->h, req, err);
 	if (!(c = sbx__calloc(1, sizeof(*c))))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	c->h = host->h;
 	c->req = *req;
+	c->efd = -1;
 	c->joined = true;
 	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
 	c->pair.multi = host->pair.multi;

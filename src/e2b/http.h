@@ -15,8 +15,16 @@
  * mutex per lock kind), and with curl's OpenSSL backend every TLS connection
  * verifies against one CA store parsed once per client (curl 7.88 would parse
  * the system bundle again per connection: ~25 ms CPU and ~1 MiB each).
- * TCP_NODELAY is on. The pool, the share and the store are the only shared
- * state, each mutex-protected; there is no global mutable state.
+ * TCP_NODELAY is on.
+ *
+ * HTTPS calls go through one multiplexing loop per client instead (a thread
+ * of ours with one multi handle): HTTP/2 where the server offers it (ALPN),
+ * concurrent calls to one host as streams of one connection, at most
+ * SBX_HTTP_MAX_STREAMS per connection; HTTP/1.1 otherwise. The calling thread
+ * still runs on_data and waits on its deadline and abort signal; the loop
+ * only moves bytes. Streamed uploads (upload_fn) and plain http stay on the
+ * pairs (HTTP/1.1). The pool, the share, the store and the loop are the only
+ * shared state, each mutex-protected; there is no global mutable state.
  *
  * This layer knows no E2B and no Connect: it moves bytes.
  */
@@ -36,6 +44,8 @@
 #define SBX_HTTP_MAX_ERROR_BODY (64u << 10) /* error bodies are kept up to this, then cut */
 #define SBX_HTTP_POOL_IDLE      8           /* idle (multi, easy) pairs kept per client */
 #define SBX_HTTP_DRAIN_MS       25          /* wait for a stopped stream's last bytes (reuse) */
+#define SBX_HTTP_MAX_STREAMS    100 /* HTTP/2 streams per connection (E2B's cap), then another */
+#define SBX_HTTP_INBOX_HIGH     (1u << 20) /* queued stream bytes before the loop pauses it */
 #define SBX_HTTP_YIELD          1 /* sbx__http_call_wait(): on_data asked for control back */
 
 typedef struct sbx_http sbx_http;
@@ -100,9 +110,10 @@ int sbx__http_set_test_tls(sbx_http *h, const char *ca_file, const char *connect
 void sbx__http_free(sbx_http *h);
 
 /*
- * Start a call: take a handle pair from the pool and set the request up. No
- * byte is sent until sbx__http_call_wait(). `req` and what it points to must
- * stay valid until the call is freed. Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
+ * Start a call: set the request up on a handle pair from the pool (plain http:
+ * no byte is sent until sbx__http_call_wait()) or hand it to the loop (HTTPS:
+ * the loop thread may send it at once). `req` and what it points to must stay
+ * valid until the call is freed. Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
  */
 int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *req, sbx_error *err);
 
@@ -124,6 +135,8 @@ int sbx__http_call_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
  * the host's stream keeps flowing on the same thread (a command blocked on a
  * full stdout pipe would otherwise never read the stdin we send). The joined
  * call has its own easy handle (not pooled) and must be freed before `host`.
+ * A host of the loop (HTTPS) needs none of this: the loop moves every
+ * transfer, so the joined call is simply a call of its own.
  * Returns 0, SBX_ENOMEM, SBX_EINTERNAL.
  */
 int sbx__http_call_join(sbx_http_call **out, sbx_http_call *host, const sbx_http_req *req,
