@@ -47,6 +47,7 @@ static const route control_routes[] = {
     {"POST", "/sandboxes/{id}/timeout", fk_control_timeout},
     {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh},
     {"GET", "/sandboxes/{id}/metrics", fk_control_metrics},
+    {"PUT", "/sandboxes/{id}/network", fk_control_network_update},
 };
 
 static const route admin_routes[] = {

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
 	build-essential cmake pkg-config git ca-certificates
 	libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev uuid-dev libssl-dev
+	zlib1g-dev # fake-e2b: gzip Content-Encoding on envd /files
 	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
 	python3 # the Python package (bindings/python) and its tests; python3 in fake-e2b's base template

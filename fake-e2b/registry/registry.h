@@ -48,8 +48,8 @@ typedef struct fk_sandbox {
 	char traffic_token[65];
 	int loopback_only;
 	json_t *metadata;        /* object */
-	json_t *network;         /* object or NULL */
-	json_t *allow_internet;  /* true/false or NULL (absent) */
+	json_t *network;         /* lock: object or NULL (PUT /network replaces it) */
+	json_t *allow_internet;  /* lock: true/false or NULL (absent) */
 	pthread_mutex_t op_lock; /* serialises lifecycle changes */
 	fk_watch *watches;       /* lock */
 	uint32_t immune[FK_MAX_IMMUNE];

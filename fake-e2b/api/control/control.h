@@ -45,5 +45,7 @@ enum MHD_Result fk_control_refresh(fk_call *c);
 /* info.c */
 enum MHD_Result fk_control_get(fk_call *c);
 enum MHD_Result fk_control_metrics(fk_call *c);
+/* network.c */
+enum MHD_Result fk_control_network_update(fk_call *c);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * fake-e2b/api/control/list.c: GET /v2/sandboxes (filters, paging) and legacy
- * GET /sandboxes (e2b-protocol.md §1.6).
+ * fake-e2b/api/control/list.c: GET /v2/sandboxes (filters: metadata, state, startedAfter,
+ * template; order by start time; paging) and legacy GET /sandboxes (e2b-protocol.md §1.6),
+ * as E2B's API does them (infra packages/api/internal/handlers/sandboxes_list.go).
  */
 #define _GNU_SOURCE
 #include <openssl/evp.h>
@@ -53,16 +54,23 @@ static int metadata_matches(json_t *filter, json_t *meta)
 
 typedef struct list_item {
 	int64_t started;
+	int running;
 	char id[FK_ID_LEN + 1];
 	json_t *json;
 } list_item;
 
+/* Newest first (desc, E2B's default); ties by id. */
 static int item_cmp(const void *a, const void *b)
 {
 	const list_item *x = a, *y = b;
 	if (x->started != y->started)
-		return x->started > y->started ? -1 : 1; /* newest first */
+		return x->started > y->started ? -1 : 1;
 	return strcmp(x->id, y->id);
+}
+
+static int item_cmp_asc(const void *a, const void *b)
+{
+	return item_cmp(b, a);
 }
 
 /* nextToken = base64url("<RFC3339Nano>__<sandboxID>") of the page's last item. */
@@ -112,9 +120,43 @@ static int parse_cursor(const char *tok, int64_t *started, char id[FK_ID_LEN + 1
 	return 0;
 }
 
+/* RFC 3339 date-time ("2026-01-02T03:04:05.123456789Z", or an offset "+01:00"): 0 and ns
+ * since the epoch, or -1. */
+static int parse_date_time(const char *s, int64_t *out)
+{
+	struct tm tm = {0};
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		return -1;
+	int64_t frac = 0, scale = 1000000000;
+	if (*p == '.') {
+		int digits = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 9) {
+				scale /= 10;
+				frac += (*p - '0') * scale;
+			}
+		if (!digits)
+			return -1;
+	}
+	long off = 0;
+	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		int h, m;
+		if (sscanf(p + 1, "%2d:%2d", &h, &m) != 2 || h > 23 || m > 59)
+			return -1;
+		off = (*p == '-' ? -1 : 1) * (h * 3600L + m * 60L);
+	} else if (strcmp(p, "Z") != 0 && strcmp(p, "z") != 0) {
+		return -1;
+	}
+	*out = ((int64_t)timegm(&tm) - off) * FK_NS + frac;
+	return 0;
+}
+
 typedef struct list_query {
 	json_t *filter; /* NULL = no metadata filter */
-	int want_running, want_paused, limit, have_cursor;
+	int want_running, want_paused, limit, have_cursor, asc;
+	int64_t started_after; /* ns, on E2B's microsecond grid; 0 = no bound */
+	char *template_id;     /* NULL = any template */
 	list_item cursor;
 } list_query;
 
@@ -123,7 +165,9 @@ static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 {
 	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query_joined(r, "state") : NULL;
 	char *limit = v2 ? fk_query(r, "limit") : NULL,
-	     *next = v2 ? fk_query(r, "nextToken") : NULL;
+	     *next = v2 ? fk_query(r, "nextToken") : NULL,
+	     *order = v2 ? fk_query(r, "order") : NULL,
+	     *after = v2 ? fk_query(r, "startedAfter") : NULL;
 	const char *why = NULL;
 	*q = (list_query){.want_running = 1, .want_paused = v2, .limit = 100};
 	if (meta && !(q->filter = parse_metadata_filter(meta)))
@@ -152,6 +196,22 @@ static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 			why = "Invalid next token";
 		q->have_cursor = 1;
 	}
+	if (!why && order) {
+		if (strcmp(order, "asc") && strcmp(order, "desc"))
+			why = "Invalid order parameter: unknown order";
+		q->asc = !strcmp(order, "asc");
+	}
+	if (!why && after) {
+		if (parse_date_time(after, &q->started_after) < 0)
+			why = "Invalid format for parameter startedAfter";
+		q->started_after -= q->started_after % 1000; /* E2B truncates to microseconds */
+	}
+	q->template_id = v2 ? fk_query(r, "template") : NULL;
+	if (!why && q->template_id && strchr(q->template_id, ':'))
+		why = "Invalid template: tags are not supported here because sandboxes are not "
+		      "tag-scoped";
+	free(order);
+	free(after);
 	free(meta);
 	free(state);
 	free(limit);
@@ -174,6 +234,11 @@ static void collect_one(fk_sandbox *sb, void *ud)
 		return;
 	if (q->filter && !metadata_matches(q->filter, sb->metadata))
 		return;
+	/* E2B compares microsecond-truncated start times against the bound */
+	if (q->started_after && sb->started_ns - sb->started_ns % 1000 < q->started_after)
+		return;
+	if (q->template_id && strcmp(q->template_id, sb->template_id) != 0)
+		return;
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? 2 * k->cap : 16;
 		list_item *p = realloc(k->items, cap * sizeof(*p));
@@ -186,11 +251,12 @@ static void collect_one(fk_sandbox *sb, void *ud)
 	}
 	list_item *it = &k->items[k->n++];
 	it->started = sb->started_ns;
+	it->running = sb->state == FK_SB_RUNNING;
 	memcpy(it->id, sb->id, sizeof(it->id));
 	it->json = fk_sandbox_listed_json(sb);
 }
 
-/* Matching sandboxes, newest first; NULL on OOM. Caller frees items and their json. */
+/* Matching sandboxes in the query's order; NULL on OOM. Caller frees items and their json. */
 static list_item *list_collect(fk_registry *g, const list_query *q, size_t *n_out)
 {
 	collect k = {.q = q};
@@ -198,7 +264,7 @@ static list_item *list_collect(fk_registry *g, const list_query *q, size_t *n_ou
 	if (!k.items)
 		k.items = calloc(1, sizeof(*k.items));
 	if (k.items)
-		qsort(k.items, k.n, sizeof(*k.items), item_cmp);
+		qsort(k.items, k.n, sizeof(*k.items), q->asc ? item_cmp_asc : item_cmp);
 	*n_out = k.n;
 	return k.items;
 }
@@ -213,12 +279,14 @@ static enum MHD_Result list_sandboxes(fk_call *c, int v2)
 	enum MHD_Result ret;
 	if (why || !items) {
 		json_decref(q.filter);
+		free(q.template_id);
 		free(items);
 		return why ? fk_reply_error(r, 400, "%s", why)
 		           : fk_reply_error(r, 500, "out of memory");
 	}
 	size_t first = 0;
-	while (q.have_cursor && first < n && item_cmp(&items[first], &q.cursor) <= 0)
+	int (*cmp)(const void *, const void *) = q.asc ? item_cmp_asc : item_cmp;
+	while (q.have_cursor && first < n && cmp(&items[first], &q.cursor) <= 0)
 		first++; /* the page starts after the cursor's item */
 	size_t last = v2 && n - first > (size_t)q.limit ? first + (size_t)q.limit : n;
 	json_t *arr = json_array();
@@ -233,6 +301,14 @@ static enum MHD_Result list_sandboxes(fk_call *c, int v2)
 		if (tok) /* only when more pages exist */
 			MHD_add_response_header(resp, "X-Next-Token", tok);
 		free(tok);
+		if (v2 && q.want_running) { /* running ones matching every filter, all pages */
+			size_t running = 0;
+			char num[24];
+			for (size_t i = 0; i < n; i++)
+				running += (size_t)items[i].running;
+			snprintf(num, sizeof(num), "%zu", running);
+			MHD_add_response_header(resp, "X-Total-Running", num);
+		}
 	}
 	ret = fk_reply_response(r, 200, resp);
 	free(body);
@@ -241,6 +317,7 @@ static enum MHD_Result list_sandboxes(fk_call *c, int v2)
 		json_decref(items[i].json);
 	free(items);
 	json_decref(q.filter);
+	free(q.template_id);
 	return ret;
 }
 

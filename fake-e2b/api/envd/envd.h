@@ -93,4 +93,25 @@ void fk_envd_files_post_begin(fk_call *c);
 enum MHD_Result fk_envd_files_post_finish(fk_call *c);
 enum MHD_Result fk_envd_health(fk_call *c);
 
+/* encoding.c: gzip on /files (envd's encoding.go) */
+/* Content-Encoding of an upload: 0 (*gzip set: identity or gzip), -1 unsupported. */
+int fk_envd_content_encoding(const char *header, int *gzip);
+/* Inflates a gzip body as it arrives (one member or several in a row), handing what comes out
+ * to `out` (which returns <0 to stop). */
+typedef struct fk_gunzip fk_gunzip;
+fk_gunzip *fk_gunzip_new(void); /* NULL on OOM */
+void fk_gunzip_free(fk_gunzip *g);
+/* 0; -1 corrupt data; -2 `out` refused. */
+int fk_gunzip_feed(fk_gunzip *g, const void *data, size_t len,
+                   int (*out)(void *ud, const char *data, size_t len), void *ud);
+/* At the end of the body: 0 when it ended with a whole member, else -1 (cut short/empty). */
+int fk_gunzip_finish(fk_gunzip *g);
+/* Accept-Encoding of a download: 0 (*gzip: send gzip, else identity), -1 nothing acceptable
+ * (406). */
+int fk_envd_accept_gzip(const char *header, int *gzip);
+/* A response streaming fd's bytes deflated into gzip (takes fd); NULL on OOM (fd not closed). */
+struct MHD_Response *fk_envd_gzip_response(int fd);
+/* The Content-Type envd gives a gzip download: by extension, application/octet-stream else. */
+const char *fk_envd_mime_type(const char *path);
+
 #endif

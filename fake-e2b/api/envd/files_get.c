@@ -1,6 +1,7 @@
 /*
  * fake-e2b/api/envd/files_get.c: GET /files (e2b-protocol.md §5.1): a file's
- * bytes, streamed from its fd; the token or a v1 signature.
+ * bytes, streamed from its fd (gzip-encoded when Accept-Encoding asks, encoding.c); the token
+ * or a v1 signature.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,8 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 		ret = fk_reply_error(r, 400, "path is required");
 		goto done;
 	}
+	int gzip = 0;
+	const char *ae = fk_header(r, "Accept-Encoding");
 	int rc = fk_file_read_open(c->app->rt, c->sb->id, path, user && *user ? user : NULL, &fd,
 	                           &size, &err);
 	if (rc < 0) {
@@ -59,7 +62,16 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 			                     "%s", err.message[0] ? err.message : fk_code_name(rc));
 		goto done;
 	}
-	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+	/* envd checks the file first (404, 400 for a directory), then Accept-Encoding */
+	if (fk_envd_accept_gzip(ae, &gzip) < 0) {
+		close(fd);
+		ret = fk_reply_error(r, 406,
+		                     "error parsing Accept-Encoding: no acceptable encoding found, "
+		                     "supported: [gzip]");
+		goto done;
+	}
+	struct MHD_Response *resp =
+	    gzip ? fk_envd_gzip_response(fd) : MHD_create_response_from_fd64(size, fd);
 	if (!resp) {
 		close(fd);
 		ret = MHD_NO;
@@ -67,7 +79,11 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 	}
 	const char *base = strrchr(path, '/');
 	char disp[3 * 4096 + 64];
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	if (gzip)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        gzip ? fk_envd_mime_type(path) : "application/octet-stream");
 	if (fk_content_disposition(disp, sizeof(disp), "inline", base ? base + 1 : path) == 0)
 		MHD_add_response_header(resp, "Content-Disposition", disp);
 	ret = fk_reply_response(r, 200, resp);

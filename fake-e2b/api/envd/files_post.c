@@ -1,7 +1,8 @@
 /*
  * fake-e2b/api/envd/files_post.c: POST /files (e2b-protocol.md §5.2, §5.3):
- * multipart or octet-stream bodies streamed to disk as they arrive, X-Metadata-*
- * headers as extended attributes, the token or a v1 signature.
+ * multipart or octet-stream bodies streamed to disk as they arrive (a gzip
+ * Content-Encoding inflated on the way, encoding.c), X-Metadata-* headers as
+ * extended attributes, the token or a v1 signature.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ typedef struct upload {
 	char *cur_name;
 	size_t cur_written;
 	uint64_t received; /* body bytes so far (capped at the app's max_upload) */
+	uint64_t inflated; /* bytes out of the gzip body so far (capped the same) */
+	fk_gunzip *gz;     /* Content-Encoding: gzip */
 	json_t *results;
 } upload;
 
@@ -58,6 +61,7 @@ static void upload_free(void *p)
 	upload_close_part(u);
 	if (u->pp)
 		MHD_destroy_post_processor(u->pp);
+	fk_gunzip_free(u->gz);
 	json_decref(u->results);
 	free(u->user);
 	free(u->path_q);
@@ -160,6 +164,35 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
 	return MHD_YES;
 }
 
+/* The body as sent (or as inflated), to the multipart parser or the file. */
+static int upload_body(void *ud, const char *data, size_t len)
+{
+	upload *u = ud;
+	if (!u->pp && !u->w && !u->status && json_array_size(u->results) == 0)
+		upload_open_part(u, NULL); /* a gzip body opens its file once it inflates */
+	if (u->pp) {
+		if (MHD_post_process(u->pp, data, len) != MHD_YES)
+			upload_fail(u, 400, "%s", "malformed multipart body");
+	} else {
+		upload_write(u, data, len);
+	}
+	return u->status ? -1 : 0;
+}
+
+/* What a gzip body inflates to counts against the same limit (a small body may inflate to
+ * gigabytes). */
+static int upload_inflated(void *ud, const char *data, size_t len)
+{
+	upload *u = ud;
+	if (len > u->c->app->max_upload - u->inflated) {
+		upload_fail(u, 413, "upload larger than %llu MiB",
+		            (unsigned long long)(u->c->app->max_upload >> 20));
+		return -1;
+	}
+	u->inflated += len;
+	return upload_body(u, data, len);
+}
+
 static void files_sink(fk_req *r, const char *data, size_t len)
 {
 	upload *u = r->sink_state;
@@ -171,12 +204,10 @@ static void files_sink(fk_req *r, const char *data, size_t len)
 		return;
 	}
 	u->received += len;
-	if (u->pp) {
-		if (MHD_post_process(u->pp, data, len) != MHD_YES)
-			upload_fail(u, 400, "%s", "malformed multipart body");
-	} else {
-		upload_write(u, data, len);
-	}
+	if (!u->gz)
+		upload_body(u, data, len);
+	else if (fk_gunzip_feed(u->gz, data, len, upload_inflated, u) == -1)
+		upload_fail(u, 400, "%s", "error decompressing request body: gzip: invalid data");
 }
 
 /* POST /files, first call: checks, then stream the body to disk as it arrives. */
@@ -226,6 +257,20 @@ void fk_envd_files_post_begin(fk_call *c)
 		            (unsigned long long)(c->app->max_upload >> 20));
 		return;
 	}
+	int gzip = 0;
+	const char *ce = fk_header(r, "Content-Encoding");
+	if (fk_envd_content_encoding(ce, &gzip) < 0) {
+		upload_fail(
+		    u, 400,
+		    "error decompressing request body: unsupported Content-Encoding: %.100s, "
+		    "supported: [gzip]",
+		    ce);
+		return;
+	}
+	if (gzip && !(u->gz = fk_gunzip_new())) {
+		upload_fail(u, 500, "%s", "out of memory");
+		return;
+	}
 	const char *ct = fk_header(r, "Content-Type");
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
 		u->pp = MHD_create_post_processor(r->conn, 64 * 1024, post_iter, u);
@@ -234,7 +279,7 @@ void fk_envd_files_post_begin(fk_call *c)
 	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) == 0) {
 		if (!u->path_q || !*u->path_q)
 			upload_fail(u, 400, "%s", "path is required for application/octet-stream");
-		else
+		else if (!gzip) /* gzip: once the body proves to be gzip, as envd (upload_body) */
 			upload_open_part(u, NULL);
 	} else {
 		upload_fail(u, 400, "unsupported Content-Type: %.100s", ct ? ct : "(none)");
@@ -249,6 +294,10 @@ enum MHD_Result fk_envd_files_post_finish(fk_call *c)
 		return fk_reply_error(r, 500, "out of memory");
 	if (u->status == 502)
 		return fk_envd_not_found_502(r, c->sandbox_id);
+	if (!u->status && u->gz && fk_gunzip_finish(u->gz) < 0)
+		upload_fail(u, 400, "%s", "error decompressing request body: unexpected EOF");
+	if (!u->status && u->gz && !u->pp && json_array_size(u->results) == 0)
+		upload_open_part(u, NULL); /* a gzip body of no bytes: an empty file */
 	if (!u->status && u->pp && json_array_size(u->results) == 0 && u->path_q && *u->path_q)
 		upload_open_part(u, NULL); /* a multipart body whose file part was empty */
 	upload_close_part(u);
