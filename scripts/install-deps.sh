@@ -9,6 +9,7 @@ pkgs=(
 	zlib1g-dev # fake-e2b: gzip Content-Encoding on envd /files
 	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
+	curl # the sandbox network test (tests/fake/net) fetches from inside boxes
 	python3 # the Python package (bindings/python) and its tests; python3 in fake-e2b's base template
 	libnss-myhostname # *.localhost names resolve to loopback (fake-e2b --tls per-sandbox hosts)
 	sudo    # fake-e2b's base template: passwordless sudo for its user

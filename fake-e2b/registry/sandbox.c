@@ -186,6 +186,18 @@ fk_sandbox *fk_sandbox_new(fk_registry *g)
 	return sb;
 }
 
+/* The strings of JSON array `arr` (borrowed; caller frees the array only). */
+static const char **strings_of(json_t *arr, size_t *n)
+{
+	*n = 0;
+	size_t cap = json_is_array(arr) ? json_array_size(arr) : 0;
+	const char **v = cap ? calloc(cap, sizeof(char *)) : NULL;
+	for (size_t i = 0; v && i < cap; i++)
+		if (json_is_string(json_array_get(arr, i)))
+			v[(*n)++] = json_string_value(json_array_get(arr, i));
+	return v;
+}
+
 int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, size_t n_extra,
                      fk_err *err)
 {
@@ -201,12 +213,24 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, s
 		if ((envs[i] = strdup(extra[k])))
 			i++;
 	const fk_template *t = fk_template_find(sb->template_id);
+	/* egress (§7): allow_internet_access false denies 0.0.0.0/0 whatever denyOut says */
+	static const char *const deny_all[] = {"0.0.0.0/0"};
+	size_t n_allow = 0, n_deny = 0;
+	const char **allow = strings_of(json_object_get(sb->network, "allowOut"), &n_allow);
+	const char **deny = strings_of(json_object_get(sb->network, "denyOut"), &n_deny);
+	bool no_internet = json_is_false(sb->allow_internet);
 	fk_box_options opts = {.net_none = sb->loopback_only,
 	                       .envs = (const char *const *)envs,
 	                       .n_envs = i,
 	                       .default_user = t ? t->user : NULL,
-	                       .template_id = sb->template_id};
+	                       .template_id = sb->template_id,
+	                       .allow_out = allow,
+	                       .n_allow_out = n_allow,
+	                       .deny_out = no_internet ? deny_all : deny,
+	                       .n_deny_out = no_internet ? 1 : n_deny};
 	int rc = fk_box_create(g->rt, sb->id, &opts, err);
+	free(allow);
+	free(deny);
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);
 	free(envs);

@@ -7,10 +7,11 @@
  * pause, resume and reboot): a private /etc with the user `sandbox` (an overlay whose lower
  * layer is the runtime's template, <state>/.etc-template, mounted by the init; or a copy), the
  * template's directories (seed README "Template") and empty mount points. Its PID 1 is cloned
- * into new PID + mount (+ network) namespaces; in its mount namespace it binds the host's /usr
- * (and /bin, /lib... when they are directories) read-only into the root, builds /dev and /proc
- * and pivots into the root. Every mount therefore lives only in the box's mount namespace and
- * disappears with it: nothing has to be unmounted on the host.
+ * into new PID + mount + network namespaces (egress none: only `lo`; allowlist and open: `lo`
+ * with every IPv4 address local, whose connections the egress proxy takes, egress.h); in its mount
+ * namespace it binds the host's /usr (and /bin, /lib... when they are directories) read-only into
+ * the root, builds /dev and /proc and pivots into the root. Every mount therefore lives only in the
+ * box's mount namespace and disappears with it: nothing has to be unmounted on the host.
  *
  * The server is multithreaded, so the cloned child only makes system calls on data prepared
  * before the clone (async-signal-safe), then loops reaping orphans.
@@ -18,9 +19,12 @@
 #define _GNU_SOURCE
 #include "backend.h"
 #include "box_cgroups.h"
+#include "egress_int.h"
 #include "linux/caps.h"
 #include "linux/cgroup.h"
+#include "linux/net.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -195,11 +199,29 @@ static int write_etc_file(const char *etc, const char *rel, const char *text)
 	return rc;
 }
 
+/* The box's resolver: E2B's (8.8.8.8); in a box's own network namespace every address on
+ * port 53/udp is the egress proxy's DNS, so nothing leaves the machine unchecked. */
+static int write_resolv_conf(const char *etc)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/resolv.conf", etc);
+	unlink(p); /* may be a symlink into the host's /run */
+	FILE *f = fopen(p, "we");
+	if (!f)
+		return -1;
+	fputs("# fake-e2b: answered by the sandbox's egress proxy\nnameserver 8.8.8.8\n", f);
+	fchmod(fileno(f), 0644);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 /* A copy of the host's /etc at `dst` with the template's user (its uid and gid, HOME, a group
- * of the same name) and, when the template says so, passwordless sudo for that user. */
-static int make_etc(const char *dst, const fk_template *t)
+ * of the same name) and, when the template says so, passwordless sudo for that user; with
+ * `own_dns`, the resolver of a box's own network namespace. */
+static int make_etc(const char *dst, const fk_template *t, bool own_dns)
 {
 	if (run_cp_etc(dst) < 0)
+		return -1;
+	if (own_dns && write_resolv_conf(dst) < 0)
 		return -1;
 	char pw[512], gr[256], sh[256], gs[256];
 	snprintf(pw, sizeof(pw), "%s:x:%u:%u:%s:%s:/bin/bash\n", t->user, t->uid, t->gid, t->user,
@@ -277,7 +299,7 @@ static void rt_etc_templates(fk_rt *rt)
 			break;
 		}
 		fk__rm_rf_at(AT_FDCWD, v[i]);
-		ok = make_etc(v[i], &t[i]) == 0;
+		ok = make_etc(v[i], &t[i], rt->egress_ns) == 0;
 	}
 	if (ok && overlay_works(rt->state_dir, v[0])) {
 		rt->etc_templates = v;
@@ -321,7 +343,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	} else if (fresh) {
 		char etc[4200];
 		snprintf(etc, sizeof(etc), "%s/etc", b->root);
-		if (make_etc(etc, b->tpl) != 0)
+		if (make_etc(etc, b->tpl, b->rt->egress_ns) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
 	box_prepare_fs(b);
@@ -354,8 +376,12 @@ struct init_args {
 	int n_masked;
 	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */
 	int last_cap;
-	int life_fd; /* read end of the runtime's life pipe */
-	bool net_none;
+	int life_fd;       /* read end of the runtime's life pipe */
+	bool own_net;      /* a network namespace of its own: bring `lo` up */
+	char anyip[64];    /* netlink request making every IPv4 address local, for the proxy */
+	size_t anyip_len;  /* 0: egress none */
+	char own_addr[64]; /* netlink request adding the box's address (FK_BOX_ADDR) to `lo` */
+	size_t own_addr_len;
 	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
 	size_t argv_len;
 };
@@ -494,8 +520,12 @@ static int init_main(void *arg)
 	for (int i = 0; i < a->n_masked; i++)
 		if (mount("/dev/null", a->masked[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
 			init_fail(a, 13);
-	if (a->net_none)
+	if (a->own_net)
 		init_lo_up(a);
+	if (a->anyip_len && fk_lx_netlink_send(a->anyip, a->anyip_len) < 0)
+		init_fail(a, 33);
+	if (a->own_addr_len && fk_lx_netlink_send(a->own_addr, a->own_addr_len) < 0)
+		init_fail(a, 34);
 	if (chdir(a->root) < 0)
 		init_fail(a, 7);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
@@ -559,6 +589,12 @@ static int write_boot_id(const char *path)
 	return rc;
 }
 
+/* Egress none always; allowlist and open when the runtime has its egress proxy. */
+static bool box_own_net(const fk_box *b)
+{
+	return b->net_none || b->rt->egress_ns;
+}
+
 static void init_args_fill(fk_box *b, struct init_args *a)
 {
 	snprintf(a->root, sizeof(a->root), "%s", b->root);
@@ -598,7 +634,12 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	snprintf(a->boot_id, sizeof(a->boot_id), "%s/boot_id", b->dir);
 	if (write_boot_id(a->boot_id) < 0)
 		a->boot_id[0] = 0; /* the box sees the host's boot id */
-	a->net_none = b->net_none;
+	a->own_net = box_own_net(b);
+	if (a->own_net && !b->net_none) {
+		a->anyip_len = fk_lx_route_local_all_msg(a->anyip, sizeof(a->anyip));
+		a->own_addr_len =
+		    fk_lx_addr_msg(a->own_addr, sizeof(a->own_addr), htonl(FK_BOX_ADDR));
+	}
 	if (box_etc_template(b)) {
 		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
 		overlay_opts(a->etc_opts, sizeof(a->etc_opts), box_etc_template(b), b->dir);
@@ -641,7 +682,7 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	}
 	a->ready_fd = pipefd[1];
 	a->life_fd = b->rt->life_pipe[0];
-	int flags = CLONE_NEWPID | CLONE_NEWNS | (b->net_none ? CLONE_NEWNET : 0) | SIGCHLD;
+	int flags = CLONE_NEWPID | CLONE_NEWNS | (box_own_net(b) ? CLONE_NEWNET : 0) | SIGCHLD;
 	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
 	if (pid < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "clone: %s", fk_strerror(errno));
@@ -665,6 +706,9 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	b->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (b->init_pidfd >= 0)
 		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);
+	rc = fk__egress_box_start(b, err);
+	if (rc < 0)
+		fk__backend_box_kill(b);
 done:
 	for (int i = 0; a && i < a->n_cg; i++)
 		close(a->cg_fds[i]);
@@ -718,6 +762,17 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 		int e = errno;
 		return fk__fail(err, FK_EIO, e, "pipe: %s", fk_strerror(e));
 	}
+	if (rt->isolated) {
+		rt->egress_ns = fk__egress_probe();
+		if (!rt->egress_ns)
+			fprintf(stderr, "fake-e2b: no BPF sk_lookup (Linux >= 5.9, bpf() allowed): "
+			                "sandboxes with egress allowlist or open share the host's "
+			                "network (the allowlist is NOT enforced)\n");
+	}
+	int rc =
+	    opts ? fk__egress_hosts_parse(rt, opts->egress_hosts, opts->n_egress_hosts, err) : 0;
+	if (rc < 0)
+		return rc;
 	if (rt->isolated)
 		rt_etc_templates(rt);
 	return 0;
@@ -725,6 +780,9 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 
 void fk__backend_rt_fini(fk_rt *rt)
 {
+	free(rt->egress_hosts);
+	rt->egress_hosts = NULL;
+	rt->n_egress_hosts = 0;
 	fk__cg_rt_fini(rt);
 	free(rt->seccomp.filter);
 	rt->seccomp.filter = NULL;
@@ -754,6 +812,7 @@ void fk__backend_box_reset(fk_box *b)
 bool fk__backend_box_kill(fk_box *b)
 {
 	bool had_init = b->init_pid > 0;
+	fk__egress_box_stop(b); /* its sockets keep the namespace alive */
 	if (had_init) {
 		kill(b->init_pid, SIGKILL);
 		/* a frozen task cannot die: thaw after the kill is queued */
@@ -788,7 +847,7 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	e->life_w = b->rt->life_pipe[1];
 	e->init_pidfd = b->init_pidfd;
 	e->ns_flags =
-	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | (b->net_none ? CLONE_NEWNET : 0);
+	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | (box_own_net(b) ? CLONE_NEWNET : 0);
 	e->n_cg = 0;
 	e->reserve_fd = -1;
 	e->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;

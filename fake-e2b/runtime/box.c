@@ -240,6 +240,7 @@ void fk__box_free(fk_box *b)
 	free(b->dir);
 	free(b->root);
 	free(b->cg);
+	fk__egress_free(&b->egress);
 	pthread_rwlock_destroy(&b->life);
 	pthread_mutex_destroy(&b->plock);
 	free(b);
@@ -287,6 +288,11 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	if (ok && rt->freezer)
 		ok = asprintf(&b->cg, "%s/%s", rt->cg_root, id) >= 0;
 	b->net_none = opts && opts->net_none;
+	if (ok && opts && !b->net_none)
+		ok = fk__egress_parse(&b->egress, opts->allow_out, opts->n_allow_out,
+		                      opts->deny_out, opts->n_deny_out) == 0;
+	else
+		b->egress.open = true;
 	fk__policy_limits(opts, &b->limits);
 	if (ok && opts && opts->n_envs) {
 		b->envs = calloc(opts->n_envs, sizeof(char *));

@@ -67,6 +67,11 @@ bool fk_rt_isolated(const fk_rt *rt)
 	return rt && rt->isolated;
 }
 
+bool fk_rt_egress_isolated(const fk_rt *rt)
+{
+	return rt && rt->egress_ns;
+}
+
 /* Stops every process of the box and its PID 1; the PID namespace is empty afterwards. */
 static void box_kill_all(fk_box *b)
 {
@@ -82,6 +87,17 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 {
 	if (!fk__valid_id(id))
 		return fk__fail(err, FK_EINVAL, 0, "invalid sandbox id");
+	if (opts && !opts->net_none) {
+		fk_egress rules;
+		if (fk__egress_parse(&rules, opts->allow_out, opts->n_allow_out, opts->deny_out,
+		                     opts->n_deny_out) < 0)
+			return errno == ENOMEM
+			           ? fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory")
+			           : fk__fail(err, FK_EINVAL, EINVAL,
+			                      "egress rules: deny_out entries must be IP addresses "
+			                      "or CIDR blocks");
+		fk__egress_free(&rules);
+	}
 	if (opts && opts->template_id && !fk_template_find(opts->template_id))
 		return fk__fail(err, FK_EINVAL, 0, "template '%s' not found", opts->template_id);
 	fk_box *b = fk__box_new(rt, id, opts);

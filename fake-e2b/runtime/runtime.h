@@ -1,8 +1,9 @@
 /*
  * fake-e2b/runtime/runtime.h — the sandbox runtime of fake-e2b (issue 3).
  *
- * Owns: making sandboxes ("boxes") real on this Linux machine — one PID + mount (+ network when
- * egress is none) namespace per box with a tiny PID-1, a freezer cgroup per box for pause, the
+ * Owns: making sandboxes ("boxes") real on this Linux machine — one PID + mount + network
+ * namespace per box with a tiny PID-1 (egress allowlist/open: reaching out only through the
+ * runtime's egress proxy, egress.h), a freezer cgroup per box for pause, the
  * processes started inside (envd `process.Process`, e2b-protocol.md §4) and the files API (envd
  * `/files` and `filesystem.Filesystem`, e2b-protocol.md §5).
  * Must not know: HTTP, Connect framing, JSON, tokens, timeouts of the control plane. fake-e2b's
@@ -86,6 +87,10 @@ typedef struct fk_rt_options {
 	const char *state_dir;
 	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
 	bool no_isolation;
+	/* Host names the boxes' egress proxy resolves without DNS, "NAME=IP[,IP...]" (IPv4; like
+	 * /etc/hosts for the proxy alone: tests point names at a local upstream). Copied. */
+	const char *const *egress_hosts;
+	size_t n_egress_hosts;
 	/* When a process's output events end (envd has two behaviours). false (envd 0.6.13): once
 	 * both pipes reach EOF, i.e. when every holder closed them, so a background child holding
 	 * the output (`sleep 30 & echo started`) holds the end. true (envd's reap-then-drain
@@ -108,11 +113,28 @@ void fk_rt_free(fk_rt *rt);
 /* True when boxes get real namespaces + freezer; false in the degraded mode. */
 bool fk_rt_isolated(const fk_rt *rt);
 
+/* True when boxes with egress allowlist or open get their own network namespace behind the
+ * egress proxy (isolated, and the kernel has BPF sk_lookup); false: they share the host's. */
+bool fk_rt_egress_isolated(const fk_rt *rt);
+
 /* ---------------------------------------------------------------- boxes */
 
 typedef struct fk_box_options {
 	/* Egress none: the box gets its own network namespace with only `lo` up. */
 	bool net_none;
+	/* Otherwise (isolated runtime with BPF sk_lookup) its own network namespace too, whose
+	 * only way out is the runtime's egress proxy, under E2B's rules (network.allowOut /
+	 * denyOut): allow_out entries are IPv4 addresses, CIDRs or host names ("example.com",
+	 * "*.example.com", "*"), deny_out entries IPv4 addresses or CIDRs; both empty: open.
+	 * Allowed: an allowed CIDR, or on ports 80/443 an allowed HTTP Host / TLS SNI name whose
+	 * addresses include the one connected to; else a denied CIDR blocks; else allowed. Never:
+	 * the host's own addresses, 127/8, 10/8, 100.64/10, 169.254/16, 172.16/12, 192.168/16.
+	 * IPv6 entries are dropped (no IPv6 in a box); a deny_out entry that is no address:
+	 * FK_EINVAL. Copied. */
+	const char *const *allow_out;
+	size_t n_allow_out;
+	const char *const *deny_out;
+	size_t n_deny_out;
 	/* Default environment of every process ("KEY=VALUE", e.g. "E2B_SANDBOX=true",
 	 * "E2B_SANDBOX_ID=<id>", create-time envVars), applied after PATH/HOME/USER/LOGNAME and
 	 * before request envs. Copied. May be NULL with n_envs 0. */
@@ -162,7 +184,8 @@ bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 pid_t fk_box_init_pid(fk_rt *rt, const char *id);
 
 /* A TCP connection to port `port` of box `id`: to 127.0.0.1:`port` inside the box's network
- * namespace (a box with egress none has its own; the others share the host's for now), made
+ * namespace (its own; a box with egress allowlist/open shares the host's only when
+ * fk_rt_egress_isolated() is false), made
  * by a short-lived thread that enters that namespace, so the socket belongs to the box's
  * network while the caller's threads never change namespace. For the HTTP side's port proxy
  * (E2B getHost(port), `<port>-<id>.<domain>`): relay bytes between the client and *fd_out.

@@ -6,6 +6,7 @@
 #ifndef FAKE_E2B_RUNTIME_INT_H
 #define FAKE_E2B_RUNTIME_INT_H
 
+#include "egress.h"
 #include "policy.h"
 #include "runtime.h"
 #include "template.h"
@@ -36,6 +37,7 @@ static inline const char *fk_strerror(int e)
 enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8 };
 
 struct fk_proc;
+typedef struct fk_eproxy fk_eproxy;
 
 typedef struct fk_box {
 	fk_rt *rt;
@@ -47,7 +49,9 @@ typedef struct fk_box {
 	char *cg;   /* freezer cgroup dir, NULL without freezer */
 	fk_limits limits;
 	bool net_none;
-	char **envs; /* "K=V" */
+	fk_egress egress;  /* allowOut / denyOut (egress.c) */
+	fk_eproxy *eproxy; /* its egress proxy while PID 1 runs, or NULL */
+	char **envs;       /* "K=V" */
 	size_t n_envs;
 	char *default_user;
 	const fk_template *tpl; /* the box's template (users, directories, workdir) */
@@ -85,6 +89,11 @@ struct fk_rt {
 	 * overlay on its /etc (upper: <box dir>/etc-upper). NULL: every box gets its own copy
 	 * (degraded mode, or no overlayfs). */
 	char **etc_templates;
+	/* Boxes with egress allowlist/open get their own network namespace and an egress proxy
+	 * (egress.h); false: they share the host's (no BPF sk_lookup, or degraded). */
+	bool egress_ns;
+	fk_ehost *egress_hosts; /* fk_rt_options.egress_hosts */
+	size_t n_egress_hosts;
 };
 
 /* box.c */

@@ -7,11 +7,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct conn_job {
@@ -78,4 +84,224 @@ int fk_lx_connect_in_netns(int netns_fd, uint16_t port, int timeout_ms)
 	if (j.fd < 0)
 		errno = j.errnum ? j.errnum : EIO;
 	return j.fd;
+}
+
+typedef struct sock_job {
+	int netns_fd, domain, type, protocol;
+	int fd, errnum;
+} sock_job;
+
+static void *socket_main(void *arg)
+{
+	sock_job *j = arg;
+	j->fd = -1;
+	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
+		j->errnum = errno;
+		return NULL;
+	}
+	j->fd = socket(j->domain, j->type | SOCK_CLOEXEC, j->protocol);
+	if (j->fd < 0)
+		j->errnum = errno;
+	return NULL;
+}
+
+int fk_lx_socket_in_netns(int netns_fd, int domain, int type, int protocol)
+{
+	sock_job j = {netns_fd, domain, type, protocol, -1, 0};
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, socket_main, &j);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	pthread_join(t, NULL);
+	if (j.fd < 0)
+		errno = j.errnum ? j.errnum : EIO;
+	return j.fd;
+}
+
+/* ------------------------------------------------------------ netlink */
+
+static void put_attr(char *buf, size_t *len, unsigned short type, const void *data,
+                     unsigned short n)
+{
+	struct rtattr *a = (struct rtattr *)(buf + *len);
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(n);
+	memcpy(RTA_DATA(a), data, n);
+	*len += RTA_ALIGN(a->rta_len);
+}
+
+size_t fk_lx_route_local_all_msg(void *buf, size_t size)
+{
+	if (size < 64)
+		return 0;
+	memset(buf, 0, 64);
+	struct nlmsghdr *n = buf;
+	struct rtmsg *r = NLMSG_DATA(n);
+	size_t len = NLMSG_LENGTH(sizeof(*r));
+	n->nlmsg_type = RTM_NEWROUTE;
+	n->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	n->nlmsg_seq = 1;
+	r->rtm_family = AF_INET;
+	r->rtm_dst_len = 0;
+	r->rtm_table = RT_TABLE_LOCAL;
+	r->rtm_protocol = RTPROT_STATIC;
+	r->rtm_scope = RT_SCOPE_HOST;
+	r->rtm_type = RTN_LOCAL;
+	int lo = 1; /* `lo` is always interface 1 of a new network namespace */
+	put_attr(buf, &len, RTA_OIF, &lo, sizeof(lo));
+	n->nlmsg_len = (unsigned)len;
+	return len;
+}
+
+size_t fk_lx_addr_msg(void *buf, size_t size, uint32_t ip_n)
+{
+	if (size < 64)
+		return 0;
+	memset(buf, 0, 64);
+	struct nlmsghdr *n = buf;
+	struct ifaddrmsg *ifa = NLMSG_DATA(n);
+	size_t len = NLMSG_LENGTH(sizeof(*ifa));
+	n->nlmsg_type = RTM_NEWADDR;
+	n->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	n->nlmsg_seq = 2;
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = 32;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = 1; /* lo */
+	put_attr(buf, &len, IFA_LOCAL, &ip_n, sizeof(ip_n));
+	put_attr(buf, &len, IFA_ADDRESS, &ip_n, sizeof(ip_n));
+	n->nlmsg_len = (unsigned)len;
+	return len;
+}
+
+int fk_lx_netlink_send(const void *msg, size_t len)
+{
+	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (s < 0)
+		return -1;
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	int rc = -1, e = EIO;
+	if (sendto(s, msg, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+		e = errno;
+		goto out;
+	}
+	char reply[512];
+	ssize_t n;
+	while ((n = recv(s, reply, sizeof(reply), 0)) < 0 && errno == EINTR)
+		;
+	if (n < 0) {
+		e = errno;
+		goto out;
+	}
+	struct nlmsghdr *h = (struct nlmsghdr *)reply;
+	if ((size_t)n >= NLMSG_LENGTH(sizeof(struct nlmsgerr)) && h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *ne = NLMSG_DATA(h);
+		if (ne->error == 0)
+			rc = 0;
+		else
+			e = -ne->error;
+	}
+out:
+	close(s);
+	if (rc < 0)
+		errno = e;
+	return rc;
+}
+
+/* ------------------------------------------------------------ BPF sk_lookup */
+
+static long bpf_call(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+#define INSN(c, d, s, o, i)                                                                        \
+	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+
+/* if (protocol == TCP && family == AF_INET && local_ip4 != own && local_ip4 not in 127/8) {
+ *         sk = map[0]; if (sk) { bpf_sk_assign(ctx, sk, 0); bpf_sk_release(sk); } }
+ * return SK_PASS; (a socket assigned or not, the kernel's own lookup goes on otherwise).
+ * Jump offsets count instructions from the next one; "pass" is instruction 23. */
+static int sk_lookup_prog(int map_fd, uint32_t own_n)
+{
+	const int lo_mask = (int)htonl(0xff000000u), lo_net = (int)htonl(0x7f000000u);
+	const int J = BPF_JMP32; /* 32-bit compares: no sign extension of the immediates */
+	struct bpf_insn p[] = {
+	    /* 0 */ INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0),
+	    INSN(BPF_LDX | BPF_W | BPF_MEM, 2, 6, offsetof(struct bpf_sk_lookup, protocol), 0),
+	    /* 2 */ INSN(J | BPF_JNE | BPF_K, 2, 0, 20, IPPROTO_TCP),
+	    INSN(BPF_LDX | BPF_W | BPF_MEM, 2, 6, offsetof(struct bpf_sk_lookup, family), 0),
+	    /* 4 */ INSN(J | BPF_JNE | BPF_K, 2, 0, 18, AF_INET),
+	    INSN(BPF_LDX | BPF_W | BPF_MEM, 2, 6, offsetof(struct bpf_sk_lookup, local_ip4), 0),
+	    /* 6 */ INSN(J | BPF_JEQ | BPF_K, 2, 0, 16, (int)own_n),
+	    INSN(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, lo_mask),
+	    /* 8 */ INSN(J | BPF_JEQ | BPF_K, 2, 0, 14, lo_net),
+	    INSN(BPF_ST | BPF_W | BPF_MEM, 10, 0, -4, 0),
+	    INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
+	    INSN(0, 0, 0, 0, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
+	    INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
+	    /* 14 */ INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+	    /* 15 */ INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 7, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 7, 0, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0),
+	    INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_sk_assign),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0),
+	    INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_sk_release),
+	    /* 23 */ INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, SK_PASS),
+	    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SK_LOOKUP;
+	a.expected_attach_type = BPF_SK_LOOKUP;
+	a.insns = (uint64_t)(uintptr_t)p;
+	a.insn_cnt = sizeof(p) / sizeof(p[0]);
+	a.license = (uint64_t)(uintptr_t) "MIT";
+	return (int)bpf_call(BPF_PROG_LOAD, &a);
+}
+
+int fk_lx_sk_lookup_attach(int netns_fd, int listen_fd, uint32_t own_n)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_SOCKMAP;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 1;
+	int map = (int)bpf_call(BPF_MAP_CREATE, &a);
+	if (map < 0)
+		return -1;
+	int prog = -1, link = -1, e = 0;
+	uint32_t key = 0;
+	uint64_t val = (uint64_t)listen_fd;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)map;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)&val;
+	a.flags = BPF_ANY;
+	if (bpf_call(BPF_MAP_UPDATE_ELEM, &a) < 0 || (prog = sk_lookup_prog(map, own_n)) < 0) {
+		e = errno;
+		goto out;
+	}
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = (uint32_t)prog;
+	a.link_create.target_fd = (uint32_t)netns_fd;
+	a.link_create.attach_type = BPF_SK_LOOKUP;
+	link = (int)bpf_call(BPF_LINK_CREATE, &a);
+	if (link < 0)
+		e = errno;
+	else
+		fcntl(link, F_SETFD, FD_CLOEXEC);
+out:
+	if (prog >= 0)
+		close(prog);
+	close(map);
+	if (link < 0)
+		errno = e;
+	return link;
 }

@@ -4,6 +4,7 @@
 #ifndef FAKE_E2B_LINUX_NET_H
 #define FAKE_E2B_LINUX_NET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A TCP connection to 127.0.0.1:`port` made inside the network namespace `netns_fd` (-1: this
@@ -12,5 +13,28 @@
  * thread enters it). Returns the connected fd (O_CLOEXEC, blocking), or -1 with errno
  * (ECONNREFUSED: nothing listens there; ETIMEDOUT). */
 int fk_lx_connect_in_netns(int netns_fd, uint16_t port, int timeout_ms);
+
+/* socket(domain, type | SOCK_CLOEXEC, protocol) made inside the network namespace `netns_fd`
+ * (a short-lived thread enters it): the socket belongs to that namespace for its whole life
+ * (bind, listen and accept act there) while the caller stays where it is. -1 with errno. */
+int fk_lx_socket_in_netns(int netns_fd, int domain, int type, int protocol);
+
+/* The netlink request that makes every IPv4 address local in a namespace ("AnyIP": `ip route
+ * add local 0.0.0.0/0 dev lo table local`), written into `buf` (at least 64 bytes); returns its
+ * length. Built by the caller, sent by fk_lx_netlink_send (async-signal-safe: a cloned child may
+ * send it). */
+size_t fk_lx_route_local_all_msg(void *buf, size_t size);
+/* The netlink request adding IPv4 address `ip_n` (network order) /32 to `lo` (interface 1). */
+size_t fk_lx_addr_msg(void *buf, size_t size, uint32_t ip_n);
+/* Sends a netlink route request `msg` on a new NETLINK_ROUTE socket of the caller's network
+ * namespace and reads its acknowledgement. Only system calls. 0, or -1 with errno. */
+int fk_lx_netlink_send(const void *msg, size_t len);
+
+/* Steers, in network namespace `netns_fd`, every TCP connection to an IPv4 address outside
+ * 127.0.0.0/8 and other than `own_n` (network order; the namespace's own address), any port,
+ * to the listening socket `listen_fd` (of that namespace), with a BPF sk_lookup program (Linux
+ * >= 5.9). Returns the link fd: the program is attached while it is open. -1 with errno
+ * (EPERM/EINVAL: the kernel has no BPF or no sk_lookup). */
+int fk_lx_sk_lookup_attach(int netns_fd, int listen_fd, uint32_t own_n);
 
 #endif /* FAKE_E2B_LINUX_NET_H */
