@@ -400,6 +400,10 @@ static void on_begin(void *cls, fk_req *r)
 	c->app = app;
 	c->sandbox_id = fk_header(r, "E2b-Sandbox-Id");
 	c->route = classify(c);
+	/* a signed /files URL fetched from E2B_SANDBOX_URL names no sandbox: its signature does */
+	if (c->route == S_ENVD && !c->sandbox_id && !strcmp(r->path, "/files") &&
+	    fk_envd_signed_sandbox(c, c->host_id, sizeof(c->host_id)) == 0)
+		c->sandbox_id = c->host_id;
 	if (c->route != S_ADMIN) {
 		c->log_headers = capture_headers(r);
 		log_begin(c);

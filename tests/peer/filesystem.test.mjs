@@ -124,4 +124,35 @@ describe('filesystem', { concurrency: false }, () => {
     await sbx.files.write('plain.txt', 'x')
     await assert.rejects(sbx.files.watchDir('plain.txt', () => {}), InvalidArgumentError)
   })
+
+  test('signed URLs: a plain fetch from E2B_SANDBOX_URL finds its sandbox by the signature; envd\'s 401s', T, async () => {
+    const other = await Sandbox.create('base') // two sandboxes: the signature picks the right one
+    try {
+      const up = await sbx.uploadUrl('signed/up.txt')
+      assert.ok(up.startsWith(fake.url + '/files?'))
+      const form = new FormData()
+      form.append('file', 'sent by a signed URL')
+      let r = await fetch(up, { method: 'POST', body: form })
+      assert.equal(r.status, 200)
+      assert.equal((await r.json())[0].path, '/home/user/signed/up.txt')
+      r = await fetch(await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: 60_000 }))
+      assert.equal(r.status, 200)
+      assert.equal(await r.text(), 'sent by a signed URL')
+      assert.equal(await other.files.exists('signed/up.txt'), false)
+
+      r = await fetch(await sbx.downloadUrl('signed/up.txt', { useSignatureExpiration: -100_000 }))
+      assert.equal(r.status, 401)
+      assert.deepEqual(await r.json(), { code: 401, message: 'signature is already expired' })
+      const tampered = (await sbx.downloadUrl('signed/up.txt')).replace('signed%2Fup.txt', 'signed%2Fother.txt')
+      r = await fetch(tampered, { headers: { 'E2b-Sandbox-Id': sbx.sandboxId } })
+      assert.deepEqual(await r.json(), { code: 401, message: 'invalid signature' })
+      r = await fetch(`${fake.url}/files?path=signed/up.txt`, { headers: { 'E2b-Sandbox-Id': sbx.sandboxId } })
+      assert.deepEqual(await r.json(), { code: 401, message: 'missing signature query parameter' })
+      // a signature no sandbox made names none: the proxy's 502
+      r = await fetch(`${fake.url}/files?path=x&signature=v1_AAAA`)
+      assert.equal(r.status, 502)
+    } finally {
+      await other.kill()
+    }
+  })
 })

@@ -60,27 +60,19 @@ char *fk_envd_basic_user(const char *h, int *bad)
 	return user;
 }
 
-/* v1 signature: "v1_" + base64 nopad(SHA256("<path>:<op>:<user>:<token>[:<exp>]")). */
-static int signature_ok(fk_call *c, const char *op, const char *path, const char *user)
+/* v1 signature: "v1_" + base64 nopad(SHA256("<path>:<op>:<user>:<token>[:<exp>]")); `exp` is
+ * the signature_expiration query (NULL: none; checked by the caller). */
+static int signature_matches(const char *sig, const char *exp, const char *op, const char *path,
+                             const char *user, const char *token)
 {
-	fk_req *r = c->req;
-	char *sig = fk_query(r, "signature"), *exp = fk_query(r, "signature_expiration");
-	int ok = 0;
-	if (!sig)
-		goto done;
-	if (exp) {
-		char *end;
-		long long e = strtoll(exp, &end, 10);
-		if (!*exp || *end || e < (long long)(fk_now_ns() / 1000000000))
-			goto done;
-	}
 	char *plain = NULL;
-	int n = exp ? asprintf(&plain, "%s:%s:%s:%s:%s", path ? path : "", op, user ? user : "",
-	                       fk_sandbox_token(c->sb), exp)
-	            : asprintf(&plain, "%s:%s:%s:%s", path ? path : "", op, user ? user : "",
-	                       fk_sandbox_token(c->sb));
+	int ok = 0;
+	int n =
+	    exp ? asprintf(&plain, "%s:%s:%s:%s:%s", path ? path : "", op, user ? user : "", token,
+	                   exp)
+	        : asprintf(&plain, "%s:%s:%s:%s", path ? path : "", op, user ? user : "", token);
 	if (n < 0)
-		goto done;
+		return 0;
 	unsigned char md[32];
 	unsigned mdlen = 0;
 	EVP_Digest(plain, (size_t)n, md, &mdlen, EVP_sha256(), NULL);
@@ -94,20 +86,86 @@ static int signature_ok(fk_call *c, const char *op, const char *path, const char
 		     CRYPTO_memcmp(sig + 3, b64, bl) == 0;
 	}
 	free(b64);
-done:
-	free(sig);
-	free(exp);
 	return ok;
 }
 
-int fk_envd_files_auth(fk_call *c, const char *op, const char *path, const char *user)
+/* envd's validateSigning for /files: NULL when the token header or the URL's signature allows
+ * the operation, else envd's message (the signature is compared before its expiration). */
+static const char *signature_check(fk_call *c, const char *op, const char *path, const char *user)
+{
+	fk_req *r = c->req;
+	char *sig = fk_query(r, "signature"), *exp = fk_query(r, "signature_expiration");
+	const char *why = NULL;
+	long long e = 0;
+	if (!sig) {
+		why = "missing signature query parameter";
+	} else if (exp) {
+		char *end;
+		e = strtoll(exp, &end, 10);
+		if (!*exp || *end)
+			why =
+			    "invalid signature"; /* envd's parser refuses it earlier; still a 4xx */
+	}
+	if (!why && !signature_matches(sig, exp, op, path, user, fk_sandbox_token(c->sb)))
+		why = "invalid signature";
+	if (!why && exp && e < (long long)(fk_now_ns() / 1000000000))
+		why = "signature is already expired";
+	free(sig);
+	free(exp);
+	return why;
+}
+
+typedef struct signed_find {
+	const char *sig, *exp, *op, *path, *user;
+	char *out;
+	size_t cap;
+	int found;
+} signed_find;
+
+static void signed_one(fk_sandbox *sb, void *ud)
+{
+	signed_find *f = ud;
+	const char *token = fk_sandbox_token(sb);
+	if (f->found || sb->deleted || !token)
+		return;
+	if (signature_matches(f->sig, f->exp, f->op, f->path, f->user, token)) {
+		snprintf(f->out, f->cap, "%s", sb->id);
+		f->found = 1;
+	}
+}
+
+int fk_envd_signed_sandbox(fk_call *c, char *out, size_t cap)
+{
+	fk_req *r = c->req;
+	const char *op = !strcmp(r->method, "POST") ? "write" : "read";
+	/* the signature names the sandbox even when expired: envd then answers that it is */
+	char *sig = fk_query(r, "signature"), *exp = fk_query(r, "signature_expiration");
+	if (!sig) {
+		free(exp);
+		return -1;
+	}
+	int bad = 0;
+	char *path = fk_query_strict(r, "path", &bad), *user = fk_query_strict(r, "username", &bad);
+	signed_find f = {sig, exp, op, path, user, out, cap, 0};
+	if (!bad)
+		fk_registry_foreach(c->app->reg, signed_one, &f);
+	free(sig);
+	free(exp);
+	free(path);
+	free(user);
+	return f.found ? 0 : -1;
+}
+
+const char *fk_envd_files_auth(fk_call *c, const char *op, const char *path, const char *user)
 {
 	if (!fk_sandbox_token(c->sb)) /* not secured */
-		return 1;
+		return NULL;
 	const char *tok = fk_header(c->req, "X-Access-Token");
-	if (tok)
-		return fk_envd_token_ok(c->sb, tok);
-	return signature_ok(c, op, path, user);
+	if (tok && *tok)
+		return fk_envd_token_ok(c->sb, tok)
+		           ? NULL
+		           : "access token present in header but does not match";
+	return signature_check(c, op, path, user);
 }
 
 int fk_envd_user_exists(fk_call *c, const char *user)

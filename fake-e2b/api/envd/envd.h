@@ -51,8 +51,14 @@ int fk_envd_token_ok(const fk_sandbox *sb, const char *given);
 /* Username of "Authorization: Basic base64(user:pass)"; NULL when absent (*bad when
  * malformed). Caller frees. */
 char *fk_envd_basic_user(const char *header, int *bad);
-/* /files auth: the token, or a v1 signature of (op, path, user). */
-int fk_envd_files_auth(fk_call *c, const char *op, const char *path, const char *user);
+/* A /files request with a v1 signature and no sandbox named (E2B_SANDBOX_URL points the SDK at
+ * one envd, and a signed URL carries no header): the sandbox whose token signed it, its id in
+ * out. 0, or -1 when none (or no valid signature). */
+int fk_envd_signed_sandbox(fk_call *c, char *out, size_t cap);
+/* /files auth (envd's validateSigning): the token header, or a v1 signature of (op, path, user)
+ * not expired. NULL when allowed, else envd's 401 message ("invalid signature", "signature is
+ * already expired", "missing signature query parameter", ...). */
+const char *fk_envd_files_auth(fk_call *c, const char *op, const char *path, const char *user);
 /* Does the user exist in the sandbox (NULL: the default user)? */
 int fk_envd_user_exists(fk_call *c, const char *user);
 

@@ -42,8 +42,9 @@ enum MHD_Result fk_envd_files_get(fk_call *c)
 		                     bad_path ? "path" : "username");
 		goto done;
 	}
-	if (!fk_envd_files_auth(c, "read", path, user)) {
-		ret = fk_envd_unauthorized(r);
+	const char *denied = fk_envd_files_auth(c, "read", path, user);
+	if (denied) {
+		ret = fk_reply_error(r, 401, "%s", denied);
 		goto done;
 	}
 	if (!path || !*path) {

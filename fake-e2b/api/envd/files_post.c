@@ -240,11 +240,9 @@ void fk_envd_files_post_begin(fk_call *c)
 		free(u->user);
 		u->user = NULL;
 	}
-	if (!fk_envd_files_auth(c, "write", u->path_q, u->user ? u->user : "")) {
-		u->status = 401;
-		snprintf(u->msg, sizeof(u->msg),
-		         "unauthorized access, please provide a valid access "
-		         "token or method signing if supported");
+	const char *denied = fk_envd_files_auth(c, "write", u->path_q, u->user ? u->user : "");
+	if (denied) {
+		upload_fail(u, 401, "%s", denied);
 		return;
 	}
 	if (c->fault.kind == FK_FAULT_RESPOND) {
