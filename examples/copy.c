@@ -5,8 +5,8 @@
  *
  * Build (installed library):  cc copy.c $(pkg-config --cflags --libs sandbox-e2b)
  * Built by CMake too:         build/examples/example-copy
- * Run:                        SANDBOX_E2B_CONFIG='{"apiKey":"e2b_...","template":"base"}' \
- *                             ./example-copy SANDBOX_ID LOCAL_FILE /workspace/PATH
+ * Run: SANDBOX_E2B_CONFIG='{"apiKey":"e2b_...","template":"capybara-sandbox"}' \
+ *        ./example-copy SANDBOX_ID LOCAL_FILE /workspace/PATH
  * (against fake-e2b add "apiUrl" to the config and SANDBOX_E2B_ENVD_URL, as in hello.c)
  */
 #include <sandbox.h>

@@ -4,9 +4,10 @@
  *
  * Build (installed library):  cc hello.c $(pkg-config --cflags --libs sandbox-e2b)
  * Run against E2B: SANDBOX_E2B_CONFIG='{"apiKey":"e2b_...","template":"capybara-sandbox"}' ./hello
- * Run against fake-e2b:       SANDBOX_E2B_CONFIG='{"apiKey":"e2b_x","template":"capybara-sandbox",
- *                               "apiUrl":"http://127.0.0.1:PORT"}' \
- *                             SANDBOX_E2B_ENVD_URL=http://127.0.0.1:PORT ./hello
+ * Run against fake-e2b (started with --api-key e2b_local_key):
+ *   SANDBOX_E2B_CONFIG='{"apiKey":"e2b_local_key","template":"capybara-sandbox",
+ *                        "apiUrl":"http://127.0.0.1:PORT"}' \
+ *   SANDBOX_E2B_ENVD_URL=http://127.0.0.1:PORT ./hello
  */
 #include <sandbox.h>
 

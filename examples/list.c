@@ -6,7 +6,7 @@
  * Build (installed library):  cc list.c $(pkg-config --cflags --libs sandbox-e2b)
  * Built by CMake too:         build/examples/example-list
  * Run: SANDBOX_E2B_CONFIG='{"apiKey":"e2b_...","template":"capybara-sandbox"}' \
- *                             ./example_list [NAME]
+ *                             ./example-list [NAME]
  * (against fake-e2b add "apiUrl" to the config and SANDBOX_E2B_ENVD_URL, as in hello.c)
  */
 #include <sandbox.h>

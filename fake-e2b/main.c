@@ -274,7 +274,7 @@ static void raise_fd_limit(void)
 int main(int argc, char **argv)
 {
 	cli_opts o = {.host = "127.0.0.1",
-	              .max_upload_mb = 1024,
+	              .max_upload_mb = 2048, /* a 1 GiB file and its multipart envelope fit */
 	              .idle_timeout_s = 30,
 	              .domain = "e2b.localhost"};
 	unsigned char seed[32];

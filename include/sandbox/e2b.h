@@ -1,7 +1,7 @@
 /*
  * sandbox/e2b.h: the E2B provider of the sandbox@1 contract and its
- * deployment config (seed plugin.json configSchemas.deployment, seed
- * dist/index.mjs DeploymentConfig and createE2BSandbox).
+ * deployment config (docs/contract.md "The deployment config"; the wire
+ * protocol it speaks: docs/protocol.md).
  */
 #ifndef SANDBOX_E2B_H
 #define SANDBOX_E2B_H
@@ -98,7 +98,7 @@ typedef struct sbx_e2b_options {
 /* clang-format on */
 
 /**
- * Create an E2B provider (seed dist/index.mjs createE2BSandbox). The config
+ * Create an E2B provider (the seed's createE2BSandbox, docs/contract.md). The config
  * is copied (cfg may be freed afterwards); `opts` may be NULL (defaults). The
  * provider is safe to use from many threads at once (sandbox/sandbox.h).
  * Calls sbx_global_init() itself.

@@ -22,7 +22,7 @@
  * return are listed on it; their meaning in these calls:
  *   SBX_EINVALID   a bad argument, found before any request.
  *   SBX_EGONE      the sandbox no longer exists (E2B-format 404 on connect), or
- *                  E2B gave no envd access token (seed "Lifecycle": the caller
+ *                  E2B gave no envd access token (docs/contract.md "Lifecycle": the caller
  *                  recreates it). Calls that "count a missing sandbox as
  *                  success" never return it.
  *   SBX_ETIMEOUT   a call's own deadline passed: 60 s per control-plane request
