@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -40,8 +41,9 @@
 
 #define POLL_SLICE_MS 1000 /* longest single poll; deadlines and aborts end it sooner */
 
-#define LOOP_STACK (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
-#define LOOP_IDLE  32         /* idle easy handles kept for the loop's calls */
+#define LOOP_STACK   (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
+#define LOOP_IDLE    32         /* idle easy handles kept for the loop's calls */
+#define LOOP_ORIGINS 64         /* origins remembered (idle ones are forgotten beyond) */
 
 typedef struct http_pair {
 	CURLM *multi;
@@ -49,7 +51,8 @@ typedef struct http_pair {
 } http_pair;
 
 /* Where a loop call stands (under sbx_http.loop_mu). */
-enum { LS_NONE, LS_ADD, LS_IN, LS_OUT };
+enum { LS_NONE, LS_ADD, LS_ADMIT, LS_HELD, LS_IN, LS_OUT };
+typedef struct loop_origin loop_origin;
 
 /* The multiplexing loop of HTTPS calls (see the top of this file). */
 typedef struct http_loop {
@@ -63,6 +66,8 @@ typedef struct http_loop {
 	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
 	CURL *idle[LOOP_IDLE];       /* under mu */
 	size_t nidle;
+	loop_origin **origins; /* the loop thread's own */
+	size_t norigins, corigins;
 } http_loop;
 
 struct sbx_http {
@@ -119,10 +124,16 @@ struct sbx_http_call {
 	bool discard;      /* the caller wants no more bytes (stopped, failed) */
 	bool ldone;        /* the transfer ended: lresult */
 	bool loop_oom;     /* the loop could not queue a chunk */
+	int lcb_code;      /* a buffered body's error, raised on the loop thread */
+	sbx_error lcb_err;
 	CURLcode lresult;
 	sbx_buf inbox; /* 200 bytes for on_data, not yet taken by the caller */
 	sbx_buf taken; /* the caller's: the inbox it swapped out */
 	struct sbx_http_call *lnext;
+	/* the loop thread's own */
+	struct sbx_http_call *anext, *hnext; /* its admission and resume batches; held queue */
+	loop_origin *origin;
+	bool opened; /* curl opened a socket for this call */
 };
 
 static void share_lock(CURL *e, curl_lock_data data, curl_lock_access access, void *ud)
@@ -393,8 +404,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 
 	if (c->status == 0)
 		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &c->status);
-	if (c->stopped)
-		return n; /* drained: the caller already has its answer */
+	if (!c->looped && c->stopped)
+		return n; /* drained: the caller already has its answer (loop calls: discard) */
 	if (c->status == 200 && c->req.on_data && c->looped)
 		return loop_put(c, ptr, n); /* the caller's thread runs on_data */
 	if (c->status == 200 && c->req.on_data) {
@@ -411,11 +422,13 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	}
 	if (c->status >= 200 && c->status < 300) {
 		if ((rc = sbx_buf_put(&c->body, ptr, n)) < 0) {
-			c->cb_code = sbx__error_set(&c->cb_err, rc,
-			                            rc == SBX_ETOOLARGE
-			                                ? "%s: response body larger than %zu bytes"
-			                                : "%s: out of memory reading the response",
-			                            c->req.what, c->body.max);
+			/* a loop call's caller reads these once the transfer is done */
+			int *code = c->looped ? &c->lcb_code : &c->cb_code;
+			*code = sbx__error_set(c->looped ? &c->lcb_err : &c->cb_err, rc,
+			                       rc == SBX_ETOOLARGE
+			                           ? "%s: response body larger than %zu bytes"
+			                           : "%s: out of memory reading the response",
+			                       c->req.what, c->body.max);
 			return 0;
 		}
 		return n;
@@ -534,16 +547,215 @@ static size_t loop_put(sbx_http_call *c, const char *ptr, size_t n)
 	return ret;
 }
 
+/*
+ * Origins (scheme://host:port) the loop has talked to: the loop thread's own. Unless an
+ * origin is known to speak HTTP/1.1 only, a call that makes curl open a connection (the first
+ * one, or the others are at their stream cap) is the only one let through until that
+ * connection is up (TLS and ALPN done); the calls after it wait here, then share it. Without
+ * this curl 7.88 opens a connection for every call that arrives during the handshake (8
+ * connections for 12 calls at a server cap of 5, instead of 3).
+ */
+struct loop_origin {
+	char *key;
+	bool known;             /* its protocol is known: */
+	bool h2;                /* HTTP/2 (else HTTP/1.1: no call is ever held) */
+	size_t active;          /* calls of this origin in the multi */
+	sbx_http_call *opening; /* the call opening a connection; others are held meanwhile */
+	sbx_http_call *held;    /* FIFO through hnext */
+	sbx_http_call **held_tail;
+};
+
+static void origin_free(loop_origin *o)
+{
+	if (o) {
+		sbx__free(o->key);
+		sbx__free(o);
+	}
+}
+
+/* The origin of `url`, made on first use (NULL: out of memory; the call goes unmanaged). */
+static loop_origin *origin_of(http_loop *L, const char *url)
+{
+	const char *p = strstr(url, "://");
+	size_t n = p ? (size_t)(p + 3 - url) + strcspn(p + 3, "/?#") : strlen(url), i;
+	loop_origin *o, **grown;
+
+	for (i = 0; i < L->norigins; i++)
+		if (strlen(L->origins[i]->key) == n && memcmp(L->origins[i]->key, url, n) == 0)
+			return L->origins[i];
+	/* forget idle origins first (a provider may see many sandboxes) */
+	for (i = 0; i < L->norigins && L->norigins >= LOOP_ORIGINS;) {
+		o = L->origins[i];
+		if (o->active == 0 && !o->opening && !o->held) {
+			origin_free(o);
+			L->origins[i] = L->origins[--L->norigins];
+		} else {
+			i++;
+		}
+	}
+	if (L->norigins == L->corigins) {
+		size_t cap = L->corigins ? L->corigins * 2 : 8;
+		if (!(grown = sbx__realloc(L->origins, cap * sizeof(*grown))))
+			return NULL;
+		L->origins = grown;
+		L->corigins = cap;
+	}
+	if (!(o = sbx__calloc(1, sizeof(*o))) || !(o->key = sbx__calloc(1, n + 1))) {
+		sbx__free(o);
+		return NULL;
+	}
+	memcpy(o->key, url, n);
+	o->held_tail = &o->held;
+	L->origins[L->norigins++] = o;
+	return o;
+}
+
+/* Under loop.mu: a call leaves the loop's hands; its caller may free it from now on. */
+static void loop_out(http_loop *L, sbx_http_call *c)
+{
+	c->lstate = LS_OUT;
+	pthread_cond_broadcast(&L->cond);
+}
+
+/* The loop thread: a call that left the multi no longer counts for its origin. */
+static void origin_leave(http_loop *L, sbx_http_call *c, bool learn)
+{
+	loop_origin *o = c->origin;
+	long v = 0;
+
+	if (!o)
+		return;
+	o->active--;
+	if (learn && !o->known &&
+	    curl_easy_getinfo(c->pair.easy, CURLINFO_HTTP_VERSION, &v) == CURLE_OK && v != 0) {
+		o->known = true;
+		o->h2 = v == CURL_HTTP_VERSION_2_0;
+	}
+	if (o->opening == c)
+		o->opening = NULL;
+	(void)L;
+}
+
+/* The protocol ALPN chose on the call's (connected) connection: 1 h2, 0 other, -1 unknown. */
+static int alpn_h2(CURL *e)
+{
+	struct curl_tlssessioninfo *ti = NULL;
+	const unsigned char *proto = NULL;
+	unsigned int len = 0;
+
+	if (curl_easy_getinfo(e, CURLINFO_TLS_SSL_PTR, &ti) != CURLE_OK || !ti ||
+	    ti->backend != CURLSSLBACKEND_OPENSSL || !ti->internals)
+		return -1;
+	SSL_get0_alpn_selected((SSL *)ti->internals, &proto, &len);
+	return len == 2 && memcmp(proto, "h2", 2) == 0;
+}
+
+/* The loop thread: into the multi, or held while another call of an h2 origin connects. */
+static void loop_admit(http_loop *L, sbx_http_call *c)
+{
+	loop_origin *o = c->origin;
+	int running;
+
+	if (o && o->opening) {
+		c->hnext = NULL;
+		*o->held_tail = c;
+		o->held_tail = &c->hnext;
+		pthread_mutex_lock(&L->mu);
+		c->lstate = LS_HELD;
+		pthread_mutex_unlock(&L->mu);
+		return;
+	}
+	c->opened = false;
+	if (curl_multi_add_handle(L->multi, c->pair.easy) != CURLM_OK) {
+		pthread_mutex_lock(&L->mu);
+		c->ldone = true;
+		c->lresult = CURLE_OUT_OF_MEMORY;
+		efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
+		loop_out(L, c);
+		pthread_mutex_unlock(&L->mu);
+		return;
+	}
+	pthread_mutex_lock(&L->mu);
+	c->lstate = LS_IN;
+	pthread_mutex_unlock(&L->mu);
+	if (!o)
+		return;
+	o->active++;
+	if (!o->known || o->h2) {
+		/* curl picks the call's connection now: did it have to open one? */
+		(void)curl_multi_perform(L->multi, &running);
+		if (c->opened)
+			o->opening = c;
+	}
+}
+
+/* The loop thread: the opening connections that are up let their origins' held calls go. */
+static void origins_release(http_loop *L)
+{
+	curl_off_t pre;
+	loop_origin *o;
+	sbx_http_call *c;
+
+	for (size_t i = 0; i < L->norigins; i++) {
+		o = L->origins[i];
+		if (o->opening &&
+		    curl_easy_getinfo(o->opening->pair.easy, CURLINFO_PRETRANSFER_TIME_T, &pre) ==
+		        CURLE_OK &&
+		    pre > 0) {
+			/* connected (TLS and ALPN done): the request is going out */
+			if (!o->known) {
+				/* not knowing means HTTP/1.1: never serialise its connections */
+				o->known = true;
+				o->h2 = alpn_h2(o->opening->pair.easy) == 1;
+			}
+			o->opening = NULL;
+		}
+		while (!o->opening && (c = o->held)) {
+			if (!(o->held = c->hnext))
+				o->held_tail = &o->held;
+			loop_admit(L, c);
+		}
+	}
+}
+
+/* CURLOPT_OPENSOCKETFUNCTION of the loop's calls: notes that the call opens a connection. */
+static curl_socket_t loop_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	sbx_http_call *c = ud;
+
+	if (purpose == CURLSOCKTYPE_IPCXN)
+		c->opened = true;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* The loop thread: take a held call out of its origin's queue. */
+static void origin_unhold(sbx_http_call *c)
+{
+	loop_origin *o = c->origin;
+	sbx_http_call **pp;
+
+	for (pp = &o->held; *pp; pp = &(*pp)->hnext)
+		if (*pp == c) {
+			*pp = c->hnext;
+			break;
+		}
+	o->held_tail = &o->held;
+	while (*o->held_tail)
+		o->held_tail = &(*o->held_tail)->hnext;
+}
+
 static void *loop_main(void *arg)
 {
 	sbx_http *h = arg;
 	http_loop *L = &h->loop;
-	sbx_http_call *c, *resume;
+	sbx_http_call *c, *resume, *admit, **admit_tail;
 	CURLMsg *msg;
 	int running, queued;
 
 	for (;;) {
 		resume = NULL;
+		admit = NULL;
+		admit_tail = &admit;
 		pthread_mutex_lock(&L->mu);
 		if (L->stop) {
 			pthread_mutex_unlock(&L->mu);
@@ -553,23 +765,23 @@ static void *loop_main(void *arg)
 			L->queue = c->lnext;
 			c->queued = false;
 			if (c->lstate == LS_ADD) {
-				if (curl_multi_add_handle(L->multi, c->pair.easy) == CURLM_OK) {
-					c->lstate = LS_IN;
-				} else {
-					c->lstate = LS_OUT;
-					c->ldone = true;
-					c->lresult = CURLE_OUT_OF_MEMORY;
-					efd_signal(c->efd);
-				}
+				c->lstate = LS_ADMIT; /* in order, below */
+				c->anext = NULL;
+				*admit_tail = c;
+				admit_tail = &c->anext;
+				continue;
 			}
-			if (c->lstate == LS_IN && c->want_remove) {
+			if (c->want_remove && c->lstate == LS_IN) {
 				curl_multi_remove_handle(L->multi, c->pair.easy);
-				c->lstate = LS_OUT;
-				pthread_cond_broadcast(&L->cond);
+				origin_leave(L, c, false);
+				loop_out(L, c);
+			} else if (c->want_remove && c->lstate == LS_HELD) {
+				origin_unhold(c);
+				loop_out(L, c);
 			}
 			if (c->lstate == LS_IN && c->want_unpause) {
 				c->want_unpause = false;
-				c->lnext = resume; /* lnext is free while not queued */
+				c->anext = resume;
 				resume = c;
 			}
 		}
@@ -580,8 +792,13 @@ static void *loop_main(void *arg)
 		 * next round.
 		 */
 		for (c = resume; c; c = resume) {
-			resume = c->lnext;
+			resume = c->anext;
 			(void)curl_easy_pause(c->pair.easy, CURLPAUSE_CONT);
+		}
+		for (c = admit; c; c = admit) {
+			admit = c->anext;
+			c->origin = origin_of(L, c->req.url);
+			loop_admit(L, c);
 		}
 		(void)curl_multi_perform(L->multi, &running);
 		while ((msg = curl_multi_info_read(L->multi, &queued))) {
@@ -594,14 +811,16 @@ static void *loop_main(void *arg)
 				continue;
 			CURLcode result = msg->data.result; /* msg is invalid after the removal */
 			curl_multi_remove_handle(L->multi, c->pair.easy);
+			origin_leave(L, c, true);
 			pthread_mutex_lock(&L->mu);
 			c->ldone = true;
 			c->lresult = result;
-			c->lstate = LS_OUT;
-			pthread_cond_broadcast(&L->cond);
+			efd_signal(
+			    c->efd); /* before loop_out: from then on the caller may free it */
+			loop_out(L, c);
 			pthread_mutex_unlock(&L->mu);
-			efd_signal(c->efd);
 		}
+		origins_release(L);
 		(void)curl_multi_poll(L->multi, NULL, 0, POLL_SLICE_MS, NULL);
 	}
 	return NULL;
@@ -660,6 +879,11 @@ static void loop_stop(sbx_http *h)
 	for (size_t i = 0; i < L->nidle; i++)
 		curl_easy_cleanup(L->idle[i]);
 	L->nidle = 0;
+	for (size_t i = 0; i < L->norigins; i++)
+		origin_free(L->origins[i]);
+	sbx__free(L->origins);
+	L->origins = NULL;
+	L->norigins = L->corigins = 0;
 }
 
 static CURL *loop_easy_take(http_loop *L)
@@ -713,7 +937,7 @@ static void loop_detach(sbx_http_call *c)
 		loop_unqueue(L, c);
 		c->lstate = LS_OUT;
 	}
-	if (c->lstate == LS_IN) {
+	if (c->lstate != LS_NONE && c->lstate != LS_OUT) {
 		c->want_remove = true;
 		loop_queue(L, c);
 		wake = true;
@@ -722,7 +946,7 @@ static void loop_detach(sbx_http_call *c)
 	if (wake)
 		curl_multi_wakeup(L->multi);
 	pthread_mutex_lock(&L->mu);
-	while (c->lstate == LS_IN)
+	while (c->lstate != LS_NONE && c->lstate != LS_OUT)
 		pthread_cond_wait(&L->cond, &L->mu);
 	loop_unqueue(L, c); /* a late unpause command */
 	pthread_mutex_unlock(&L->mu);
@@ -797,8 +1021,13 @@ static int loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sb
 		}
 		done = c->ldone;
 		oom = c->loop_oom;
-		if (done)
+		if (done) {
 			c->result = c->lresult;
+			if (c->lcb_code < 0 && c->cb_code == 0) {
+				c->cb_code = c->lcb_code;
+				c->cb_err = c->lcb_err;
+			}
+		}
 		pthread_mutex_unlock(&L->mu);
 		if (wake)
 			curl_multi_wakeup(L->multi);
@@ -887,6 +1116,8 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		/* HTTP/2 where ALPN offers it; wait for a connection that may multiplex */
 		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 		rc |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+		rc |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, loop_open_socket);
+		rc |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, c);
 	}
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECT_TO, c->h->connect_to);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
