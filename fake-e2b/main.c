@@ -4,7 +4,7 @@
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
  *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
- *            [--legacy-routes] [--quiet]
+ *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--quiet]
  *
  * Flags are described in README.md "Command line".
  *
@@ -40,7 +40,8 @@ static void usage(FILE *f)
 	           "[--allow-remote]\n"
 	           "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
 	           "[--idle-timeout-s N]\n"
-	           "                [--legacy-routes] [--stream-end pipes|exit] [--quiet]\n");
+	           "                [--legacy-routes] [--stream-end pipes|exit] "
+	           "[--egress-host NAME=IP[,IP]]... [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -50,6 +51,8 @@ typedef struct cli_opts {
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
 	long max_upload_mb, idle_timeout_s;
+	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
+	size_t n_egress_hosts;
 } cli_opts;
 
 enum {
@@ -62,6 +65,7 @@ enum {
 	OPT_IDLE_TIMEOUT,
 	OPT_TLS,
 	OPT_DOMAIN,
+	OPT_EGRESS_HOST,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -94,6 +98,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
+	    {"egress-host", required_argument, NULL, OPT_EGRESS_HOST},
 	    {"help", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -156,6 +161,14 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 				return -1;
 			}
 			o->stream_end_on_exit = !strcmp(optarg, "exit");
+			break;
+		case OPT_EGRESS_HOST:
+			if (o->n_egress_hosts ==
+			    sizeof(o->egress_hosts) / sizeof(o->egress_hosts[0])) {
+				fprintf(stderr, "fake-e2b: at most 64 --egress-host\n");
+				return -1;
+			}
+			o->egress_hosts[o->n_egress_hosts++] = optarg;
 			break;
 		case 'H':
 			usage(stdout);
@@ -342,7 +355,10 @@ int main(int argc, char **argv)
 		if (!o.quiet)
 			fprintf(stderr, "fake-e2b: API key written to %s\n", key_path);
 	}
-	fk_rt_options ro = {.state_dir = o.state_dir, .end_on_exit = o.stream_end_on_exit};
+	fk_rt_options ro = {.state_dir = o.state_dir,
+	                    .end_on_exit = o.stream_end_on_exit,
+	                    .egress_hosts = o.egress_hosts,
+	                    .n_egress_hosts = o.n_egress_hosts};
 	fk_err err = {0};
 	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);

@@ -4,7 +4,9 @@
 #   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
 #   - any process in a PID namespace other than init's (a sandbox process),
 #   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu), default
-#     state dirs (/var/tmp/fake-e2b-*, /tmp/fake-e2b-*, and /dev/shm/fake-e2b-* of old builds).
+#     state dirs (/var/tmp/fake-e2b-*, /tmp/fake-e2b-*, and /dev/shm/fake-e2b-* of old builds),
+#   - network interfaces: fake-e2b makes none on the host (a sandbox's network namespace has only
+#     `lo` and dies with it), so any veth named fkn<pid>h is the network test's upstream link.
 # Run it only when no fake-e2b should be running (CI does, after the suite).
 set -u
 bad=0
@@ -32,6 +34,9 @@ for ctl in freezer pids memory cpu; do
 done
 left=$(ls -d /var/tmp/fake-e2b-* /tmp/fake-e2b-* /dev/shm/fake-e2b-* 2>/dev/null | head -5)
 [ -z "$left" ] || say "state directories left: $left"
+
+left=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^fkn[0-9]+h/ {print $2}' | head -5)
+[ -z "$left" ] || say "network test veths left (tests/fake/net): $left"
 
 [ "$bad" = 0 ] && echo "check-no-strays: nothing left behind"
 exit "$bad"

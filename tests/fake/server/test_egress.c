@@ -1,0 +1,129 @@
+/*
+ * tests/fake/server/test_egress.c: a create body's egress rules reach the sandbox's egress
+ * proxy (issue 11): network.allowOut / denyOut and allow_internet_access, seen through the
+ * sandbox's DNS, which the proxy answers (names from --egress-host, nothing leaves the machine)
+ * and which under a deny-all rule answers allowed names only. The proxy's connection rules
+ * themselves are tested against a real upstream in tests/fake/net. Needs root and BPF
+ * sk_lookup (a sandbox network of its own); skips otherwise.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fkserver.h"
+
+#define KEY "e2b_egress_test_key"
+
+static const char *g_bin;
+
+/* `sh -c line` as root in the sandbox: true when it exited 0. */
+static bool box_ok(fks *s, fks_box *b, const char *line)
+{
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n = strlen(js);
+	unsigned char *env = malloc(n + 5);
+	assert_non_null(env);
+	env[0] = 0;
+	env[1] = (unsigned char)(n >> 24);
+	env[2] = (unsigned char)(n >> 16);
+	env[3] = (unsigned char)(n >> 8);
+	env[4] = (unsigned char)n;
+	memcpy(env + 5, js, n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
+	assert_int_equal(r->status, 200);
+	bool ok = memmem(r->body, r->len, "exit status 0", 13) != NULL;
+	fkr_free(r);
+	free(env);
+	free(js);
+	json_decref(m);
+	return ok;
+}
+
+#define RESOLVES(name, ip) "getent ahostsv4 " name " | grep -q '^" ip " '"
+#define NXDOMAIN(name)     "! getent hosts " name
+
+static void test_egress__rules_reach_the_sandbox(void **state)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root\n");
+		skip();
+	}
+	fks s;
+	const char *flags[] = {"--api-key",
+	                       KEY,
+	                       "--quiet",
+	                       "--egress-host",
+	                       "allowed.test=198.18.0.77",
+	                       "--egress-host",
+	                       "other.test=198.18.0.78",
+	                       NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	fks_box b;
+	/* open (no network field) */
+	fks_box_create(&s, KEY, NULL, &b);
+	if (!box_ok(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
+		fks_box_delete(&s, KEY, &b);
+		assert_int_equal(fks_stop(&s), 0);
+		fprintf(stderr, "SKIP: no sandbox network of its own (BPF sk_lookup)\n");
+		skip();
+	}
+	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	assert_true(box_ok(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
+	fks_box_delete(&s, KEY, &b);
+
+	/* allowlist by name */
+	fks_box_create(&s, KEY,
+	               "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"allowed.test\"],"
+	               "\"denyOut\":[\"0.0.0.0/0\"]}}",
+	               &b);
+	assert_true(box_ok(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	fks_box_delete(&s, KEY, &b);
+
+	/* allow_internet_access false with an allowed address: deny-all reaches the sandbox */
+	fks_box_create(&s, KEY,
+	               "{\"templateID\":\"base\",\"allow_internet_access\":false,"
+	               "\"network\":{\"allowOut\":[\"198.18.0.78\"]}}",
+	               &b);
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	fks_box_delete(&s, KEY, &b);
+
+	/* one denied address, no deny-all: names still resolve */
+	fks_box_create(&s, KEY,
+	               "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"198.18.0.78/32\"]}}",
+	               &b);
+	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	fks_box_delete(&s, KEY, &b);
+
+	/* a bad --egress-host does not start */
+	fks bad;
+	const char *bad_flags[] = {"--api-key", KEY, "--egress-host", "nameonly", NULL};
+	assert_int_equal(fks_start(&bad, g_bin, bad_flags), -1);
+	assert_non_null(strstr(bad.out, "egress host nameonly: want NAME=IP[,IP]"));
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FAKE_E2B_BINARY\n", argv[0]);
+		return 2;
+	}
+	g_bin = argv[1];
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_egress__rules_reach_the_sandbox),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
