@@ -276,6 +276,7 @@ int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *
 	req.body = text.ptr;
 	req.body_len = text.len;
 	req.max_body = SBX_HTTP_MAX_BODY;
+	req.unsent_out = &reply->unsent; /* the last attempt's */
 	for (unsigned n = 0;; n++) {
 		memset(&last, 0, sizeof(last));
 		error =

@@ -45,6 +45,7 @@ typedef struct sbx_e2b_reply {
 	json_t *json;     /* parsed 2xx body; NULL when the body was empty */
 	char *next_token; /* X-Next-Token response header, or NULL */
 	bool not_found;   /* on SBX_EHTTP: an E2B-format 404 (status 404 and body code 404) */
+	bool unsent;      /* on SBX_ENETWORK: the request never left (no connection was made) */
 } sbx_e2b_reply;
 
 int sbx__e2b_api_init(sbx_e2b_api *api, sbx_http *http, const char *base_url, const char *api_key,

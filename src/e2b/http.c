@@ -1215,6 +1215,11 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
 
 static int call_finish(sbx_http_call *c, sbx_error *err)
 {
+	if (c->req.unsent_out)
+		*c->req.unsent_out = c->result == CURLE_COULDNT_RESOLVE_PROXY ||
+		                     c->result == CURLE_COULDNT_RESOLVE_HOST ||
+		                     c->result == CURLE_COULDNT_CONNECT ||
+		                     c->result == CURLE_PEER_FAILED_VERIFICATION;
 	if (c->result == CURLE_OK) {
 		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &c->status);
 		return 0;

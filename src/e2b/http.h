@@ -89,6 +89,12 @@ typedef struct sbx_http_req {
 	 * reply), the case where an idempotent request may simply be sent again.
 	 */
 	bool *reset_out;
+	/*
+	 * Optional output: set true when the call fails before any byte of the
+	 * request left (the host did not resolve, nothing accepted the
+	 * connection, the server's certificate was refused), false otherwise.
+	 */
+	bool *unsent_out;
 } sbx_http_req;
 
 /* A client (the pool). 0, SBX_ENOMEM, SBX_EINTERNAL. */

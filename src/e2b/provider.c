@@ -766,9 +766,15 @@ static void cleanup_after_create(sbx__e2b_provider *p, const char *name, bool an
 	}
 }
 
-/* The POST may have reached E2B and made a sandbox even though the call failed. */
+/*
+ * The POST may have reached E2B and made a sandbox even though the call
+ * failed. Not when it never left (nothing accepted the connection): then
+ * there is nothing to remove, and the cleanup's list would only fail too.
+ */
 static bool may_have_created(int error, const sbx_e2b_reply *reply)
 {
+	if (reply->unsent)
+		return false;
 	return error == SBX_ETIMEOUT || error == SBX_ENETWORK || error == SBX_EPROTOCOL ||
 	       error == SBX_ETOOLARGE || (error == SBX_EHTTP && reply->status >= 500);
 }

@@ -423,6 +423,27 @@ static void test_reliability__create_refused_needs_no_cleanup(void **state)
 	server_stop(&s);
 }
 
+/* Nothing accepted the connection: the POST never left, so there is nothing to clean up. */
+static void test_reliability__create_never_sent_needs_no_cleanup(void **state)
+{
+	server s = {0};
+	logs l = {0};
+	sbx_error err = {0};
+	sbx_provider *p;
+	char *id = NULL;
+	(void)state;
+
+	server_start(&s);
+	server_stop(&s); /* the port is closed: connections are refused */
+	p = provider_for(&s, &l);
+	assert_int_equal(sbx_sandbox_create(&id, p, "box", &lim, NULL, &err), SBX_ENETWORK);
+	assert_null(id);
+	assert_non_null(strstr(err.message, "E2B "));
+	assert_int_equal(logged(&l, "failed create"), 0); /* no cleanup tried, none failed */
+	assert_int_equal(logged(&l, "retrying"), 0);
+	sbx_provider_free(p);
+}
+
 static void test_reliability__missing_v2_connect_route_falls_back_once(void **state)
 {
 	server s = {0};
@@ -502,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_reliability__create_post_is_never_retried_and_cleans_up),
 	    cmocka_unit_test(test_reliability__create_reset_cleans_up_a_late_sandbox),
 	    cmocka_unit_test(test_reliability__create_refused_needs_no_cleanup),
+	    cmocka_unit_test(test_reliability__create_never_sent_needs_no_cleanup),
 	    cmocka_unit_test(test_reliability__missing_v2_connect_route_falls_back_once),
 	    cmocka_unit_test(test_reliability__a_gone_sandbox_on_v2_stays_gone),
 	    cmocka_unit_test(test_reliability__missing_v2_create_route_falls_back),
