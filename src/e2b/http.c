@@ -41,9 +41,10 @@
 
 #define POLL_SLICE_MS 1000 /* longest single poll; deadlines and aborts end it sooner */
 
-#define LOOP_STACK   (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
-#define LOOP_IDLE    32         /* idle easy handles kept for the loop's calls */
-#define LOOP_ORIGINS 64         /* origins remembered (idle ones are forgotten beyond) */
+#define LOOP_STACK          (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
+#define LOOP_IDLE           32         /* idle easy handles kept for the loop's calls */
+#define SBX_HTTP_UPLOAD_BUF (16 << 10)
+#define LOOP_ORIGINS        64 /* origins remembered (idle ones are forgotten beyond) */
 
 typedef struct http_pair {
 	CURLM *multi;
@@ -1118,6 +1119,11 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		rc |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 		rc |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, loop_open_socket);
 		rc |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, c);
+	}
+	if (!r->upload_part) {
+		/* curl's 64 KiB default upload buffer is allocated per transfer: ours send a
+		 * small body, so 16 KiB (the least curl takes) per call in flight (issue 13) */
+		rc |= curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, (long)SBX_HTTP_UPLOAD_BUF);
 	}
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECT_TO, c->h->connect_to);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
