@@ -442,6 +442,17 @@ describe('the serve child', () => {
     }
   })
 
+  test('examples/quickstart.mjs, the README walk-through, runs (it asserts each step)', async () => {
+    const { execFile } = await import('node:child_process')
+    const script = new URL('../examples/quickstart.mjs', import.meta.url).pathname
+    const out = await new Promise((resolve, reject) =>
+      execFile(process.execPath, [script, env.url], { env: { ...process.env, E2B_API_KEY: 'e2b_node_test' }, timeout: 240000 },
+        (e, stdout, stderr) => (e ? reject(new Error(`${e.message}\n${stderr}`)) : resolve(stdout))),
+    )
+    assert.match(out, /^created \S+\nline 1\nline 2\nline 3\naborted \{/)
+    assert.match(out, /destroyed; exec after it is a SandboxGoneError\n$/)
+  })
+
   test('the plugin manifest names the seed plugin, sandbox@1 and its deployment config', () => {
     const m = JSON.parse(readFileSync(new URL('../.capybara-plugin/plugin.json', import.meta.url), 'utf8'))
     assert.equal(m.name, 'sandbox-e2b')

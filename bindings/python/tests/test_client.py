@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -253,6 +254,21 @@ class SyncClientTest(unittest.TestCase):
             self.assertIn("killed by signal 9", str(out["e"]))
             self.assertEqual(c.exec(self.sid, "echo back").stdout, "back\n")
         self.c.kill_all(self.sid)
+
+
+class ExampleTest(unittest.TestCase):
+    def test_quickstart_example_runs(self) -> None:
+        """examples/quickstart.py, the README's walk-through, asserts each step itself."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, E2B_API_KEY="e2b_py_test",
+                   PYTHONPATH=os.path.join(here, "..", "src"))
+        p = subprocess.run([sys.executable, os.path.join(here, "..", "examples", "quickstart.py"),
+                            fake.url], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=240, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+        self.assertEqual(p.stdout.decode().splitlines()[1:], [
+            "line 1", "line 2", "line 3", "aborted: True None 'started\\n'",
+            "destroyed; exec after it raises SandboxGone", "asyncio: task cancelled, command killed"])
 
 
 class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
