@@ -15,6 +15,7 @@
 typedef struct fk_app {
 	fk_rt *rt;
 	fk_registry *reg;
+	fk_tstore *templates; /* built templates, builds, tags (registry/builds.h) */
 	fk_faults *faults;
 	fk_reqlog *log;
 	const char *api_key; /* NULL: any key starting with e2b_ (--any-api-key, tests only) */
@@ -22,6 +23,7 @@ typedef struct fk_app {
 	int quiet;
 	int legacy_routes;  /* serve only the pre-v2 control routes (an older self-hosted API) */
 	const char *domain; /* sandbox hosts are <port>-<id>.<domain>, the API api.<domain> */
+	int tls;            /* served over HTTPS (--tls): links the server hands out say https */
 } fk_app;
 
 typedef struct fk_call {
@@ -33,6 +35,7 @@ typedef struct fk_call {
 	char host_id[64];       /* the sandbox id of a <port>-<id>.<domain> Host */
 	unsigned port;          /* that Host's port (49983: envd) */
 	char id[128];   /* the {id} of the path (control: the short sandbox id), "" when none */
+	char id2[128];  /* the {id2} of the path (a build id, a file hash), "" when none */
 	fk_sandbox *sb; /* envd: the addressed running sandbox (a reference the router releases) */
 	char *user;     /* envd: the Basic username, NULL when none; owned */
 	json_t *log_headers;

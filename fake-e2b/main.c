@@ -41,7 +41,8 @@ static void usage(FILE *f)
 	           "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
 	           "[--idle-timeout-s N]\n"
 	           "                [--legacy-routes] [--stream-end pipes|exit] "
-	           "[--egress-host NAME=IP[,IP]]... [--quiet]\n");
+	           "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
+	           "                [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -53,6 +54,8 @@ typedef struct cli_opts {
 	long max_upload_mb, idle_timeout_s;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
+	const char *images[16]; /* --image IMAGE=TEMPLATE: stand-ins for fromImage */
+	int n_images;
 } cli_opts;
 
 enum {
@@ -66,6 +69,7 @@ enum {
 	OPT_TLS,
 	OPT_DOMAIN,
 	OPT_EGRESS_HOST,
+	OPT_IMAGE,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -95,6 +99,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"tls", no_argument, NULL, OPT_TLS},
 	    {"domain", required_argument, NULL, OPT_DOMAIN},
+	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
@@ -147,6 +152,19 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_DOMAIN:
 			o->domain = optarg;
+			break;
+		case OPT_IMAGE:
+			if (o->n_images == (int)(sizeof(o->images) / sizeof(o->images[0]))) {
+				fprintf(stderr, "fake-e2b: at most 16 --image\n");
+				return -1;
+			}
+			if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
+				fprintf(stderr,
+				        "fake-e2b: --image wants IMAGE=TEMPLATE, got '%s'\n",
+				        optarg);
+				return -1;
+			}
+			o->images[o->n_images++] = optarg;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -318,6 +336,7 @@ int main(int argc, char **argv)
 	app.legacy_routes = o.legacy_routes;
 	app.max_upload = (uint64_t)o.max_upload_mb << 20;
 	app.domain = o.domain;
+	app.tls = o.tls;
 	fk_tls_pem pem = {0};
 	char why[256];
 	if (o.tls && fk_tls_setup(o.state_dir, o.domain, &pem, why, sizeof(why)) < 0) {
@@ -365,7 +384,10 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
-	    fk_registry_new(&app.reg, app.rt, seed) < 0 || !(reaper = fk_reaper_start(app.reg))) {
+	    fk_registry_new(&app.reg, app.rt, seed) < 0 ||
+	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
+	    fk_tstore_add_images(app.templates, o.images, (size_t)o.n_images) < 0 ||
+	    !(reaper = fk_reaper_start(app.reg))) {
 		fprintf(stderr, "fake-e2b: out of memory\n");
 		goto done;
 	}
@@ -396,6 +418,7 @@ done:
 	fk_reaper_stop(reaper);
 	fk_registry_shutdown(app.reg); /* destroys every sandbox: streams end */
 	fk_http_stop(http);
+	fk_tstore_free(app.templates); /* stops and joins the builds */
 	fk_registry_free(app.reg);
 	fk_reqlog_free(app.log);
 	fk_faults_free(app.faults);

@@ -27,36 +27,50 @@ enum surface { S_CONTROL, S_ENVD, S_ADMIN, S_PROXY };
 
 #define ENVD_PORT 49983
 
+/* route flags: R_RAW: {id} is not a sandbox id (no ShortID check); R_SIGNED: no API key, the
+ * handler checks the request's own signature (upload links) */
+enum { R_RAW = 1, R_SIGNED = 2 };
+
 typedef struct route {
 	const char *method;
-	const char *pattern; /* segments; "{id}" captures one into c->id */
+	const char *pattern; /* segments; "{id}" and "{id2}" capture one into c->id, c->id2 */
 	fk_handler fn;
+	int flags;
 } route;
 
 static const route control_routes[] = {
-    {"POST", "/v2/sandboxes", fk_control_create_v2},
-    {"GET", "/v2/sandboxes", fk_control_list_v2},
-    {"POST", "/v2/sandboxes/{id}/connect", fk_control_connect_v2},
-    {"POST", "/sandboxes", fk_control_create_legacy},
-    {"GET", "/sandboxes", fk_control_list_legacy},
-    {"GET", "/sandboxes/{id}", fk_control_get},
-    {"DELETE", "/sandboxes/{id}", fk_control_delete},
-    {"POST", "/sandboxes/{id}/connect", fk_control_connect_legacy},
-    {"POST", "/sandboxes/{id}/resume", fk_control_resume},
-    {"POST", "/sandboxes/{id}/pause", fk_control_pause},
-    {"POST", "/sandboxes/{id}/timeout", fk_control_timeout},
-    {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh},
-    {"GET", "/sandboxes/{id}/metrics", fk_control_metrics},
-    {"PUT", "/sandboxes/{id}/network", fk_control_network_update},
+    {"POST", "/v2/sandboxes", fk_control_create_v2, 0},
+    {"GET", "/v2/sandboxes", fk_control_list_v2, 0},
+    {"POST", "/v2/sandboxes/{id}/connect", fk_control_connect_v2, 0},
+    {"POST", "/sandboxes", fk_control_create_legacy, 0},
+    {"GET", "/sandboxes", fk_control_list_legacy, 0},
+    {"GET", "/sandboxes/{id}", fk_control_get, 0},
+    {"DELETE", "/sandboxes/{id}", fk_control_delete, 0},
+    {"POST", "/sandboxes/{id}/connect", fk_control_connect_legacy, 0},
+    {"POST", "/sandboxes/{id}/resume", fk_control_resume, 0},
+    {"POST", "/sandboxes/{id}/pause", fk_control_pause, 0},
+    {"POST", "/sandboxes/{id}/timeout", fk_control_timeout, 0},
+    {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh, 0},
+    {"GET", "/sandboxes/{id}/metrics", fk_control_metrics, 0},
+    {"PUT", "/sandboxes/{id}/network", fk_control_network_update, 0},
+    {"POST", "/v3/templates", fk_control_template_request, R_RAW},
+    {"POST", "/v2/templates/{id}/builds/{id2}", fk_control_template_build_start, R_RAW},
+    {"GET", "/templates/{id}/builds/{id2}/status", fk_control_template_build_status, R_RAW},
+    {"GET", "/templates/{id}/files/{id2}", fk_control_template_file_link, R_RAW},
+    {"PUT", "/templates/{id}/files/{id2}", fk_control_template_file_upload, R_RAW | R_SIGNED},
+    {"GET", "/templates/aliases/{id}", fk_control_template_alias, R_RAW},
+    {"POST", "/templates/tags", fk_control_template_tags_assign, R_RAW},
+    {"DELETE", "/templates/tags", fk_control_template_tags_remove, R_RAW},
+    {"GET", "/templates/{id}/tags", fk_control_template_tags_list, R_RAW},
 };
 
 static const route admin_routes[] = {
-    {"POST", "/_fake/faults", fk_admin_faults_add},
-    {"GET", "/_fake/faults", fk_admin_faults_list},
-    {"DELETE", "/_fake/faults", fk_admin_faults_clear},
-    {"GET", "/_fake/requests", fk_admin_requests_list},
-    {"DELETE", "/_fake/requests", fk_admin_requests_clear},
-    {"GET", "/_fake/sandboxes", fk_admin_sandboxes},
+    {"POST", "/_fake/faults", fk_admin_faults_add, 0},
+    {"GET", "/_fake/faults", fk_admin_faults_list, 0},
+    {"DELETE", "/_fake/faults", fk_admin_faults_clear, 0},
+    {"GET", "/_fake/requests", fk_admin_requests_list, 0},
+    {"DELETE", "/_fake/requests", fk_admin_requests_clear, 0},
+    {"GET", "/_fake/sandboxes", fk_admin_sandboxes, 0},
 };
 
 /* envd's Connect procedures: streams get the raw envelope, unary ones a JSON object. */
@@ -86,8 +100,9 @@ static const procedure procedures[] = {
 
 /* ---- matching ------------------------------------------------------------------------------ */
 
-/* Does `path` match `pattern` segment by segment (empty segments skipped)? {id} → id. */
-static int path_match(const char *pattern, const char *path, char *id, size_t cap)
+/* Does `path` match `pattern` segment by segment (empty segments skipped)? {id} → id,
+ * {id2} → id2 (both `cap` bytes). */
+static int path_match(const char *pattern, const char *path, char *id, char *id2, size_t cap)
 {
 	const char *p = pattern, *q = path;
 	for (;;) {
@@ -98,11 +113,12 @@ static int path_match(const char *pattern, const char *path, char *id, size_t ca
 		if (!*p || !*q)
 			return !*p && !*q;
 		size_t pn = strcspn(p, "/"), qn = strcspn(q, "/");
-		if (pn == 4 && !strncmp(p, "{id}", 4)) {
+		if ((pn == 4 && !strncmp(p, "{id}", 4)) || (pn == 5 && !strncmp(p, "{id2}", 5))) {
+			char *dst = pn == 4 ? id : id2;
 			if (qn >= cap)
 				return 0;
-			memcpy(id, q, qn);
-			id[qn] = '\0';
+			memcpy(dst, q, qn);
+			dst[qn] = '\0';
 		} else if (pn != qn || strncmp(p, q, pn) != 0) {
 			return 0;
 		}
@@ -113,22 +129,23 @@ static int path_match(const char *pattern, const char *path, char *id, size_t ca
 
 /* The handler of (method, path) in a table; *wrong_method when only the method differs.
  * --legacy-routes: the /v2 routes do not exist (an older self-hosted API's 404). */
-static fk_handler table_find(const route *t, size_t n, fk_call *c, int *wrong_method)
+static const route *table_find(const route *t, size_t n, fk_call *c, int *wrong_method)
 {
-	char id[sizeof(c->id)];
+	char id[sizeof(c->id)], id2[sizeof(c->id2)];
 	*wrong_method = 0;
 	for (size_t i = 0; i < n; i++) {
-		id[0] = '\0';
+		id[0] = id2[0] = '\0';
 		if (c->app->legacy_routes && !strncmp(t[i].pattern, "/v2/", 4))
 			continue;
-		if (!path_match(t[i].pattern, c->req->path, id, sizeof(id)))
+		if (!path_match(t[i].pattern, c->req->path, id, id2, sizeof(id)))
 			continue;
 		if (strcmp(t[i].method, c->req->method) != 0) {
 			*wrong_method = 1;
 			continue;
 		}
 		memcpy(c->id, id, sizeof(id));
-		return t[i].fn;
+		memcpy(c->id2, id2, sizeof(id2));
+		return &t[i];
 	}
 	return NULL;
 }
@@ -207,17 +224,17 @@ static enum MHD_Result control_dispatch(fk_call *c)
 {
 	int wrong = 0;
 	char raw[sizeof(c->id)];
-	fk_handler fn = table_find(control_routes, N(control_routes), c, &wrong);
-	if (!fn)
+	const route *rt = table_find(control_routes, N(control_routes), c, &wrong);
+	if (!rt)
 		return wrong ? fk_reply_error(c->req, 405, "validation error: method not allowed")
 		             : fk_reply_error(c->req, 404,
 		                              "validation error: no matching operation was found");
-	if (!key_ok(c))
+	if (!(rt->flags & R_SIGNED) && !key_ok(c))
 		return key_refused(c);
 	memcpy(raw, c->id, sizeof(raw));
-	if (*raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
+	if (!(rt->flags & R_RAW) && *raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
 		return fk_reply_error(c->req, 400, "Invalid sandbox ID");
-	return fn(c);
+	return rt->fn(c);
 }
 
 static enum MHD_Result admin_dispatch(fk_call *c)
@@ -225,11 +242,11 @@ static enum MHD_Result admin_dispatch(fk_call *c)
 	int wrong = 0;
 	if (!key_ok(c)) /* the admin API changes faults and shows state: the key too */
 		return key_refused(c);
-	fk_handler fn = table_find(admin_routes, N(admin_routes), c, &wrong);
-	if (!fn)
+	const route *rt = table_find(admin_routes, N(admin_routes), c, &wrong);
+	if (!rt)
 		return wrong ? fk_reply_error(c->req, 405, "method not allowed")
 		             : fk_reply_error(c->req, 404, "no such admin route");
-	return fn(c);
+	return rt->fn(c);
 }
 
 static enum MHD_Result procedure_call(fk_call *c)
@@ -411,6 +428,8 @@ static void on_begin(void *cls, fk_req *r)
 	}
 	if (c->route == S_ENVD && !strcmp(r->method, "POST") && !strcmp(r->path, "/files"))
 		fk_envd_files_post_begin(c);
+	if (c->route == S_CONTROL && !strcmp(r->method, "PUT"))
+		fk_control_template_upload_begin(c); /* upload links: streamed to disk */
 }
 
 static enum MHD_Result on_route(void *cls, fk_req *r)

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "builds.h"
 #include "runtime.h"
 
 #define FK_ID_LEN        21    /* "i" + 20 */
@@ -93,9 +94,12 @@ int fk_sandbox_running(fk_registry *g, fk_sandbox *sb);
  * fills the other fields, then fk_registry_boot and fk_registry_add, or fk_sandbox_discard. */
 fk_sandbox *fk_sandbox_new(fk_registry *g);
 void fk_sandbox_discard(fk_sandbox *sb);
-/* Make the box real (runtime): envs are extra "K=V" entries besides E2B_SANDBOX*. */
-int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *envs, size_t n_envs,
-                     fk_err *err);
+/* Make the box real (runtime) from `boot` (what its template boots with, builds.h; NULL: the
+ * runtime template named sb->template_id): the template's ENV first, then E2B_SANDBOX*, then
+ * `envs` ("K=V", create-time envVars); a built template's start command runs and its ready
+ * command succeeds before this returns. */
+int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const char *const *envs,
+                     size_t n_envs, fk_err *err);
 /* Register a booted sandbox (takes over the caller's reference as the registry's). */
 void fk_registry_add(fk_registry *g, fk_sandbox *sb);
 

@@ -198,13 +198,17 @@ static const char **strings_of(json_t *arr, size_t *n)
 	return v;
 }
 
-int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, size_t n_extra,
-                     fk_err *err)
+int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const char *const *extra,
+                     size_t n_extra, fk_err *err)
 {
-	size_t n = 3 + n_extra, i = 0;
+	size_t n_tpl = boot ? boot->n_envs : 0;
+	size_t n = n_tpl + 3 + n_extra, i = 0;
 	char **envs = calloc(n, sizeof(char *));
 	if (!envs)
 		return FK_ENOMEM;
+	for (size_t k = 0; k < n_tpl; k++)
+		if ((envs[i] = strdup(boot->envs[k])))
+			i++;
 	if (asprintf(&envs[i++], "E2B_SANDBOX=true") < 0 ||
 	    asprintf(&envs[i++], "E2B_SANDBOX_ID=%s", sb->id) < 0 ||
 	    asprintf(&envs[i++], "E2B_TEMPLATE_ID=%s", sb->template_id) < 0)
@@ -212,7 +216,7 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, s
 	for (size_t k = 0; k < n_extra && i < n; k++)
 		if ((envs[i] = strdup(extra[k])))
 			i++;
-	const fk_template *t = fk_template_find(sb->template_id);
+	const fk_template *t = fk_template_find(boot ? boot->base : sb->template_id);
 	/* egress (§7): allow_internet_access false denies 0.0.0.0/0 whatever denyOut says */
 	static const char *const deny_all[] = {"0.0.0.0/0"};
 	size_t n_allow = 0, n_deny = 0;
@@ -222,8 +226,12 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, s
 	fk_box_options opts = {.net_none = sb->loopback_only,
 	                       .envs = (const char *const *)envs,
 	                       .n_envs = i,
-	                       .default_user = t ? t->user : NULL,
-	                       .template_id = sb->template_id,
+	                       .default_user = boot ? boot->user
+	                                       : t  ? t->user
+	                                            : NULL,
+	                       .template_id = boot ? boot->base : sb->template_id,
+	                       .layer_dir = boot ? boot->layer : NULL,
+	                       .workdir = boot ? boot->workdir : NULL,
 	                       .allow_out = allow,
 	                       .n_allow_out = n_allow,
 	                       .deny_out = no_internet ? deny_all : deny,
@@ -234,6 +242,11 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const char *const *extra, s
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);
 	free(envs);
+	if (rc == 0 && boot && boot->start_cmd) {
+		rc = fk_tboot_start(g->rt, sb->id, boot, err);
+		if (rc < 0)
+			fk_box_destroy(g->rt, sb->id, NULL);
+	}
 	return rc;
 }
 

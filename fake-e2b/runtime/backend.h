@@ -27,6 +27,9 @@ bool fk__backend_box_kill(fk_box *b);
 /* Freeze (true) or thaw every process of the box. 0; 1 when there is no freezer (the caller
  * stops the processes with SIGSTOP/SIGCONT); -1 with errno. */
 int fk__backend_box_freeze(fk_box *b, bool freeze);
+/* Commit: moves the files of a box whose processes are all gone (root, /etc upper layer) into
+ * `layer_dir` (created), for boxes made from it (fk_box_options.layer_dir). */
+int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err);
 /* Destroy: releases what the backend holds for the box on the host (cgroups). */
 void fk__backend_box_remove(fk_box *b);
 

@@ -121,14 +121,15 @@ static void box_prepare_fs(fk_box *b)
 	}
 }
 
-static int run_cp_etc(const char *dst)
+/* cp -a src dst; the exit status of cp, -1 when it could not run. quiet: no messages (without
+ * root some host files are unreadable: not worth a line each). */
+static int run_cp(const char *src, const char *dst, bool quiet)
 {
-	char *argv[] = {"/bin/cp", "-a", "/etc", (char *)dst, NULL};
+	char *argv[] = {"/bin/cp", "-a", "--", (char *)src, (char *)dst, NULL};
 	pid_t pid;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	/* without root some host files are unreadable: not worth a line each */
-	if (geteuid() != 0)
+	if (quiet)
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -138,7 +139,13 @@ static int run_cp_etc(const char *dst)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	return 0; /* unreadable host files are not fatal */
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_cp_etc(const char *dst)
+{
+	/* unreadable host files are not fatal */
+	return run_cp("/etc", dst, geteuid() != 0) < 0 ? -1 : 0;
 }
 
 /* Rewrites <etc>/<name>: drops lines whose name is `user` or whose id field (field
@@ -323,10 +330,41 @@ static const char *box_etc_template(const fk_box *b)
 	return b->rt->etc_templates ? b->rt->etc_templates[b->tpl - t] : NULL;
 }
 
+/* A new box's files from a committed layer (fk_box_commit): a copy of its root and, when boxes
+ * have an /etc overlay, of its /etc upper layer. */
+static int box_from_layer(fk_box *b, fk_err *err)
+{
+	char src[4200], dst[4200];
+	snprintf(src, sizeof(src), "%s/root", b->layer_dir);
+	if (run_cp(src, b->root, false) != 0)
+		return fk__fail(err, FK_EIO, 0, "copying the template's files failed");
+	if (!box_etc_template(b))
+		return 0;
+	snprintf(src, sizeof(src), "%s/etc-upper", b->layer_dir);
+	snprintf(dst, sizeof(dst), "%s/etc-upper", b->dir);
+	if (access(src, F_OK) == 0 ? run_cp(src, dst, false) != 0
+	                           : mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, 0, "copying the template's /etc failed");
+	snprintf(dst, sizeof(dst), "%s/etc-work", b->dir);
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", dst, fk_strerror(errno));
+	snprintf(dst, sizeof(dst), "%s/etc", b->root);
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", dst, fk_strerror(errno));
+	return 0;
+}
+
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
+	if (b->layer_dir && access(b->root, F_OK) < 0) {
+		int rc = box_from_layer(b, err);
+		if (rc < 0)
+			return rc;
+		box_prepare_fs(b);
+		return 0;
+	}
 	bool fresh = mkdir(b->root, 0755) == 0;
 	if (!fresh && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, fk_strerror(errno));
@@ -347,6 +385,26 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
 	box_prepare_fs(b);
+	return 0;
+}
+
+int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
+{
+	if (mkdir(layer_dir, 0700) < 0)
+		return fk__fail(err, errno == EEXIST ? FK_EEXIST : FK_EIO, errno, "mkdir %s: %s",
+		                layer_dir, fk_strerror(errno));
+	static const char *const parts[] = {"root", "etc-upper"};
+	for (size_t i = 0; i < 2; i++) {
+		char src[4200], dst[4200];
+		snprintf(src, sizeof(src), "%s/%s", b->dir, parts[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
+		if (rename(src, dst) < 0 && errno != ENOENT) {
+			int e = errno;
+			fk__rm_rf_at(AT_FDCWD, layer_dir);
+			return fk__fail(err, FK_EIO, e, "moving the sandbox's files: %s",
+			                fk_strerror(e));
+		}
+	}
 	return 0;
 }
 

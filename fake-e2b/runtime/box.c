@@ -237,6 +237,8 @@ void fk__box_free(fk_box *b)
 		free(b->envs[i]);
 	free(b->envs);
 	free(b->default_user);
+	free(b->layer_dir);
+	free(b->workdir);
 	free(b->dir);
 	free(b->root);
 	free(b->cg);
@@ -308,6 +310,10 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	ok = ok && b->tpl;
 	if (ok && opts && opts->default_user)
 		ok = (b->default_user = strdup(opts->default_user)) != NULL;
+	if (ok && opts && opts->layer_dir)
+		ok = (b->layer_dir = strdup(opts->layer_dir)) != NULL;
+	if (ok && opts && opts->workdir)
+		ok = (b->workdir = strdup(opts->workdir)) != NULL;
 	if (!ok) {
 		fk__box_free(b);
 		return NULL;

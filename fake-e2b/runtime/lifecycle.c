@@ -62,6 +62,11 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	return 0;
 }
 
+const char *fk_rt_state_dir(const fk_rt *rt)
+{
+	return rt->state_dir;
+}
+
 bool fk_rt_isolated(const fk_rt *rt)
 {
 	return rt && rt->isolated;
@@ -193,7 +198,8 @@ int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err)
 	return rc;
 }
 
-int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
+/* Destroy, after moving the box's files to layer_dir when it is not NULL (commit). */
+static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
 {
 	fk_box *b = NULL, **pp;
 	pthread_mutex_lock(&rt->lock);
@@ -212,6 +218,7 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 	box_kill_all(b);
 	fk__box_procs_release(b);
 	fk__backend_box_remove(b);
+	int rc = layer_dir ? fk__backend_box_commit(b, layer_dir, err) : 0;
 	int dfd = open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fk__rm_rf_at(dfd, b->id);
@@ -219,7 +226,19 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 	}
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);
-	return 0;
+	return rc;
+}
+
+int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
+{
+	return box_end(rt, id, NULL, err);
+}
+
+int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
+{
+	if (!layer_dir || !*layer_dir)
+		return fk__fail(err, FK_EINVAL, 0, "no layer directory");
+	return box_end(rt, id, layer_dir, err);
 }
 
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out)

@@ -696,7 +696,8 @@ static char *resolve_cwd(fk_box *b, const fk_user *u, const char *cwd)
 {
 	char *abs;
 	if (!cwd || !*cwd)
-		abs = strdup(b->tpl->workdir); /* envd: the template's workdir, whoever runs */
+		/* envd: the template's workdir, whoever runs */
+		abs = strdup(b->workdir ? b->workdir : b->tpl->workdir);
 	else
 		abs = fk__path_resolve(cwd, u->home);
 	if (!abs || b->rt->isolated)

@@ -110,6 +110,10 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err);
  * Accepts NULL. */
 void fk_rt_free(fk_rt *rt);
 
+/* The directory holding the boxes' state dirs (fk_rt_options.state_dir or the one made). Other
+ * layers keep their own files there under names starting with '.', which no box id has. */
+const char *fk_rt_state_dir(const fk_rt *rt);
+
 /* True when boxes get real namespaces + freezer; false in the degraded mode. */
 bool fk_rt_isolated(const fk_rt *rt);
 
@@ -153,6 +157,13 @@ typedef struct fk_box_options {
 	/* The box's template (template.h: its user, home, workdir, directories); NULL means
 	 * "capybara-sandbox". Unknown -> FK_EINVAL. */
 	const char *template_id;
+	/* A layer made by fk_box_commit (a built template, fk_box_commit): the box starts with a
+	 * copy of its files (root/, and etc-upper/ over the template's /etc) instead of an empty
+	 * root. template_id names the template the layer was built on. NULL: none. */
+	const char *layer_dir;
+	/* Default working directory of every process (a built template's WORKDIR); NULL: the
+	 * template's. Copied. */
+	const char *workdir;
 } fk_box_options;
 
 /* Creates and boots box `id` (1..64 chars of [A-Za-z0-9_-]): builds its root (host /usr, /bin,
@@ -176,6 +187,13 @@ int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err);
 /* Everything ends, mounts are gone, the state dir is removed; works on a frozen box. Subscribers
  * get their end event. FK_ENOTFOUND if no such box. */
 int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
+
+/* Commit (a template build's last step): every process of the box ends, then its files (the
+ * writable root and its /etc layer) move to `layer_dir` (created; must not exist) as a layer
+ * other boxes start from (fk_box_options.layer_dir), and the box is destroyed. Nothing runs in
+ * the box while its files move, so what the layer holds is what the box left. FK_ENOTFOUND,
+ * FK_EEXIST (layer_dir exists), FK_EIO. On failure the box is destroyed too. */
+int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
 
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);

@@ -55,6 +55,8 @@ typedef struct fk_box {
 	size_t n_envs;
 	char *default_user;
 	const fk_template *tpl; /* the box's template (users, directories, workdir) */
+	char *layer_dir;        /* fk_box_options.layer_dir, NULL if none */
+	char *workdir;          /* fk_box_options.workdir, NULL: tpl->workdir */
 
 	/* Lifecycle lock: spawns and file calls take it shared, freeze/thaw/reboot/destroy
 	 * exclusive, so the init (and its namespaces) cannot change under a spawn. */

@@ -51,7 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	sb->metadata = json_object();
 	sb->started_ns = 0;
 	sb->end_ns = INT64_MAX / 2;
-	if (fk_registry_boot(g_app.reg, sb, NULL, 0, &err) < 0)
+	if (fk_registry_boot(g_app.reg, sb, NULL, NULL, 0, &err) < 0)
 		abort();
 	memcpy(g_id, sb->id, sizeof(g_id));
 	memcpy(g_tok, sb->token, sizeof(g_tok));

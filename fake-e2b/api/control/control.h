@@ -48,4 +48,19 @@ enum MHD_Result fk_control_metrics(fk_call *c);
 /* network.c */
 enum MHD_Result fk_control_network_update(fk_call *c);
 
+/* templates.c: template builds (registry/builds.h). {id} a templateID (or name), {id2} a
+ * buildID or a file hash. */
+enum MHD_Result fk_control_template_request(fk_call *c); /* POST /v3/templates */
+enum MHD_Result
+fk_control_template_build_start(fk_call *c); /* POST /v2/templates/{id}/builds/{id2} */
+enum MHD_Result fk_control_template_build_status(fk_call *c); /* GET .../builds/{id2}/status */
+enum MHD_Result fk_control_template_file_link(fk_call *c);    /* GET /templates/{id}/files/{id2} */
+/* PUT to the link: the body sink is set by _begin (router's begin hook), the reply by _upload */
+void fk_control_template_upload_begin(fk_call *c);
+enum MHD_Result fk_control_template_file_upload(fk_call *c);
+enum MHD_Result fk_control_template_alias(fk_call *c);       /* GET /templates/aliases/{id} */
+enum MHD_Result fk_control_template_tags_assign(fk_call *c); /* POST /templates/tags */
+enum MHD_Result fk_control_template_tags_remove(fk_call *c); /* DELETE /templates/tags */
+enum MHD_Result fk_control_template_tags_list(fk_call *c);   /* GET /templates/{id}/tags */
+
 #endif

@@ -9,7 +9,6 @@
 
 #include "clock.h"
 #include "control.h"
-#include "template.h"
 
 const char *fk_control_create_validate(json_t *body, int v2, long *timeout)
 {
@@ -103,22 +102,31 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 		return fk_reply_error(r, 400, "%s", why);
 	}
 	const char *tpl = json_string_value(json_object_get(body, "templateID"));
-	if (!fk_template_find(tpl)) {
+	fk_tboot boot;
+	if (fk_tstore_resolve(c->app->templates, tpl, &boot) < 0) {
 		enum MHD_Result ret = fk_reply_error(r, 404, "template '%s' not found", tpl);
 		json_decref(body);
 		return ret;
 	}
 	int stopping = fk_registry_stopping(g);
 	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(g, body, v2, timeout);
-	if (!sb) {
+	char *canonical = sb ? strdup(boot.template_id) : NULL;
+	if (!sb || !canonical) {
+		free(canonical);
+		if (sb)
+			fk_sandbox_discard(sb);
+		fk_tboot_clear(&boot);
 		json_decref(body);
 		return fk_reply_error(r, stopping ? 503 : 500, "cannot allocate a sandbox");
 	}
+	free(sb->template_id); /* E2B answers with the templateID, whatever name was asked for */
+	sb->template_id = canonical;
 	fk_err err = {0};
 	json_t *envv = json_object_get(body, "envVars");
 	size_t n_envs = 0;
 	char **envs = env_list(json_is_object(envv) ? envv : NULL, &n_envs);
-	int rc = fk_registry_boot(g, sb, (const char *const *)envs, n_envs, &err);
+	int rc = fk_registry_boot(g, sb, &boot, (const char *const *)envs, n_envs, &err);
+	fk_tboot_clear(&boot);
 	for (size_t i = 0; i < n_envs; i++)
 		free(envs[i]);
 	free(envs);

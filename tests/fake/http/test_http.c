@@ -436,6 +436,139 @@ static void test_control__invalid_sandbox_id_400(void **state)
 	resp_free(r);
 }
 
+/* Template builds (POST /v3/templates ...): validation, the request's reply, alias lookup,
+ * signed upload links, a build's status through to an error at step "base". The builds that
+ * run steps are covered through the SDK (tests/peer/template_builds.test.mjs). */
+static void test_control__template_build_requests(void **state)
+{
+	(void)state;
+	resp *r = http("POST", "/v3/templates", "{\"name\":\"Bad Name\"}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("POST", "/v3/templates", "{\"name\":\"base\"}");
+	assert_e2b_error(r, 400);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "template name 'base' is taken by a template fake-e2b serves");
+	resp_free(r);
+	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"cpuCount\":-1}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"tags\":[\"extra\"]}");
+	assert_int_equal(r->status, 202);
+	const char *tid = json_string_value(json_object_get(r->json, "templateID"));
+	const char *bid = json_string_value(json_object_get(r->json, "buildID"));
+	assert_non_null(tid);
+	assert_int_equal(strlen(tid), 20);
+	assert_non_null(bid);
+	assert_int_equal(strlen(bid), 36);
+	char *want = NULL;
+	assert_true(
+	    asprintf(&want,
+	             "{\"templateID\":\"%s\",\"buildID\":\"%s\",\"public\":false,\"names\":["
+	             "\"c-tpl\"],\"aliases\":[\"c-tpl\"],\"tags\":[\"v1\",\"extra\"]}",
+	             tid, bid) > 0);
+	json_t *w = json_loads(want, 0, NULL);
+	assert_true(json_equal(w, r->json));
+	json_decref(w);
+	free(want);
+	char *t = strdup(tid), *b = strdup(bid), path[512];
+	resp_free(r);
+
+	r = http("GET", "/templates/aliases/c-tpl", NULL);
+	assert_int_equal(r->status, 200);
+	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")), t);
+	assert_true(json_is_false(json_object_get(r->json, "public")));
+	resp_free(r);
+	r = http("GET", "/templates/aliases/base", NULL);
+	assert_int_equal(r->status, 200);
+	assert_true(json_is_true(json_object_get(r->json, "public")));
+	resp_free(r);
+	r = http("GET", "/templates/aliases/c-tpl-nope", NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+
+	/* upload links: a 64-hex hash, signed; no API key on the PUT, the token instead */
+	snprintf(path, sizeof(path), "/templates/%s/files/xyz", t);
+	r = http("GET", path, NULL);
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	snprintf(path, sizeof(path), "/templates/%s/files/%s", t, hash);
+	r = http("GET", path, NULL);
+	assert_int_equal(r->status, 201);
+	assert_true(json_is_false(json_object_get(r->json, "present")));
+	const char *url = json_string_value(json_object_get(r->json, "url"));
+	assert_non_null(url);
+	assert_non_null(strstr(url, path));
+	const char *tok = strstr(url, "?token=");
+	assert_non_null(tok);
+	assert_true(is_hex64(tok + 7));
+	char good[1024], bad[1024];
+	snprintf(good, sizeof(good), "%s%s", path, tok);
+	snprintf(bad, sizeof(bad), "%s?token=%064d", path, 0);
+	resp_free(r);
+	const char *nokey[] = {"-", NULL};
+	r = http_raw("PUT", bad, NULL, "x", 1, nokey, NULL);
+	assert_e2b_error(r, 403);
+	resp_free(r);
+	r = http_raw("PUT", good, NULL, "archive", 7, nokey, NULL);
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	r = http("GET", path, NULL);
+	assert_true(json_is_true(json_object_get(r->json, "present")));
+	resp_free(r);
+
+	/* status: waiting until started; a second start is a conflict; an image fake-e2b cannot
+	 * pull fails the build at step "base" */
+	snprintf(path, sizeof(path), "/templates/%s/builds/%s/status", t, b);
+	r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	assert_string_equal(json_string_value(json_object_get(r->json, "status")), "waiting");
+	assert_int_equal(json_array_size(json_object_get(r->json, "logEntries")), 0);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/templates/%s/builds/%s", t, b);
+	r = http("POST", path, "[]");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	r = http("POST", path, "{\"fromImage\":\"alpine:3\",\"steps\":[]}");
+	assert_int_equal(r->status, 202);
+	resp_free(r);
+	r = http("POST", path, "{\"fromImage\":\"alpine:3\",\"steps\":[]}");
+	assert_e2b_error(r, 409);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/templates/%s/builds/%s/status", t, b);
+	json_t *st = NULL;
+	for (int i = 0; i < 200; i++) {
+		r = http("GET", path, NULL);
+		assert_int_equal(r->status, 200);
+		if (strcmp(json_string_value(json_object_get(r->json, "status")), "building")) {
+			st = json_incref(r->json);
+			resp_free(r);
+			break;
+		}
+		resp_free(r);
+		sleep_ms(25);
+	}
+	assert_non_null(st);
+	assert_string_equal(json_string_value(json_object_get(st, "status")), "error");
+	json_t *reason = json_object_get(st, "reason");
+	assert_string_equal(json_string_value(json_object_get(reason, "step")), "base");
+	assert_non_null(strstr(json_string_value(json_object_get(reason, "message")),
+	                       "image 'alpine:3' is not available"));
+	json_decref(st);
+	/* a failed build is nothing to boot */
+	r = http("POST", "/v2/sandboxes", "{\"templateID\":\"c-tpl:v1\"}");
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	snprintf(path, sizeof(path),
+	         "/templates/%s/builds/00000000-0000-4000-8000-000000000000/status", t);
+	r = http("GET", path, NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	free(t);
+	free(b);
+}
+
 static void test_control__connect_pause_delete_lifecycle(void **state)
 {
 	(void)state;
@@ -1465,6 +1598,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__legacy_create_token_only_when_secure),
 	    cmocka_unit_test(test_control__create_validation_400),
 	    cmocka_unit_test(test_control__invalid_sandbox_id_400),
+	    cmocka_unit_test(test_control__template_build_requests),
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),

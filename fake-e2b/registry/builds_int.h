@@ -1,0 +1,64 @@
+/*
+ * fake-e2b/registry/builds_int.h: the template store's insides, shared by templates.c (the
+ * store) and builder.c (running a build) only.
+ */
+#ifndef FK_BUILDS_INT_H
+#define FK_BUILDS_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "builds.h"
+
+enum fk_tb_status { FK_TB_WAITING, FK_TB_BUILDING, FK_TB_READY, FK_TB_ERROR };
+
+struct fk_ttemplate;
+
+struct fk_tbuild {
+	struct fk_tbuild *next;                      /* the template's builds, newest first */
+	struct fk_ttemplate *tmpl;                   /* fixed */
+	char id[37];                                 /* fixed: uuid */
+	char template_id[21];                        /* fixed */
+	int status;                                  /* lock: enum fk_tb_status */
+	json_t *logs;                                /* lock: BuildLogEntry array */
+	char *reason, *reason_step;                  /* lock: error message and failed step */
+	int64_t created_ns, updated_ns, finished_ns; /* lock */
+	unsigned cpu_count, memory_mb;               /* fixed */
+	json_t *spec;    /* TemplateBuildStartV2; set once at start, then read by the builder */
+	fk_tboot boot;   /* lock: set when ready (boot.layer its committed files) */
+	char box_id[65]; /* lock: the build sandbox while it exists, "" otherwise */
+	pthread_t thread;
+	bool has_thread; /* lock */
+};
+
+struct fk_ttemplate {
+	struct fk_ttemplate *next;
+	char id[21];
+	char *name;
+	struct fk_tbuild *builds;
+	json_t *tags; /* lock: tag -> {"buildID","createdAt"} */
+	int64_t created_ns;
+};
+
+struct fk_tstore {
+	fk_rt *rt;
+	unsigned char seed[32];
+	pthread_mutex_t lock;
+	struct fk_ttemplate *list;
+	bool stopping; /* lock */
+	char *layers_dir, *files_dir;
+	char **images; /* fixed after start: normalised "image:tag", then its template, in pairs */
+	size_t n_images;
+};
+
+/* builder.c's calls into the store (each takes the lock). */
+void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Registers the build's sandbox (so fk_tstore_free can destroy it); false when the store is
+ * stopping (the caller destroys the sandbox and gives up). "" clears it. */
+bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id);
+/* The end of a build: ready with `boot` (taken over), or error with message and step. */
+void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
+                      const char *step);
+
+#endif
