@@ -4,7 +4,8 @@
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
  *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
- *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--quiet]
+ *            [--legacy-routes] [--egress-host NAME=IP[,IP]]...
+ *            [--image IMAGE=TEMPLATE]... [--quiet]
  *
  * Flags are described in README.md "Command line".
  *
