@@ -7,7 +7,11 @@
  * headers, idle keep-alive) for too long, and much sooner while many do: one
  * client's thousands of half-open connections cannot starve the others.
  * (MHD's own connection timeout would also end streams whose client reads
- * slowly, so it stays off.)
+ * slowly, so it stays off.) "Many" is a quarter of the connection cap, far
+ * above what a busy client holds in flight (hundreds of streams), and a
+ * connection whose request bytes wait unread in its socket is never cut: that
+ * one waits for the server (a loaded machine, a burst of new connections), not
+ * the server for it.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -17,10 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "http.h"
+
+#define CONNECTION_LIMIT 4000u
 
 /* One open connection, known between MHD's STARTED and CLOSED notifications (its fd stays
  * open in between). */
@@ -129,7 +136,9 @@ static void *watchdog_main(void *arg)
 		int64_t now = mono_ms();
 		unsigned limit = h->n_idle > h->crowd ? h->crowd_idle_ms : h->idle_ms;
 		for (fk_conn *k = h->conns; k; k = k->next) {
-			if (!k->busy && !k->cut && now - k->idle_since_ms >= (int64_t)limit) {
+			int unread = 0;
+			if (!k->busy && !k->cut && now - k->idle_since_ms >= (int64_t)limit &&
+			    !(ioctl(k->fd, FIONREAD, &unread) == 0 && unread > 0)) {
 				k->cut = 1; /* the connection's thread sees EOF and closes it */
 				shutdown(k->fd, SHUT_RDWR);
 			}
@@ -245,7 +254,7 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 		return -1;
 	h->hooks = *hooks;
 	h->idle_ms = o->idle_ms ? o->idle_ms : 30000;
-	h->crowd = o->crowd ? o->crowd : 256;
+	h->crowd = o->crowd ? o->crowd : CONNECTION_LIMIT / 4;
 	h->crowd_idle_ms = o->crowd_idle_ms ? o->crowd_idle_ms : 500;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
@@ -261,7 +270,7 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 	    flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
 	    (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000,
+	    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)0, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 	    tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,

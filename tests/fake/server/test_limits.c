@@ -1,9 +1,10 @@
 /*
  * tests/fake/server/test_limits.c: fake-e2b's server hardening (issue 11 "The
  * server" and item 9): idle and header timeouts, 10,000 half-open connections
- * do not stop a well-behaved client, the upload size cap, %00 in ?path=, quoting
- * in Content-Disposition, a symlink loop is 404, /health without the token does
- * not tell whether a sandbox exists.
+ * do not stop a well-behaved client, a burst of 500 slow connections is no
+ * flood, the upload size cap, %00 in ?path=, quoting in Content-Disposition, a
+ * symlink loop is 404, /health without the token does not tell whether a
+ * sandbox exists.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -163,6 +164,45 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* A client's burst of hundreds of connections is not a flood: 500 connections that wait 1.5 s
+ * (three times the flood rule's 0.5 s) before their request are all answered. */
+static void test_limits__burst_of_500_slow_connections_is_not_a_flood(void **state)
+{
+	(void)state;
+	enum { N = 500 };
+	int fds[N], opened = 0, answered = 0;
+	for (int i = 0; i < N; i++)
+		if ((fds[i] = tcp_connect(g_srv.port, 0)) >= 0)
+			opened++;
+	struct timespec ts = {1, 500 * 1000000L};
+	nanosleep(&ts, NULL);
+	const char *req = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0 && write(fds[i], req, strlen(req)) != (ssize_t)strlen(req)) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	for (int i = 0; i < N; i++) {
+		if (fds[i] < 0)
+			continue;
+		char buf[64];
+		size_t got = 0;
+		struct pollfd p = {.fd = fds[i], .events = POLLIN};
+		while (got < 12 && poll(&p, 1, 60000) > 0) {
+			ssize_t n = read(fds[i], buf + got, sizeof(buf) - 1 - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (got >= 12 && !memcmp(buf, "HTTP/1.1 204", 12))
+			answered++;
+		close(fds[i]);
+	}
+	print_message("%d of %d connections answered after 1.5 s of silence\n", answered, opened);
+	assert_int_equal(opened, N);
+	assert_int_equal(answered, N);
+}
+
 /* ---- request limits ------------------------------------------------------------------------- */
 
 static void test_limits__upload_over_the_cap_is_413(void **state)
@@ -291,6 +331,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_limits__idle_and_slow_header_connections_are_closed),
 	    cmocka_unit_test(test_limits__10000_half_open_connections_do_not_stop_a_client),
+	    cmocka_unit_test(test_limits__burst_of_500_slow_connections_is_not_a_flood),
 	    cmocka_unit_test(test_limits__upload_over_the_cap_is_413),
 	    cmocka_unit_test(test_limits__nul_in_path_is_400),
 	    cmocka_unit_test(test_limits__content_disposition_quotes_the_name),
