@@ -740,6 +740,11 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	}
 	a->ready_fd = pipefd[1];
 	a->life_fd = b->rt->life_pipe[0];
+	/* The network namespace belongs to the host's user namespace (made here, by the server):
+	 * nothing in the box holds CAP_NET_ADMIN over it, and PID 1 configures it (lo, AnyIP
+	 * route, address) with the server's capabilities. A user namespace for the box must come
+	 * after that (unshare(CLONE_NEWUSER) in the init once the network is set up), never in
+	 * these flags: with CLONE_NEWUSER here the network namespace would be the box's own. */
 	int flags = CLONE_NEWPID | CLONE_NEWNS | (box_own_net(b) ? CLONE_NEWNET : 0) | SIGCHLD;
 	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
 	if (pid < 0) {

@@ -499,10 +499,13 @@ static void px_close(fk_eproxy *px)
 
 static int listen_sockets(fk_eproxy *px, int ns)
 {
-	px->tcp = fk_lx_socket_in_netns(ns, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	px->udp = fk_lx_socket_in_netns(ns, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-	if (px->tcp < 0 || px->udp < 0)
+	static const fk_lx_sock_spec spec[2] = {{AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0},
+	                                        {AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0}};
+	int fds[2];
+	if (fk_lx_sockets_in_netns(ns, 2, spec, fds) < 0)
 		return -1;
+	px->tcp = fds[0];
+	px->udp = fds[1];
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	a.sin_addr.s_addr = htonl(FK_LISTEN_ADDR);
 	if (bind(px->tcp, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(px->tcp, 128) < 0)

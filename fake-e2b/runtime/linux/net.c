@@ -87,27 +87,36 @@ int fk_lx_connect_in_netns(int netns_fd, uint16_t port, int timeout_ms)
 }
 
 typedef struct sock_job {
-	int netns_fd, domain, type, protocol;
-	int fd, errnum;
+	int netns_fd;
+	size_t n;
+	const fk_lx_sock_spec *spec;
+	int *fds;
+	int errnum;
 } sock_job;
 
 static void *socket_main(void *arg)
 {
 	sock_job *j = arg;
-	j->fd = -1;
 	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
 		j->errnum = errno;
 		return NULL;
 	}
-	j->fd = socket(j->domain, j->type | SOCK_CLOEXEC, j->protocol);
-	if (j->fd < 0)
-		j->errnum = errno;
+	for (size_t i = 0; i < j->n; i++) {
+		j->fds[i] =
+		    socket(j->spec[i].domain, j->spec[i].type | SOCK_CLOEXEC, j->spec[i].protocol);
+		if (j->fds[i] < 0) {
+			j->errnum = errno;
+			return NULL;
+		}
+	}
 	return NULL;
 }
 
-int fk_lx_socket_in_netns(int netns_fd, int domain, int type, int protocol)
+int fk_lx_sockets_in_netns(int netns_fd, size_t n, const fk_lx_sock_spec *spec, int *fds)
 {
-	sock_job j = {netns_fd, domain, type, protocol, -1, 0};
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	sock_job j = {netns_fd, n, spec, fds, 0};
 	pthread_t t;
 	int rc = pthread_create(&t, NULL, socket_main, &j);
 	if (rc != 0) {
@@ -115,9 +124,15 @@ int fk_lx_socket_in_netns(int netns_fd, int domain, int type, int protocol)
 		return -1;
 	}
 	pthread_join(t, NULL);
-	if (j.fd < 0)
-		errno = j.errnum ? j.errnum : EIO;
-	return j.fd;
+	if (j.errnum == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+	errno = j.errnum;
+	return -1;
 }
 
 /* ------------------------------------------------------------ netlink */

@@ -14,10 +14,14 @@
  * (ECONNREFUSED: nothing listens there; ETIMEDOUT). */
 int fk_lx_connect_in_netns(int netns_fd, uint16_t port, int timeout_ms);
 
-/* socket(domain, type | SOCK_CLOEXEC, protocol) made inside the network namespace `netns_fd`
- * (a short-lived thread enters it): the socket belongs to that namespace for its whole life
- * (bind, listen and accept act there) while the caller stays where it is. -1 with errno. */
-int fk_lx_socket_in_netns(int netns_fd, int domain, int type, int protocol);
+/* socket(domain, type | SOCK_CLOEXEC, protocol) for each of `spec[0..n)`, made inside the
+ * network namespace `netns_fd` (one short-lived thread enters it): each socket belongs to that
+ * namespace for its whole life (bind, listen and accept act there) while the caller stays where
+ * it is. 0 with fds[0..n); -1 with errno and no fd open. */
+typedef struct fk_lx_sock_spec {
+	int domain, type, protocol;
+} fk_lx_sock_spec;
+int fk_lx_sockets_in_netns(int netns_fd, size_t n, const fk_lx_sock_spec *spec, int *fds);
 
 /* The netlink request that makes every IPv4 address local in a namespace ("AnyIP": `ip route
  * add local 0.0.0.0/0 dev lo table local`), written into `buf` (at least 64 bytes); returns its

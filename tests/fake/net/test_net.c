@@ -530,6 +530,42 @@ static void test_net__no_host_no_other_box(void **state)
 	assert_int_equal(fk_box_destroy(rt, "peer", NULL), 0);
 }
 
+/* Garbage to the DNS, more connections than the proxy takes, held and never speaking, junk
+ * where a Host header should be: the box's egress works afterwards. */
+static void test_net__hostile_box_then_normal_use(void **state)
+{
+	NEED_NET();
+	const char *allow[] = {"allowed.test"}, *deny[] = {"0.0.0.0/0"};
+	box_new("hostile", false, allow, 1, deny, 1);
+	expect(
+	    "hostile", "ok\n",
+	    "python3 -c '\n"
+	    "import os, socket\n"
+	    "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+	    "for n in range(300): u.sendto(os.urandom(n), (\"8.8.8.8\", 53))\n"
+	    "u.sendto(bytes.fromhex(\"123401000001000000000000c00c00010001\"), (\"1.1.1.1\", 53))\n"
+	    "held = []\n"
+	    "for i in range(150):\n"
+	    "    s = socket.socket(); s.settimeout(10)\n"
+	    "    try:\n"
+	    "        s.connect((\"%s\", 443)); held.append(s)\n"
+	    "    except OSError: pass\n"
+	    "for s in held: s.close()\n"
+	    "g = socket.create_connection((\"%s\", 80), 10)\n"
+	    "try:\n"
+	    "    g.sendall(os.urandom(40000)); g.recv(10)\n"
+	    "except OSError: pass\n"
+	    "print(\"ok\")'",
+	    ip_a, ip_a);
+	char *w = fmt("upstream %s 80 allowed.test\n", ip_a);
+	expect("hostile", w, CURL "http://allowed.test/");
+	free(w);
+	w = fmt("upstream %s 443 allowed.test\n", ip_a);
+	expect("hostile", w, CURL "-k https://allowed.test/");
+	free(w);
+	assert_int_equal(fk_box_destroy(rt, "hostile", NULL), 0);
+}
+
 static void test_net__root_cannot_reconfigure(void **state)
 {
 	NEED_NET();
@@ -793,6 +829,7 @@ int main(void)
 	    cmocka_unit_test(test_net__allowlist_by_host_name),
 	    cmocka_unit_test(test_net__allowlist_by_cidr),
 	    cmocka_unit_test(test_net__no_host_no_other_box),
+	    cmocka_unit_test(test_net__hostile_box_then_normal_use),
 	    cmocka_unit_test(test_net__root_cannot_reconfigure),
 	    cmocka_unit_test(test_net__lifecycle_and_cost),
 	};
