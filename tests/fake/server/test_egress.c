@@ -7,6 +7,9 @@
  * sk_lookup (a sandbox network of its own); skips otherwise.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -81,6 +84,23 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	}
 	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	assert_true(box_ok(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
+	/* issue 11 §2: the server's own port, by every address of the host, is out of reach (a
+	 * reachable server would answer 401 or 404: curl exits 0) */
+	struct ifaddrs *ifs;
+	assert_int_equal(getifaddrs(&ifs), 0);
+	int n = 0;
+	for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		char ip[16], line[256];
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, sizeof(ip));
+		snprintf(line, sizeof(line), "! curl -s -m 10 -o /dev/null http://%s:%u/sandboxes",
+		         ip, s.port);
+		assert_true(box_ok(&s, &b, line));
+		n++;
+	}
+	freeifaddrs(ifs);
+	assert_true(n >= 1);
 	fks_box_delete(&s, KEY, &b);
 
 	/* allowlist by name */
