@@ -233,6 +233,16 @@ class SyncClientTest(unittest.TestCase):
         self.assertIn("timeoutSeconds", str(cm.exception))
         self.assertNotIn("e2b_py_test", str(cm.exception))
 
+    def test_library_warnings_reach_the_sandbox_e2b_logger(self) -> None:
+        with Client(fake.config(domainAllowlist=False), envd_url=fake.url) as c:
+            with self.assertLogs("sandbox_e2b", level="WARNING") as cm:
+                sid = c.create("py-warn", Limits(egress="allowlist", allow_hosts=["pypi.org"]))
+            self.assertEqual(len(cm.records), 1, cm.output)
+            self.assertEqual(cm.records[0].levelname, "WARNING")
+            self.assertIn("domain allowlists are disabled", cm.records[0].getMessage())
+            self.assertNotIn("e2b_py_test", "\n".join(cm.output))
+            c.destroy(sid)
+
     def test_killed_child_recovers(self) -> None:
         with Client(fake.config(), envd_url=fake.url) as c:
             self.assertEqual(c.resume(self.sid), "resumed")
