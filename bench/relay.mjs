@@ -72,9 +72,12 @@ function h2Proxy({ cert, key, backend, maxStreams, stats }) {
     cert: readFileSync(cert),
     key: readFileSync(key),
     allowHTTP1: true,
-    settings: { maxConcurrentStreams: maxStreams },
+    // 1 MiB flow-control windows (stream and connection), as Go's HTTP/2 server (E2B's
+    // edge is Go) has by default; Node's 64 KiB would cap an upload at 64 KiB per round trip
+    settings: { maxConcurrentStreams: maxStreams, initialWindowSize: 1 << 20 },
   })
   server.on('session', (session) => {
+    session.setLocalWindowSize(1 << 20)
     stats.h2++
     session.open = 0
     session.on('stream', () => {

@@ -78,6 +78,7 @@ echo.close()
     const session = http2.connect(`https://127.0.0.1:${r.port}`, { ca })
     const settings = await new Promise((res) => session.once('remoteSettings', res))
     assert.equal(settings.maxConcurrentStreams, 7)
+    assert.equal(settings.initialWindowSize, 1 << 20)
     const one = (i) =>
       new Promise((resolve, reject) => {
         const st = session.request({ ':method': 'POST', ':path': `/x/${i}?q=1`, ':authority': `h${i}.example:443` })

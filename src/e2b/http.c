@@ -798,7 +798,8 @@ static void *loop_main(void *arg)
 		}
 		for (c = admit; c; c = admit) {
 			admit = c->anext;
-			c->origin = origin_of(L, c->req.url);
+			/* an upload opens an HTTP/1.1 connection of its own: no one waits for it */
+			c->origin = c->req.upload_part ? NULL : origin_of(L, c->req.url);
 			loop_admit(L, c);
 		}
 		(void)curl_multi_perform(L->multi, &running);
@@ -1113,7 +1114,15 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, c->h->cainfo);
 		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
-	if (c->looped) {
+	if (c->looped && r->upload_part) {
+		/*
+		 * A file upload goes on an HTTP/1.1 connection of its own: over HTTP/2 it
+		 * moves one flow-control window per round trip (64 KiB by default) and curl
+		 * 7.88 spins while the window is shut (16 MiB at RTT 20 ms: 24 s and 3.5 s of
+		 * CPU against 2.8 s and 0.08 s over HTTP/1.1).
+		 */
+		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	} else if (c->looped) {
 		/* HTTP/2 where ALPN offers it; wait for a connection that may multiplex */
 		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 		rc |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
