@@ -748,10 +748,14 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 	const char *ready = json_string_value(json_object_get(spec, "readyCmd"));
 	fk_tboot base = {0}, done = {0};
 	const char *fail_step = "base";
+	char *ref = NULL;
+	if (!fk__build_wait_slot(s, b)) {
+		fk__build_finish(s, b, NULL, "server shutting down", "base");
+		return;
+	}
 	char layer[4200] = "";
 	bool box_made = false;
 
-	char *ref = NULL;
 	if (json_is_string(from_t)) {
 		ref = strdup(json_string_value(from_t));
 		fk__build_log(s, b, "info", "[base] FROM TEMPLATE %s", ref);

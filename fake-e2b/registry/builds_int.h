@@ -29,6 +29,7 @@ struct fk_tbuild {
 	char box_id[65]; /* lock: the build sandbox while it exists, "" otherwise */
 	pthread_t thread;
 	bool has_thread; /* lock */
+	bool has_slot;   /* lock: counted in the store's running builds */
 };
 
 struct fk_ttemplate {
@@ -46,12 +47,20 @@ struct fk_tstore {
 	pthread_mutex_t lock;
 	struct fk_ttemplate *list;
 	bool stopping; /* lock */
+	int running;   /* lock: builds holding one of the FK_BUILDS_RUNNING slots */
+	pthread_cond_t slot_free;
 	char *layers_dir, *files_dir;
 	char **images; /* fixed after start: normalised "image:tag", then its template, in pairs */
 	size_t n_images;
 };
 
+#define FK_BUILDS_RUNNING 4     /* builds run at once; the others wait (status `waiting`) */
+#define FK_BUILD_LOG_MAX  20000 /* log entries kept per build */
+
 /* builder.c's calls into the store (each takes the lock). */
+/* Waits for a running slot (the build is `building` once it has one); false when the store
+ * is stopping. */
+bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b);
 void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Registers the build's sandbox (so fk_tstore_free can destroy it); false when the store is

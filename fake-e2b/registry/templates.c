@@ -99,6 +99,7 @@ int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
 	s->rt = rt;
 	memcpy(s->seed, seed, sizeof(s->seed));
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->slot_free, NULL);
 	const char *st = fk_rt_state_dir(rt);
 	if (asprintf(&s->layers_dir, "%s/.templates", st) < 0)
 		s->layers_dir = NULL;
@@ -137,6 +138,7 @@ void fk_tstore_free(fk_tstore *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
+	pthread_cond_broadcast(&s->slot_free); /* queued builds give up */
 	pthread_mutex_unlock(&s->lock);
 	/* every build sandbox goes, so the builds' commands end; then join them */
 	for (fk_ttemplate *t = s->list; t; t = t->next) {
@@ -173,6 +175,7 @@ void fk_tstore_free(fk_tstore *s)
 	free(s->images);
 	free(s->layers_dir);
 	free(s->files_dir);
+	pthread_cond_destroy(&s->slot_free);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -476,7 +479,12 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 	void **arg = rc == FK_T_OK ? malloc(2 * sizeof(void *)) : NULL;
 	if (rc == FK_T_OK && arg) {
 		b->spec = json_deep_copy(spec);
-		b->status = FK_TB_BUILDING;
+		/* building at once when a slot is free (a status call right after sees it), else
+		 * waiting for one on its thread */
+		b->has_slot = s->running < FK_BUILDS_RUNNING;
+		if (b->has_slot)
+			s->running++;
+		b->status = b->has_slot ? FK_TB_BUILDING : FK_TB_WAITING;
 		/* logged here, so a status call right after this one already shows it */
 		json_array_append_new(b->logs,
 		                      json_pack("{s:o,s:s,s:s+++}", "timestamp",
@@ -491,6 +499,9 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 			json_decref(b->spec);
 			b->spec = NULL;
 			b->status = FK_TB_WAITING;
+			if (b->has_slot)
+				s->running--;
+			b->has_slot = false;
 			free(arg);
 			rc = fail_msg(msg, cap, FK_T_FAILED, "cannot start the build");
 		}
@@ -791,7 +802,18 @@ void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fm
 	if (!e)
 		return;
 	pthread_mutex_lock(&s->lock);
-	json_array_append_new(b->logs, e);
+	size_t kept = json_array_size(b->logs);
+	if (kept + 1 < FK_BUILD_LOG_MAX) {
+		json_array_append_new(b->logs, e);
+	} else {
+		json_decref(e);
+		if (kept + 1 == FK_BUILD_LOG_MAX)
+			json_array_append_new(
+			    b->logs,
+			    json_pack("{s:o,s:s,s:s}", "timestamp", time_json(fk_now_ns()), "level",
+			              "warn", "message",
+			              "log limit reached: later lines of this build are not kept"));
+	}
 	b->updated_ns = fk_now_ns();
 	pthread_mutex_unlock(&s->lock);
 }
@@ -805,10 +827,33 @@ bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id)
 	return ok;
 }
 
+bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b)
+{
+	pthread_mutex_lock(&s->lock);
+	while (!b->has_slot && !s->stopping) {
+		if (s->running < FK_BUILDS_RUNNING) {
+			s->running++;
+			b->has_slot = true;
+			b->status = FK_TB_BUILDING;
+			b->updated_ns = fk_now_ns();
+		} else {
+			pthread_cond_wait(&s->slot_free, &s->lock);
+		}
+	}
+	bool ok = b->has_slot && !s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
 void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
                       const char *step)
 {
 	pthread_mutex_lock(&s->lock);
+	if (b->has_slot) {
+		b->has_slot = false;
+		s->running--;
+		pthread_cond_signal(&s->slot_free);
+	}
 	b->finished_ns = b->updated_ns = fk_now_ns();
 	if (boot && !reason) {
 		b->boot = *boot;

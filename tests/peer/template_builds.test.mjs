@@ -227,4 +227,20 @@ describe('template builds', { concurrency: false }, () => {
     const bad = await fetch(`${fake.url}/templates/${made.templateID}/files/not-a-hash`, { headers })
     assert.equal(bad.status, 400)
   })
+
+  // last: its builds never end and keep their slots until fake-e2b stops
+  test('at most 4 builds run at once; the next one waits (status `waiting`)', T, async () => {
+    const never = Template().fromBaseImage().runCmd('sleep 600')
+    const infos = []
+    for (let i = 0; i < 5; i++) infos.push(await Template.buildInBackground(never, uniqueName('queue')))
+    const states = []
+    for (const info of infos) states.push((await Template.getBuildStatus(info)).status)
+    // the status test's build still holds a slot: three of these run, two wait
+    assert.deepEqual(states, ['building', 'building', 'building', 'waiting', 'waiting'])
+    const queued = await Template.getBuildStatus(infos[4])
+    // nothing of it ran yet: only the line logged when it was started
+    assert.deepEqual(queued.logEntries.map((e) => e.message), [
+      `Building template ${infos[4].templateId}/${infos[4].buildId}`,
+    ])
+  })
 })

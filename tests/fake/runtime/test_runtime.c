@@ -266,6 +266,47 @@ static void test_runtime__tmp_is_private(void **state)
 	box_destroy("tmp-b");
 }
 
+/* fk_box_commit moves a box's files (its root and its /etc layer) into a layer; boxes made
+ * from the layer start with a copy of them, the template's other conventions and the workdir
+ * asked for; the layer is not changed by them. */
+static void test_runtime__commit_and_boot_from_layer(void **state)
+{
+	NEED_ISOLATION();
+	box_create("lay-src", false);
+	free(sh("lay-src", "root",
+	        "useradd --create-home --shell /bin/bash layered && mkdir -p /srv/app && "
+	        "echo kept > /srv/app/file && chown layered /srv/app/file && "
+	        "ln -s file /srv/app/link && mkfifo /srv/app/fifo && "
+	        "(sleep 600 >/srv/app/busy 2>&1 &) ; echo started"));
+	char layer[4200];
+	snprintf(layer, sizeof(layer), "%s/.test-layer-%d", fk_rt_state_dir(rt), (int)getpid());
+	fk_err err = {0};
+	assert_int_equal(fk_box_commit(rt, "lay-src", layer, &err), 0);
+	assert_false(fk_box_exists(rt, "lay-src", NULL)); /* the box is gone, its sleep too */
+	assert_int_equal(fk_box_commit(rt, "lay-src", layer, &err), FK_ENOTFOUND);
+
+	fk_box_options o = {.layer_dir = layer, .workdir = "/srv/app"};
+	assert_int_equal(fk_box_create(rt, "lay-a", &o, &err), 0);
+	assert_int_equal(fk_box_create(rt, "lay-b", &o, &err), 0);
+	char *out = sh("lay-a", "layered",
+	               "id -un; echo $HOME; pwd; cat file; readlink link; "
+	               "stat -c '%%U %%F' file fifo; echo changed > file");
+	assert_string_equal(out, "layered\n/home/layered\n/srv/app\nkept\nfile\n"
+	                         "layered regular file\nroot fifo\n");
+	free(out);
+	/* a box of the layer gets its own copy: lay-a's change is not lay-b's */
+	out = sh("lay-b", "root", "cat /srv/app/file; getent passwd layered | cut -d: -f6");
+	assert_string_equal(out, "kept\n/home/layered\n");
+	free(out);
+	/* a commit into a layer that exists is refused and destroys the box all the same */
+	assert_int_equal(fk_box_commit(rt, "lay-b", layer, &err), FK_EEXIST);
+	assert_false(fk_box_exists(rt, "lay-b", NULL));
+	box_destroy("lay-a");
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", layer);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_runtime__template_conventions(void **state)
 {
 	NEED_ISOLATION();
@@ -1221,6 +1262,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_runtime__each_box_sees_only_its_own_processes),
 	    cmocka_unit_test(test_runtime__tmp_is_private),
 	    cmocka_unit_test(test_runtime__template_conventions),
+	    cmocka_unit_test(test_runtime__commit_and_boot_from_layer),
 	    cmocka_unit_test(test_runtime__tools_work_inside),
 	    cmocka_unit_test(test_runtime__net_none_has_only_lo),
 	    cmocka_unit_test(test_runtime__freeze_stops_progress_and_thaw_resumes),
