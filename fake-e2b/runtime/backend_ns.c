@@ -434,11 +434,13 @@ struct init_args {
 	int n_masked;
 	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */
 	int last_cap;
-	int life_fd;       /* read end of the runtime's life pipe */
-	bool own_net;      /* a network namespace of its own: bring `lo` up */
-	char anyip[64];    /* netlink request making every IPv4 address local, for the proxy */
-	size_t anyip_len;  /* 0: egress none */
-	char own_addr[64]; /* netlink request adding the box's address (FK_BOX_ADDR) to `lo` */
+	int life_fd;                   /* read end of the runtime's life pipe */
+	bool own_net;                  /* a network namespace of its own: bring `lo` up */
+	_Alignas(8) char anyip[64];    /* netlink request (read as an nlmsghdr): every IPv4 address
+	                                  local, for the proxy */
+	size_t anyip_len;              /* 0: egress none */
+	_Alignas(8) char own_addr[64]; /* netlink request: the box's address (FK_BOX_ADDR) on
+	                                  `lo` */
 	size_t own_addr_len;
 	char *argv_area; /* the server's argv strings (/proc/1/cmdline), wiped in the init */
 	size_t argv_len;
