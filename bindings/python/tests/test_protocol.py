@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import time
+import tempfile
 import unittest
+from typing import Optional, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
@@ -39,10 +41,10 @@ def clean_env() -> dict:
 
 
 class Serve:
-    def __init__(self, *args: str) -> None:
-        self.p = subprocess.Popen([os.environ["SANDBOX_E2B_BIN"], "serve", *args],
+    def __init__(self, *args: str, env: Optional[dict] = None, before: Sequence[str] = ()) -> None:
+        self.p = subprocess.Popen([os.environ["SANDBOX_E2B_BIN"], *before, "serve", *args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=clean_env())
+                                  stderr=subprocess.PIPE, env=env or clean_env())
 
     def send_raw(self, data: bytes) -> None:
         assert self.p.stdin is not None
@@ -90,6 +92,27 @@ class ProtocolTest(unittest.TestCase):
                         if "expect" in step:
                             self.assertEqual(s.recv(), step["expect"], f"{name}:{n}")
                 self.assertEqual(s.close(), 0)
+
+    def test_config_from_the_clis_sources_without_initialize(self) -> None:
+        cfg = fake.config()
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(cfg, f)
+            f.flush()
+            sources = {
+                "SANDBOX_E2B_CONFIG": ({"SANDBOX_E2B_CONFIG": json.dumps(cfg)}, ()),
+                "E2B_API_KEY": ({"E2B_API_KEY": cfg["apiKey"], "E2B_TEMPLATE": cfg["template"],
+                                 "E2B_API_URL": cfg["apiUrl"]}, ()),
+                "--config": ({}, ("--config", f.name)),
+            }
+            for name, (extra, before) in sources.items():
+                with self.subTest(source=name):
+                    env = dict(clean_env(), SANDBOX_E2B_ENVD_URL=fake.url, **extra)
+                    s = Serve(env=env, before=before)
+                    sid = s.call(1, "create", {"name": "proto-src"})["result"]["id"]
+                    r = s.call(2, "exec", {"id": sid, "command": "echo ok"})
+                    self.assertEqual(r["result"]["stdout"], "ok\n")
+                    self.assertEqual(s.call(3, "destroy", {"id": sid})["result"], {"ok": True, "id": sid})
+                    self.assertEqual(s.close(), 0)
 
     def test_line_over_the_cap_is_refused_unread_and_the_server_goes_on(self) -> None:
         s = Serve("--max-line-bytes", "4096")
