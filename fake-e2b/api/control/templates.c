@@ -21,14 +21,15 @@ static enum MHD_Result store_error(fk_req *r, int rc, const char *msg)
 	return fk_reply_error(r, status, "%s", msg && *msg ? msg : "template store failure");
 }
 
-/* An optional non-negative integer field: 0 when fine (*out set, dflt when absent). */
-static int uint_field(json_t *body, const char *key, unsigned dflt, unsigned max, unsigned *out)
+/* An optional integer field within [min, max]: 0 when fine (*out set, dflt when absent). */
+static int uint_field(json_t *body, const char *key, unsigned dflt, unsigned min, unsigned max,
+                      unsigned *out)
 {
 	json_t *v = json_object_get(body, key);
 	*out = dflt;
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
 		return -1;
 	*out = (unsigned)json_integer_value(v);
 	return 0;
@@ -51,12 +52,13 @@ enum MHD_Result fk_control_template_request(fk_call *c)
 		json_decref(body);
 		return fk_reply_error(r, 400, "validation error: name is required");
 	}
-	if (uint_field(body, "cpuCount", 2, 64, &cpu) < 0 ||
-	    uint_field(body, "memoryMB", 1024, 1 << 20, &mem) < 0) {
+	/* the build sandbox's limits: E2B's minimums, and at most what one sandbox may have here */
+	if (uint_field(body, "cpuCount", 2, 1, 8, &cpu) < 0 ||
+	    uint_field(body, "memoryMB", 1024, 128, 8192, &mem) < 0) {
 		json_decref(body);
 		return fk_reply_error(r, 400,
-		                      "validation error: cpuCount and memoryMB must be "
-		                      "non-negative integers");
+		                      "validation error: cpuCount must be 1 to 8 and memoryMB 128 "
+		                      "to 8192");
 	}
 	json_t *reply = NULL;
 	char msg[300] = "";

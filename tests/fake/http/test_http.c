@@ -459,7 +459,12 @@ static void test_control__template_build_requests(void **state)
 	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
 	                    "template name 'base' is taken by a template fake-e2b serves");
 	resp_free(r);
-	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"cpuCount\":-1}");
+	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"cpuCount\":0}");
+	assert_e2b_error(r, 400);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "validation error: cpuCount must be 1 to 8 and memoryMB 128 to 8192");
+	resp_free(r);
+	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"memoryMB\":8193}");
 	assert_e2b_error(r, 400);
 	resp_free(r);
 	r = http("POST", "/v3/templates", "{\"name\":\"c-tpl:v1\",\"tags\":[\"extra\"]}");
