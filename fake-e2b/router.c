@@ -367,9 +367,10 @@ static void log_begin(fk_call *c)
 	fk_req *r = c->req;
 	char *path = decoded_path(r);
 	json_t *e =
-	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I}", "method", r->method ? r->method : "", "path",
+	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I,s:I}", "method", r->method ? r->method : "", "path",
 	              path ? path : "", "query", fk_query_json(r), "status", 0, "headers",
-	              c->log_headers ? json_deep_copy(c->log_headers) : json_null(), "duration_ms",
+	              c->log_headers ? json_deep_copy(c->log_headers) : json_null(), "arrived_ms",
+	              (json_int_t)r->t0.tv_sec * 1000 + r->t0.tv_nsec / 1000000, "duration_ms",
 	              (json_int_t)0);
 	free(path);
 	c->log_entry = fk_reqlog_begin(c->app->log, e);
