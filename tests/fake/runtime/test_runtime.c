@@ -386,9 +386,11 @@ static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
 	fk_proc *p = start_bg("frz", "sandbox",
 	                      "i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; "
 	                      "mv /tmp/counter.new /tmp/counter; sleep 0.01; done");
-	int64_t deadline = now_ms() + 10000;
-	while (counter("frz") < 3)
+	int64_t deadline = now_ms() + 60000;
+	while (counter("frz") < 3) {
 		assert_true(now_ms() < deadline);
+		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+	}
 	assert_int_equal(fk_box_freeze(rt, "frz", NULL), 0);
 	bool frozen = false;
 	assert_true(fk_box_exists(rt, "frz", &frozen));
@@ -403,9 +405,11 @@ static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
 	fk_err err = {0};
 	assert_int_equal(fk_proc_start(rt, "frz", &spec, NULL, NULL, &err), FK_ESTATE);
 	assert_int_equal(fk_box_thaw(rt, "frz", NULL), 0);
-	deadline = now_ms() + 10000;
-	while (counter("frz") <= b + 2)
+	deadline = now_ms() + 60000;
+	while (counter("frz") <= b + 2) {
 		assert_true(now_ms() < deadline);
+		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+	}
 	fk_proc_unref(p);
 	box_destroy("frz");
 }
@@ -538,9 +542,11 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 	assert_true(id.pidns != 0 && id.pidns != ns_inode(getpid(), "pid"));
 	assert_true(mntns != 0 && mntns != ns_inode(getpid(), "mnt"));
 	fk_proc *p = start_bg("gone", "sandbox", "sleep 1000 & sleep 1000 & exec sleep 1000");
-	int64_t deadline = now_ms() + 10000;
-	while (count_box(&id) < 4)
+	int64_t deadline = now_ms() + 60000;
+	while (count_box(&id) < 4) {
 		assert_true(now_ms() < deadline);
+		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+	}
 	assert_int_equal(fk_box_freeze(rt, "gone", NULL), 0); /* frozen boxes are destroyable */
 	box_destroy("gone");
 	int st;
@@ -1214,9 +1220,11 @@ static void test_runtime__killed_server_leaves_no_box_running(void **state)
 	fclose(f);
 	box_id id = box_ident(child, "crash", init);
 	assert_true(id.pidns != 0);
-	int64_t deadline = now_ms() + 10000;
-	while (count_box(&id) < 3)
+	int64_t deadline = now_ms() + 60000;
+	while (count_box(&id) < 3) {
 		assert_true(now_ms() < deadline);
+		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	deadline = now_ms() + 20000;
