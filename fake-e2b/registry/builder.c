@@ -766,8 +766,10 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 			snprintf(
 			    w.why, sizeof(w.why),
 			    "image '%.200s' is not available: fake-e2b builds offline, FROM one of "
-			    "its templates (fromTemplate), E2B's base image e2bdev/base "
-			    "(fromBaseImage) or an image given a stand-in with --image",
+			    "its templates (fromTemplate, or an image named as the template), "
+			    "E2B's "
+			    "base image e2bdev/base (fromBaseImage) or an image given a stand-in "
+			    "with --image",
 			    json_string_value(from_i));
 			goto fail;
 		}

@@ -55,8 +55,9 @@ int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32]);
 /* Stand-ins for images fromImage names (fake-e2b builds offline): "IMAGE=TEMPLATE" each, the
  * image as Docker names it ("ubuntu:22.04", "docker.io/library/ubuntu:22.04" and "ubuntu" =
  * "ubuntu:latest" are one image), the template a runtime or built one, looked up when a build
- * starts. `e2bdev/base` (the SDK's fromBaseImage) always stands for `base`. Call before
- * serving. FK_T_INVALID for a malformed entry. */
+ * starts. `e2bdev/base` (the SDK's fromBaseImage) always stands for `base`, and an image named
+ * as a template ("capybara-sandbox", "mine:v2"; ":latest" is its default tag) for that
+ * template. Call before serving. FK_T_INVALID for a malformed entry. */
 int fk_tstore_add_images(fk_tstore *s, const char *const *images, size_t n);
 
 /* The template standing for `image`, or NULL (caller frees). */

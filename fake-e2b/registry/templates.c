@@ -340,10 +340,21 @@ char *fk_tstore_image(fk_tstore *s, const char *image)
 	for (size_t i = 0; norm && !found && i < s->n_images; i++)
 		if (!strcmp(s->images[2 * i], norm))
 			found = s->images[2 * i + 1];
-	if (!found && norm && !strcmp(norm, "e2bdev/base:latest"))
-		found = "base";
+	char *out = found ? strdup(found) : NULL;
+	/* a Dockerfile's FROM naming a local template ("FROM capybara-sandbox", "FROM mine:v2"):
+	 * that template (":latest", Docker's default tag, is the template's default) */
+	if (!found && norm && !strchr(norm, '/') && !strchr(norm, '@')) {
+		size_t n = strlen(norm);
+		if (n > 7 && !strcmp(norm + n - 7, ":latest"))
+			norm[n - 7] = '\0';
+		fk_tboot probe;
+		if (fk_tstore_resolve(s, norm, &probe) == FK_T_OK) {
+			fk_tboot_clear(&probe);
+			out = strdup(norm);
+		}
+	}
 	free(norm);
-	return found ? strdup(found) : NULL;
+	return out;
 }
 
 /* ---- requests and builds ------------------------------------------------------------------- */

@@ -200,12 +200,36 @@ describe('template builds', { concurrency: false }, () => {
 
     await assert.rejects(build(Template().fromImage('alpine:3.20').runCmd('true'), uniqueName('alpine')), {
       message:
-        "image 'alpine:3.20' is not available: fake-e2b builds offline, FROM one of its templates (fromTemplate), " +
-        "E2B's base image e2bdev/base (fromBaseImage) or an image given a stand-in with --image",
+        "image 'alpine:3.20' is not available: fake-e2b builds offline, FROM one of its templates (fromTemplate, " +
+        "or an image named as the template), E2B's base image e2bdev/base (fromBaseImage) or an image given a " +
+        'stand-in with --image',
     })
     await assert.rejects(build(Template().fromTemplate('no-such-parent'), uniqueName('orphan')), {
       message: "template 'no-such-parent' not found",
     })
+  })
+
+  test('fromDockerfile: FROM a local template, then COPY, RUN, ENV, WORKDIR and USER', T, async () => {
+    const name = uniqueName('dockerfile')
+    const dockerfile = [
+      'FROM capybara-sandbox',
+      'COPY single.conf /workspace/conf/',
+      'RUN chmod 640 /workspace/conf/single.conf && echo "built as $(id -un)" > /workspace/built',
+      'ENV MODE=docker LEVEL=2',
+      'WORKDIR /workspace/conf',
+      'USER sandbox',
+      'RUN echo "$MODE-$LEVEL as $(id -un) in $PWD" > /workspace/second',
+    ].join('\n')
+    await build(Template({ fileContextPath: context }).fromDockerfile(dockerfile), name)
+    const sbx = await create(name)
+    const r = await sbx.commands.run(
+      "id -un; pwd; echo $MODE $LEVEL; cat /workspace/built /workspace/second; stat -c '%U %a' single.conf",
+    )
+    // the SDK runs a Dockerfile's steps as root from / (it adds USER root, WORKDIR /)
+    assert.equal(
+      r.stdout,
+      'sandbox\n/workspace/conf\ndocker 2\nbuilt as root\ndocker-2 as sandbox in /workspace/conf\nroot 640\n',
+    )
   })
 
   test('upload links are signed: a PUT without the right token is refused', T, async () => {
