@@ -51,6 +51,12 @@ struct fk_eproxy {
 	slot slots[FK_EGRESS_WORKERS];
 };
 
+/* Ancillary data of one IP_PKTINFO, aligned as the cmsg macros read it. */
+typedef union pktinfo_buf {
+	char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	struct cmsghdr align;
+} pktinfo_buf;
+
 typedef struct work {
 	fk_eproxy *px;
 	int slot;
@@ -338,15 +344,15 @@ static void dns_query(work *w)
 	size_t len = fk__egress_dns_reply(w->query, w->qlen, rcode, addrs, n, out, sizeof(out));
 	if (!len)
 		return;
-	char cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	memset(cbuf, 0, sizeof(cbuf));
+	pktinfo_buf cbuf; /* aligned for struct cmsghdr */
+	memset(&cbuf, 0, sizeof(cbuf));
 	struct iovec iov = {out, len};
 	struct msghdr m = {.msg_name = &w->from,
 	                   .msg_namelen = sizeof(w->from),
 	                   .msg_iov = &iov,
 	                   .msg_iovlen = 1,
-	                   .msg_control = cbuf,
-	                   .msg_controllen = sizeof(cbuf)};
+	                   .msg_control = cbuf.buf,
+	                   .msg_controllen = sizeof(cbuf.buf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	cm->cmsg_level = IPPROTO_IP;
 	cm->cmsg_type = IP_PKTINFO;
@@ -427,15 +433,15 @@ static void read_dns(fk_eproxy *px)
 {
 	work *w = calloc(1, sizeof(*w));
 	uint8_t scratch[512];
-	char cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	pktinfo_buf cbuf;
 	struct sockaddr_in from;
 	struct iovec iov = {w ? w->query : scratch, sizeof(scratch)};
 	struct msghdr m = {.msg_name = &from,
 	                   .msg_namelen = sizeof(from),
 	                   .msg_iov = &iov,
 	                   .msg_iovlen = 1,
-	                   .msg_control = cbuf,
-	                   .msg_controllen = sizeof(cbuf)};
+	                   .msg_control = cbuf.buf,
+	                   .msg_controllen = sizeof(cbuf.buf)};
 	ssize_t n = recvmsg(px->udp, &m, MSG_DONTWAIT);
 	if (n <= 0 || !w) {
 		free(w);

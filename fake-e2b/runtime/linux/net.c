@@ -202,15 +202,18 @@ int fk_lx_netlink_send(const void *msg, size_t len)
 		e = errno;
 		goto out;
 	}
-	char reply[512];
+	union {
+		char buf[512];
+		struct nlmsghdr align; /* read as one */
+	} reply;
 	ssize_t n;
-	while ((n = recv(s, reply, sizeof(reply), 0)) < 0 && errno == EINTR)
+	while ((n = recv(s, reply.buf, sizeof(reply.buf), 0)) < 0 && errno == EINTR)
 		;
 	if (n < 0) {
 		e = errno;
 		goto out;
 	}
-	struct nlmsghdr *h = (struct nlmsghdr *)reply;
+	struct nlmsghdr *h = &reply.align;
 	if ((size_t)n >= NLMSG_LENGTH(sizeof(struct nlmsgerr)) && h->nlmsg_type == NLMSG_ERROR) {
 		const struct nlmsgerr *ne = NLMSG_DATA(h);
 		if (ne->error == 0)
