@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -90,6 +91,24 @@ static json_t *time_json(int64_t ns)
 
 /* ---- the store ----------------------------------------------------------------------------- */
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -rf (never following a symlink: a layer holds whatever a sandbox left). */
+static void rm_tree(const char *dir)
+{
+	if (dir)
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
 int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
 {
 	*out = NULL;
@@ -105,6 +124,9 @@ int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
 		s->layers_dir = NULL;
 	if (asprintf(&s->files_dir, "%s/.template-files", st) < 0)
 		s->files_dir = NULL;
+	/* templates live as long as the server: what an earlier run left is no one's */
+	rm_tree(s->layers_dir);
+	rm_tree(s->files_dir);
 	if (!s->layers_dir || !s->files_dir ||
 	    (mkdir(s->layers_dir, 0700) < 0 && errno != EEXIST) ||
 	    (mkdir(s->files_dir, 0700) < 0 && errno != EEXIST)) {
@@ -170,6 +192,8 @@ void fk_tstore_free(fk_tstore *s)
 		free(t->name);
 		free(t);
 	}
+	rm_tree(s->layers_dir);
+	rm_tree(s->files_dir);
 	for (size_t i = 0; i < 2 * s->n_images; i++)
 		free(s->images[i]);
 	free(s->images);
