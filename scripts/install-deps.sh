@@ -11,6 +11,7 @@ pkgs=(
 	util-linux procps coreutils iproute2 make gcc
 	curl # the sandbox network test (tests/fake/net) fetches from inside boxes
 	python3 # the Python package (bindings/python) and its tests; python3 in fake-e2b's base template
+	python-is-python3 # `python` in fake-e2b's base template, as in E2B's base
 	libnss-myhostname # *.localhost names resolve to loopback (fake-e2b --tls per-sandbox hosts)
 	sudo    # fake-e2b's base template: passwordless sudo for its user
 )

@@ -146,19 +146,43 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		return reply_502(c, "The sandbox was not found");
 	}
 	int allowed = traffic_ok(c, sb);
+	/* network.maskRequestHost: the Host the sandbox's server sees, "${PORT}" its port */
+	char *mask = NULL;
+	fk_registry_lock(g);
+	json_t *m = json_object_get(sb->network, "maskRequestHost");
+	if (json_is_string(m) && *json_string_value(m) &&
+	    !strpbrk(json_string_value(m), "\r\n")) /* one header line, nothing injected */
+		mask = strdup(json_string_value(m));
+	fk_registry_unlock(g);
 	fk_sandbox_release(g, sb);
-	if (!allowed)
+	if (!allowed) {
+		free(mask);
 		return fk_reply_error(r, 403, "missing or invalid e2b-traffic-access-token");
+	}
 	upstream u = {.fd = -1};
 	fk_err err = {0};
-	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u.fd, &err) < 0)
+	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u.fd, &err) < 0) {
+		free(mask);
 		return reply_502(c, "The sandbox is running but port is not open");
+	}
 	CURL *h = curl_easy_init();
 	char url[8192];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", c->port, r->uri);
 	fwd f = {NULL};
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_request_header, &f);
 	f.list = curl_slist_append(f.list, "Expect:");
+	if (mask) {
+		char port[8], *host = NULL, *at = strstr(mask, "${PORT}");
+		snprintf(port, sizeof(port), "%u", c->port);
+		if (asprintf(&host, "Host: %.*s%s%s", at ? (int)(at - mask) : (int)strlen(mask),
+		             mask, at ? port : "", at ? at + 7 : "") >= 0) {
+			struct curl_slist *l = curl_slist_append(f.list, host);
+			if (l)
+				f.list = l;
+		}
+		free(host);
+		free(mask);
+	}
 	enum MHD_Result ret;
 	if (!h) {
 		close(u.fd);

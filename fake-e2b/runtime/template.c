@@ -2,10 +2,9 @@
  * fake-e2b/runtime/template.c — the templates fake-e2b serves, as data (template.h).
  *
  * `base` imitates E2B's base template: user `user` (uid 1000) with HOME and working directory
- * /home/user, passwordless sudo, python3 (from the host's /usr). `capybara-sandbox` follows
- * templates/capybara-sandbox/Dockerfile (the seed's image conventions): user `sandbox`
- * (uid 1000) with HOME and working directory /workspace, /skills root 0755, /opt/capybara
- * root 0700.
+ * /home/user, passwordless sudo, python3 and python (from the host's /usr). `capybara-sandbox`
+ * follows templates/capybara-sandbox/Dockerfile (the seed's image conventions): user `sandbox` (uid
+ * 1000) with HOME and working directory /workspace, /skills root 0755, /opt/capybara root 0700.
  */
 #include "template.h"
 

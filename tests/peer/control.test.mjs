@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { gunzipSync, gzipSync } from 'node:zlib'
-import { get } from 'node:http'
+import { get, request } from 'node:http'
 import { Sandbox } from 'e2b'
 import { fakePath, startFake } from './fake.mjs'
 
@@ -228,5 +228,41 @@ describe('gzip on /files', { concurrency: false }, () => {
     assert.equal(raw.status, 200)
     assert.deepEqual([...raw.body.subarray(0, 2)], [0x1f, 0x8b])
     assert.equal(gunzipSync(raw.body).toString(), 'first half, second half')
+  })
+})
+
+describe('the port proxy', { concurrency: false }, () => {
+  test('network.maskRequestHost is the Host the sandbox’s server sees, ${PORT} its port', T, async () => {
+    const sbx = await create('base', { network: { maskRequestHost: 'masked.example:${PORT}' } })
+    await sbx.commands.run(
+      `python3 -c "
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = self.headers['Host'].encode()
+        self.send_response(200); self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(('127.0.0.1', 8123), H)
+open('/tmp/ready', 'w').close()
+s.handle_request()
+"`,
+      { background: true },
+    )
+    await sbx.commands.run('while [ ! -e /tmp/ready ]; do sleep 0.05; done')
+    // E2B's address of the port, by the Host alone (fetch cannot set Host: node:http can)
+    const u = new URL(fake.url)
+    const seen = await new Promise((resolve, reject) => {
+      const req = request(
+        { host: u.hostname, port: u.port, path: '/', headers: { Host: `8123-${sbx.sandboxId}.e2b.localhost` } },
+        (res) => {
+          let b = ''
+          res.on('data', (d) => (b += d))
+          res.on('end', () => resolve({ status: res.statusCode, body: b }))
+        },
+      )
+      req.on('error', reject)
+      req.end()
+    })
+    assert.deepEqual(seen, { status: 200, body: 'masked.example:8123' })
   })
 })

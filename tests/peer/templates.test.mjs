@@ -34,6 +34,7 @@ describe('templates', { concurrency: false }, () => {
     assert.equal(r.stdout, 'user\n1000\n1000\n/home/user\n/home/user\n')
     assert.equal((await sbx.commands.run('sudo -n id -un')).stdout, 'root\n')
     assert.match((await sbx.commands.run('python3 -c "print(6*7)"')).stdout, /^42\n$/)
+    assert.match((await sbx.commands.run('python -c "print(6*7)"')).stdout, /^42\n$/) // as E2B's base
     // relative file paths resolve against the user's home, owned by the user
     await sbx.files.write('hello.txt', 'hi')
     const info = await sbx.files.getInfo('hello.txt')
