@@ -53,6 +53,9 @@ static const route control_routes[] = {
     {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh, 0},
     {"GET", "/sandboxes/{id}/metrics", fk_control_metrics, 0},
     {"PUT", "/sandboxes/{id}/network", fk_control_network_update, 0},
+    {"POST", "/sandboxes/{id}/snapshots", fk_control_snapshot_create, 0},
+    {"POST", "/sandboxes/{id}/fork", fk_control_fork, 0},
+    {"GET", "/snapshots", fk_control_snapshot_list, 0},
     {"POST", "/v3/templates", fk_control_template_request, R_RAW},
     {"POST", "/v2/templates/{id}/builds/{id2}", fk_control_template_build_start, R_RAW},
     {"GET", "/templates/{id}/builds/{id2}/status", fk_control_template_build_status, R_RAW},
@@ -62,6 +65,8 @@ static const route control_routes[] = {
     {"POST", "/templates/tags", fk_control_template_tags_assign, R_RAW},
     {"DELETE", "/templates/tags", fk_control_template_tags_remove, R_RAW},
     {"GET", "/templates/{id}/tags", fk_control_template_tags_list, R_RAW},
+    /* after /templates/tags: the first match wins */
+    {"DELETE", "/templates/{id}", fk_control_template_delete, R_RAW},
 };
 
 static const route admin_routes[] = {

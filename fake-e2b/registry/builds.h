@@ -117,6 +117,31 @@ int fk_tstore_tags_remove(fk_tstore *s, const char *name, json_t *tags, char *ms
 /* GET /templates/{id}/tags (id: templateID or name): array of TemplateTag. FK_T_NOTFOUND. */
 int fk_tstore_tags_list(fk_tstore *s, const char *template_id, json_t **reply);
 
+/* ---- snapshots.c: snapshots (templates made of a sandbox's files), deletion, fork layers ---- */
+/* POST /sandboxes/{id}/snapshots of sandbox `sandbox_id`, whose template is `template_ref`:
+ * `name` ("alias" or "alias:tag"; NULL: unnamed, tag "default"). `take(ud, layer_dir, err)`
+ * copies the sandbox's files into layer_dir (0; -1 the sandbox is not running; -2 failed). A
+ * name already taken gets a new build on that template. *reply: SnapshotInfo {snapshotID:
+ * "<name or templateID>:<tag>", names}. FK_T_INVALID (msg), FK_T_NOTFOUND (not running),
+ * FK_T_FAILED (msg). */
+int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *template_ref,
+                       const char *name, int (*take)(void *ud, const char *layer_dir, fk_err *err),
+                       void *ud, json_t **reply, char *msg, size_t cap);
+/* GET /snapshots: SnapshotInfo of every snapshot (newest first; one per tag), those of
+ * `sandbox_id` and/or named `name` ("name[:tag]" or a templateID) when not NULL. */
+int fk_tstore_snapshots(fk_tstore *s, const char *sandbox_id, const char *name, json_t **reply);
+/* DELETE /templates/{templateID} (a templateID or name, ":tag" ignored): the template, its
+ * builds and their files. FK_T_NOTFOUND, FK_T_INVALID (a runtime template), FK_T_CONFLICT (a
+ * build in progress); msg. */
+int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap);
+/* A fork's boot: `template_ref`'s with the files `take` copies (as for fk_tstore_snapshot) in a
+ * throwaway layer. 0, or take's -1/-2 (err set). Free with fk_tstore_fork_layer_drop. */
+int fk_tstore_fork_layer(fk_tstore *s, const char *template_ref,
+                         int (*take)(void *ud, const char *layer_dir, fk_err *err), void *ud,
+                         fk_tboot *out, fk_err *err);
+/* Removes the layer's files and clears the boot. */
+void fk_tstore_fork_layer_drop(fk_tboot *boot);
+
 /* ---- builder.c (used by the store) ---- */
 typedef struct fk_tbuild fk_tbuild;
 /* Runs build `b` to its end (ready or error); called on the build's own thread. */

@@ -39,6 +39,8 @@ struct fk_ttemplate {
 	struct fk_tbuild *builds;
 	json_t *tags; /* lock: tag -> {"buildID","createdAt"} */
 	int64_t created_ns;
+	char *snapshot_of; /* a snapshot's: the sandbox it was taken of (snapshots.c); else NULL */
+	bool named;        /* a snapshot made with a name (else its name is its templateID) */
 };
 
 struct fk_tstore {
@@ -69,5 +71,11 @@ bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id);
 /* The end of a build: ready with `boot` (taken over), or error with message and step. */
 void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
                       const char *step);
+
+/* templates.c's name rules and ids, for snapshots.c */
+bool fk__tstore_name_ok(const char *s, size_t n);
+bool fk__tstore_tag_ok(const char *s);
+void fk__tstore_random_id(char out[21]);
+void fk__tstore_random_uuid(char out[37]);
 
 #endif

@@ -51,6 +51,7 @@ typedef struct fk_sandbox {
 	json_t *metadata;        /* object */
 	json_t *network;         /* lock: object or NULL (PUT /network replaces it) */
 	json_t *allow_internet;  /* lock: true/false or NULL (absent) */
+	json_t *env_vars;        /* the create's envVars (object or NULL): a fork boots with them */
 	pthread_mutex_t op_lock; /* serialises lifecycle changes */
 	fk_watch *watches;       /* lock */
 	uint32_t immune[FK_MAX_IMMUNE];
@@ -109,6 +110,10 @@ enum { FK_LC_OK = 0, FK_LC_GONE = -1, FK_LC_CONFLICT = -2, FK_LC_FAILED = -3, FK
 int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_expired,
                       fk_err *err);
 int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired);
+
+/* Snapshot (E2B's snapshots and forks): the running sandbox's files copied to `layer_dir`
+ * (fk_box_snapshot) under its op_lock; FK_LC_GONE when it is not running. */
+int fk_registry_snapshot(fk_registry *g, fk_sandbox *sb, const char *layer_dir, fk_err *err);
 
 enum fk_connect_outcome {
 	FK_CONNECT_RUNNING,  /* was running: end time extended (not for resume) */

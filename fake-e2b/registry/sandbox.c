@@ -108,6 +108,7 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	json_decref(sb->metadata);
 	json_decref(sb->network);
 	json_decref(sb->allow_internet);
+	json_decref(sb->env_vars);
 	pthread_mutex_destroy(&sb->op_lock);
 	free(sb);
 }
@@ -355,6 +356,20 @@ int fk_sandbox_is_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid)
 }
 
 /* ---- lifecycle (each step takes the sandbox's op_lock) ------------------------------------- */
+
+int fk_registry_snapshot(fk_registry *g, fk_sandbox *sb, const char *layer_dir, fk_err *err)
+{
+	int rc = FK_LC_OK;
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	if (sb->deleted || sb->state != FK_SB_RUNNING)
+		rc = FK_LC_GONE;
+	pthread_mutex_unlock(&g->lock);
+	if (rc == FK_LC_OK && fk_box_snapshot(g->rt, sb->id, layer_dir, err) < 0)
+		rc = FK_LC_FAILED;
+	pthread_mutex_unlock(&sb->op_lock);
+	return rc;
+}
 
 int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_expired, fk_err *err)
 {

@@ -190,6 +190,7 @@ void fk_tstore_free(fk_tstore *s)
 		}
 		json_decref(t->tags);
 		free(t->name);
+		free(t->snapshot_of);
 		free(t);
 	}
 	rm_tree(s->layers_dir);
@@ -900,4 +901,26 @@ void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *re
 		b->reason_step = step ? strdup(step) : NULL;
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- for snapshots.c (builds_int.h) -------------------------------------------------------- */
+
+bool fk__tstore_name_ok(const char *s, size_t n)
+{
+	return name_ok(s, n);
+}
+
+bool fk__tstore_tag_ok(const char *s)
+{
+	return tag_ok(s);
+}
+
+void fk__tstore_random_id(char out[21])
+{
+	random_id(out);
+}
+
+void fk__tstore_random_uuid(char out[37])
+{
+	random_uuid(out);
 }

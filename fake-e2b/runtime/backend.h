@@ -30,6 +30,9 @@ int fk__backend_box_freeze(fk_box *b, bool freeze);
 /* Commit: moves the files of a box whose processes are all gone (root, /etc upper layer) into
  * `layer_dir` (created), for boxes made from it (fk_box_options.layer_dir). */
 int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err);
+/* Snapshot: copies the files of a frozen box (root, /etc upper layer) into `layer_dir`
+ * (created), laid out as a commit's. */
+int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err);
 /* Destroy: releases what the backend holds for the box on the host (cgroups). */
 void fk__backend_box_remove(fk_box *b);
 

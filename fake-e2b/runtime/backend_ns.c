@@ -408,6 +408,26 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 	return 0;
 }
 
+int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
+{
+	if (mkdir(layer_dir, 0700) < 0)
+		return fk__fail(err, errno == EEXIST ? FK_EEXIST : FK_EIO, errno, "mkdir %s: %s",
+		                layer_dir, fk_strerror(errno));
+	static const char *const parts[] = {"root", "etc-upper"};
+	for (size_t i = 0; i < 2; i++) {
+		char src[4200], dst[4200];
+		snprintf(src, sizeof(src), "%s/%s", b->dir, parts[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
+		if (access(src, F_OK) < 0 && errno == ENOENT)
+			continue;
+		if (run_cp(src, dst, false) != 0) {
+			fk__rm_rf_at(AT_FDCWD, layer_dir);
+			return fk__fail(err, FK_EIO, 0, "copying the sandbox's files failed");
+		}
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ PID 1 */
 
 struct init_bind {

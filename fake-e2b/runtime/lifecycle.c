@@ -185,6 +185,34 @@ int fk_box_thaw(fk_rt *rt, const char *id, fk_err *err)
 	return box_set_frozen(rt, id, false, err);
 }
 
+int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
+{
+	if (!layer_dir || !*layer_dir)
+		return fk__fail(err, FK_EINVAL, 0, "no layer directory");
+	fk_box *b;
+	int rc = box_op(rt, id, &b, err);
+	if (rc < 0)
+		return rc;
+	/* frozen while copied (a box that was running runs on afterwards) */
+	bool froze = false;
+	if (!b->frozen) {
+		int r = fk__backend_box_freeze(b, true);
+		if (r < 0) {
+			int e = errno;
+			box_op_done(b);
+			return fk__fail(err, FK_EIO, e, "freeze: %s", fk_strerror(e));
+		}
+		if (r > 0)
+			fk__box_procs_signal(b, SIGSTOP);
+		froze = true;
+	}
+	rc = fk__backend_box_copy(b, layer_dir, err);
+	if (froze && fk__backend_box_freeze(b, false) > 0)
+		fk__box_procs_signal(b, SIGCONT);
+	box_op_done(b);
+	return rc;
+}
+
 int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err)
 {
 	fk_box *b;

@@ -195,6 +195,13 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
  * FK_EEXIST (layer_dir exists), FK_EIO. On failure the box is destroyed too. */
 int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
 
+/* Snapshot (E2B's snapshots and forks): a copy of the box's files (as fk_box_commit lays them
+ * out) in `layer_dir` (created; must not exist), taken while the box is frozen so its processes
+ * change nothing meanwhile; the box then runs on (a paused one stays paused). Only files: a box
+ * made from the layer boots its processes anew. FK_ENOTFOUND, FK_EEXIST, FK_EIO (nothing left
+ * in layer_dir). */
+int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
+
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 

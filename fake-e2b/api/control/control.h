@@ -28,6 +28,11 @@ int fk_control_string_map_ok(json_t *m);
 /* create.c; NewSandbox / NewSandboxV2 checks of a JSON object: NULL when valid (*timeout
  * set), else the 400 message. */
 const char *fk_control_create_validate(json_t *body, int v2, long *timeout);
+/* Makes, boots and registers a sandbox from a validated create body (v2: always secured) that
+ * boots as `boot` says: the Sandbox JSON of create's 201, or NULL with *status (500, 503) and
+ * msg. */
+json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
+                                 const fk_tboot *boot, unsigned *status, char *msg, size_t cap);
 enum MHD_Result fk_control_create_v2(fk_call *c);
 enum MHD_Result fk_control_create_legacy(fk_call *c);
 /* connect.c */
@@ -45,6 +50,11 @@ enum MHD_Result fk_control_refresh(fk_call *c);
 /* info.c */
 enum MHD_Result fk_control_get(fk_call *c);
 enum MHD_Result fk_control_metrics(fk_call *c);
+/* snapshots.c */
+enum MHD_Result fk_control_snapshot_create(fk_call *c);
+enum MHD_Result fk_control_snapshot_list(fk_call *c);
+enum MHD_Result fk_control_template_delete(fk_call *c);
+enum MHD_Result fk_control_fork(fk_call *c);
 /* network.c */
 enum MHD_Result fk_control_network_update(fk_call *c);
 

@@ -54,6 +54,8 @@ static fk_sandbox *sandbox_from_body(fk_registry *g, json_t *body, int v2, long 
 	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
 	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
 	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
+	json_t *envv = json_object_get(body, "envVars");
+	sb->env_vars = json_object_size(envv) ? json_deep_copy(envv) : NULL;
 	sb->allow_internet = json_is_boolean(aia) ? json_boolean(json_is_true(aia)) : NULL;
 	sb->auto_pause = json_is_true(json_object_get(body, "autoPause"));
 	sb->auto_pause_memory = apm ? json_is_true(apm) : 1;
@@ -88,10 +90,51 @@ static char **env_list(json_t *env_vars, size_t *n)
 	return envs;
 }
 
+json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
+                                 const fk_tboot *boot, unsigned *status, char *msg, size_t cap)
+{
+	fk_registry *g = c->app->reg;
+	int stopping = fk_registry_stopping(g);
+	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(g, body, v2, timeout);
+	char *canonical = sb ? strdup(boot->template_id) : NULL;
+	if (!sb || !canonical) {
+		free(canonical);
+		if (sb)
+			fk_sandbox_discard(sb);
+		*status = stopping ? 503 : 500;
+		snprintf(msg, cap, "cannot allocate a sandbox");
+		return NULL;
+	}
+	free(sb->template_id); /* E2B answers with the templateID, whatever name was asked for */
+	sb->template_id = canonical;
+	fk_err err = {0};
+	json_t *envv = json_object_get(body, "envVars");
+	size_t n_envs = 0;
+	char **envs = env_list(json_is_object(envv) ? envv : NULL, &n_envs);
+	int rc = fk_registry_boot(g, sb, boot, (const char *const *)envs, n_envs, &err);
+	for (size_t i = 0; i < n_envs; i++)
+		free(envs[i]);
+	free(envs);
+	if (rc < 0) {
+		fk_sandbox_discard(sb);
+		*status = 500;
+		snprintf(msg, cap, "cannot start sandbox: %s", err.message);
+		return NULL;
+	}
+	fk_registry_add(g, sb);
+	fk_registry_lock(g);
+	json_t *reply = fk_sandbox_json(sb, c->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
+	fk_registry_unlock(g);
+	if (!reply) {
+		*status = 500;
+		snprintf(msg, cap, "out of memory");
+	}
+	return reply;
+}
+
 static enum MHD_Result create_sandbox(fk_call *c, int v2)
 {
 	fk_req *r = c->req;
-	fk_registry *g = c->app->reg;
 	json_t *body = fk_body_json(r, 0);
 	long timeout = 0;
 	const char *why = json_is_object(body)
@@ -108,37 +151,14 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 		json_decref(body);
 		return ret;
 	}
-	int stopping = fk_registry_stopping(g);
-	fk_sandbox *sb = stopping ? NULL : sandbox_from_body(g, body, v2, timeout);
-	char *canonical = sb ? strdup(boot.template_id) : NULL;
-	if (!sb || !canonical) {
-		free(canonical);
-		if (sb)
-			fk_sandbox_discard(sb);
-		fk_tboot_clear(&boot);
-		json_decref(body);
-		return fk_reply_error(r, stopping ? 503 : 500, "cannot allocate a sandbox");
-	}
-	free(sb->template_id); /* E2B answers with the templateID, whatever name was asked for */
-	sb->template_id = canonical;
-	fk_err err = {0};
-	json_t *envv = json_object_get(body, "envVars");
-	size_t n_envs = 0;
-	char **envs = env_list(json_is_object(envv) ? envv : NULL, &n_envs);
-	int rc = fk_registry_boot(g, sb, &boot, (const char *const *)envs, n_envs, &err);
+	unsigned status = 0;
+	char msg[300];
+	json_t *reply =
+	    fk_control_start_sandbox(c, body, v2, timeout, &boot, &status, msg, sizeof(msg));
 	fk_tboot_clear(&boot);
-	for (size_t i = 0; i < n_envs; i++)
-		free(envs[i]);
-	free(envs);
 	json_decref(body);
-	if (rc < 0) {
-		fk_sandbox_discard(sb);
-		return fk_reply_error(r, 500, "cannot start sandbox: %s", err.message);
-	}
-	fk_registry_add(g, sb);
-	fk_registry_lock(g);
-	json_t *reply = fk_sandbox_json(sb, c->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
-	fk_registry_unlock(g);
+	if (!reply)
+		return fk_reply_error(r, status, "%s", msg);
 	return fk_reply_json(r, 201, reply);
 }
 
