@@ -13,6 +13,16 @@
  * the root, builds /dev and /proc and pivots into the root. Every mount therefore lives only in the
  * box's mount namespace and disappears with it: nothing has to be unmounted on the host.
  *
+ * User namespace (when the kernel has idmapped mounts): each box claims a block of 65,536 host
+ * ids (linux/userns.h) and gets a user namespace mapping its ids 0..65535 onto it, made by the
+ * server. Its files on the host are owned by the block's ids; the host trees it sees (/usr, the
+ * /etc template) are idmapped read-only copies made by the server and attached by the init, so
+ * host root's files look root's inside. The init does every mount and configures the network as
+ * host root, then enters the box's user namespace as its root and unshares IPC and UTS there: the
+ * mount, PID, cgroup and network namespaces stay owned by the host's user namespace, so nothing
+ * inside can ever mount or reconfigure the network, whatever its capabilities (the network
+ * namespace's ip_unprivileged_port_start is 0 so the box's root still binds ports below 1024).
+ *
  * The server is multithreaded, so the cloned child only makes system calls on data prepared
  * before the clone (async-signal-safe), then loops reaping orphans.
  */
@@ -23,10 +33,12 @@
 #include "linux/caps.h"
 #include "linux/cgroup.h"
 #include "linux/net.h"
+#include "linux/userns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -60,46 +72,47 @@ static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urand
 
 /* ------------------------------------------------------------ files on the host */
 
-static void mkdir_mode(const char *root, const char *rel, mode_t mode, uid_t uid, gid_t gid)
+/* mkdir <box root>/<rel> owned by the box's `uid`:`gid` (box ids) */
+static void mkdir_mode(const fk_box *b, const char *rel, mode_t mode, uid_t uid, gid_t gid)
 {
 	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	snprintf(p, sizeof(p), "%s/%s", b->root, rel);
 	if (mkdir(p, mode) == 0) {
 		chmod(p, mode); /* umask */
-		if (chown(p, uid, gid) < 0 && geteuid() == 0)
+		if (chown(p, fk__host_id(b, uid), fk__host_id(b, gid)) < 0 && geteuid() == 0)
 			fprintf(stderr, "fake-e2b: chown %s: %s\n", p, fk_strerror(errno));
 	}
 }
 
 /* mkdir -p of a template directory: missing parents root-owned 0755, the directory itself
  * with the template's mode and owner. */
-static void mkdir_template_dir(const char *root, const fk_template *t, const fk_template_dir *d)
+static void mkdir_template_dir(const fk_box *b, const fk_template *t, const fk_template_dir *d)
 {
 	char rel[4096];
 	snprintf(rel, sizeof(rel), "%s", d->path + (d->path[0] == '/'));
 	for (char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
 		*s = 0;
-		mkdir_mode(root, rel, 0755, 0, 0);
+		mkdir_mode(b, rel, 0755, 0, 0);
 		*s = '/';
 	}
-	mkdir_mode(root, rel, d->mode, d->user_owned ? t->uid : 0, d->user_owned ? t->gid : 0);
+	mkdir_mode(b, rel, d->mode, d->user_owned ? t->uid : 0, d->user_owned ? t->gid : 0);
 }
 
 static void box_prepare_fs(fk_box *b)
 {
 	const char *r = b->root;
 	for (size_t i = 0; i < b->tpl->n_dirs; i++)
-		mkdir_template_dir(r, b->tpl, &b->tpl->dirs[i]);
-	mkdir_mode(r, "tmp", 01777, 0, 0);
-	mkdir_mode(r, "var", 0755, 0, 0);
-	mkdir_mode(r, "var/tmp", 01777, 0, 0);
-	mkdir_mode(r, "root", 0700, 0, 0);
-	mkdir_mode(r, "home", 0755, 0, 0);
-	mkdir_mode(r, "run", 0755, 0, 0);
-	mkdir_mode(r, "proc", 0555, 0, 0);
-	mkdir_mode(r, "dev", 0755, 0, 0);
-	mkdir_mode(r, "sys", 0555, 0, 0);
-	mkdir_mode(r, "mnt", 0755, 0, 0);
+		mkdir_template_dir(b, b->tpl, &b->tpl->dirs[i]);
+	mkdir_mode(b, "tmp", 01777, 0, 0);
+	mkdir_mode(b, "var", 0755, 0, 0);
+	mkdir_mode(b, "var/tmp", 01777, 0, 0);
+	mkdir_mode(b, "root", 0700, 0, 0);
+	mkdir_mode(b, "home", 0755, 0, 0);
+	mkdir_mode(b, "run", 0755, 0, 0);
+	mkdir_mode(b, "proc", 0555, 0, 0);
+	mkdir_mode(b, "dev", 0755, 0, 0);
+	mkdir_mode(b, "sys", 0555, 0, 0);
+	mkdir_mode(b, "mnt", 0755, 0, 0);
 	for (size_t i = 0; i < N_HOST_DIRS; i++) {
 		char host[64], dst[4096], target[4096];
 		struct stat st;
@@ -262,22 +275,25 @@ static void overlay_opts(char *buf, size_t size, const char *lower, const char *
 }
 
 /* Can this kernel mount an overlay with the template as lower layer (in a throwaway mount
- * namespace)? The child only makes system calls. */
-static bool overlay_works(const char *state_dir, const char *lower)
+ * namespace)? With `lower_fd` >= 0 (an idmapped copy of the template) the lower layer is that
+ * copy, attached first. The child only makes system calls. */
+static bool overlay_works(const char *state_dir, const char *lower, int lower_fd)
 {
-	char dir[4096], up[4200], work[4200], mnt[4200], opts[4096];
+	char dir[4096], up[4200], work[4200], mnt[4200], low[4200], opts[4096];
 	snprintf(dir, sizeof(dir), "%s/.overlay-probe", state_dir);
 	snprintf(up, sizeof(up), "%s/etc-upper", dir);
 	snprintf(work, sizeof(work), "%s/etc-work", dir);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
-	overlay_opts(opts, sizeof(opts), lower, dir);
+	snprintf(low, sizeof(low), "%s/etc-lower", dir);
+	overlay_opts(opts, sizeof(opts), lower_fd >= 0 ? low : lower, dir);
 	bool ok = false;
 	if (mkdir(dir, 0700) == 0 && mkdir(up, 0755) == 0 && mkdir(work, 0755) == 0 &&
-	    mkdir(mnt, 0755) == 0) {
+	    mkdir(mnt, 0755) == 0 && mkdir(low, 0755) == 0) {
 		pid_t pid = fork();
 		if (pid == 0) {
 			if (unshare(CLONE_NEWNS) < 0 ||
 			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+			    (lower_fd >= 0 && fk_lx_mount_move(lower_fd, low) < 0) ||
 			    mount("overlay", mnt, "overlay", 0, opts) < 0)
 				_exit(1);
 			_exit(0);
@@ -308,7 +324,7 @@ static void rt_etc_templates(fk_rt *rt)
 		fk__rm_rf_at(AT_FDCWD, v[i]);
 		ok = make_etc(v[i], &t[i], rt->egress_ns) == 0;
 	}
-	if (ok && overlay_works(rt->state_dir, v[0])) {
+	if (ok && overlay_works(rt->state_dir, v[0], -1)) {
 		rt->etc_templates = v;
 		return;
 	}
@@ -330,9 +346,57 @@ static const char *box_etc_template(const fk_box *b)
 	return b->rt->etc_templates ? b->rt->etc_templates[b->tpl - t] : NULL;
 }
 
+/* Owner ids of a committed layer's files moved into the range of the box copying them: a box
+ * id N stored as another range's host id (or, from a box without a user namespace, as N
+ * itself) becomes base + N. chown clears setuid bits: the mode is put back. */
+static int box_from_layer_copy(fk_box *b, fk_err *err);
+static __thread uid_t shift_base;
+
+static uid_t shift_one(uid_t id)
+{
+	uid_t n = id >= FK_IDS_FIRST ? (id - FK_IDS_FIRST) % FK_IDS_SIZE
+	                             : (id < FK_IDS_SIZE ? id : FK_ID_NOBODY);
+	return shift_base + n;
+}
+
+static int shift_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	uid_t u = shift_one(st->st_uid), g = shift_one(st->st_gid);
+	if ((u != st->st_uid || g != st->st_gid) && lchown(path, u, g) == 0 &&
+	    S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
+		chmod(path, st->st_mode & 07777);
+	return 0;
+}
+
+static int shift_ids(const char *path, uid_t base)
+{
+	shift_base = base;
+	return nftw(path, shift_entry, 16, FTW_PHYS | FTW_MOUNT);
+}
+
 /* A new box's files from a committed layer (fk_box_commit): a copy of its root and, when boxes
- * have an /etc overlay, of its /etc upper layer. */
+ * have an /etc overlay, of its /etc upper layer; with a user namespace, owned by its range. */
 static int box_from_layer(fk_box *b, fk_err *err)
+{
+	int rc = box_from_layer_copy(b, err);
+	if (rc < 0 || !b->id_base)
+		return rc;
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/etc-upper", b->dir);
+	if (shift_ids(b->root, b->id_base) < 0 ||
+	    (access(p, F_OK) == 0 && shift_ids(p, b->id_base) < 0))
+		return fk__fail(err, FK_EIO, errno,
+		                "giving the template's files to the sandbox: %s",
+		                fk_strerror(errno));
+	snprintf(p, sizeof(p), "%s/etc-lower", b->dir);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p, fk_strerror(errno));
+	return 0;
+}
+
+static int box_from_layer_copy(fk_box *b, fk_err *err)
 {
 	char src[4200], dst[4200];
 	snprintf(src, sizeof(src), "%s/root", b->layer_dir);
@@ -354,12 +418,75 @@ static int box_from_layer(fk_box *b, fk_err *err)
 	return 0;
 }
 
+/* A user namespace per box needs idmapped mounts of the host's trees and an overlay over an
+ * idmapped template (Linux 5.19), and a directory for the range claims (shared by every fake-e2b
+ * on this machine). */
+static void rt_userns(fk_rt *rt)
+{
+	const char *why = "overlay for /etc";
+	if (rt->etc_templates) {
+		why = "directory for id range claims";
+		const char *dir = "/run/fake-e2b/idranges";
+		if ((mkdir("/run/fake-e2b", 0700) == 0 || errno == EEXIST) &&
+		    (mkdir(dir, 0700) == 0 || errno == EEXIST))
+			rt->idrange_dir = strdup(dir);
+	}
+	if (rt->idrange_dir) {
+		why = "user namespaces";
+		int ns = fk_lx_userns_new(FK_IDS_FIRST, FK_IDS_SIZE);
+		int usr = -1, etc = -1;
+		if (ns >= 0) {
+			why = "idmapped mounts";
+			usr = fk_lx_idmapped_tree("/usr", ns, true, true);
+			etc = fk_lx_idmapped_tree(rt->etc_templates[0], ns, false, true);
+		}
+		if (usr >= 0 && etc >= 0) {
+			why = "overlay over an idmapped layer";
+			rt->userns = overlay_works(rt->state_dir, rt->etc_templates[0], etc);
+		}
+		int fds[3] = {ns, usr, etc};
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	if (!rt->userns)
+		fprintf(stderr,
+		        "fake-e2b: no %s: sandboxes have NO user namespace (root inside is host "
+		        "root with fewer capabilities)\n",
+		        why);
+}
+
+/* The box's own id range and user namespace, kept for its whole life (its files are owned by
+ * the range's ids across pause, resume and reboot). */
+static int box_userns(fk_box *b, fk_err *err)
+{
+	fk_rt *rt = b->rt;
+	if (!rt->userns || b->userns_fd >= 0)
+		return 0;
+	uint32_t k = 0;
+	pthread_mutex_lock(&rt->lock);
+	b->idrange_fd =
+	    fk_lx_idrange_claim(rt->idrange_dir, FK_IDS_RANGES, &rt->idrange_cursor, &k);
+	pthread_mutex_unlock(&rt->lock);
+	if (b->idrange_fd < 0)
+		return fk__fail(err, FK_EIO, errno, "no free id range for the sandbox: %s",
+		                fk_strerror(errno));
+	b->id_base = FK_IDS_FIRST + k * FK_IDS_SIZE;
+	b->userns_fd = fk_lx_userns_new(b->id_base, FK_IDS_SIZE);
+	if (b->userns_fd < 0)
+		return fk__fail(err, FK_EIO, errno, "user namespace: %s", fk_strerror(errno));
+	return 0;
+}
+
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
+	int rc = box_userns(b, err);
+	if (rc < 0)
+		return rc;
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
 	if (b->layer_dir && access(b->root, F_OK) < 0) {
-		int rc = box_from_layer(b, err);
+		rc = box_from_layer(b, err);
 		if (rc < 0)
 			return rc;
 		box_prepare_fs(b);
@@ -368,14 +495,22 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	bool fresh = mkdir(b->root, 0755) == 0;
 	if (!fresh && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, fk_strerror(errno));
+	/* the box's "/" belongs to its root */
+	if (fresh && b->id_base && chown(b->root, b->id_base, b->id_base) < 0)
+		return fk__fail(err, FK_EIO, errno, "chown %s: %s", b->root, fk_strerror(errno));
 	if (fresh && box_etc_template(b)) {
-		/* /etc = overlay of the runtime's template (mounted by the init) */
-		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work"};
-		for (size_t i = 0; i < 3; i++) {
+		/* /etc = overlay of the runtime's template (mounted by the init); with a user
+		 * namespace the template is seen through an idmapped mount at etc-lower */
+		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work", "etc-lower"};
+		for (size_t i = 0; i < 4; i++) {
 			char p[4200];
 			snprintf(p, sizeof(p), "%s/%s", b->dir, sub[i]);
 			if (mkdir(p, 0755) < 0 && errno != EEXIST)
 				return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p,
+				                fk_strerror(errno));
+			/* the upper layer's root is /etc's inode: root's inside the box */
+			if (i == 1 && b->id_base && chown(p, b->id_base, b->id_base) < 0)
+				return fk__fail(err, FK_EIO, errno, "chown %s: %s", p,
 				                fk_strerror(errno));
 		}
 	} else if (fresh) {
@@ -433,6 +568,7 @@ int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 struct init_bind {
 	char src[64];
 	char dst[4096];
+	int tree_fd; /* idmapped read-only copy of src (user namespace), -1: bind src */
 };
 
 struct init_args {
@@ -445,8 +581,13 @@ struct init_args {
 	char dev_links[4][4200];
 	char proc[4200], proc_sys[4300], proc_sysrq[4300];
 	char boot_id[4200], proc_boot_id[4300]; /* this boot's id, bound over the kernel's */
-	char etc[4200];            /* overlay mount point, "" when /etc is a plain copy */
-	char etc_opts[4096];       /* its mount options */
+	char etc[4200];       /* overlay mount point, "" when /etc is a plain copy */
+	char etc_opts[4096];  /* its mount options */
+	char etc_lower[4200]; /* where etc_lower_fd is attached */
+	int etc_lower_fd;     /* idmapped copy of the /etc template, -1 if none */
+	int userns_fd;        /* the box's user namespace, -1 if none */
+	char dev_opts[128];   /* /dev and /dev/shm tmpfs options (owner: the box's root) */
+	char shm_opts[128];
 	int ready_fd;              /* write end: {stage, errno} */
 	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join */
 	int n_cg;
@@ -480,7 +621,7 @@ static void init_fail(struct init_args *a, int stage)
 
 static void init_dev(struct init_args *a)
 {
-	if (mount("tmpfs", a->dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k") < 0)
+	if (mount("tmpfs", a->dev, "tmpfs", MS_NOSUID | MS_NOEXEC, a->dev_opts) < 0)
 		init_fail(a, 20);
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		char src[32] = "/dev/";
@@ -501,7 +642,7 @@ static void init_dev(struct init_args *a)
 		if (symlink("pts/ptmx", a->dev_ptmx) < 0)
 			init_fail(a, 23);
 	}
-	if (mount("tmpfs", a->dev_shm, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	if (mount("tmpfs", a->dev_shm, "tmpfs", MS_NOSUID | MS_NODEV, a->shm_opts) < 0)
 		init_fail(a, 24);
 }
 
@@ -575,9 +716,17 @@ static int init_main(void *arg)
 		init_fail(a, 2);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
 		init_fail(a, 3);
+	if (a->etc_lower_fd >= 0 && fk_lx_mount_move(a->etc_lower_fd, a->etc_lower) < 0)
+		init_fail(a, 16);
 	if (a->etc[0] && mount("overlay", a->etc, "overlay", MS_NOSUID, a->etc_opts) < 0)
 		init_fail(a, 11);
 	for (int i = 0; i < a->n_binds; i++) {
+		if (a->binds[i].tree_fd >= 0) {
+			/* made read-only and idmapped by the server */
+			if (fk_lx_mount_move(a->binds[i].tree_fd, a->binds[i].dst) < 0)
+				init_fail(a, 4);
+			continue;
+		}
 		if (mount(a->binds[i].src, a->binds[i].dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 			init_fail(a, 4);
 		if (mount(NULL, a->binds[i].dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
@@ -606,6 +755,11 @@ static int init_main(void *arg)
 		init_fail(a, 33);
 	if (a->own_addr_len && fk_lx_netlink_send(a->own_addr, a->own_addr_len) < 0)
 		init_fail(a, 34);
+	/* root inside has no capability over this namespace (the host's user namespace owns it):
+	 * let the box bind ports below 1024 as E2B's root can */
+	if (a->own_net && a->userns_fd >= 0 &&
+	    fk_lx_write_str("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0") < 0)
+		init_fail(a, 35);
 	if (chdir(a->root) < 0)
 		init_fail(a, 7);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
@@ -625,6 +779,12 @@ static int init_main(void *arg)
 	 * end the whole box); lowering the score needs CAP_SYS_RESOURCE, which the server may lack:
 	 * best effort (PID 1's own memory is tiny, so it is rarely the pick anyway) */
 	fk_lx_write_str("/proc/self/oom_score_adj", "-1000");
+	/* from here on the box's root, not the host's: its own user namespace (ids mapped to the
+	 * box's range), and IPC and host name namespaces owned by it */
+	if (a->userns_fd >= 0 && fk_lx_userns_enter_as_root(a->userns_fd) < 0)
+		init_fail(a, 17);
+	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+		init_fail(a, 18);
 	prctl(PR_SET_DUMPABLE, 0);
 	/* PID 1 only reaps from now on: no capabilities, the boxes' system call filter */
 	if (a->seccomp && fk_lx_seccomp_install(a->seccomp) < 0)
@@ -687,7 +847,13 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 		struct init_bind *bd = &a->binds[a->n_binds++];
 		snprintf(bd->src, sizeof(bd->src), "%s", host);
 		snprintf(bd->dst, sizeof(bd->dst), "%s/%s", b->root, host_dirs[i]);
+		bd->tree_fd = -1;
 	}
+	a->userns_fd = b->userns_fd;
+	snprintf(a->dev_opts, sizeof(a->dev_opts), "mode=755,size=65536k,uid=%u,gid=%u",
+	         (unsigned)b->id_base, (unsigned)b->id_base);
+	snprintf(a->shm_opts, sizeof(a->shm_opts), "mode=1777,uid=%u,gid=%u", (unsigned)b->id_base,
+	         (unsigned)b->id_base);
 	snprintf(a->dev, sizeof(a->dev), "%s/dev", b->root);
 	for (size_t i = 0; i < N_DEV_NODES; i++)
 		snprintf(a->dev_files[i], sizeof(a->dev_files[i]), "%s/%s", a->dev, dev_nodes[i]);
@@ -722,7 +888,9 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 	if (box_etc_template(b)) {
 		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
-		overlay_opts(a->etc_opts, sizeof(a->etc_opts), box_etc_template(b), b->dir);
+		snprintf(a->etc_lower, sizeof(a->etc_lower), "%s/etc-lower", b->dir);
+		overlay_opts(a->etc_opts, sizeof(a->etc_opts),
+		             b->userns_fd >= 0 ? a->etc_lower : box_etc_template(b), b->dir);
 	}
 	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
 	 * /proc/self/cmdline. Only used when the first string matches. */
@@ -738,6 +906,29 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 }
 
+/* The host trees a box with a user namespace sees, idmapped to its range (a file of host root
+ * is its root's) and read-only: made here, attached by its init. */
+static int idmapped_trees(fk_box *b, struct init_args *a, fk_err *err)
+{
+	if (b->userns_fd < 0)
+		return 0;
+	for (int i = 0; i < a->n_binds; i++) {
+		a->binds[i].tree_fd =
+		    fk_lx_idmapped_tree(a->binds[i].src, b->userns_fd, true, true);
+		if (a->binds[i].tree_fd < 0)
+			return fk__fail(err, FK_EIO, errno, "idmapped mount of %s: %s",
+			                a->binds[i].src, fk_strerror(errno));
+	}
+	if (a->etc[0]) {
+		a->etc_lower_fd =
+		    fk_lx_idmapped_tree(box_etc_template(b), b->userns_fd, false, true);
+		if (a->etc_lower_fd < 0)
+			return fk__fail(err, FK_EIO, errno, "idmapped mount of /etc: %s",
+			                fk_strerror(errno));
+	}
+	return 0;
+}
+
 int fk__backend_box_boot(fk_box *b, fk_err *err)
 {
 	if (!b->rt->isolated)
@@ -746,12 +937,16 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	char *stack = malloc(INIT_STACK);
 	int pipefd[2] = {-1, -1};
 	int rc = 0;
+	if (a)
+		a->etc_lower_fd = -1;
 	if (!a || !stack) {
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 		goto done;
 	}
 	init_args_fill(b, a);
-	rc = fk__cg_box_setup(b, err);
+	rc = idmapped_trees(b, a, err);
+	if (rc == 0)
+		rc = fk__cg_box_setup(b, err);
 	if (rc == 0)
 		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
 	if (rc < 0)
@@ -797,6 +992,11 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 done:
 	for (int i = 0; a && i < a->n_cg; i++)
 		close(a->cg_fds[i]);
+	for (int i = 0; a && i < a->n_binds; i++)
+		if (a->binds[i].tree_fd >= 0)
+			close(a->binds[i].tree_fd);
+	if (a && a->etc_lower_fd >= 0)
+		close(a->etc_lower_fd);
 	if (pipefd[0] >= 0)
 		close(pipefd[0]);
 	if (pipefd[1] >= 0)
@@ -858,8 +1058,10 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 	    opts ? fk__egress_hosts_parse(rt, opts->egress_hosts, opts->n_egress_hosts, err) : 0;
 	if (rc < 0)
 		return rc;
-	if (rt->isolated)
+	if (rt->isolated) {
 		rt_etc_templates(rt);
+		rt_userns(rt);
+	}
 	return 0;
 }
 
@@ -883,6 +1085,8 @@ void fk__backend_rt_fini(fk_rt *rt)
 	}
 	free(rt->etc_templates);
 	rt->etc_templates = NULL;
+	free(rt->idrange_dir);
+	rt->idrange_dir = NULL;
 }
 
 /* ------------------------------------------------------------ box verbs */
@@ -931,8 +1135,8 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	e->isolated = b->rt->isolated;
 	e->life_w = b->rt->life_pipe[1];
 	e->init_pidfd = b->init_pidfd;
-	e->ns_flags =
-	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | (box_own_net(b) ? CLONE_NEWNET : 0);
+	e->ns_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | CLONE_NEWIPC | CLONE_NEWUTS |
+	              (box_own_net(b) ? CLONE_NEWNET : 0) | (b->userns_fd >= 0 ? CLONE_NEWUSER : 0);
 	e->n_cg = 0;
 	e->reserve_fd = -1;
 	e->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;

@@ -243,6 +243,10 @@ void fk__box_free(fk_box *b)
 	free(b->root);
 	free(b->cg);
 	fk__egress_free(&b->egress);
+	if (b->userns_fd >= 0)
+		close(b->userns_fd);
+	if (b->idrange_fd >= 0)
+		close(b->idrange_fd); /* the range is free once the box's files are gone */
 	pthread_rwlock_destroy(&b->life);
 	pthread_mutex_destroy(&b->plock);
 	free(b);
@@ -258,6 +262,22 @@ void fk__box_put(fk_box *b)
 	pthread_mutex_unlock(&rt->lock);
 	if (left == 0)
 		fk__box_free(b);
+}
+
+uid_t fk__host_id(const fk_box *b, uid_t box_id)
+{
+	if (!b->id_base)
+		return box_id;
+	return b->id_base + (box_id < FK_IDS_SIZE ? box_id : FK_ID_NOBODY);
+}
+
+uid_t fk__box_id(const fk_box *b, uid_t host_id)
+{
+	if (!b->id_base)
+		return host_id;
+	if (host_id >= b->id_base && host_id - b->id_base < FK_IDS_SIZE)
+		return host_id - b->id_base;
+	return FK_ID_NOBODY;
 }
 
 bool fk__valid_id(const char *id)
@@ -282,6 +302,7 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	b->rt = rt;
 	b->refs = 1;
 	b->init_pidfd = -1;
+	b->idrange_fd = b->userns_fd = -1;
 	snprintf(b->id, sizeof(b->id), "%s", id);
 	pthread_rwlock_init(&b->life, NULL);
 	pthread_mutex_init(&b->plock, NULL);

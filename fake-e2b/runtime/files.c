@@ -391,8 +391,8 @@ static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_
 	e->mtime_nsec = (int32_t)st.st_mtim.tv_nsec;
 	e->name = strdup(base_of(abs));
 	e->path = strdup(abs);
-	e->owner = uid_name(c, st.st_uid);
-	e->group = gid_name(c, st.st_gid);
+	e->owner = uid_name(c, fk__box_id(c->b, st.st_uid));
+	e->group = gid_name(c, fk__box_id(c->b, st.st_gid));
 	if (S_ISLNK(st.st_mode)) {
 		char t[4097];
 		ssize_t n = readlinkat(dirfd, name, t, sizeof(t) - 1);
@@ -461,8 +461,8 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 			                "cannot create directory '%s': %s", abs, fk_strerror(e));
 		}
 		if (mkdirat(pfd, base, 0755) == 0) {
-			if (fchownat(pfd, base, c->user.uid, c->user.gid, AT_SYMLINK_NOFOLLOW) <
-			        0 &&
+			if (fchownat(pfd, base, fk__host_id(c->b, c->user.uid),
+			             fk__host_id(c->b, c->user.gid), AT_SYMLINK_NOFOLLOW) < 0 &&
 			    geteuid() == 0)
 				fprintf(stderr, "fake-e2b: chown %s: %s\n", p, fk_strerror(errno));
 		} else if (errno != EEXIST) {
@@ -522,7 +522,9 @@ static int open_for_write(fctx *c, fk_err *err)
 		                c->abs, fk_strerror(errno));
 	}
 	/* without root (degraded mode) files simply stay ours */
-	bool chown_ok = fchown(fd, c->user.uid, c->user.gid) == 0 || geteuid() != 0;
+	bool chown_ok =
+	    fchown(fd, fk__host_id(c->b, c->user.uid), fk__host_id(c->b, c->user.gid)) == 0 ||
+	    geteuid() != 0;
 	if (!chown_ok || ftruncate(fd, 0) < 0) {
 		int e = errno;
 		close(fd);

@@ -1,9 +1,9 @@
 /*
  * fake-e2b/runtime/proc.c — processes inside a box, with envd's semantics (e2b-protocol.md §4.2).
  *
- * Spawn: a helper setns()'s into the box's mount + PID (+ net) namespaces through the
- * init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so the
- * process is a child of this server (we reap it through a pidfd) while living in the box. Both
+ * Spawn: a helper setns()'s into the box's namespaces (user, mount, PID, cgroup, IPC, UTS, net)
+ * through the init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so
+ * the process is a child of this server (we reap it through a pidfd) while living in the box. Both
  * share the server's memory (CLONE_VM|CLONE_VFORK, like posix_spawn: no page tables copied, so
  * starts are cheap and do not serialise) until the process execs; sanitizer builds fork. The
  * helper and the child only make async-signal-safe calls (raw set*id system calls) on argv/env
@@ -591,6 +591,12 @@ static void helper_main(const spawn_plan *sp)
 		}
 	}
 	if (msg[0] == 0 && sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
+		msg[0] = -STEP_SETNS;
+		msg[1] = errno;
+	} else if (msg[0] == 0 && (sp->ns_flags & CLONE_NEWUSER) &&
+	           (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0)) {
+		/* become the box's root first, so that a later setuid() to another user drops the
+		 * capabilities as it does for root (the host's root is nobody in the box) */
 		msg[0] = -STEP_SETNS;
 		msg[1] = errno;
 	} else if (msg[0] == 0) {

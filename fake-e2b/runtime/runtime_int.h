@@ -34,6 +34,13 @@ static inline const char *fk_strerror(int e)
 #define FK_SUB_QUEUE_CAP    (1024 * 1024) /* bytes queued per subscriber before the reader waits */
 #define FK_PATH_ENV         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* Host ids of boxes (a user namespace each): systemd's range for containers, 0x80000 to
+ * 0x6FFFFFFF, in blocks of 65,536 (box ids 0..65535; 65534 is nobody). */
+#define FK_IDS_FIRST  0x80000u
+#define FK_IDS_SIZE   65536u
+#define FK_IDS_RANGES ((0x70000000u - FK_IDS_FIRST) / FK_IDS_SIZE)
+#define FK_ID_NOBODY  65534u
+
 enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8 };
 
 struct fk_proc;
@@ -61,6 +68,11 @@ typedef struct fk_box {
 	/* Lifecycle lock: spawns and file calls take it shared, freeze/thaw/reboot/destroy
 	 * exclusive, so the init (and its namespaces) cannot change under a spawn. */
 	pthread_rwlock_t life;
+	/* user namespace: box id N is host id id_base + N (0 <= N < FK_IDS_SIZE); id_base 0: no
+	 * user namespace, ids are the host's */
+	uid_t id_base;
+	int idrange_fd; /* the claim on the range (linux/userns.h), -1 if none */
+	int userns_fd;  /* the box's user namespace, -1 if none */
 	pid_t init_pid; /* host pid of PID 1, 0 if none */
 	int init_pidfd; /* -1 if none */
 	bool frozen;
@@ -96,6 +108,10 @@ struct fk_rt {
 	bool egress_ns;
 	fk_ehost *egress_hosts; /* fk_rt_options.egress_hosts */
 	size_t n_egress_hosts;
+	/* a user namespace per box (backend_ns.c): where ranges are claimed, next range to try */
+	bool userns;
+	char *idrange_dir;
+	uint32_t idrange_cursor;
 };
 
 /* box.c */
@@ -109,5 +125,8 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts); /* r
 void fk__box_free(fk_box *b); /* only for a box never linked into the table */
 int64_t fk__now_ms(void);
 int fk__rm_rf_at(int dirfd, const char *name);
+/* A box id (uid or gid) as the host stores it, and back; ids without a mapping are nobody. */
+uid_t fk__host_id(const fk_box *b, uid_t box_id);
+uid_t fk__box_id(const fk_box *b, uid_t host_id);
 
 #endif /* FAKE_E2B_RUNTIME_INT_H */

@@ -435,6 +435,132 @@ static void test_isolation__listdir_deep_tree_is_answered(void **state)
 	assert_int_equal(fk_box_destroy(rt, "deep", NULL), 0);
 }
 
+/* ------------------------------------------------------------ user namespace */
+
+static char state_dir[] = "/tmp/fk-isolation-XXXXXX";
+
+static unsigned long host_uid_of(const char *box, const char *rel)
+{
+	char p[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s/root/%s", state_dir, box, rel);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_uid, st.st_gid);
+	return (unsigned long)st.st_uid;
+}
+
+/* Issue 11 §1: root in a box was the host's root. Each box has its own user namespace whose ids
+ * 0..65535 are a range of unprivileged host ids of its own; what its users make on disk is
+ * owned by those ids, and the host's files are seen as they are owned (root's) but stay the
+ * host's. */
+static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
+{
+	NEED_ISOLATION();
+	box_create("ua");
+	box_create("ub");
+	char *map = sh("ua", "sandbox",
+	               "awk '{print $1, $3}' /proc/self/uid_map /proc/self/gid_map; id -u; id -g");
+	assert_string_equal(map, "0 65536\n0 65536\n1000\n1000\n");
+	free(map);
+	char *ba = sh("ua", "root", "awk '{print $2}' /proc/self/uid_map; id -u");
+	char *bb = sh("ub", "root", "awk '{print $2}' /proc/self/uid_map");
+	unsigned long base_a = strtoul(ba, NULL, 10), base_b = strtoul(bb, NULL, 10);
+	assert_string_equal(strchr(ba, '\n'), "\n0\n");
+	free(ba);
+	free(bb);
+	/* systemd's container range, one 65,536 block per box */
+	assert_true(base_a >= 0x80000 && base_a < 0x70000000 && (base_a - 0x80000) % 65536 == 0);
+	assert_true(base_b >= 0x80000 && base_b < 0x70000000 && (base_b - 0x80000) % 65536 == 0);
+	assert_true(base_a != base_b);
+
+	/* made inside by root and by sandbox: the range's ids on the host */
+	char *made = sh("ua", "root",
+	                "touch /root/r && mkdir /tmp/rd && su -s /bin/sh sandbox -c "
+	                "'touch /workspace/s' && echo made");
+	assert_string_equal(made, "made\n");
+	free(made);
+	assert_int_equal(host_uid_of("ua", "root/r"), base_a);
+	assert_int_equal(host_uid_of("ua", "tmp/rd"), base_a);
+	assert_int_equal(host_uid_of("ua", "workspace/s"), base_a + 1000);
+	assert_int_equal(host_uid_of("ua", "workspace"), base_a + 1000);
+	assert_int_equal(host_uid_of("ua", "."), base_a);
+
+	/* the files API writes as the box's ids, so ownership inside is right */
+	box_write("ua", "/root/api-root", "x");
+	fk_writer *w;
+	fk_err err = {0};
+	assert_int_equal(
+	    fk_file_write_open(rt, "ua", "/workspace/api-sb", "sandbox", &w, NULL, &err), 0);
+	assert_int_equal(fk_writer_close(w, &err), 0);
+	assert_int_equal(host_uid_of("ua", "root/api-root"), base_a);
+	assert_int_equal(host_uid_of("ua", "workspace/api-sb"), base_a + 1000);
+	fk_entry e;
+	assert_int_equal(fk_file_stat(rt, "ua", "/workspace/api-sb", "sandbox", &e, &err), 0);
+	assert_string_equal(e.owner, "sandbox");
+	assert_string_equal(e.group, "sandbox");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "ua", "/usr/bin", "sandbox", &e, &err), 0);
+	assert_string_equal(e.owner, "root");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "ua", "/dev/null", "sandbox", &e, &err), 0);
+	assert_string_equal(e.owner, "nobody");
+	fk_entry_clear(&e);
+
+	/* inside: host files look root's (idmapped, read-only), setuid still works; what the host's
+	 * root owns outside those trees is nobody's and root inside has no power over it */
+	char *view = sh("ua", "root",
+	                "stat -c '%u:%g %A %n' / /usr/bin/su /etc/passwd /workspace/s "
+	                "/root/api-root /workspace/api-sb /dev/null; "
+	                "chown 0:0 /dev/null 2>/dev/null || echo chown-refused; "
+	                "chmod 666 /dev/null 2>/dev/null || echo chmod-refused; "
+	                "su -s /bin/sh sandbox -c 'su -c true root </dev/null 2>&1 | head -c 200 | "
+	                "grep -c -i -E \"authentication|password|terminal\"'");
+	assert_string_equal(view, "0:0 drwxr-xr-x /\n"
+	                          "0:0 -rwsr-xr-x /usr/bin/su\n"
+	                          "0:0 -rw-r--r-- /etc/passwd\n"
+	                          "1000:1000 -rw-r--r-- /workspace/s\n"
+	                          "0:0 -rw-r--r-- /root/api-root\n"
+	                          "1000:1000 -rw-r--r-- /workspace/api-sb\n"
+	                          "65534:65534 crw-rw-rw- /dev/null\n"
+	                          "chown-refused\nchmod-refused\n1\n");
+	free(view);
+
+	/* the box's network namespace is its own: its root may bind a port below 1024 (and so may
+	 * its users: ip_unprivileged_port_start is 0 there) */
+	char *bind = sh("ua", "root",
+	                "b='use IO::Socket::INET; IO::Socket::INET->new(LocalAddr => "
+	                "\"127.0.0.1:80\", Listen => 1, ReuseAddr => 1) or exit 1'; "
+	                "perl -e \"$b\" && echo root-bound; "
+	                "su -s /bin/sh sandbox -c \"perl -e '$b'\" && echo sandbox-bound");
+	assert_string_equal(bind, "root-bound\nsandbox-bound\n");
+	free(bind);
+
+	/* System V IPC is per box (its own IPC namespace): a segment made in one box is not seen
+	 * in the other */
+	char *ipc_a = sh("ua", "sandbox", "ipcmk -M 4096 >/dev/null && ipcs -m | grep -c '^0x'");
+	char *ipc_b = sh("ub", "sandbox", "ipcs -m | grep -c '^0x'; true");
+	assert_string_equal(ipc_a, "1\n");
+	assert_string_equal(ipc_b, "0\n");
+	free(ipc_a);
+	free(ipc_b);
+	assert_int_equal(fk_box_destroy(rt, "ua", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "ub", NULL), 0);
+
+	/* E2B's base template: its user's passwordless sudo works (setuid through the idmapped
+	 * /usr, sudoers root's inside), and gives the box's root, not the host's */
+	fk_box_options base = {.template_id = "base"};
+	box_create_opts("usudo", &base);
+	char *sudo = sh("usudo", "user",
+	                "sudo -n id -u && sudo -n touch /root/by-sudo && "
+	                "awk '{print $2}' /proc/self/uid_map");
+	assert_memory_equal(sudo, "0\n", 2); /* sudo's id -u */
+	unsigned long base_s = strtoul(sudo + 2, NULL, 10);
+	free(sudo);
+	assert_true(base_s >= 0x80000 && (base_s - 0x80000) % 65536 == 0);
+	assert_int_equal(host_uid_of("usudo", "root/by-sudo"), base_s);
+	assert_int_equal(fk_box_destroy(rt, "usudo", NULL), 0);
+}
+
 /* ------------------------------------------------------------ ports */
 
 /* fk_box_connect reaches a port inside the box's own network namespace, which the host's
@@ -481,8 +607,6 @@ static void test_isolation__connect_to_a_port_inside_the_box(void **state)
 	assert_int_equal(fk_box_destroy(rt, "port", NULL), 0);
 }
 
-static char state_dir[] = "/tmp/fk-isolation-XXXXXX";
-
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -516,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),
 	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
+	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
