@@ -600,14 +600,14 @@ static int start_and_ready(fk_tstore *s, fk_tbuild *b, fk_rt *rt, const char *bo
                            size_t cap)
 {
 	fk_proc *sp = NULL;
-	fk_sub *ssub = NULL;
+	fk_sub *ssub = NULL; /* the start command's output, for the build log only */
 	fk_err err = {0};
 	out so = {.s = s, .b = b, .prefix = "start"};
 	if (start) {
 		if (b)
 			fk__build_log(s, b, "info", "Running start command: %s", start);
 		int rc = start_cmd(rt, box, start, c->user, c->workdir, c->envs, c->n_envs, &sp,
-		                   &ssub, &err);
+		                   b ? &ssub : NULL, &err);
 		if (rc < 0) {
 			snprintf(why, cap, "error running start command: %s", err.message);
 			return -1;
@@ -619,46 +619,37 @@ static int start_and_ready(fk_tstore *s, fk_tbuild *b, fk_rt *rt, const char *bo
 			fk__build_log(s, b, "info", "Waiting for the ready command: %s", ready);
 		int64_t deadline = fk_now_ns() / 1000000 + READY_TIMEOUT_MS;
 		for (;;) {
+			/* the start command's output so far goes to the log (never waiting) */
+			fk_event ev = {0};
+			while (ssub && fk_sub_next(ssub, &ev, 0) == 0) {
+				if (ev.type != FK_EV_END)
+					out_feed(&so, ev.type == FK_EV_STDERR, ev.data, ev.len);
+				fk_event_clear(&ev);
+			}
+			int st = 0;
+			if (sp && fk_proc_ended(sp, &st) &&
+			    (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+				char t[64];
+				status_text(st, t, sizeof(t));
+				snprintf(why, cap, "error running start command: %s", t);
+				rc = -1;
+				break;
+			}
 			fk_proc *rp = NULL;
 			fk_sub *rsub = NULL;
 			out ro = {.s = s, .b = NULL, .prefix = "ready"};
-			rc = start_cmd(rt, box, ready, c->user, c->workdir, c->envs, c->n_envs, &rp,
-			               &rsub, &err);
-			int st = -1;
-			if (rc == 0) {
-				/* forward the start command's output meanwhile */
-				while (rc == 0) {
-					fk_event ev = {0};
-					if (ssub && fk_sub_next(ssub, &ev, 0) == 0) {
-						if (ev.type != FK_EV_END)
-							out_feed(&so, ev.type == FK_EV_STDERR,
-							         ev.data, ev.len);
-						else if (!WIFEXITED(ev.wait_status) ||
-						         WEXITSTATUS(ev.wait_status) != 0) {
-							char t[64];
-							status_text(ev.wait_status, t, sizeof(t));
-							snprintf(why, cap,
-							         "error running start command: %s",
-							         t);
-							rc = -1;
-						} else {
-							fk_sub_free(ssub); /* exited 0: fine */
-							ssub = NULL;
-						}
-						fk_event_clear(&ev);
-						continue;
-					}
-					break;
-				}
-				if (rc == 0 &&
-				    wait_cmd(rt, box, rp, rsub, &ro, READY_TIMEOUT_MS, &st) < 0)
-					st = -1;
+			if (start_cmd(rt, box, ready, c->user, c->workdir, c->envs, c->n_envs, &rp,
+			              &rsub, &err) < 0) {
+				snprintf(why, cap, "error running ready command: %s", err.message);
+				rc = -1;
+				break;
 			}
+			st = -1;
+			if (wait_cmd(rt, box, rp, rsub, &ro, READY_TIMEOUT_MS, &st) < 0)
+				st = -1;
 			out_flush(&ro);
 			fk_sub_free(rsub);
 			fk_proc_unref(rp);
-			if (rc < 0)
-				break;
 			if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				break;
 			if (st == -1 || fk_now_ns() / 1000000 > deadline) {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BuildError, Sandbox, Template, waitForProcess } from 'e2b'
+import { BuildError, Sandbox, Template, waitForFile, waitForProcess } from 'e2b'
 import { fakePath, startFake } from './fake.mjs'
 
 const T = { timeout: 120000 }
@@ -157,6 +157,9 @@ describe('template builds', { concurrency: false }, () => {
     // the ready command (pgrep sleep) succeeded before create answered
     const r = await sbx.commands.run('cat /tmp/start-ran; pgrep -x sleep >/dev/null && echo running')
     assert.equal(r.stdout, 'user in /home/user\nrunning\n')
+    // a start command that fails before the ready command succeeds fails the build's finalize
+    const broken = Template().fromBaseImage().setStartCmd('exit 7', waitForFile('/nowhere'))
+    await assert.rejects(build(broken, uniqueName('badstart')), { message: 'error running start command: exit status 7' })
   })
 
   test('FROM a built template keeps its user, workdir, environment and files', T, async () => {
