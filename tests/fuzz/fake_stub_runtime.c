@@ -2,20 +2,25 @@
  * tests/fuzz/fake_stub_runtime.c: runtime.h without sandboxes, for fuzzing
  * fake-e2b's HTTP side in-process (fuzz_fake_http). Boxes are names in a list;
  * files resolve to a normalised absolute path; uploads are counted and dropped;
- * downloads read /dev/null; processes never start (invalid_argument).
+ * downloads read /dev/null; processes never start (invalid_argument); no
+ * directory is watched and no box is committed. The state directory (template
+ * builds keep their files there) is a fresh one under /var/tmp, removed at exit.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dirwatch.h"
 #include "runtime.h"
 
 struct fk_rt {
 	pthread_mutex_t lock;
+	char state_dir[64];
 	char ids[64][64];
 	int frozen[64];
 	size_t n;
@@ -39,11 +44,39 @@ const char *fk_code_name(int code)
 	return code == FK_ENOTFOUND ? "not found" : "error";
 }
 
+static char g_state_dir[64];
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0; /* keep going */
+}
+
+static void remove_state_dir(void)
+{
+	if (g_state_dir[0])
+		nftw(g_state_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 {
 	(void)opts;
-	(void)err;
 	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return fail(err, FK_ENOMEM, "oom");
+	snprintf((*out)->state_dir, sizeof((*out)->state_dir), "/var/tmp/fuzz-fake-XXXXXX");
+	if (!mkdtemp((*out)->state_dir)) {
+		free(*out);
+		*out = NULL;
+		return fail(err, FK_EIO, "mkdtemp");
+	}
+	if (!g_state_dir[0]) {
+		memcpy(g_state_dir, (*out)->state_dir, sizeof(g_state_dir));
+		atexit(remove_state_dir);
+	}
 	pthread_mutex_init(&(*out)->lock, NULL);
 	return 0;
 }
@@ -53,6 +86,11 @@ void fk_rt_free(fk_rt *rt)
 	if (rt)
 		pthread_mutex_destroy(&rt->lock);
 	free(rt);
+}
+
+const char *fk_rt_state_dir(const fk_rt *rt)
+{
+	return rt->state_dir;
 }
 
 bool fk_rt_isolated(const fk_rt *rt)
@@ -249,6 +287,22 @@ int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err
 	return fk_proc_signal(rt, box_id, pid, 0, err);
 }
 
+int fk_proc_resize(fk_rt *rt, const char *box_id, uint32_t pid, uint16_t cols, uint16_t rows,
+                   fk_err *err)
+{
+	(void)cols;
+	(void)rows;
+	return fk_proc_signal(rt, box_id, pid, 0, err);
+}
+
+int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
+{
+	(void)rt;
+	(void)id;
+	(void)layer_dir;
+	return fail(err, FK_EIO, "no layers in the fuzz runtime");
+}
+
 int fk_proc_list(fk_rt *rt, const char *box_id, fk_proc_info **out, size_t *n_out, fk_err *err)
 {
 	(void)rt;
@@ -437,4 +491,43 @@ void fk_entries_free(fk_entry *e, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fk_entry_clear(&e[i]);
 	free(e);
+}
+
+int fk_dirwatch_new(fk_rt *rt, const char *box_id, const char *path, const char *user,
+                    bool recursive, fk_dirwatch **out, char **abs_out, fk_err *err)
+{
+	(void)path;
+	(void)recursive;
+	*out = NULL;
+	if (abs_out)
+		*abs_out = NULL;
+	int rc = box_ok(rt, box_id, user, err);
+	return rc ? rc : fail(err, FK_ENOTFOUND, "no directory is watched in the fuzz runtime");
+}
+
+int fk_dirwatch_next(fk_dirwatch *w, fk_dirwatch_event *ev, int timeout_ms)
+{
+	(void)w;
+	(void)ev;
+	(void)timeout_ms;
+	return FK_ECLOSED;
+}
+
+void fk_dirwatch_wake(fk_dirwatch *w)
+{
+	(void)w;
+}
+
+void fk_dirwatch_event_clear(fk_dirwatch_event *ev)
+{
+	if (!ev)
+		return;
+	free(ev->name);
+	free(ev->path);
+	ev->name = ev->path = NULL;
+}
+
+void fk_dirwatch_free(fk_dirwatch *w)
+{
+	(void)w;
 }
