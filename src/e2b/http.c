@@ -60,10 +60,11 @@ typedef struct http_loop {
 	pthread_mutex_t mu;
 	pthread_cond_t cond; /* a call left the multi (LS_OUT) */
 	pthread_t thread;
-	bool started;                /* under sbx_http.mu */
-	bool failed;                 /* under sbx_http.mu: no thread: HTTPS calls use the pairs */
-	bool stop;                   /* under mu */
-	CURLM *multi;                /* the loop thread's only */
+	bool started; /* under sbx_http.mu */
+	pid_t pid;    /* the process that started the thread (a forked child has none) */
+	bool failed;  /* under sbx_http.mu: no thread: HTTPS calls use the pairs */
+	bool stop;    /* under mu */
+	CURLM *multi; /* the loop thread's only */
 	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
 	CURL *idle[LOOP_IDLE];       /* under mu */
 	size_t nidle;
@@ -859,8 +860,10 @@ static bool loop_ready(sbx_http *h)
 		}
 		L->started = ok;
 		L->failed = !ok;
+		L->pid = getpid();
 	}
-	ok = L->started;
+	/* a child forked after the start has no loop thread: its calls use the pairs */
+	ok = L->started && L->pid == getpid();
 	pthread_mutex_unlock(&h->mu);
 	return ok;
 }
@@ -869,7 +872,9 @@ static void loop_stop(sbx_http *h)
 {
 	http_loop *L = &h->loop;
 
-	if (L->started) {
+	if (L->started && L->pid != getpid()) {
+		L->started = false; /* a forked child: no thread to join; the multi is left */
+	} else if (L->started) {
 		pthread_mutex_lock(&L->mu);
 		L->stop = true;
 		pthread_mutex_unlock(&L->mu);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -526,6 +527,38 @@ static void test_exec__resumes_a_paused_sandbox(void **state)
 	free(s);
 }
 
+/*
+ * A child forked after the provider's first call (over HTTPS: the library's HTTP/2 loop thread
+ * is running in the parent, not in the child) still gets its exec done, on its own
+ * connection; a hang is caught by the child's alarm.
+ */
+static void test_exec__forked_child_uses_the_provider(void **state)
+{
+	h_ctx *h = *state;
+	sbx_exec_result r;
+	int status = 0;
+
+	assert_int_equal(run(h, &r, "echo parent", NULL, NULL), 0);
+	assert_out(&r, "parent\n", "");
+	sbx_exec_result_free(&r);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(60);
+		sbx_error err = {0};
+		int rc = h_exec_opts(h, &r, g_id, "echo child", NULL, NULL, &err);
+		_exit(rc == 0 && r.stdout_len == 6 && memcmp(r.stdout_data, "child\n", 6) == 0 ? 0
+		                                                                               : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* and the parent's loop goes on */
+	assert_int_equal(run(h, &r, "echo again", NULL, NULL), 0);
+	assert_out(&r, "again\n", "");
+	sbx_exec_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +578,7 @@ int main(void)
 	    cmocka_unit_test(test_exec__setsid_children_gone_after_timeout),
 	    cmocka_unit_test(test_exec__reboot_fallback_when_kill_is_ignored),
 	    cmocka_unit_test(test_exec__reboot_fallback_on_abort),
+	    cmocka_unit_test(test_exec__forked_child_uses_the_provider),
 	};
 	return cmocka_run_group_tests_name("integration_exec", tests, setup, teardown);
 }
