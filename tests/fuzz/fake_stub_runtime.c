@@ -303,6 +303,11 @@ int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
 	return fail(err, FK_EIO, "no layers in the fuzz runtime");
 }
 
+int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
+{
+	return fk_box_commit(rt, id, layer_dir, err);
+}
+
 int fk_proc_list(fk_rt *rt, const char *box_id, fk_proc_info **out, size_t *n_out, fk_err *err)
 {
 	(void)rt;
