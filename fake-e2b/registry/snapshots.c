@@ -228,7 +228,8 @@ int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 	fk_ttemplate *t = *pp;
 	int busy = 0;
 	for (fk_tbuild *b = t ? t->builds : NULL; b; b = b->next)
-		busy |= b->has_thread && (b->status == FK_TB_WAITING || b->status == FK_TB_BUILDING);
+		busy |=
+		    b->has_thread && (b->status == FK_TB_WAITING || b->status == FK_TB_BUILDING);
 	if (t && !busy)
 		*pp = t->next;
 	pthread_mutex_unlock(&s->lock);
