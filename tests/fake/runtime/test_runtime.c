@@ -307,6 +307,50 @@ static void test_runtime__commit_and_boot_from_layer(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* fk_box_snapshot copies a box's files (root and /etc layer) while the box stays as it was: its
+ * process runs on, a frozen box stays frozen; a box made from the copy has the files as they
+ * were at the snapshot and none of the processes. */
+static void test_runtime__snapshot_keeps_the_box(void **state)
+{
+	NEED_ISOLATION();
+	box_create("snap-src", false);
+	free(sh("snap-src", "root", "echo before > /srv-note; useradd --no-create-home snapped"));
+	fk_proc *p = start_bg("snap-src", "root", "sleep 600");
+	char layer[4200];
+	snprintf(layer, sizeof(layer), "%s/.test-snap-%d", fk_rt_state_dir(rt), (int)getpid());
+	fk_err err = {0};
+	assert_int_equal(fk_box_snapshot(rt, "snap-src", layer, &err), 0);
+	bool frozen = true;
+	assert_true(fk_box_exists(rt, "snap-src", &frozen));
+	assert_false(frozen);
+	assert_false(fk_proc_ended(p, NULL));
+	free(sh("snap-src", "root", "echo after > /srv-note"));
+	assert_int_equal(fk_box_snapshot(rt, "snap-src", layer, &err), FK_EEXIST);
+	assert_int_equal(fk_box_snapshot(rt, "no-such-box", layer, &err), FK_ENOTFOUND);
+
+	fk_box_options o = {.layer_dir = layer};
+	assert_int_equal(fk_box_create(rt, "snap-a", &o, &err), 0);
+	char *out = sh("snap-a", "root",
+	               "cat /srv-note; id -u snapped >/dev/null && echo user; "
+	               "ps -eo comm= | grep -c '^sleep$' || true");
+	assert_string_equal(out, "before\nuser\n0\n");
+	free(out);
+	/* a paused box is copied and stays paused */
+	assert_int_equal(fk_box_freeze(rt, "snap-src", &err), 0);
+	snprintf(layer + strlen(layer), sizeof(layer) - strlen(layer), "-2");
+	assert_int_equal(fk_box_snapshot(rt, "snap-src", layer, &err), 0);
+	assert_true(fk_box_exists(rt, "snap-src", &frozen));
+	assert_true(frozen);
+	assert_int_equal(fk_box_thaw(rt, "snap-src", &err), 0);
+	assert_false(fk_proc_ended(p, NULL));
+	fk_proc_unref(p);
+	box_destroy("snap-src");
+	box_destroy("snap-a");
+	char cmd[8700];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%.*s'", layer, (int)(strlen(layer) - 2), layer);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_runtime__template_conventions(void **state)
 {
 	NEED_ISOLATION();
@@ -1290,6 +1334,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_runtime__tmp_is_private),
 	    cmocka_unit_test(test_runtime__template_conventions),
 	    cmocka_unit_test(test_runtime__commit_and_boot_from_layer),
+	    cmocka_unit_test(test_runtime__snapshot_keeps_the_box),
 	    cmocka_unit_test(test_runtime__tools_work_inside),
 	    cmocka_unit_test(test_runtime__net_none_has_only_lo),
 	    cmocka_unit_test(test_runtime__freeze_stops_progress_and_thaw_resumes),
