@@ -52,7 +52,10 @@ else
         [d]="--bytes 67108864" [e]="--count 256 --sleep 2" [f]="--count 20" [g]="--bytes 104857600")
 fi
 
+# bench_smoke, bench_smoke_rtt and bench_smoke_pkg may start together (ctest -j2) on a fresh
+# clone: one npm install at a time in bench/node, the others find it done.
 (cd "$here/node"
+ exec 9>"${TMPDIR:-/tmp}/sandbox-e2b-bench-npm.lock" && flock 9
  want=$(node -p "require('./package.json').dependencies.e2b")
  have=$(node -p "try{require('./node_modules/e2b/package.json').version}catch{''}" 2>/dev/null || true)
  [ "$have" = "$want" ] || npm install --no-audit --no-fund --loglevel=error >&2)
