@@ -238,6 +238,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(r);
 }
 
+/* Connections one client address may hold at once: half of the total, so a flood from one
+ * address leaves room for every other client (MHD closes the excess as it accepts it), and above
+ * the flood rule's 1,000 idle connections, so that rule still sheds one address's flood. */
+#define FK_HTTP_PER_CLIENT 2000
+
 int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *hooks,
                   unsigned *port_out)
 {
@@ -271,6 +276,7 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 	    (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
 	    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)FK_HTTP_PER_CLIENT,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)0, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 	    tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,

@@ -59,18 +59,31 @@ static int down(void **state)
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-static int tcp_connect(unsigned port, int nonblock)
+/* A connection to the server from loopback address 127.0.0.`src` (0: the kernel's choice,
+ * 127.0.0.1). */
+static int tcp_connect_from(unsigned port, int nonblock, unsigned src)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0)
 		return -1;
+	struct sockaddr_in me = {.sin_family = AF_INET};
+	me.sin_addr.s_addr = htonl(0x7f000000u | src);
+	if (src && bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int tcp_connect(unsigned port, int nonblock)
+{
+	return tcp_connect_from(port, nonblock, 0);
 }
 
 /* ms until the server closes fd (read returns 0 or an error), -1 after `max_ms`. */
@@ -203,6 +216,43 @@ static void test_limits__burst_of_500_slow_connections_is_not_a_flood(void **sta
 	assert_int_equal(answered, N);
 }
 
+/* The per-client cap: one address flooding the server with half-open connections holds at most
+ * 2,000 of its 4,000, so a client from another address is answered at its first try. */
+static void test_limits__one_client_cannot_take_every_connection(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < N + 256)
+		skip();
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	fks s;
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	int *fds = malloc(N * sizeof(int));
+	int opened = 0;
+	for (int i = 0; i < N; i++)
+		if ((fds[i] = tcp_connect_from(s.port, 1, 2)) >= 0) /* from 127.0.0.2 */
+			opened++;
+	assert_true(opened > N / 2);
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	long t0 = now_ms();
+	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0); /* from 127.0.0.1 */
+	long took = now_ms() - t0;
+	assert_int_equal(r->curl_rc, 0);
+	assert_int_equal(r->status, 200);
+	print_message("other client answered in %ld ms beside %d connections from one address\n",
+	              took, opened);
+	fkr_free(r);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 /* ---- request limits ------------------------------------------------------------------------- */
 
 static void test_limits__upload_over_the_cap_is_413(void **state)
@@ -332,6 +382,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_limits__idle_and_slow_header_connections_are_closed),
 	    cmocka_unit_test(test_limits__10000_half_open_connections_do_not_stop_a_client),
 	    cmocka_unit_test(test_limits__burst_of_500_slow_connections_is_not_a_flood),
+	    cmocka_unit_test(test_limits__one_client_cannot_take_every_connection),
 	    cmocka_unit_test(test_limits__upload_over_the_cap_is_413),
 	    cmocka_unit_test(test_limits__nul_in_path_is_400),
 	    cmocka_unit_test(test_limits__content_disposition_quotes_the_name),
