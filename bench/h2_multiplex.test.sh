@@ -33,7 +33,10 @@ printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext
 openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
   -out srv.pem >/dev/null 2>&1
 mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
-"$fake" --port 0 --quiet --api-key e2b_bench >fake.out 2>fake.err &
+# each output file exists before its child opens it: the redirection happens in the child,
+# which the polling loop may outrun (sed on a missing file ends the script under set -e)
+: >fake.out
+"$fake" --port 0 --quiet --api-key e2b_bench >>fake.out 2>fake.err &
 fakepid=$!
 url=
 for _ in $(seq 300); do
@@ -51,7 +54,8 @@ fails=0
 run() {
   local name=$1 want=$2 port= got
   shift 2
-  node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key "$@" >relay.out 2>&1 &
+  : >relay.out
+  node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key "$@" >>relay.out 2>&1 &
   relaypid=$!
   for _ in $(seq 100); do
     port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' relay.out)

@@ -169,7 +169,8 @@ else
     tlsargs=()
     [ $tls = 1 ] && tlsargs=(--tls-cert "$work/srv.pem" --tls-key "$work/srv.key")
     [ $tls = 1 ] && [ $h2 = 1 ] && tlsargs+=(--h2)
-    node "$here/relay.mjs" --target "$hostport" --rtt "$rtt" "${tlsargs[@]}" >"$work/relay.out" 2>"$work/relay.err" &
+    : >"$work/relay.out" # exists before the child opens it, as fake.out above
+    node "$here/relay.mjs" --target "$hostport" --rtt "$rtt" "${tlsargs[@]}" >>"$work/relay.out" 2>"$work/relay.err" &
     relaypid=$!
     port=
     for _ in $(seq 100); do

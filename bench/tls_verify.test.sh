@@ -34,7 +34,8 @@ done
 [ -n "$url" ] || { echo "fake-e2b did not start"; exit 1; }
 hp=${url#http://}
 hp=${hp%%/*}
-node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key >relay.out 2>&1 &
+: >relay.out # exists before the child opens it (the loop may outrun it)
+node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key >>relay.out 2>&1 &
 relaypid=$!
 port=
 for _ in $(seq 100); do
