@@ -16,8 +16,8 @@
  * A call's thread still runs its own on_data callback: the loop thread only
  * queues the bytes (pausing the transfer past SBX_HTTP_INBOX_HIGH) and wakes
  * the call's eventfd; the caller's thread waits on that eventfd, its abort
- * signal and its deadline. Streamed uploads (upload_fn, the caller's code)
- * stay on the pairs.
+ * signal and its deadline. File uploads (from memory or the caller's code)
+ * stay on the pairs, on HTTP/1.1.
  */
 #include "e2b/http.h"
 
@@ -799,8 +799,7 @@ static void *loop_main(void *arg)
 		}
 		for (c = admit; c; c = admit) {
 			admit = c->anext;
-			/* an upload opens an HTTP/1.1 connection of its own: no one waits for it */
-			c->origin = c->req.upload_part ? NULL : origin_of(L, c->req.url);
+			c->origin = origin_of(L, c->req.url);
 			loop_admit(L, c);
 		}
 		(void)curl_multi_perform(L->multi, &running);
@@ -1119,12 +1118,12 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, c->h->cainfo);
 		rc |= curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
-	if (c->looped && r->upload_part) {
+	if (r->upload_part) {
 		/*
-		 * A file upload goes on an HTTP/1.1 connection of its own: over HTTP/2 it
-		 * moves one flow-control window per round trip (64 KiB by default) and curl
-		 * 7.88 spins while the window is shut (16 MiB at RTT 20 ms: 24 s and 3.5 s of
-		 * CPU against 2.8 s and 0.08 s over HTTP/1.1).
+		 * A file upload goes on an HTTP/1.1 connection: over HTTP/2 it moves one
+		 * flow-control window per round trip (64 KiB by default) and curl 7.88 spins
+		 * while the window is shut (16 MiB at RTT 20 ms: 24 s and 3.5 s of CPU against
+		 * 2.8 s and 0.08 s over HTTP/1.1).
 		 */
 		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	} else if (c->looped) {
@@ -1181,10 +1180,15 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 	return 0;
 }
 
-/* An HTTPS call whose bytes come from memory goes through the loop. */
+/*
+ * An HTTPS call without a file upload goes through the loop. Uploads (from memory or streamed)
+ * run on their own handle in the caller's thread, on HTTP/1.1: they gain nothing from
+ * multiplexing, and an HTTP/1.1 upload in the loop's multi beside HTTP/2 transfers crashed
+ * curl 7.88 twice in 45 loaded bench rounds (SIGSEGV in curl_multi_perform).
+ */
 static bool call_loops(sbx_http *h, const sbx_http_req *req)
 {
-	return strncmp(req->url, "https:", 6) == 0 && !req->upload_fn && loop_ready(h);
+	return strncmp(req->url, "https:", 6) == 0 && !req->upload_part && loop_ready(h);
 }
 
 /* A loop call's own state: its eventfd, its queues, an easy handle. */
