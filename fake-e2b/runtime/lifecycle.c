@@ -108,10 +108,14 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 	fk_box *b = fk__box_new(rt, id, opts);
 	if (!b)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	/* the life lock before the table's: every path takes them in that order (box_userns takes
+	 * rt->lock under the life lock); nobody else sees the box before it is in the table */
+	pthread_rwlock_wrlock(&b->life);
 	pthread_mutex_lock(&rt->lock);
 	for (fk_box *o = rt->boxes; o; o = o->next) {
 		if (!strcmp(o->id, id)) {
 			pthread_mutex_unlock(&rt->lock);
+			pthread_rwlock_unlock(&b->life);
 			fk__box_free(b);
 			return fk__fail(err, FK_EEXIST, 0, "sandbox %s already exists", id);
 		}
@@ -119,7 +123,6 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 	b->next = rt->boxes;
 	rt->boxes = b;
 	b->refs++; /* ours until the end of this function */
-	pthread_rwlock_wrlock(&b->life);
 	pthread_mutex_unlock(&rt->lock);
 
 	int rc = fk__backend_box_prepare(b, err);
