@@ -77,5 +77,9 @@ bool fk__tstore_name_ok(const char *s, size_t n);
 bool fk__tstore_tag_ok(const char *s);
 void fk__tstore_random_id(char out[21]);
 void fk__tstore_random_uuid(char out[37]);
+/* rm -rf of a layer or store directory, never following a symlink; NULL or "" does nothing. */
+void fk__tstore_rm_tree(const char *dir);
+/* Frees an unlinked template and its builds (their threads joined, their layers left alone). */
+void fk__ttemplate_free(struct fk_ttemplate *t);
 
 #endif

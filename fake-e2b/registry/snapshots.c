@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,22 +19,6 @@
 #include "template.h"
 
 typedef struct fk_ttemplate fk_ttemplate;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-/* rm -rf (no symlink is followed). */
-static void rm_tree(const char *path)
-{
-	if (path && *path)
-		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
 
 static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -154,7 +137,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	if (!t || !boot.template_id || !tv) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(tv);
-		rm_tree(layer);
+		fk__tstore_rm_tree(layer);
 		fk_tboot_clear(&boot);
 		json_decref(b->logs);
 		free(b);
@@ -239,23 +222,12 @@ int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 		return fail_msg(msg, cap, FK_T_CONFLICT, "template '%s' has a build in progress",
 		                ident);
 	/* unlinked: nobody finds it now; a sandbox made from it has its own copy of the files */
-	while (t->builds) {
-		fk_tbuild *b = t->builds;
-		t->builds = b->next;
+	for (fk_tbuild *b = t->builds; b; b = b->next) {
 		if (b->has_thread)
 			pthread_join(b->thread, NULL); /* finished: it set the status last */
-		rm_tree(b->boot.layer);
-		json_decref(b->logs);
-		json_decref(b->spec);
-		free(b->reason);
-		free(b->reason_step);
-		fk_tboot_clear(&b->boot);
-		free(b);
+		fk__tstore_rm_tree(b->boot.layer);
 	}
-	json_decref(t->tags);
-	free(t->name);
-	free(t->snapshot_of);
-	free(t);
+	fk__ttemplate_free(t);
 	return FK_T_OK;
 }
 
@@ -288,6 +260,6 @@ int fk_tstore_fork_layer(fk_tstore *s, const char *template_ref,
 
 void fk_tstore_fork_layer_drop(fk_tboot *boot)
 {
-	rm_tree(boot->layer);
+	fk__tstore_rm_tree(boot->layer);
 	fk_tboot_clear(boot);
 }

@@ -103,10 +103,28 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* rm -rf (never following a symlink: a layer holds whatever a sandbox left). */
-static void rm_tree(const char *dir)
+void fk__tstore_rm_tree(const char *dir)
 {
-	if (dir)
+	if (dir && *dir)
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+void fk__ttemplate_free(struct fk_ttemplate *t)
+{
+	while (t->builds) {
+		fk_tbuild *b = t->builds;
+		t->builds = b->next;
+		json_decref(b->logs);
+		json_decref(b->spec);
+		free(b->reason);
+		free(b->reason_step);
+		fk_tboot_clear(&b->boot);
+		free(b);
+	}
+	json_decref(t->tags);
+	free(t->name);
+	free(t->snapshot_of);
+	free(t);
 }
 
 int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
@@ -125,8 +143,8 @@ int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
 	if (asprintf(&s->files_dir, "%s/.template-files", st) < 0)
 		s->files_dir = NULL;
 	/* templates live as long as the server: what an earlier run left is no one's */
-	rm_tree(s->layers_dir);
-	rm_tree(s->files_dir);
+	fk__tstore_rm_tree(s->layers_dir);
+	fk__tstore_rm_tree(s->files_dir);
 	if (!s->layers_dir || !s->files_dir ||
 	    (mkdir(s->layers_dir, 0700) < 0 && errno != EEXIST) ||
 	    (mkdir(s->files_dir, 0700) < 0 && errno != EEXIST)) {
@@ -178,23 +196,10 @@ void fk_tstore_free(fk_tstore *s)
 	while (s->list) {
 		fk_ttemplate *t = s->list;
 		s->list = t->next;
-		while (t->builds) {
-			fk_tbuild *b = t->builds;
-			t->builds = b->next;
-			json_decref(b->logs);
-			json_decref(b->spec);
-			free(b->reason);
-			free(b->reason_step);
-			fk_tboot_clear(&b->boot);
-			free(b);
-		}
-		json_decref(t->tags);
-		free(t->name);
-		free(t->snapshot_of);
-		free(t);
+		fk__ttemplate_free(t);
 	}
-	rm_tree(s->layers_dir);
-	rm_tree(s->files_dir);
+	fk__tstore_rm_tree(s->layers_dir);
+	fk__tstore_rm_tree(s->files_dir);
 	for (size_t i = 0; i < 2 * s->n_images; i++)
 		free(s->images[i]);
 	free(s->images);
