@@ -578,9 +578,21 @@ static int run_stat(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	return finish(rc, &err, rc < 0 ? NULL : cli_shape_stat(a->path, &st), out, f);
 }
 
+/* initialize: the new config, then what the server is and has (dispatch.c runs it alone). */
 static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
-	return serve_configure(c->srv, a->config, a->envd_url, a->log_mode, a->log_min, out, f);
+	json_t *r;
+
+	if (serve_configure(c->srv, a->config, a->envd_url, a->log_mode, a->log_min, f) < 0)
+		return -1;
+	r = json_pack("{s:s,s:s,s:i,s:o}", "server", "sandbox-e2b", "version", sbx_version(),
+	              "protocol", SERVE_PROTOCOL_VERSION, "methods", serve_method_names());
+	if (!r || serve_server_describe(c->srv, r) < 0) {
+		json_decref(r);
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	*out = r;
+	return 0;
 }
 
 /* ---- list, info, list_dir ------------------------------------------------------------------- */

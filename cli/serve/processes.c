@@ -126,6 +126,16 @@ void serve_proc_forget(serve_proc *p)
 		serve_proc_put(p); /* the table's reference */
 }
 
+bool serve_proc_any(serve_server *s)
+{
+	bool any;
+
+	pthread_mutex_lock(serve_lock_of(s));
+	any = *serve_procs_of(s) != NULL;
+	pthread_mutex_unlock(serve_lock_of(s));
+	return any;
+}
+
 sbx_process *serve_proc_handle(serve_proc *p)
 {
 	return p->h;

@@ -2,11 +2,14 @@
  * cli/serve/serve.h: `sandbox-e2b serve`, the contract as JSON-RPC 2.0 over
  * stdio (bindings/protocol/methods.md), shared between its files.
  *
- * Floors: dispatch.c (ids, the in-flight table, a worker per call, cancel)
- * → methods.c (params → typed args, one handler per method, results) →
- * events.c (output and log notifications) → wire.c (lines in, one writer
- * out) → the library and jansson. Nothing here prints human text to stdout:
- * stdout carries only JSON-RPC messages, one per line.
+ * Floors, each file calling only the ones below it: dispatch.c (requests,
+ * ids, the in-flight table, a worker per call, cancel, shutdown) → methods.c
+ * (params → typed args, one handler per method, results) → processes.c (the
+ * background commands started here) → server.c (the writer, the provider and
+ * its config, the logger) → events.c (output and log notifications) → wire.c
+ * (lines in, one writer out) and fail.c (a call's failure and its error
+ * object) → the library and jansson. Nothing here prints human text to
+ * stdout: stdout carries only JSON-RPC messages, one per line.
  */
 #ifndef SBX_CLI_SERVE_H
 #define SBX_CLI_SERVE_H
@@ -88,7 +91,7 @@ void wire_writer_free(serve_writer *w);
 /* Write `msg` as one line (compact JSON + '\n'), whole, under the writer's lock. Steals msg. */
 int wire_send(serve_writer *w, json_t *msg);
 
-/* ---- the failure of one call ----------------------------------------------------- */
+/* ---- fail.c: the failure of one call ---------------------------------------------- */
 
 typedef struct serve_fail {
 	int rpc_code;      /* a RPC_* code */
@@ -103,6 +106,33 @@ int serve_failf(serve_fail *f, int rpc_code, const char *fmt, ...)
 const char *serve_code_name(int code);
 /* The error object of a JSON-RPC response for f (NULL on OOM). */
 json_t *serve_error_object(const serve_fail *f);
+
+/* ---- server.c: what every call shares ------------------------------------------------ */
+
+typedef struct serve_server serve_server;
+/*
+ * A background command's handle (processes.c), kept by (sandbox id, pid) from
+ * `exec {"background": true}` until a `wait` saw it end, or shutdown (which
+ * kills it). Reference-counted: calls hold it while they use it.
+ */
+typedef struct serve_proc serve_proc;
+
+/* The server for o (max_line set); its config refused is reported, not fatal. 0 or -1 (OOM). */
+int serve_server_new(serve_server **out, const serve_options *o);
+/* Free the server (no call running, no background command left). */
+void serve_server_free(serve_server *s);
+/* Replace the config, envd URL and log settings (initialize); 0 or -1 with f filled. */
+int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
+                    int log_min, serve_fail *f);
+/* Add initialize's concurrent_exec, max_line_bytes, configured and config to into; -1 on OOM. */
+int serve_server_describe(serve_server *s, json_t *into);
+/* The provider (NULL: not configured yet); why the CLI's config was refused ("" if not). */
+sbx_provider *serve_provider_of(serve_server *s);
+const char *serve_config_error(serve_server *s);
+serve_writer *serve_writer_of(serve_server *s);
+/* The background commands' list head and its lock, for processes.c. */
+serve_proc **serve_procs_of(serve_server *s);
+pthread_mutex_t *serve_lock_of(serve_server *s);
 
 /* ---- methods.c: params, handlers, results ----------------------------------------- */
 
@@ -130,7 +160,16 @@ typedef struct serve_args {
 	int log_min; /* initialize: the lowest level sent (sbx_log_level), -1: unchanged */
 } serve_args;
 
-struct serve_call;
+/* One call as its handler sees it (dispatch.c keeps the rest). */
+typedef struct serve_call {
+	serve_server *srv;
+	json_t *id; /* the request id (a reference) */
+	json_t *params;
+	const struct serve_method *method; /* its parse and run */
+	serve_args args;
+	sbx_signal *sig;    /* aborted by $/cancelRequest or shutdown */
+	sbx_provider *prov; /* the provider when the call started (a reference) */
+} serve_call;
 
 typedef struct serve_method {
 	const char *name;
@@ -138,7 +177,7 @@ typedef struct serve_method {
 	 * field). */
 	int (*parse)(json_t *params, serve_args *a, serve_fail *f);
 	/* Run the call; 0 with *result set, or -1 with f filled. */
-	int (*run)(struct serve_call *c, const serve_args *a, json_t **result, serve_fail *f);
+	int (*run)(serve_call *c, const serve_args *a, json_t **result, serve_fail *f);
 	bool needs_provider;
 } serve_method;
 
@@ -149,21 +188,7 @@ json_t *serve_method_names(void);
 /* Free what parse() allocated in a (not a itself). */
 void serve_args_free(serve_args *a);
 
-/* ---- dispatch.c: the server and its calls ------------------------------------------ */
-
-typedef struct serve_server serve_server;
-
-typedef struct serve_call {
-	serve_server *srv;
-	json_t *msg; /* the whole request, owned by the call (its threads alone touch it) */
-	json_t *id;  /* the request id (a reference) */
-	json_t *params;
-	const serve_method *method;
-	serve_args args;
-	sbx_signal *sig;         /* aborted by $/cancelRequest or shutdown */
-	sbx_provider *prov;      /* the provider when the call started (a reference) */
-	struct serve_call *next; /* the in-flight list */
-} serve_call;
+/* ---- dispatch.c: the server's loop and its calls ------------------------------------ */
 
 /*
  * A parsed request line. kind: 0 a call (method set), 1 a notification, -1 an
@@ -182,19 +207,7 @@ typedef struct serve_request {
 void serve_request_parse(serve_request *rq, const char *line, size_t len);
 void serve_request_free(serve_request *rq);
 
-/* Replace the server's config (initialize); 0 or -1 with f filled. */
-int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
-                    int log_min, json_t **result, serve_fail *f);
-serve_writer *serve_writer_of(serve_server *s);
-
 /* ---- processes.c: the background commands this server started ----------------------- */
-
-/*
- * A background command's handle, kept by (sandbox id, pid) from `exec
- * {"background": true}` until a `wait` saw it end, or shutdown (which kills
- * it). Reference-counted: calls hold it while they use it.
- */
-typedef struct serve_proc serve_proc;
 
 /* Start `command` in the background (a->...); on 0 *out is held once (serve_proc_put). */
 int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_error *err);
@@ -207,9 +220,8 @@ void serve_proc_forget(serve_proc *p);
 sbx_process *serve_proc_handle(serve_proc *p);
 /* Shutdown: kill and free every remembered command (no call may be running). */
 void serve_proc_shutdown(serve_server *s);
-/* The server's list head and lock, for processes.c. */
-serve_proc **serve_procs_of(serve_server *s);
-pthread_mutex_t *serve_lock_of(serve_server *s);
+/* Whether any command is remembered (initialize waits until none is). */
+bool serve_proc_any(serve_server *s);
 
 /* ---- events.c: notifications ------------------------------------------------------- */
 
