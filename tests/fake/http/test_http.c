@@ -28,105 +28,48 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
+#include "connect_frame.h"
+#include "fkserver.h"
+
 #define KEY "e2b_http_test"
 
 static const char *g_bin;
 static long g_timeout_ms = 60000; /* per request */
 static CURLcode g_curl_rc;        /* of the last request */
 static int g_allow_curl_error;
-static pid_t g_pid = -1;
-static char g_url[64];
-static char g_dir[64];
+static fks g_srv; /* --api-key KEY --quiet */
 
 /* ---- the server ------------------------------------------------------------------------ */
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 static int server_start(void **state)
 {
 	(void)state;
-	char portfile[128], out[128], sdir[128];
-	snprintf(g_dir, sizeof(g_dir), "/tmp/fk-http-XXXXXX");
-	if (!mkdtemp(g_dir))
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	char portfile[128];
+	unsigned port = 0;
+
+	if (fks_up(&g_srv, g_bin, flags) < 0)
 		return -1;
-	snprintf(portfile, sizeof(portfile), "%s/port", g_dir);
-	snprintf(out, sizeof(out), "%s/out", g_dir);
-	snprintf(sdir, sizeof(sdir), "%s/state", g_dir);
-	pid_t parent = getpid();
-	g_pid = fork();
-	if (g_pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		execl(g_bin, g_bin, "--port", "0", "--port-file", portfile, "--state-dir", sdir,
-		      "--api-key", KEY, "--quiet", (char *)NULL);
-		_exit(127);
+	/* the port file names the port it listens on */
+	snprintf(portfile, sizeof(portfile), "%s/port", g_srv.dir);
+	FILE *pf = fopen(portfile, "r");
+	if (!pf || fscanf(pf, "%u", &port) != 1 || port != g_srv.port) {
+		fprintf(stderr, "port file %s does not say %u\n", portfile, g_srv.port);
+		if (pf)
+			fclose(pf);
+		return -1;
 	}
-	for (long deadline = now_ms() + 30000; now_ms() < deadline; sleep_ms(20)) {
-		FILE *f = fopen(out, "r");
-		char line[128] = "";
-		if (f) {
-			if (!fgets(line, sizeof(line), f))
-				line[0] = '\0';
-			fclose(f);
-		}
-		unsigned port = 0;
-		if (sscanf(line, "fake-e2b listening on http://127.0.0.1:%u", &port) == 1) {
-			FILE *pf = fopen(portfile, "r");
-			unsigned p2 = 0;
-			if (pf) {
-				if (fscanf(pf, "%u", &p2) != 1)
-					p2 = 0;
-				fclose(pf);
-			}
-			if (p2 != port)
-				return -1;
-			snprintf(g_url, sizeof(g_url), "http://127.0.0.1:%u", port);
-			return 0;
-		}
-		int st;
-		if (waitpid(g_pid, &st, WNOHANG) == g_pid)
-			return -1;
-	}
-	return -1;
+	fclose(pf);
+	return 0;
 }
 
 static int server_stop(void **state)
 {
 	(void)state;
-	int st = 0;
-	if (g_pid <= 0)
-		return 0;
-	kill(g_pid, SIGTERM);
-	long deadline = now_ms() + 30000;
-	pid_t r;
-	while ((r = waitpid(g_pid, &st, WNOHANG)) == 0 && now_ms() < deadline)
-		sleep_ms(20);
-	if (r == 0) {
-		kill(g_pid, SIGKILL);
-		waitpid(g_pid, &st, 0);
-		fprintf(stderr, "fake-e2b did not stop on SIGTERM\n");
-		return -1;
-	}
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", g_dir);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "fake-e2b exit status %d\n", st);
+	if (fks_stop(&g_srv) != 0) {
+		fprintf(stderr, "fake-e2b did not exit 0 on SIGTERM (status %d)\n",
+		        g_srv.exit_status);
 		return -1;
 	}
 	return 0;
@@ -198,7 +141,7 @@ static resp *http_raw(const char *method, const char *path, const char *ctype, c
 	resp *r = calloc(1, sizeof(*r));
 	CURL *c = curl_easy_init();
 	char url[1024];
-	snprintf(url, sizeof(url), "%s%s", g_url, path);
+	snprintf(url, sizeof(url), "%s%s", g_srv.url, path);
 	struct curl_slist *h = NULL;
 	int auth = 1;
 	for (const char *const *p = headers; p && *p; p++) {
@@ -561,7 +504,7 @@ static void test_control__template_build_requests(void **state)
 			break;
 		}
 		resp_free(r);
-		sleep_ms(25);
+		fk_sleep_ms(25);
 	}
 	assert_non_null(st);
 	assert_string_equal(json_string_value(json_object_get(st, "status")), "error");
@@ -764,7 +707,7 @@ static int wait_state(const char *id, const char *want, long within_ms)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "/sandboxes/%s", id);
-	for (long deadline = now_ms() + within_ms; now_ms() < deadline; sleep_ms(100)) {
+	for (long deadline = fk_mono_ms() + within_ms; fk_mono_ms() < deadline; fk_sleep_ms(100)) {
 		resp *r = http("GET", path, NULL);
 		int hit =
 		    want ? r->status == 200 &&
@@ -895,8 +838,8 @@ static void test_admin__request_log_arrival_order(void **state)
 	/* the slow request, in the background */
 	CURLM *m = curl_multi_init();
 	CURL *c = curl_easy_init();
-	char url[160];
-	snprintf(url, sizeof(url), "%s/sandboxes/islowslowslowslowslow0", g_url);
+	char url[320];
+	snprintf(url, sizeof(url), "%s/sandboxes/islowslowslowslowslow0", g_srv.url);
 	struct curl_slist *h = curl_slist_append(NULL, "X-API-Key: " KEY);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
@@ -906,7 +849,7 @@ static void test_admin__request_log_arrival_order(void **state)
 	curl_multi_add_handle(m, c);
 	int running = 1;
 	/* it has arrived once its one-shot rule is used up */
-	for (long deadline = now_ms() + 30000;;) {
+	for (long deadline = fk_mono_ms() + 30000;;) {
 		curl_multi_perform(m, &running);
 		curl_multi_poll(m, NULL, 0, 20, NULL);
 		r = http("GET", "/_fake/faults", NULL);
@@ -914,7 +857,7 @@ static void test_admin__request_log_arrival_order(void **state)
 		resp_free(r);
 		if (n == 0)
 			break;
-		assert_true(now_ms() < deadline);
+		assert_true(fk_mono_ms() < deadline);
 	}
 	r = http("GET", "/sandboxes/ifastfastfastfastfast0", NULL);
 	assert_int_equal(r->status, 404);
@@ -981,18 +924,12 @@ static resp *rpc(envd_ctx *e, const char *method, const char *json_body)
 static json_t *stream(envd_ctx *e, const char *method, const char *json_body, long *status,
                       const char *extra_header)
 {
-	size_t n = strlen(json_body);
-	unsigned char *frame = malloc(n + 5);
-	frame[0] = 0;
-	frame[1] = (unsigned char)(n >> 24);
-	frame[2] = (unsigned char)(n >> 16);
-	frame[3] = (unsigned char)(n >> 8);
-	frame[4] = (unsigned char)n;
-	memcpy(frame + 5, json_body, n);
+	size_t flen;
+	unsigned char *frame = connect_frame(json_body, strlen(json_body), &flen);
 	const char *h[] = {"-", e->hid, e->htok, "Connect-Protocol-Version: 1", extra_header, NULL};
 	char path[128];
 	snprintf(path, sizeof(path), "/%s", method);
-	resp *r = http_raw("POST", path, "application/connect+json", frame, n + 5, h, NULL);
+	resp *r = http_raw("POST", path, "application/connect+json", frame, flen, h, NULL);
 	free(frame);
 	*status = r->status;
 	json_t *out = json_array();
@@ -1402,7 +1339,8 @@ static void test_envd__stream_faults(void **state)
 	json_decref(f);
 	g_timeout_ms = 60000;
 	int gone = 0;
-	for (long deadline = now_ms() + 20000; !gone && now_ms() < deadline; sleep_ms(100)) {
+	for (long deadline = fk_mono_ms() + 20000; !gone && fk_mono_ms() < deadline;
+	     fk_sleep_ms(100)) {
 		resp *r = rpc(&e, "process.Process/List", "{}");
 		gone = r->status == 200 && !strstr(r->body, "\"31\"");
 		resp_free(r);
@@ -1448,8 +1386,8 @@ static void mstream_begin(CURLM *m, mstream *s, envd_ctx *e, const char *json_bo
 	s->h = curl_slist_append(s->h, "Content-Type: application/connect+json");
 	s->h = curl_slist_append(s->h, "Keepalive-Ping-Interval: 1");
 	s->h = curl_slist_append(s->h, "Expect:");
-	char url[128];
-	snprintf(url, sizeof(url), "%s/process.Process/Start", g_url);
+	char url[320];
+	snprintf(url, sizeof(url), "%s/process.Process/Start", g_srv.url);
 	s->c = curl_easy_init();
 	curl_easy_setopt(s->c, CURLOPT_URL, url);
 	curl_easy_setopt(s->c, CURLOPT_POSTFIELDS, s->req);
@@ -1475,8 +1413,8 @@ static void mstream_end(CURLM *m, mstream *s)
 static int multi_pump(CURLM *m, long ms, int until_done)
 {
 	int running = 1, done = 0;
-	long deadline = now_ms() + ms;
-	while (now_ms() < deadline) {
+	long deadline = fk_mono_ms() + ms;
+	while (fk_mono_ms() < deadline) {
 		curl_multi_perform(m, &running);
 		CURLMsg *msg;
 		int left;
@@ -1522,7 +1460,7 @@ static void test_envd__kill_ignored_survives_signal_until_pause(void **state)
 	mstream s;
 	mstream_begin(m, &s, &e, "{\"process\":{\"cmd\":\"/bin/sleep\",\"args\":[\"60\"]}}");
 	uint32_t pid = 0;
-	for (long deadline = now_ms() + 20000; !pid && now_ms() < deadline;) {
+	for (long deadline = fk_mono_ms() + 20000; !pid && fk_mono_ms() < deadline;) {
 		multi_pump(m, 50, 1);
 		pid = mstream_pid(&s);
 	}
@@ -1563,7 +1501,7 @@ static void test_envd__300_concurrent_streams(void **state)
 		              "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"sleep 2; echo "
 		              "ok\"]}}");
 	int done = 0;
-	for (long deadline = now_ms() + 400000; done < N && now_ms() < deadline;)
+	for (long deadline = fk_mono_ms() + 400000; done < N && fk_mono_ms() < deadline;)
 		done += multi_pump(m, 1000, N - done);
 	/* checked after every handle is freed: a failure leaks nothing */
 	int first_bad = -1, bad = 0, bad_rc = 0;
@@ -1591,15 +1529,15 @@ static void test_envd__300_concurrent_streams(void **state)
 	mstream_begin(m, &one, &e,
 	              "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"sleep 1; echo done > "
 	              "/tmp/after\"]}}");
-	for (long deadline = now_ms() + 20000; !mstream_pid(&one) && now_ms() < deadline;)
+	for (long deadline = fk_mono_ms() + 20000; !mstream_pid(&one) && fk_mono_ms() < deadline;)
 		multi_pump(m, 50, 1);
 	uint32_t pid = mstream_pid(&one);
 	mstream_end(m, &one);
 	curl_multi_cleanup(m);
 	const char *h[] = {"-", e.hid, e.htok, NULL};
 	int found = 0;
-	for (long deadline = now_ms() + 20000; pid && !found && now_ms() < deadline;
-	     sleep_ms(100)) {
+	for (long deadline = fk_mono_ms() + 20000; pid && !found && fk_mono_ms() < deadline;
+	     fk_sleep_ms(100)) {
 		resp *r = http_raw("GET", "/files?path=/tmp/after", NULL, NULL, 0, h, NULL);
 		found = r->status == 200 && r->len == 5 && !memcmp(r->body, "done\n", 5);
 		resp_free(r);
@@ -1611,11 +1549,8 @@ static void test_envd__300_concurrent_streams(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s /path/to/fake-e2b\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {

@@ -5,6 +5,8 @@
  * the machine. Runs against the runtime library directly, as root; skips without isolation.
  */
 #define _GNU_SOURCE
+#include "box_run.h"
+#include "clock.h"
 #include "runtime.h"
 
 #include <arpa/inet.h>
@@ -29,91 +31,11 @@
 
 static fk_rt *rt;
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-#define NEED_ISOLATION()                                                                           \
-	do {                                                                                       \
-		if (!fk_rt_isolated(rt)) {                                                         \
-			fprintf(stderr, "SKIP: needs root, namespaces and cgroups\n");             \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-typedef struct result {
-	char *out;
-	size_t out_len;
-	int status;
-} result;
-
-static void append(char **buf, size_t *len, const unsigned char *d, size_t n)
-{
-	*buf = realloc(*buf, *len + n + 1);
-	assert_non_null(*buf);
-	memcpy(*buf + *len, d, n);
-	*len += n;
-	(*buf)[*len] = 0;
-}
-
-/* bash -c <script> as `user`, stdout and stderr together; the exit status in r->status. */
-static int run(const char *box, const char *user, result *r, const char *fmt, ...)
-{
-	char *script;
-	va_list ap;
-	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
-	va_end(ap);
-	const char *args[] = {"-c", script};
-	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
-	fk_proc *p;
-	fk_sub *s;
-	fk_err err = {0};
-	memset(r, 0, sizeof(*r));
-	append(&r->out, &r->out_len, (const unsigned char *)"", 0);
-	int rc = fk_proc_start(rt, box, &spec, &p, &s, &err);
-	free(script);
-	if (rc < 0) {
-		fprintf(stderr, "start in %s failed: %s\n", box, err.message);
-		return rc;
-	}
-	int64_t deadline = now_ms() + 120000;
-	for (;;) {
-		fk_event ev;
-		rc = fk_sub_next(s, &ev, 1000);
-		if (rc == FK_ETIMEOUT) {
-			assert_true(now_ms() < deadline);
-			continue;
-		}
-		assert_int_equal(rc, 0);
-		if (ev.type == FK_EV_END) {
-			r->status = ev.wait_status;
-			fk_event_clear(&ev);
-			break;
-		}
-		append(&r->out, &r->out_len, ev.data, ev.len);
-		fk_event_clear(&ev);
-	}
-	fk_sub_free(s);
-	fk_proc_unref(p);
-	return 0;
-}
-
-/* run() that must exit 0; returns the output (caller frees). */
+/* box_bash() that must exit 0; returns the output (caller frees). */
 static char *sh(const char *box, const char *user, const char *script)
 {
-	result r;
-	assert_int_equal(run(box, user, &r, "%s", script), 0);
+	box_result r;
+	assert_int_equal(box_bash(rt, box, user, true, &r, "%s", script), 0);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
 		fprintf(stderr, "`%s` in %s: status %d: %s\n", script, box, r.status, r.out);
 	assert_true(WIFEXITED(r.status));
@@ -149,24 +71,25 @@ static void box_write(const char *box, const char *path, const char *data)
 /* The attack of issue 11 §1: remount /usr read-write and write into the host's /usr. */
 static void test_isolation__root_cannot_remount_or_write_host_paths(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("hp");
 	char marker[128];
 	snprintf(marker, sizeof(marker), "/usr/local/share/fk-iso-%d", (int)getpid());
-	result r;
-	assert_int_equal(run("hp", "root", &r,
-	                     "mount -o remount,rw,bind /usr 2>/dev/null && echo REMOUNTED; "
-	                     "mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED2; "
-	                     "umount -l /usr 2>/dev/null && echo UNMOUNTED; "
-	                     "(echo x > %s) 2>/dev/null && echo WROTE; "
-	                     "for d in $(find /usr /proc/sys -maxdepth 2 -type d 2>/dev/null) /bin "
-	                     "/sbin /lib /lib64; do "
-	                     "  (echo x > $d/.fk-iso) 2>/dev/null && echo \"WROTE $d\"; "
-	                     "  mkdir $d/.fk-iso-dir 2>/dev/null && echo \"MKDIR $d\"; "
-	                     "done; (echo x > /proc/sysrq-trigger) 2>/dev/null && echo SYSRQ; "
-	                     "echo done",
-	                     marker),
-	                 0);
+	box_result r;
+	assert_int_equal(
+	    box_bash(rt, "hp", "root", true, &r,
+	             "mount -o remount,rw,bind /usr 2>/dev/null && echo REMOUNTED; "
+	             "mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED2; "
+	             "umount -l /usr 2>/dev/null && echo UNMOUNTED; "
+	             "(echo x > %s) 2>/dev/null && echo WROTE; "
+	             "for d in $(find /usr /proc/sys -maxdepth 2 -type d 2>/dev/null) /bin "
+	             "/sbin /lib /lib64; do "
+	             "  (echo x > $d/.fk-iso) 2>/dev/null && echo \"WROTE $d\"; "
+	             "  mkdir $d/.fk-iso-dir 2>/dev/null && echo \"MKDIR $d\"; "
+	             "done; (echo x > /proc/sysrq-trigger) 2>/dev/null && echo SYSRQ; "
+	             "echo done",
+	             marker),
+	    0);
 	assert_string_equal(r.out, "done\n");
 	free(r.out);
 	assert_int_equal(access(marker, F_OK), -1);
@@ -178,16 +101,17 @@ static void test_isolation__root_cannot_remount_or_write_host_paths(void **state
 
 static void test_isolation__no_kernel_log_and_masked_proc(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("klog");
-	result r;
-	assert_int_equal(run("klog", "root", &r,
-	                     "dmesg >/dev/null 2>&1 && echo DMESG; "
-	                     "echo kmsg=$(timeout 5 head -c 1 /proc/kmsg 2>/dev/null | wc -c); "
-	                     "echo kcore=$(head -c 1 /proc/kcore 2>/dev/null | wc -c); "
-	                     "echo keys=$(wc -c < /proc/keys); "
-	                     "ls /sys | wc -l; ls /dev | sort | tr '\\n' ' '"),
-	                 0);
+	box_result r;
+	assert_int_equal(
+	    box_bash(rt, "klog", "root", true, &r,
+	             "dmesg >/dev/null 2>&1 && echo DMESG; "
+	             "echo kmsg=$(timeout 5 head -c 1 /proc/kmsg 2>/dev/null | wc -c); "
+	             "echo kcore=$(head -c 1 /proc/kcore 2>/dev/null | wc -c); "
+	             "echo keys=$(wc -c < /proc/keys); "
+	             "ls /sys | wc -l; ls /dev | sort | tr '\\n' ' '"),
+	    0);
 	assert_string_equal(r.out,
 	                    "kmsg=0\nkcore=0\nkeys=0\n0\n"
 	                    "fd full null ptmx pts random shm stderr stdin stdout tty urandom "
@@ -199,18 +123,19 @@ static void test_isolation__no_kernel_log_and_masked_proc(void **state)
 /* Issue 11 §3: root in box A mounted the freezer hierarchy and froze box B. */
 static void test_isolation__no_view_of_host_cgroups(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("cga");
 	box_create("cgb");
-	result r;
-	assert_int_equal(run("cga", "root", &r,
-	                     "mkdir -p /mnt/cg; "
-	                     "mount -t cgroup -o freezer none /mnt/cg 2>/dev/null && echo MOUNTED; "
-	                     "mount -t cgroup2 none /mnt/cg 2>/dev/null && echo MOUNTED2; "
-	                     "mount -t sysfs none /mnt/cg 2>/dev/null && echo SYSFS; "
-	                     "grep -v ':/$' /proc/self/cgroup; "
-	                     "find / -xdev -name freezer.state 2>/dev/null; echo done"),
-	                 0);
+	box_result r;
+	assert_int_equal(
+	    box_bash(rt, "cga", "root", true, &r,
+	             "mkdir -p /mnt/cg; "
+	             "mount -t cgroup -o freezer none /mnt/cg 2>/dev/null && echo MOUNTED; "
+	             "mount -t cgroup2 none /mnt/cg 2>/dev/null && echo MOUNTED2; "
+	             "mount -t sysfs none /mnt/cg 2>/dev/null && echo SYSFS; "
+	             "grep -v ':/$' /proc/self/cgroup; "
+	             "find / -xdev -name freezer.state 2>/dev/null; echo done"),
+	    0);
 	assert_string_equal(r.out, "done\n");
 	free(r.out);
 	char *alive = sh("cgb", "sandbox", "echo alive");
@@ -261,23 +186,24 @@ static const char probe_src[] =
 
 static void test_isolation__namespace_mount_ptrace_raw_socket_calls_refused(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("sys");
 	box_create("sysb");
 	box_write("sys", "/root/probe.c", probe_src);
 	char *built = sh("sys", "root", "cd /root && gcc -o probe probe.c 2>&1 && echo built");
 	assert_string_equal(built, "built\n");
 	free(built);
-	result r;
+	box_result r;
 	pid_t other = fk_box_init_pid(rt, "sysb");
 	assert_true(other > 1);
-	assert_int_equal(run("sys", "root", &r,
-	                     "cd /root && ./probe %d; unshare -m true 2>/dev/null && echo UNSHARE; "
-	                     "nsenter -t 1 -m true 2>/dev/null && echo NSENTER; "
-	                     "ls /proc/1/root/ >/dev/null 2>&1 || echo no-init-root; "
-	                     "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
-	                     (int)other),
-	                 0);
+	assert_int_equal(
+	    box_bash(rt, "sys", "root", true, &r,
+	             "cd /root && ./probe %d; unshare -m true 2>/dev/null && echo UNSHARE; "
+	             "nsenter -t 1 -m true 2>/dev/null && echo NSENTER; "
+	             "ls /proc/1/root/ >/dev/null 2>&1 || echo no-init-root; "
+	             "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
+	             (int)other),
+	    0);
 	assert_string_equal(r.out, "mount=EPERM\nremount=EPERM\numount=EPERM\n"
 	                           "unshare_mnt=EPERM\nunshare_user=EPERM\nclone_newuser=EPERM\n"
 	                           "setns=EPERM\n"
@@ -304,12 +230,13 @@ static void test_isolation__namespace_mount_ptrace_raw_socket_calls_refused(void
  * a slot while it was still growing). */
 static int count_procs(const char *box)
 {
-	result r;
+	box_result r;
 	/* builtins only: the count forks nothing, so it adds exactly one process (its shell); a
 	 * pipeline (`ls /proc | grep -c`) counted itself as 3 or 4 depending on how far its own
 	 * forks had got when ls read /proc */
-	assert_int_equal(
-	    run(box, "root", &r, "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n"), 0);
+	assert_int_equal(box_bash(rt, box, "root", true, &r,
+	                          "n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n"),
+	                 0);
 	int v = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 ? atoi(r.out) : -1;
 	free(r.out);
 	return v;
@@ -317,7 +244,7 @@ static int count_procs(const char *box)
 
 static void test_isolation__fork_bomb_is_held_and_box_recovers(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	fk_box_options o = {.pids_max = 64, .cpu_count = 1};
 	box_create_opts("bomb", &o);
 	const char *args[] = {"-c", "b(){ b | b & }; b"};
@@ -326,11 +253,11 @@ static void test_isolation__fork_bomb_is_held_and_box_recovers(void **state)
 	fk_err err = {0};
 	assert_int_equal(fk_proc_start(rt, "bomb", &spec, &p, NULL, &err), 0);
 	/* the bomb fills its 64 slots; starts through envd still work (the reserve) */
-	int64_t deadline = now_ms() + 60000;
+	int64_t deadline = fk_mono_ms() + 60000;
 	int n;
 	while ((n = count_procs("bomb")) < 60) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(100);
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(100);
 	}
 	for (int i = 0; i < 5; i++) {
 		n = count_procs("bomb");
@@ -338,20 +265,21 @@ static void test_isolation__fork_bomb_is_held_and_box_recovers(void **state)
 		assert_true(n <= 64 + 8); /* + the counting shell in the reserve */
 	}
 	/* kill everything (the library's kill_all runs through a start like this one) */
-	deadline = now_ms() + 60000;
+	deadline = fk_mono_ms() + 60000;
 	for (;;) {
 		n = count_procs("bomb");
 		if (n > 0 && n <= 4)
 			break;
-		assert_true(now_ms() < deadline);
-		result k;
-		assert_int_equal(run("bomb", "root", &k, "kill -9 -1 2>/dev/null; true"), 0);
+		assert_true(fk_mono_ms() < deadline);
+		box_result k;
+		assert_int_equal(
+		    box_bash(rt, "bomb", "root", true, &k, "kill -9 -1 2>/dev/null; true"), 0);
 		free(k.out);
 	}
 	int st;
 	while (!fk_proc_ended(p, &st)) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(10);
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(10);
 	}
 	fk_proc_unref(p);
 	char *ok = sh("bomb", "sandbox", "for i in $(seq 20); do sleep 0 & done; wait; echo ok");
@@ -362,13 +290,13 @@ static void test_isolation__fork_bomb_is_held_and_box_recovers(void **state)
 
 static void test_isolation__memory_hog_is_killed_inside(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	fk_box_options o = {.memory_mb = 64};
 	box_create_opts("hog", &o);
-	result r;
-	assert_int_equal(
-	    run("hog", "sandbox", &r, "exec perl -e '$x = \"a\" x (400 << 20); print length $x'"),
-	    0);
+	box_result r;
+	assert_int_equal(box_bash(rt, "hog", "sandbox", true, &r,
+	                          "exec perl -e '$x = \"a\" x (400 << 20); print length $x'"),
+	                 0);
 	assert_true(WIFSIGNALED(r.status));
 	assert_int_equal(WTERMSIG(r.status), SIGKILL);
 	assert_string_equal(r.out, "");
@@ -383,7 +311,7 @@ static void test_isolation__memory_hog_is_killed_inside(void **state)
 /* Issue 11 §7: each exec kept a pidfd and an eventfd for 30 s after it ended. */
 static void test_isolation__1000_execs_under_1024_fds(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("fds");
 	struct rlimit old, lim;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
@@ -400,10 +328,10 @@ static void test_isolation__1000_execs_under_1024_fds(void **state)
 				fprintf(stderr, "exec %d: %s\n", i, err.message);
 			continue;
 		}
-		int64_t deadline = now_ms() + 30000;
+		int64_t deadline = fk_mono_ms() + 30000;
 		while (!fk_proc_ended(p, NULL)) {
-			assert_true(now_ms() < deadline);
-			sleep_ms(1);
+			assert_true(fk_mono_ms() < deadline);
+			fk_sleep_ms(1);
 		}
 		fk_proc_unref(p);
 	}
@@ -416,7 +344,7 @@ static void test_isolation__1000_execs_under_1024_fds(void **state)
 /* Issue 11 §5: ListDir with depth 100000 on a 6,000-level tree overflowed a thread's stack. */
 static void test_isolation__listdir_deep_tree_is_answered(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("deep");
 	char *made = sh("deep", "sandbox",
 	                "perl -e 'mkdir \"deep\" or die; chdir \"deep\" or die; for (1..6000) "
@@ -459,7 +387,7 @@ static unsigned long host_uid_of(const char *box, const char *rel)
  * host's. */
 static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("ua");
 	box_create("ub");
 	char *map = sh("ua", "sandbox",
@@ -571,7 +499,7 @@ static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
  * loopback does not. */
 static void test_isolation__connect_to_a_port_inside_the_box(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	fk_box_options o = {.net_none = true};
 	box_create_opts("port", &o);
 	const char *args[] = {
@@ -583,11 +511,11 @@ static void test_isolation__connect_to_a_port_inside_the_box(void **state)
 	fk_err err = {0};
 	assert_int_equal(fk_proc_start(rt, "port", &spec, &p, NULL, &err), 0);
 	int fd = -1, rc;
-	int64_t deadline = now_ms() + 30000;
+	int64_t deadline = fk_mono_ms() + 30000;
 	while ((rc = fk_box_connect(rt, "port", 18123, 5000, &fd, &err)) == FK_ENOTFOUND) {
 		assert_int_equal(err.errnum, ECONNREFUSED);
-		assert_true(now_ms() < deadline);
-		sleep_ms(20);
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20);
 	}
 	assert_int_equal(rc, 0);
 	char buf[64] = {0};

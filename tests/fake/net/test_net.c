@@ -12,6 +12,8 @@
  * through fk_rt_options.egress_hosts. Runs as root; skips without isolation or sk_lookup.
  */
 #define _GNU_SOURCE
+#include "box_run.h"
+#include "clock.h"
 #include "egress.h"
 #include "runtime.h"
 
@@ -48,13 +50,6 @@ static bool have_net; /* root, namespaces, sk_lookup, the upstream up */
 static pid_t up_pid = -1;
 static char ip_host[16], ip_a[16], ip_b[16]; /* host side of the veth; upstream's two */
 static char veth[16];
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 #define NEED_NET()                                                                                 \
 	do {                                                                                       \
@@ -254,9 +249,9 @@ static bool upstream_start(void)
 	          "ip addr add %s/29 dev %su && ip link set %su up'",
 	          (int)up_pid, ip_a, veth, ip_b, veth, veth) < 0)
 		return false;
-	int64_t deadline = now_ms() + 30000;
+	int64_t deadline = fk_mono_ms() + 30000;
 	while (!tcp_reachable(ip_a, 80) || !tcp_reachable(ip_b, 8080)) {
-		if (now_ms() > deadline)
+		if (fk_mono_ms() > deadline)
 			return false;
 		struct timespec ts = {0, 20 * 1000000L};
 		nanosleep(&ts, NULL);
@@ -266,62 +261,6 @@ static bool upstream_start(void)
 
 /* ------------------------------------------------------------ boxes */
 
-typedef struct result {
-	char *out;
-	size_t len;
-	int status;
-} result;
-
-static void append(result *r, const void *d, size_t n)
-{
-	r->out = realloc(r->out, r->len + n + 1);
-	assert_non_null(r->out);
-	memcpy(r->out + r->len, d, n);
-	r->len += n;
-	r->out[r->len] = 0;
-}
-
-/* bash -c <script> as `user`; stdout and stderr together. */
-static void run(const char *box, const char *user, result *r, const char *fmt, ...)
-{
-	char *script;
-	va_list ap;
-	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
-	va_end(ap);
-	const char *args[] = {"-c", script};
-	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
-	fk_proc *p;
-	fk_sub *s;
-	fk_err err = {0};
-	memset(r, 0, sizeof(*r));
-	append(r, "", 0);
-	int rc = fk_proc_start(rt, box, &spec, &p, &s, &err);
-	if (rc < 0)
-		fprintf(stderr, "start in %s: %s\n", box, err.message);
-	assert_int_equal(rc, 0);
-	free(script);
-	int64_t deadline = now_ms() + 120000;
-	for (;;) {
-		fk_event ev;
-		rc = fk_sub_next(s, &ev, 1000);
-		if (rc == FK_ETIMEOUT) {
-			assert_true(now_ms() < deadline);
-			continue;
-		}
-		assert_int_equal(rc, 0);
-		if (ev.type == FK_EV_END) {
-			r->status = ev.wait_status;
-			fk_event_clear(&ev);
-			break;
-		}
-		append(r, ev.data, ev.len);
-		fk_event_clear(&ev);
-	}
-	fk_sub_free(s);
-	fk_proc_unref(p);
-}
-
 /* The output of `script` as the sandbox user, which must be `want`. */
 static void expect(const char *box, const char *want, const char *fmt, ...)
 {
@@ -330,8 +269,8 @@ static void expect(const char *box, const char *want, const char *fmt, ...)
 	va_start(ap, fmt);
 	assert_true(vasprintf(&script, fmt, ap) >= 0);
 	va_end(ap);
-	result r;
-	run(box, "sandbox", &r, "%s", script);
+	box_result r;
+	assert_int_equal(box_bash(rt, box, "sandbox", true, &r, "%s", script), 0);
 	if (strcmp(r.out, want) != 0)
 		fprintf(stderr, "in %s: `%s`\n  got:  %s\n  want: %s\n", box, script, r.out, want);
 	assert_string_equal(r.out, want);
@@ -489,9 +428,9 @@ static void test_net__no_host_no_other_box(void **state)
 	fk_err err = {0};
 	assert_int_equal(fk_proc_start(rt, "peer", &spec, &p, NULL, &err), 0);
 	int fd = -1;
-	int64_t deadline = now_ms() + 60000;
+	int64_t deadline = fk_mono_ms() + 60000;
 	while (fk_box_connect(rt, "peer", 8111, 5000, &fd, &err) != 0) {
-		assert_true(now_ms() < deadline);
+		assert_true(fk_mono_ms() < deadline);
 		struct timespec ts = {0, 20 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
@@ -570,12 +509,13 @@ static void test_net__root_cannot_reconfigure(void **state)
 {
 	NEED_NET();
 	box_new("root", false, NULL, 0, NULL, 0);
-	result r;
-	run("root", "root", &r,
-	    "ip route del local default table local 2>/dev/null && echo DEL; "
-	    "ip addr add 198.18.255.1/32 dev lo 2>/dev/null && echo ADD; "
-	    "ip link add fkx type dummy 2>/dev/null && echo LINK; "
-	    "ip link set lo down 2>/dev/null && echo DOWN; echo done");
+	box_result r;
+	assert_int_equal(box_bash(rt, "root", "root", true, &r,
+	                          "ip route del local default table local 2>/dev/null && echo DEL; "
+	                          "ip addr add 198.18.255.1/32 dev lo 2>/dev/null && echo ADD; "
+	                          "ip link add fkx type dummy 2>/dev/null && echo LINK; "
+	                          "ip link set lo down 2>/dev/null && echo DOWN; echo done"),
+	                 0);
 	assert_string_equal(r.out, "done\n");
 	free(r.out);
 	char *w = fmt("upstream %s 80 allowed.test\n", ip_a);
@@ -617,9 +557,9 @@ static void test_net__lifecycle_and_cost(void **state)
 	for (int k = 0; k < 10; k++) {
 		char id[16];
 		snprintf(id, sizeof(id), "cost%d", k);
-		int64_t t0 = now_ms();
+		int64_t t0 = fk_mono_ms();
 		box_new(id, k % 2 == 0, NULL, 0, NULL, 0);
-		t[k % 2] += now_ms() - t0;
+		t[k % 2] += fk_mono_ms() - t0;
 		assert_int_equal(fk_box_destroy(rt, id, NULL), 0);
 	}
 	fprintf(stderr, "create: egress none %.1f ms, open %.1f ms (mean of 5)\n", t[0] / 5.0,

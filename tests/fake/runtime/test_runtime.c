@@ -4,6 +4,8 @@
  * namespaces and the freezer cgroup; without them every isolation test skips with the reason.
  */
 #define _GNU_SOURCE
+#include "box_run.h"
+#include "clock.h"
 #include "runtime.h"
 
 #include <dirent.h>
@@ -28,97 +30,6 @@
 
 static fk_rt *rt;
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-#define NEED_ISOLATION()                                                                           \
-	do {                                                                                       \
-		if (!fk_rt_isolated(rt)) {                                                         \
-			fprintf(stderr, "SKIP: needs root, namespaces and cgroups\n");             \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-typedef struct result {
-	char *out;
-	size_t out_len;
-	char *err;
-	size_t err_len;
-	int status;
-	uint32_t pid;
-} result;
-
-static void result_clear(result *r)
-{
-	free(r->out);
-	free(r->err);
-	memset(r, 0, sizeof(*r));
-}
-
-static void append(char **buf, size_t *len, const unsigned char *d, size_t n)
-{
-	*buf = realloc(*buf, *len + n + 1);
-	assert_non_null(*buf);
-	memcpy(*buf + *len, d, n);
-	*len += n;
-	(*buf)[*len] = 0;
-}
-
-/* Drains a subscription until the end event (60 s guard). */
-static void drain(fk_sub *s, result *r)
-{
-	int64_t deadline = now_ms() + 60000;
-	for (;;) {
-		fk_event ev;
-		int rc = fk_sub_next(s, &ev, 1000);
-		if (rc == FK_ETIMEOUT) {
-			assert_true(now_ms() < deadline);
-			continue;
-		}
-		assert_int_equal(rc, 0);
-		if (ev.type == FK_EV_END) {
-			r->status = ev.wait_status;
-			fk_event_clear(&ev);
-			return;
-		}
-		if (ev.type == FK_EV_STDOUT)
-			append(&r->out, &r->out_len, ev.data, ev.len);
-		else
-			append(&r->err, &r->err_len, ev.data, ev.len);
-		fk_event_clear(&ev);
-	}
-}
-
-static int run_spec(const char *box, const fk_proc_spec *spec, result *r, fk_err *err)
-{
-	fk_proc *p;
-	fk_sub *s;
-	memset(r, 0, sizeof(*r));
-	int rc = fk_proc_start(rt, box, spec, &p, &s, err);
-	if (rc < 0)
-		return rc;
-	r->pid = fk_proc_pid(p);
-	drain(s, r);
-	if (!r->out)
-		append(&r->out, &r->out_len, (const unsigned char *)"", 0);
-	if (!r->err)
-		append(&r->err, &r->err_len, (const unsigned char *)"", 0);
-	fk_sub_free(s);
-	fk_proc_unref(p);
-	return 0;
-}
-
 /* bash -c <script> as `user`; returns stdout (caller frees), asserts exit 0. */
 static char *sh(const char *box, const char *user, const char *fmt, ...)
 {
@@ -127,14 +38,8 @@ static char *sh(const char *box, const char *user, const char *fmt, ...)
 	va_start(ap, fmt);
 	assert_true(vasprintf(&script, fmt, ap) >= 0);
 	va_end(ap);
-	const char *args[] = {"-c", script};
-	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = user};
-	result r;
-	fk_err err = {0};
-	int rc = run_spec(box, &spec, &r, &err);
-	if (rc != 0)
-		fprintf(stderr, "start failed: %s\n", err.message);
-	assert_int_equal(rc, 0);
+	box_result r;
+	assert_int_equal(box_bash(rt, box, user, false, &r, "%s", script), 0);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
 		fprintf(stderr, "script `%s` failed (status %d): %s%s\n", script, r.status, r.out,
 		        r.err);
@@ -178,10 +83,10 @@ static void box_destroy(const char *id)
 
 static void wait_end(fk_proc *p, int *status)
 {
-	int64_t deadline = now_ms() + 30000;
+	int64_t deadline = fk_mono_ms() + 30000;
 	while (!fk_proc_ended(p, status)) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(10);
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(10);
 	}
 }
 
@@ -217,7 +122,7 @@ static void box_write(const char *box, const char *path, const char *user, const
 
 static void test_runtime__each_box_sees_only_its_own_processes(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("iso-a", false);
 	box_create("iso-b", false);
 	fk_proc *pa = start_bg("iso-a", "sandbox", "exec sleep 1000");
@@ -249,7 +154,7 @@ static void test_runtime__each_box_sees_only_its_own_processes(void **state)
 
 static void test_runtime__tmp_is_private(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("tmp-a", false);
 	box_create("tmp-b", false);
 	char name[64];
@@ -271,7 +176,7 @@ static void test_runtime__tmp_is_private(void **state)
  * asked for; the layer is not changed by them. */
 static void test_runtime__commit_and_boot_from_layer(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("lay-src", false);
 	free(sh("lay-src", "root",
 	        "useradd --create-home --shell /bin/bash layered && mkdir -p /srv/app && "
@@ -312,7 +217,7 @@ static void test_runtime__commit_and_boot_from_layer(void **state)
  * were at the snapshot and none of the processes. */
 static void test_runtime__snapshot_keeps_the_box(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("snap-src", false);
 	free(sh("snap-src", "root", "echo before > /srv-note; useradd --no-create-home snapped"));
 	fk_proc *p = start_bg("snap-src", "root", "sleep 600");
@@ -353,7 +258,7 @@ static void test_runtime__snapshot_keeps_the_box(void **state)
 
 static void test_runtime__template_conventions(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("tpl", false);
 	char *o =
 	    sh("tpl", "sandbox", "id -u; id -g; id -un; echo $HOME; pwd; echo $USER $LOGNAME");
@@ -380,7 +285,7 @@ static void test_runtime__template_conventions(void **state)
 
 static void test_runtime__tools_work_inside(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("tools", false);
 	char *o = sh("tools", "root",
 	             "runuser -u sandbox -- id -un; setsid -w /bin/sh -c 'echo setsid-ok'; "
@@ -403,7 +308,7 @@ static void test_runtime__tools_work_inside(void **state)
 
 static void test_runtime__net_none_has_only_lo(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("net", true);
 	char *o = sh("net", "root",
 	             "ls /sys/class/net 2>/dev/null | wc -l >/dev/null; "
@@ -425,22 +330,22 @@ static long counter(const char *box)
 
 static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("frz", false);
 	fk_proc *p = start_bg("frz", "sandbox",
 	                      "i=0; while :; do i=$((i+1)); echo $i > /tmp/counter.new; "
 	                      "mv /tmp/counter.new /tmp/counter; sleep 0.01; done");
-	int64_t deadline = now_ms() + 60000;
+	int64_t deadline = fk_mono_ms() + 60000;
 	while (counter("frz") < 3) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
 	}
 	assert_int_equal(fk_box_freeze(rt, "frz", NULL), 0);
 	bool frozen = false;
 	assert_true(fk_box_exists(rt, "frz", &frozen));
 	assert_true(frozen);
 	long a = counter("frz");
-	sleep_ms(500);
+	fk_sleep_ms(500);
 	long b = counter("frz");
 	assert_int_equal(a, b);
 	/* a frozen box refuses new processes */
@@ -449,10 +354,10 @@ static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
 	fk_err err = {0};
 	assert_int_equal(fk_proc_start(rt, "frz", &spec, NULL, NULL, &err), FK_ESTATE);
 	assert_int_equal(fk_box_thaw(rt, "frz", NULL), 0);
-	deadline = now_ms() + 60000;
+	deadline = fk_mono_ms() + 60000;
 	while (counter("frz") <= b + 2) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
 	}
 	fk_proc_unref(p);
 	box_destroy("frz");
@@ -460,7 +365,7 @@ static void test_runtime__freeze_stops_progress_and_thaw_resumes(void **state)
 
 static void test_runtime__reboot_ends_processes_and_keeps_files(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("rb", false);
 	box_write("rb", "/workspace/keep.txt", "sandbox", "kept");
 	fk_proc *p = start_bg("rb", "sandbox", "exec sleep 1000");
@@ -468,11 +373,11 @@ static void test_runtime__reboot_ends_processes_and_keeps_files(void **state)
 	assert_int_equal(fk_sub_new(p, &s, NULL), 0);
 	assert_int_equal(fk_box_freeze(rt, "rb", NULL), 0);
 	assert_int_equal(fk_box_reboot(rt, "rb", NULL), 0);
-	result r = {0};
-	drain(s, &r);
+	box_result r = {0};
+	box_drain(s, &r);
 	assert_true(WIFSIGNALED(r.status));
 	assert_int_equal(WTERMSIG(r.status), SIGKILL);
-	result_clear(&r);
+	box_result_clear(&r);
 	fk_sub_free(s);
 	fk_proc_unref(p);
 	bool frozen = true;
@@ -577,7 +482,7 @@ static bool mounts_mention(const char *needle)
 
 static void test_runtime__destroy_leaves_nothing(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("gone", true);
 	pid_t init = fk_box_init_pid(rt, "gone");
 	assert_true(init > 0);
@@ -586,10 +491,10 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 	assert_true(id.pidns != 0 && id.pidns != ns_inode(getpid(), "pid"));
 	assert_true(mntns != 0 && mntns != ns_inode(getpid(), "mnt"));
 	fk_proc *p = start_bg("gone", "sandbox", "sleep 1000 & sleep 1000 & exec sleep 1000");
-	int64_t deadline = now_ms() + 60000;
+	int64_t deadline = fk_mono_ms() + 60000;
 	while (count_box(&id) < 4) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
 	}
 	assert_int_equal(fk_box_freeze(rt, "gone", NULL), 0); /* frozen boxes are destroyable */
 	box_destroy("gone");
@@ -609,7 +514,7 @@ static void test_runtime__destroy_leaves_nothing(void **state)
 
 static void test_runtime__exit_status_env_and_cwd(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("ps", false);
 	const char *args[] = {"-c",
 	                      "echo $FK_BOX_ENV $FK_OVERRIDE $E2B_SANDBOX; pwd; echo err >&2; "
@@ -625,8 +530,8 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 	                     .cwd = "/tmp",
 	                     .user = "sandbox",
 	                     .tag = "t1"};
-	result r;
-	assert_int_equal(run_spec("ps", &spec, &r, NULL), 0);
+	box_result r;
+	assert_int_equal(box_run_spec(rt, "ps", &spec, false, &r, NULL), 0);
 	assert_string_equal(r.out, "box request true\n/tmp\n");
 	assert_string_equal(r.err, "err\n");
 	assert_true(WIFEXITED(r.status));
@@ -649,22 +554,22 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 	char want[64];
 	snprintf(want, sizeof(want), "process with pid %u not found", r.pid);
 	assert_string_equal(err.message, want);
-	result_clear(&r);
+	box_result_clear(&r);
 
 	/* missing cwd */
 	spec.cwd = "/nope/dir";
-	assert_int_equal(run_spec("ps", &spec, &r, &err), FK_ENOCWD);
+	assert_int_equal(box_run_spec(rt, "ps", &spec, false, &r, &err), FK_ENOCWD);
 	assert_string_equal(err.message, "cwd '/nope/dir' does not exist");
 	/* unknown user */
 	spec.cwd = NULL;
 	spec.user = "nobody-here";
-	assert_int_equal(run_spec("ps", &spec, &r, &err), FK_ENOUSER);
+	assert_int_equal(box_run_spec(rt, "ps", &spec, false, &r, &err), FK_ENOUSER);
 	/* a missing command is exit 127 from the /bin/sh wrapper, like envd */
 	fk_proc_spec missing = {.cmd = "/no/such/cmd", .user = "root"};
-	assert_int_equal(run_spec("ps", &missing, &r, NULL), 0);
+	assert_int_equal(box_run_spec(rt, "ps", &missing, false, &r, NULL), 0);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 127);
-	result_clear(&r);
+	box_result_clear(&r);
 	/* default cwd: the template's workdir, whoever runs (envd); HOME is the user's */
 	char *o = sh("ps", "root", "pwd; echo $HOME");
 	assert_string_equal(o, "/workspace\n/root\n");
@@ -674,7 +579,7 @@ static void test_runtime__exit_status_env_and_cwd(void **state)
 
 static void test_runtime__exit_ends_stream_despite_background_holder(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	fk_rt *saved = rt;
 	fk_rt_options o = {.end_on_exit = true};
 	assert_int_equal(fk_rt_new(&rt, &o, NULL), 0);
@@ -684,14 +589,14 @@ static void test_runtime__exit_ends_stream_despite_background_holder(void **stat
 	                     .args = (const char *[]){"-c", "sleep 1000 & seq 1 20000 | tail -n 1"},
 	                     .n_args = 2,
 	                     .user = "sandbox"};
-	result r = {0};
-	int64_t t0 = now_ms();
-	assert_int_equal(run_spec("exitbg", &spec, &r, NULL), 0);
-	assert_true(now_ms() - t0 < 10000);
+	box_result r = {0};
+	int64_t t0 = fk_mono_ms();
+	assert_int_equal(box_run_spec(rt, "exitbg", &spec, false, &r, NULL), 0);
+	assert_true(fk_mono_ms() - t0 < 10000);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 0);
 	assert_string_equal(r.out, "20000\n");
-	result_clear(&r);
+	box_result_clear(&r);
 	box_destroy("exitbg");
 	fk_rt_free(rt);
 	rt = saved;
@@ -699,7 +604,7 @@ static void test_runtime__exit_ends_stream_despite_background_holder(void **stat
 
 static void test_runtime__pty_is_a_terminal(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("pty", false);
 	fk_proc_spec spec = {.cmd = "/bin/bash",
 	                     .args = (const char *[]){"-c", "tty; stty size; read l; echo got-$l"},
@@ -748,7 +653,7 @@ static void test_runtime__pty_is_a_terminal(void **state)
 
 static void test_runtime__kill_ends_stream_despite_background_holder(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("kill", false);
 	const char *args[] = {"-c", "sleep 1000 & echo started; exec sleep 1000"};
 	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
@@ -775,17 +680,17 @@ static void test_runtime__kill_ends_stream_despite_background_holder(void **stat
 	assert_string_equal(infos[0].cmd, "/bin/bash");
 	assert_int_equal(infos[0].n_args, 2);
 	fk_proc_info_free(infos, n);
-	int64_t t0 = now_ms();
+	int64_t t0 = fk_mono_ms();
 	assert_int_equal(fk_proc_signal(rt, "kill", fk_proc_pid(p), SIGKILL, NULL), 0);
-	result r = {0};
-	drain(s, &r);
-	assert_true(now_ms() - t0 < 10000);
+	box_result r = {0};
+	box_drain(s, &r);
+	assert_true(fk_mono_ms() - t0 < 10000);
 	assert_true(WIFSIGNALED(r.status));
 	assert_int_equal(WTERMSIG(r.status), SIGKILL);
-	result_clear(&r);
-	drain(s2, &r);
+	box_result_clear(&r);
+	box_drain(s2, &r);
 	assert_int_equal(WTERMSIG(r.status), SIGKILL);
-	result_clear(&r);
+	box_result_clear(&r);
 	fk_sub_free(s);
 	fk_sub_free(s2);
 	fk_proc_unref(p);
@@ -798,7 +703,7 @@ static void test_runtime__kill_ends_stream_despite_background_holder(void **stat
 
 static void test_runtime__sigterm_handler_output_does_not_kill_it(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("term", false);
 	const char *args[] = {"-c",
 	                      "trap 'for i in $(seq 2000); do echo bye-bye-bye; done; exit 5' "
@@ -812,11 +717,11 @@ static void test_runtime__sigterm_handler_output_does_not_kill_it(void **state)
 	assert_int_equal(ev.type, FK_EV_STDOUT);
 	fk_event_clear(&ev);
 	assert_int_equal(fk_proc_signal(rt, "term", fk_proc_pid(p), SIGTERM, NULL), 0);
-	result r = {0};
-	drain(s, &r);
+	box_result r = {0};
+	box_drain(s, &r);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 5);
-	result_clear(&r);
+	box_result_clear(&r);
 	fk_sub_free(s);
 	fk_proc_unref(p);
 	box_destroy("term");
@@ -824,7 +729,7 @@ static void test_runtime__sigterm_handler_output_does_not_kill_it(void **state)
 
 static void test_runtime__stdin_pipe(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("in", false);
 	fk_proc_spec spec = {.cmd = "cat", .user = "sandbox", .stdin_pipe = true};
 	fk_proc *p;
@@ -833,11 +738,11 @@ static void test_runtime__stdin_pipe(void **state)
 	assert_int_equal(fk_proc_write_stdin(rt, "in", fk_proc_pid(p), "abc", 3, NULL), 0);
 	assert_int_equal(fk_proc_write_stdin(rt, "in", fk_proc_pid(p), "def", 3, NULL), 0);
 	assert_int_equal(fk_proc_close_stdin(rt, "in", fk_proc_pid(p), NULL), 0);
-	result r = {0};
-	drain(s, &r);
+	box_result r = {0};
+	box_drain(s, &r);
 	assert_string_equal(r.out, "abcdef");
 	assert_int_equal(r.status, 0);
-	result_clear(&r);
+	box_result_clear(&r);
 	fk_sub_free(s);
 	fk_proc_unref(p);
 	box_destroy("in");
@@ -858,7 +763,7 @@ static long rss_kib(void)
 
 static void test_runtime__slow_subscriber_does_not_grow_memory(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("bp", false);
 	const char *args[] = {"-c", "head -c 104857600 /dev/zero"};
 	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
@@ -866,7 +771,7 @@ static void test_runtime__slow_subscriber_does_not_grow_memory(void **state)
 	fk_sub *s;
 	long before = rss_kib();
 	assert_int_equal(fk_proc_start(rt, "bp", &spec, &p, &s, NULL), 0);
-	sleep_ms(1000); /* nobody reads: the producer must be held back */
+	fk_sleep_ms(1000); /* nobody reads: the producer must be held back */
 	long during = rss_kib();
 	assert_true(during - before < 16 * 1024);
 	size_t total = 0, max_chunk = 0;
@@ -895,7 +800,7 @@ static void test_runtime__slow_subscriber_does_not_grow_memory(void **state)
  * the test makes only after subscribing. */
 static void test_runtime__output_without_subscriber_is_discarded(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("disc", false);
 	const char *args[] = {"-c",
 	                      "head -c 1048576 /dev/zero | tr '\\0' e; touch /workspace/mark; "
@@ -903,26 +808,26 @@ static void test_runtime__output_without_subscriber_is_discarded(void **state)
 	fk_proc_spec spec = {.cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox"};
 	fk_proc *p;
 	assert_int_equal(fk_proc_start(rt, "disc", &spec, &p, NULL, NULL), 0);
-	for (int64_t deadline = now_ms() + 60000;;) {
-		assert_true(now_ms() < deadline);
+	for (int64_t deadline = fk_mono_ms() + 60000;;) {
+		assert_true(fk_mono_ms() < deadline);
 		char *o = sh("disc", "sandbox", "test -e /workspace/mark && echo y || true");
 		bool marked = strcmp(o, "y\n") == 0;
 		free(o);
 		if (marked)
 			break;
-		sleep_ms(10);
+		fk_sleep_ms(10);
 	}
 	fk_sub *s;
 	assert_int_equal(fk_sub_new(p, &s, NULL), 0);
 	free(sh("disc", "sandbox", "touch /workspace/go"));
-	result r = {0};
-	drain(s, &r);
+	box_result r = {0};
+	box_drain(s, &r);
 	/* at most the unread pipe and one pump read reach the late subscriber, then "late" */
 	assert_true(r.out_len >= 5 && r.out_len <= 256 * 1024);
 	assert_string_equal(r.out + r.out_len - 5, "late\n");
 	for (size_t i = 0; i + 5 < r.out_len; i++)
 		assert_int_equal(r.out[i], 'e');
-	result_clear(&r);
+	box_result_clear(&r);
 	fk_sub_free(s);
 	fk_proc_unref(p);
 	box_destroy("disc");
@@ -932,7 +837,7 @@ static void test_runtime__output_without_subscriber_is_discarded(void **state)
 
 static void test_runtime__upload_through_symlink_stays_inside(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("sym", false);
 	char host_target[128];
 	snprintf(host_target, sizeof(host_target), "/etc/fk-escape-%d", (int)getpid());
@@ -965,7 +870,7 @@ static void test_runtime__upload_through_symlink_stays_inside(void **state)
 
 static void test_runtime__upload_semantics(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("up", false);
 	char *abs = NULL;
 	fk_writer *w;
@@ -1028,20 +933,20 @@ static void test_runtime__upload_semantics(void **state)
 
 static void test_runtime__upload_64mib_is_fast(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("big", false);
 	size_t chunk = 1 << 20;
 	char *buf = malloc(chunk);
 	assert_non_null(buf);
 	memset(buf, 'z', chunk);
 	fk_writer *w;
-	int64_t t0 = now_ms();
+	int64_t t0 = fk_mono_ms();
 	assert_int_equal(fk_file_write_open(rt, "big", "/workspace/big", "sandbox", &w, NULL, NULL),
 	                 0);
 	for (int i = 0; i < 64; i++)
 		assert_int_equal(fk_writer_write(w, buf, chunk, NULL), 0);
 	assert_int_equal(fk_writer_close(w, NULL), 0);
-	int64_t ms = now_ms() - t0;
+	int64_t ms = fk_mono_ms() - t0;
 	fprintf(stderr, "64 MiB upload: %lld ms\n", (long long)ms);
 	assert_true(ms < 5000); /* generous bound; ~0.1 s here, need >= 200 MB/s */
 	fk_entry e;
@@ -1054,7 +959,7 @@ static void test_runtime__upload_64mib_is_fast(void **state)
 
 static void test_runtime__stat_list_mkdir_move_remove(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("fs", false);
 	free(sh("fs", "sandbox", "mkdir -p d/sub && printf hello > d/f.txt && ln -s f.txt d/l"));
 	fk_entry e;
@@ -1152,7 +1057,7 @@ static void *concurrent_starter(void *arg)
 
 static void test_runtime__rt_free_leaves_nothing(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	fk_rt *saved = rt;
 	char dir[] = "/tmp/fk-free-test-XXXXXX";
 	assert_non_null(mkdtemp(dir));
@@ -1190,7 +1095,7 @@ static void test_runtime__rt_free_leaves_nothing(void **state)
 
 static void test_runtime__concurrent_starts_in_one_box(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 	box_create("conc", false);
 	pthread_t t[6];
 	for (int i = 0; i < 6; i++)
@@ -1257,7 +1162,7 @@ static char self_exe[4096];
 
 static void test_runtime__killed_server_leaves_no_box_running(void **state)
 {
-	NEED_ISOLATION();
+	NEED_ISOLATION(rt);
 #if defined(__SANITIZE_THREAD__)
 	/* TSan builds make every runtime a child subreaper: this test process would adopt the
 	 * dead server's zombies and the box's PID 1 could not finish exiting */
@@ -1283,17 +1188,17 @@ static void test_runtime__killed_server_leaves_no_box_running(void **state)
 	fclose(f);
 	box_id id = box_ident(child, "crash", init);
 	assert_true(id.pidns != 0);
-	int64_t deadline = now_ms() + 60000;
+	int64_t deadline = fk_mono_ms() + 60000;
 	while (count_box(&id) < 3) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20); /* a busy scan would take the CPU from what it waits for */
 	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	deadline = now_ms() + 20000;
+	deadline = fk_mono_ms() + 20000;
 	while (count_box(&id) > 0) {
-		assert_true(now_ms() < deadline);
-		sleep_ms(20);
+		assert_true(fk_mono_ms() < deadline);
+		fk_sleep_ms(20);
 	}
 	/* its files stay (a crash cannot clean up) */
 	char probe[128];

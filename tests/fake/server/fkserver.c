@@ -3,6 +3,8 @@
  */
 #define _GNU_SOURCE
 #include "fkserver.h"
+#include "clock.h"
+#include "connect_frame.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -21,19 +23,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 static void read_file(const char *path, char *buf, size_t cap)
 {
@@ -84,7 +73,7 @@ int fks_start(fks *s, const char *bin, const char *const *flags)
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	for (long deadline = now_ms() + 30000; now_ms() < deadline; sleep_ms(20)) {
+	for (long deadline = fk_mono_ms() + 30000; fk_mono_ms() < deadline; fk_sleep_ms(20)) {
 		char text[8192];
 		read_file(out, text, sizeof(text));
 		char *line = strstr(text, "fake-e2b listening on ");
@@ -122,10 +111,10 @@ int fks_stop(fks *s)
 	int st = 0, rc = 0;
 	if (s->pid > 0) {
 		kill(s->pid, SIGTERM);
-		long deadline = now_ms() + 30000;
+		long deadline = fk_mono_ms() + 30000;
 		pid_t r;
-		while ((r = waitpid(s->pid, &st, WNOHANG)) == 0 && now_ms() < deadline)
-			sleep_ms(20);
+		while ((r = waitpid(s->pid, &st, WNOHANG)) == 0 && fk_mono_ms() < deadline)
+			fk_sleep_ms(20);
 		if (r == 0) {
 			kill(s->pid, SIGKILL);
 			waitpid(s->pid, &st, 0);
@@ -287,25 +276,44 @@ void fks_box_delete(fks *s, const char *key, fks_box *b)
 	fkr_free(r);
 }
 
-void fks_box_sh(fks *s, fks_box *b, const char *line)
+bool fks_box_run(fks *s, fks_box *b, const char *line)
 {
 	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
 	char *js = json_dumps(m, JSON_COMPACT);
-	size_t n = strlen(js);
-	unsigned char *env = malloc(n + 5);
-	env[0] = 0;
-	env[1] = (unsigned char)(n >> 24);
-	env[2] = (unsigned char)(n >> 16);
-	env[3] = (unsigned char)(n >> 8);
-	env[4] = (unsigned char)n;
-	memcpy(env + 5, js, n);
+	size_t n;
+	assert_non_null(js);
+	unsigned char *env = connect_frame(js, strlen(js), &n);
 	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
 	                   "Authorization: Basic cm9vdDo=", NULL};
-	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
+	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n);
 	assert_int_equal(r->status, 200);
-	assert_non_null(memmem(r->body, r->len, "exit status 0", 13));
+	bool ok = memmem(r->body, r->len, "exit status 0", 13) != NULL;
 	fkr_free(r);
 	free(env);
 	free(js);
 	json_decref(m);
+	return ok;
+}
+
+void fks_box_sh(fks *s, fks_box *b, const char *line)
+{
+	assert_true(fks_box_run(s, b, line));
+}
+
+const char *fks_bin_arg(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+		return NULL;
+	}
+	return argv[1];
+}
+
+int fks_up(fks *s, const char *bin, const char *const *flags)
+{
+	if (fks_start(s, bin, flags) < 0) {
+		fprintf(stderr, "fake-e2b did not start:\n%s\n", s->out);
+		return -1;
+	}
+	return 0;
 }

@@ -6,6 +6,7 @@
 #define FKSERVER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,6 +26,10 @@ typedef struct fks {
 int fks_start(fks *s, const char *bin, const char *const *flags);
 /* SIGTERM, wait, remove the dir. 0 when it exited 0. */
 int fks_stop(fks *s);
+/* fks_start for a group setup: -1 with the server's output on stderr when it did not start. */
+int fks_up(fks *s, const char *bin, const char *const *flags);
+/* The fake-e2b binary a test program is given (argv[1]); NULL with the usage on stderr. */
+const char *fks_bin_arg(int argc, char **argv);
 
 typedef struct fkr {
 	long status;
@@ -53,8 +58,10 @@ typedef struct fks_box {
 /* POST /v2/sandboxes with `body` (NULL: {"templateID":"base"}); asserts 201. */
 void fks_box_create(fks *s, const char *key, const char *body, fks_box *b);
 void fks_box_delete(fks *s, const char *key, fks_box *b);
-/* Run `sh -c line` as root through process.Process/Start (E2b-Sandbox-Id routing); asserts
- * that it exited 0. */
+/* Run `sh -c line` as root through process.Process/Start (E2b-Sandbox-Id routing): whether it
+ * exited 0 (the call itself must succeed). */
+bool fks_box_run(fks *s, fks_box *b, const char *line);
+/* fks_box_run that must exit 0. */
 void fks_box_sh(fks *s, fks_box *b, const char *line);
 
 #endif

@@ -109,11 +109,8 @@ static void test_auth__short_or_conflicting_keys_are_refused(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_auth__generated_key_file_is_0600_and_the_only_key),
 	    cmocka_unit_test(test_auth__given_key_and_any_key_flag),

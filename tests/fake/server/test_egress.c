@@ -28,32 +28,6 @@
 
 static const char *g_bin;
 
-/* `sh -c line` as root in the sandbox: true when it exited 0. */
-static bool box_ok(fks *s, fks_box *b, const char *line)
-{
-	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
-	char *js = json_dumps(m, JSON_COMPACT);
-	size_t n = strlen(js);
-	unsigned char *env = malloc(n + 5);
-	assert_non_null(env);
-	env[0] = 0;
-	env[1] = (unsigned char)(n >> 24);
-	env[2] = (unsigned char)(n >> 16);
-	env[3] = (unsigned char)(n >> 8);
-	env[4] = (unsigned char)n;
-	memcpy(env + 5, js, n);
-	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
-	                   "Authorization: Basic cm9vdDo=", NULL};
-	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n + 5);
-	assert_int_equal(r->status, 200);
-	bool ok = memmem(r->body, r->len, "exit status 0", 13) != NULL;
-	fkr_free(r);
-	free(env);
-	free(js);
-	json_decref(m);
-	return ok;
-}
-
 #define RESOLVES(name, ip) "getent ahostsv4 " name " | grep -q '^" ip " '"
 #define NXDOMAIN(name)     "! getent hosts " name
 
@@ -76,14 +50,14 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	fks_box b;
 	/* open (no network field) */
 	fks_box_create(&s, KEY, NULL, &b);
-	if (!box_ok(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
+	if (!fks_box_run(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
 		fks_box_delete(&s, KEY, &b);
 		assert_int_equal(fks_stop(&s), 0);
 		fprintf(stderr, "SKIP: no sandbox network of its own (BPF sk_lookup)\n");
 		skip();
 	}
-	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
-	assert_true(box_ok(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
+	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	assert_true(fks_box_run(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
 	/* issue 11 §2: the server's own port, by every address of the host, is out of reach (a
 	 * reachable server would answer 401 or 404: curl exits 0) */
 	struct ifaddrs *ifs;
@@ -96,7 +70,7 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, sizeof(ip));
 		snprintf(line, sizeof(line), "! curl -s -m 10 -o /dev/null http://%s:%u/sandboxes",
 		         ip, s.port);
-		assert_true(box_ok(&s, &b, line));
+		assert_true(fks_box_run(&s, &b, line));
 		n++;
 	}
 	freeifaddrs(ifs);
@@ -108,8 +82,8 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	               "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"allowed.test\"],"
 	               "\"denyOut\":[\"0.0.0.0/0\"]}}",
 	               &b);
-	assert_true(box_ok(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	fks_box_delete(&s, KEY, &b);
 
 	/* allow_internet_access false with an allowed address: deny-all reaches the sandbox */
@@ -117,14 +91,14 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	               "{\"templateID\":\"base\",\"allow_internet_access\":false,"
 	               "\"network\":{\"allowOut\":[\"198.18.0.78\"]}}",
 	               &b);
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	fks_box_delete(&s, KEY, &b);
 
 	/* one denied address, no deny-all: names still resolve */
 	fks_box_create(&s, KEY,
 	               "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"198.18.0.78/32\"]}}",
 	               &b);
-	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	fks_box_delete(&s, KEY, &b);
 
 	/* a bad --egress-host does not start */
@@ -137,11 +111,8 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FAKE_E2B_BINARY\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_egress__rules_reach_the_sandbox),
 	};

@@ -193,11 +193,8 @@ static void test_hosts__tls_with_the_local_ca(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hosts__envd_by_host_header),
 	    cmocka_unit_test(test_hosts__signed_urls_work_by_host_alone),

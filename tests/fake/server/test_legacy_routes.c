@@ -24,11 +24,7 @@ static int up(void **state)
 {
 	(void)state;
 	const char *flags[] = {"--api-key", KEY, "--legacy-routes", "--quiet", NULL};
-	if (fks_start(&g_srv, g_bin, flags) < 0) {
-		fprintf(stderr, "fake-e2b did not start:\n%s\n", g_srv.out);
-		return -1;
-	}
-	return 0;
+	return fks_up(&g_srv, g_bin, flags);
 }
 
 static int down(void **state)
@@ -87,11 +83,8 @@ static void test_legacy__legacy_create_connect_kill_work(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_legacy__v2_routes_are_404_no_matching_operation),
 	    cmocka_unit_test(test_legacy__legacy_create_connect_kill_work),

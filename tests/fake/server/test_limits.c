@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "fkserver.h"
 
 #define KEY "e2b_limits_test_key"
@@ -33,22 +34,11 @@
 static const char *g_bin;
 static fks g_srv; /* --max-upload-mb 1 */
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int up(void **state)
 {
 	(void)state;
 	const char *flags[] = {"--api-key", KEY, "--max-upload-mb", "1", "--quiet", NULL};
-	if (fks_start(&g_srv, g_bin, flags) < 0) {
-		fprintf(stderr, "fake-e2b did not start:\n%s\n", g_srv.out);
-		return -1;
-	}
-	return 0;
+	return fks_up(&g_srv, g_bin, flags);
 }
 
 static int down(void **state)
@@ -58,6 +48,17 @@ static int down(void **state)
 }
 
 /* ---- helpers -------------------------------------------------------------------------------- */
+
+/* Raise this process's open-file limit to its hard limit; skip the test when that is below n. */
+static void need_fds(rlim_t n)
+{
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < n)
+		skip();
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
 
 /* A connection to the server from loopback address 127.0.0.`src` (0: the kernel's choice,
  * 127.0.0.1). */
@@ -89,14 +90,14 @@ static int tcp_connect(unsigned port, int nonblock)
 /* ms until the server closes fd (read returns 0 or an error), -1 after `max_ms`. */
 static long ms_until_closed(int fd, long max_ms)
 {
-	long t0 = now_ms();
-	while (now_ms() - t0 < max_ms) {
+	long t0 = fk_mono_ms();
+	while (fk_mono_ms() - t0 < max_ms) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, 100) > 0) {
 			char buf[256];
 			ssize_t n = read(fd, buf, sizeof(buf));
 			if (n <= 0)
-				return now_ms() - t0;
+				return fk_mono_ms() - t0;
 		}
 	}
 	return -1;
@@ -132,12 +133,7 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 {
 	(void)state;
 	enum { N = 10000 };
-	struct rlimit rl;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_max < N + 256)
-		skip();
-	rl.rlim_cur = rl.rlim_max;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	need_fds(N + 256);
 	fks s;
 	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
 	assert_int_equal(fks_start(&s, g_bin, flags), 0);
@@ -151,7 +147,7 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 	 * (every 200 ms) while its connection is refused: the server is at its connection cap
 	 * until it has shed the idle ones */
 	const char *h[] = {"X-API-Key: " KEY, NULL};
-	long t0 = now_ms(), took = 0;
+	long t0 = fk_mono_ms(), took = 0;
 	int tries = 0;
 	fkr *r = NULL;
 	do {
@@ -161,7 +157,7 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 			nanosleep(&ts, NULL);
 		}
 		r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
-		took = now_ms() - t0;
+		took = fk_mono_ms() - t0;
 		tries++;
 	} while (r->curl_rc != 0 && took < 30000);
 	assert_int_equal(r->curl_rc, 0);
@@ -222,12 +218,7 @@ static void test_limits__one_client_cannot_take_every_connection(void **state)
 {
 	(void)state;
 	enum { N = 10000 };
-	struct rlimit rl;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_max < N + 256)
-		skip();
-	rl.rlim_cur = rl.rlim_max;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	need_fds(N + 256);
 	fks s;
 	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
 	assert_int_equal(fks_start(&s, g_bin, flags), 0);
@@ -238,9 +229,9 @@ static void test_limits__one_client_cannot_take_every_connection(void **state)
 			opened++;
 	assert_true(opened > N / 2);
 	const char *h[] = {"X-API-Key: " KEY, NULL};
-	long t0 = now_ms();
+	long t0 = fk_mono_ms();
 	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0); /* from 127.0.0.1 */
-	long took = now_ms() - t0;
+	long took = fk_mono_ms() - t0;
 	assert_int_equal(r->curl_rc, 0);
 	assert_int_equal(r->status, 200);
 	print_message("other client answered in %ld ms beside %d connections from one address\n",
@@ -373,11 +364,8 @@ static void test_limits__health_without_token_hides_whether_a_sandbox_exists(voi
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FAKE_E2B_BIN\n", argv[0]);
+	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
-	}
-	g_bin = argv[1];
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_limits__idle_and_slow_header_connections_are_closed),
 	    cmocka_unit_test(test_limits__10000_half_open_connections_do_not_stop_a_client),
