@@ -10,41 +10,19 @@
 set -euo pipefail
 fake=$(realpath "$1") benchc=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/fake.sh"
+. "$here/lib/relay.sh"
+. "$here/lib/certs.sh"
 work=$(mktemp -d /tmp/sbx-h2.XXXXXX)
-fakepid= relaypid=
-stop_relay() {
-  if [ -n "$relaypid" ]; then
-    kill -TERM "$relaypid" 2>/dev/null || true
-    wait "$relaypid" 2>/dev/null || true
-    relaypid=
-  fi
-}
 cleanup() {
-  stop_relay
-  [ -n "$fakepid" ] && kill -TERM "$fakepid" 2>/dev/null && wait "$fakepid" 2>/dev/null
+  relay_stop
+  fake_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
 cd "$work"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=sbx-h2-ca -keyout ca.key -out ca.pem \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout srv.key -out srv.csr >/dev/null 2>&1
-printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext
-openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
-  -out srv.pem >/dev/null 2>&1
-mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
-# each output file exists before its child opens it: the redirection happens in the child,
-# which the polling loop may outrun (sed on a missing file ends the script under set -e)
-: >fake.out
-"$fake" --port 0 --quiet --api-key e2b_bench >>fake.out 2>fake.err &
-fakepid=$!
-url=
-for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' fake.out)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "fake-e2b did not start"; exit 1; }
+certs_make "$work" sbx-h2-ca IP:127.0.0.1
+fake_start "$fake" "$work"
 hp=${url#http://}
 hp=${hp%%/*}
 n=12
@@ -52,17 +30,10 @@ fails=0
 # run NAME WANT RELAY-ARGS...: N barrier execs through a fresh relay; WANT is a regular
 # expression for the relay's closing lines, joined by ';' (two groups, if any, must be equal)
 run() {
-  local name=$1 want=$2 port= got
+  local name=$1 want=$2 port got
   shift 2
-  : >relay.out
-  node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key "$@" >>relay.out 2>&1 &
-  relaypid=$!
-  for _ in $(seq 100); do
-    port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' relay.out)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "relay did not start: $(cat relay.out)"; exit 1; }
+  relay_start "$work" "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key "$@"
+  port=$relay_port
   if ! unshare -m sh -c 'mount --bind "$0" /etc/ssl/certs && exec "$@"' "$work/certs" \
     "$benchc" --url "https://127.0.0.1:$port" --admin "$url" --scenario b --count $n --barrier \
     >"$name.out" 2>"$name.err"; then
@@ -70,7 +41,7 @@ run() {
   elif ! grep -q '"ok":true' "$name.out"; then
     echo "FAIL $name: $(cat "$name.out")"; fails=1
   fi
-  stop_relay
+  relay_stop
   got=$(grep -E '^relay (connections|h2) ' relay.out | sed 's/ streams [0-9]*//' | tr '\n' ';')
   if [[ "$got" =~ ^$want$ ]] && [ "${BASH_REMATCH[1]:-}" = "${BASH_REMATCH[2]:-}" ]; then
     echo "ok $name: $got"

@@ -16,6 +16,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$here/lib/fake.sh"
+. "$here/lib/relay.sh"
+. "$here/lib/certs.sh"
+. "$here/lib/node_deps.sh"
 smoke=0 rounds= only=abcdefg fake= benchc= rtts= tls=1 h2=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -52,46 +56,17 @@ else
         [d]="--bytes 67108864" [e]="--count 256 --sleep 2" [f]="--count 20" [g]="--bytes 104857600")
 fi
 
-# bench_smoke, bench_smoke_rtt and bench_smoke_pkg may start together (ctest -j2) on a fresh
-# clone: one npm install at a time in bench/node, the others find it done.
-(cd "$here/node"
- exec 9>"${TMPDIR:-/tmp}/sandbox-e2b-bench-npm.lock" && flock 9
- want=$(node -p "require('./package.json').dependencies.e2b")
- have=$(node -p "try{require('./node_modules/e2b/package.json').version}catch{''}" 2>/dev/null || true)
- [ "$have" = "$want" ] || npm install --no-audit --no-fund --loglevel=error >&2)
+node_deps_install
 
 work=$(mktemp -d /tmp/sbx-bench.XXXXXX)
-fakepid= relaypid=
-stop_relay() {
-  if [ -n "$relaypid" ]; then
-    kill -TERM "$relaypid" 2>/dev/null || true
-    wait "$relaypid" 2>/dev/null || true
-    relaypid=
-  fi
-}
 cleanup() {
-  stop_relay
-  if [ -n "$fakepid" ]; then
-    kill -TERM "$fakepid" 2>/dev/null || true
-    wait "$fakepid" 2>/dev/null || true
-  fi
+  relay_stop
+  fake_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-# the file exists before the server starts: the redirection below happens in the child,
-# which the loop may outrun (sed on a missing file failed the run under set -e)
-: >"$work/fake.out"
-"$fake" --port 0 --quiet --api-key e2b_bench >>"$work/fake.out" 2>"$work/fake.err" &
-fakepid=$!
-url=
-for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out" || true)
-  [ -n "$url" ] && break
-  kill -0 "$fakepid" 2>/dev/null || { cat "$work/fake.err" >&2; echo "bench: fake-e2b died" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "bench: fake-e2b did not start" >&2; exit 1; }
+fake_start "$fake" "$work" || { echo "bench: fake-e2b did not start" >&2; exit 1; }
 echo "bench: fake-e2b at $url, $rounds round(s), scenarios $only$([ $smoke = 1 ] && echo ' (smoke)')" >&2
 admin=$url
 
@@ -100,15 +75,8 @@ admin=$url
 # namespace where /etc/ssl/certs also holds it (libcurl reads the system store).
 cexec=()
 if [ -n "$rtts" ] && [ $tls = 1 ]; then
-  (cd "$work"
-   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=sbx-bench-ca -keyout ca.key -out ca.pem \
-     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign >/dev/null 2>&1
-   openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout srv.key -out srv.csr >/dev/null 2>&1
-   printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext
-   openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
-     -out srv.pem >/dev/null 2>&1
-   mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
-   cp ca.pem certs/sbx-bench-ca.pem && openssl rehash certs >/dev/null 2>&1) ||
+  { certs_make "$work" sbx-bench-ca IP:127.0.0.1,DNS:localhost &&
+    cp "$work/ca.pem" "$work/certs/sbx-bench-ca.pem" && openssl rehash "$work/certs" >/dev/null 2>&1; } ||
     { echo "bench: cannot make the TLS certificates" >&2; exit 1; }
   export NODE_EXTRA_CA_CERTS=$work/ca.pem
   cexec=(unshare -m sh -c 'mount --bind "$0" /etc/ssl/certs && exec "$@"' "$work/certs")
@@ -169,21 +137,14 @@ else
     tlsargs=()
     [ $tls = 1 ] && tlsargs=(--tls-cert "$work/srv.pem" --tls-key "$work/srv.key")
     [ $tls = 1 ] && [ $h2 = 1 ] && tlsargs+=(--h2)
-    : >"$work/relay.out" # exists before the child opens it, as fake.out above
-    node "$here/relay.mjs" --target "$hostport" --rtt "$rtt" "${tlsargs[@]}" >>"$work/relay.out" 2>"$work/relay.err" &
-    relaypid=$!
-    port=
-    for _ in $(seq 100); do
-      port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' "$work/relay.out")
-      [ -n "$port" ] && break
-      sleep 0.1
-    done
-    [ -n "$port" ] || { cat "$work/relay.err" >&2; echo "bench: relay did not start" >&2; exit 1; }
+    relay_start "$work" "$hostport" --rtt "$rtt" "${tlsargs[@]}" ||
+      { echo "bench: relay did not start" >&2; exit 1; }
+    port=$relay_port
     url=$([ $tls = 1 ] && echo https || echo http)://127.0.0.1:$port
     echo "bench: RTT $rtt ms through $url" >&2
     proto=$([ $tls = 0 ] && echo plain HTTP || { [ $h2 = 1 ] && echo 'TLS, HTTP/2 offered' || echo 'TLS, HTTP/1.1 only'; })
     table "RTT $rtt ms, $proto: C library vs e2b@$sdkv SDK"
-    stop_relay
+    relay_stop
     echo
     h2line=$(sed -n 's/^relay h2 connections \([0-9]*\) streams \([0-9]*\) most-at-once \([0-9]*\) http1 connections \([0-9]*\)$/ (\1 HTTP\/2 carrying \2 streams, at most \3 at once on one; \4 HTTP\/1.1)/p' "$work/relay.out")
     echo "Relay: $(sed -n 's/^relay connections //p' "$work/relay.out") TCP connections accepted over the whole table$h2line."

@@ -12,6 +12,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$here/lib/fake.sh"
+. "$here/lib/node_deps.sh"
 smoke=0 rounds= fake= bin=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,32 +35,17 @@ declare -A ARGS
 if [ $smoke = 1 ]; then ARGS=([a]="--count 5" [e]="--count 8 --sleep 0.2")
 else ARGS=([a]="--count 200" [e]="--count 256 --sleep 2"); fi
 
-# bench_smoke, bench_smoke_rtt and bench_smoke_pkg may start together (ctest -j2) on a fresh
-# clone: one npm install at a time in bench/node, the others find it done.
-(cd "$here/node"
- exec 9>"${TMPDIR:-/tmp}/sandbox-e2b-bench-npm.lock" && flock 9
- want=$(node -p "require('./package.json').dependencies.e2b")
- have=$(node -p "try{require('./node_modules/e2b/package.json').version}catch{''}" 2>/dev/null || true)
- [ "$have" = "$want" ] || npm install --no-audit --no-fund --loglevel=error >&2)
+node_deps_install
 
 work=$(mktemp -d /tmp/sbx-bench-pkg.XXXXXX)
-fakepid=
 cleanup() {
-  if [ -n "$fakepid" ]; then kill -TERM "$fakepid" 2>/dev/null || true; wait "$fakepid" 2>/dev/null || true; fi
+  fake_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-: >"$work/fake.out"
-"$fake" --port 0 --quiet --api-key e2b_bench --state-dir "$work/state" >>"$work/fake.out" 2>"$work/fake.err" &
-fakepid=$!
-url=
-for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out" || true)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "run_pkg: fake-e2b did not start" >&2; exit 1; }
+fake_start "$fake" "$work" --state-dir "$work/state" ||
+  { echo "run_pkg: fake-e2b did not start" >&2; exit 1; }
 
 results=$work/results.jsonl
 : >"$results"

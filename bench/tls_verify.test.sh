@@ -6,44 +6,23 @@
 set -euo pipefail
 fake=$(realpath "$1") benchc=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib/fake.sh"
+. "$here/lib/relay.sh"
+. "$here/lib/certs.sh"
 work=$(mktemp -d /tmp/sbx-tlsv.XXXXXX)
-fakepid= relaypid=
 cleanup() {
-  [ -n "$relaypid" ] && kill -TERM "$relaypid" 2>/dev/null && wait "$relaypid" 2>/dev/null
-  [ -n "$fakepid" ] && kill -TERM "$fakepid" 2>/dev/null && wait "$fakepid" 2>/dev/null
+  relay_stop
+  fake_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
 cd "$work"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=sbx-tlsv-ca -keyout ca.key -out ca.pem \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout srv.key -out srv.csr >/dev/null 2>&1
-printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext
-openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile srv.ext \
-  -out srv.pem >/dev/null 2>&1
-mkdir certs && cat /etc/ssl/certs/ca-certificates.crt ca.pem >certs/ca-certificates.crt
-: >fake.out # exists before the child opens it (the loop may outrun it)
-"$fake" --port 0 --quiet --api-key e2b_bench >>fake.out 2>fake.err &
-fakepid=$!
-url=
-for _ in $(seq 300); do
-  url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' fake.out || true)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "fake-e2b did not start"; exit 1; }
+certs_make "$work" sbx-tlsv-ca IP:127.0.0.1
+fake_start "$fake" "$work"
 hp=${url#http://}
 hp=${hp%%/*}
-: >relay.out # exists before the child opens it (the loop may outrun it)
-node "$here/relay.mjs" --target "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key >>relay.out 2>&1 &
-relaypid=$!
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' relay.out)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "relay did not start"; exit 1; }
+relay_start "$work" "$hp" --rtt 0 --tls-cert srv.pem --tls-key srv.key
+port=$relay_port
 fails=0
 if "$benchc" --url "https://127.0.0.1:$port" --admin "$url" --scenario a --count 1 >untrusted.out 2>untrusted.err; then
   echo "FAIL: an untrusted server was accepted"; fails=1
