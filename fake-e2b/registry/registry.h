@@ -115,6 +115,14 @@ int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired);
  * (fk_box_snapshot) under its op_lock; FK_LC_GONE when it is not running. */
 int fk_registry_snapshot(fk_registry *g, fk_sandbox *sb, const char *layer_dir, fk_err *err);
 
+/* Network update (PUT /sandboxes/{id}/network, `body` validated): the egress keys of the
+ * sandbox's `network` (allowOut, denyOut, rules, egressProxy) replaced whole by the body's (a
+ * key left out is cleared), allow_internet_access changed only when given; applied to the
+ * running box first (fk_box_set_egress), then recorded. Under its op_lock, so a pause or
+ * resume sees the old rules or the new. FK_LC_GONE when it is not running, FK_LC_FAILED with
+ * `err`. */
+int fk_registry_update_network(fk_registry *g, fk_sandbox *sb, json_t *body, fk_err *err);
+
 enum fk_connect_outcome {
 	FK_CONNECT_RUNNING,  /* was running: end time extended (not for resume) */
 	FK_CONNECT_RESUMED,  /* was paused, runs again */

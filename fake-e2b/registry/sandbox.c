@@ -3,6 +3,7 @@
  * immune pids and the lifecycle steps. See registry.h.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -199,6 +200,42 @@ static const char **strings_of(json_t *arr, size_t *n)
 	return v;
 }
 
+/* The runtime's egress lists from a sandbox's `network` and allow_internet_access (§7:
+ * allow_internet_access false denies 0.0.0.0/0 whatever denyOut says). Strings borrowed from
+ * the JSON; egress_lists_free frees the arrays. */
+typedef struct egress_lists {
+	const char **allow, **deny_own;
+	const char *const *deny;
+	size_t n_allow, n_deny;
+} egress_lists;
+
+static void egress_lists_of(json_t *net, json_t *allow_internet, egress_lists *l)
+{
+	static const char *const deny_all[] = {"0.0.0.0/0"};
+	l->allow = strings_of(json_object_get(net, "allowOut"), &l->n_allow);
+	l->deny_own = strings_of(json_object_get(net, "denyOut"), &l->n_deny);
+	l->deny = l->deny_own;
+	if (json_is_false(allow_internet)) {
+		l->deny = deny_all;
+		l->n_deny = 1;
+	}
+}
+
+static void egress_lists_free(egress_lists *l)
+{
+	free(l->allow);
+	free(l->deny_own);
+}
+
+/* Nothing out: a deny-all rule and nothing allowed (what egress none is). */
+static int egress_lists_none(const egress_lists *l)
+{
+	int deny_all = 0;
+	for (size_t i = 0; i < l->n_deny; i++)
+		deny_all = deny_all || !strcmp(l->deny[i], "0.0.0.0/0");
+	return deny_all && l->n_allow == 0;
+}
+
 int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const char *const *extra,
                      size_t n_extra, fk_err *err)
 {
@@ -218,12 +255,8 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 		if ((envs[i] = strdup(extra[k])))
 			i++;
 	const fk_template *t = fk_template_find(boot ? boot->base : sb->template_id);
-	/* egress (§7): allow_internet_access false denies 0.0.0.0/0 whatever denyOut says */
-	static const char *const deny_all[] = {"0.0.0.0/0"};
-	size_t n_allow = 0, n_deny = 0;
-	const char **allow = strings_of(json_object_get(sb->network, "allowOut"), &n_allow);
-	const char **deny = strings_of(json_object_get(sb->network, "denyOut"), &n_deny);
-	bool no_internet = json_is_false(sb->allow_internet);
+	egress_lists el;
+	egress_lists_of(sb->network, sb->allow_internet, &el);
 	fk_box_options opts = {.net_none = sb->loopback_only,
 	                       .envs = (const char *const *)envs,
 	                       .n_envs = i,
@@ -233,13 +266,12 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 	                       .template_id = boot ? boot->base : sb->template_id,
 	                       .layer_dir = boot ? boot->layer : NULL,
 	                       .workdir = boot ? boot->workdir : NULL,
-	                       .allow_out = allow,
-	                       .n_allow_out = n_allow,
-	                       .deny_out = no_internet ? deny_all : deny,
-	                       .n_deny_out = no_internet ? 1 : n_deny};
+	                       .allow_out = el.allow,
+	                       .n_allow_out = el.n_allow,
+	                       .deny_out = el.deny,
+	                       .n_deny_out = el.n_deny};
 	int rc = fk_box_create(g->rt, sb->id, &opts, err);
-	free(allow);
-	free(deny);
+	egress_lists_free(&el);
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);
 	free(envs);
@@ -391,6 +423,61 @@ int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_e
 	pthread_mutex_unlock(&g->lock);
 	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
 		rc = FK_LC_FAILED;
+	pthread_mutex_unlock(&sb->op_lock);
+	return rc;
+}
+
+/* The keys of `network` a network update replaces; the others (allowPublicTraffic,
+ * maskRequestHost) are the ingress side and stay. */
+static const char *const egress_keys[] = {"allowOut", "denyOut", "rules", "egressProxy"};
+
+int fk_registry_update_network(fk_registry *g, fk_sandbox *sb, json_t *body, fk_err *err)
+{
+	json_t *aia = json_object_get(body, "allow_internet_access");
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	int rc = !sb->deleted && sb->state == FK_SB_RUNNING ? FK_LC_OK : FK_LC_GONE;
+	json_t *net = NULL, *allow_internet = NULL;
+	if (rc == FK_LC_OK) {
+		net = sb->network ? json_deep_copy(sb->network) : json_object();
+		for (size_t i = 0; net && i < sizeof(egress_keys) / sizeof(*egress_keys); i++) {
+			json_t *v = json_object_get(body, egress_keys[i]);
+			if (v && !json_is_null(v))
+				json_object_set_new(net, egress_keys[i], json_deep_copy(v));
+			else
+				json_object_del(net, egress_keys[i]);
+		}
+		allow_internet =
+		    aia ? json_boolean(json_is_true(aia)) : json_incref(sb->allow_internet);
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (rc == FK_LC_OK && !net) {
+		fk_err oom = {.code = FK_ENOMEM, .errnum = ENOMEM};
+		snprintf(oom.message, sizeof(oom.message), "out of memory");
+		if (err)
+			*err = oom;
+		rc = FK_LC_FAILED;
+	}
+	egress_lists el = {0};
+	if (rc == FK_LC_OK) {
+		/* the box first: what GET shows is what the sandbox's proxy applies */
+		egress_lists_of(net, allow_internet, &el);
+		if (fk_box_set_egress(g->rt, sb->id, el.allow, el.n_allow, el.deny, el.n_deny,
+		                      err) < 0)
+			rc = FK_LC_FAILED;
+	}
+	if (rc == FK_LC_OK) {
+		pthread_mutex_lock(&g->lock);
+		json_decref(sb->network);
+		sb->network = json_object_size(net) ? json_incref(net) : NULL;
+		json_decref(sb->allow_internet);
+		sb->allow_internet = json_incref(allow_internet);
+		sb->loopback_only = sb->loopback_only && egress_lists_none(&el);
+		pthread_mutex_unlock(&g->lock);
+	}
+	egress_lists_free(&el);
+	json_decref(net);
+	json_decref(allow_internet);
 	pthread_mutex_unlock(&sb->op_lock);
 	return rc;
 }

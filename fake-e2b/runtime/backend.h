@@ -27,6 +27,9 @@ bool fk__backend_box_kill(fk_box *b);
 /* Freeze (true) or thaw every process of the box. 0; 1 when there is no freezer (the caller
  * stops the processes with SIGSTOP/SIGCONT); -1 with errno. */
 int fk__backend_box_freeze(fk_box *b, bool freeze);
+/* Network update: b->egress was replaced; its proxy takes the new rules. A box of egress
+ * none (b->net_none) that `lets_out` gets its way out and proxy now (b->net_none false). */
+int fk__backend_box_egress(fk_box *b, bool lets_out, fk_err *err);
 /* Commit: moves the files of a box whose processes are all gone (root, /etc upper layer) into
  * `layer_dir` (created), for boxes made from it (fk_box_options.layer_dir). */
 int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err);

@@ -1006,6 +1006,45 @@ done:
 	return rc;
 }
 
+int fk__backend_box_egress(fk_box *b, bool lets_out, fk_err *err)
+{
+	if (!b->net_none || !lets_out || !b->rt->isolated) {
+		fk__egress_box_rules(b);
+		b->net_none = b->net_none && !lets_out && b->rt->isolated;
+		return 0;
+	}
+	if (!b->rt->egress_ns)
+		return fk__fail(err, FK_ESTATE, EOPNOTSUPP,
+		                "a sandbox without network cannot be given one: this kernel has no "
+		                "BPF sk_lookup (Linux >= 5.9) for its egress proxy");
+	if (b->init_pid <= 0) { /* its next boot sets it up */
+		b->net_none = false;
+		return 0;
+	}
+	/* what init_main does for an allowlist box: every IPv4 address local, the box's own one on
+	 * `lo`; then the proxy takes the namespace's connections */
+	_Alignas(8) char anyip[64], own[64];
+	size_t anyip_len = fk_lx_route_local_all_msg(anyip, sizeof(anyip));
+	size_t own_len = fk_lx_addr_msg(own, sizeof(own), htonl(FK_BOX_ADDR));
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)b->init_pid);
+	int ns = open(p, O_RDONLY | O_CLOEXEC);
+	int rc = ns < 0 || fk_lx_netlink_send_in_netns(ns, anyip, anyip_len) < 0 ||
+	                 fk_lx_netlink_send_in_netns(ns, own, own_len) < 0
+	             ? -1
+	             : 0;
+	int e = errno;
+	if (ns >= 0)
+		close(ns);
+	if (rc < 0)
+		return fk__fail(err, FK_EIO, e, "sandbox network: %s", fk_strerror(e));
+	b->net_none = false;
+	rc = fk__egress_box_start(b, err);
+	if (rc < 0)
+		b->net_none = true; /* its next boot makes it egress none again */
+	return rc;
+}
+
 /* ------------------------------------------------------------ the runtime */
 
 static bool probe_isolation(void)

@@ -242,7 +242,7 @@ void fk__box_free(fk_box *b)
 	free(b->dir);
 	free(b->root);
 	free(b->cg);
-	fk__egress_free(&b->egress);
+	fk__erules_unref(b->egress);
 	if (b->userns_fd >= 0)
 		close(b->userns_fd);
 	if (b->idrange_fd >= 0)
@@ -311,11 +311,14 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	if (ok && rt->freezer)
 		ok = asprintf(&b->cg, "%s/%s", rt->cg_root, id) >= 0;
 	b->net_none = opts && opts->net_none;
+	static const char *const deny_all[] = {"0.0.0.0/0"};
 	if (ok && opts && !b->net_none)
-		ok = fk__egress_parse(&b->egress, opts->allow_out, opts->n_allow_out,
-		                      opts->deny_out, opts->n_deny_out) == 0;
-	else
-		b->egress.open = true;
+		b->egress = fk__erules_new(opts->allow_out, opts->n_allow_out, opts->deny_out,
+		                           opts->n_deny_out);
+	else if (ok)
+		b->egress = b->net_none ? fk__erules_new(NULL, 0, deny_all, 1)
+		                        : fk__erules_new(NULL, 0, NULL, 0);
+	ok = ok && b->egress;
 	fk__policy_limits(opts, &b->limits);
 	if (ok && opts && opts->n_envs) {
 		b->envs = calloc(opts->n_envs, sizeof(char *));

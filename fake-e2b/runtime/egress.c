@@ -411,3 +411,33 @@ size_t fk__egress_dns_reply(const uint8_t *q, size_t len, int rcode, const uint3
 	}
 	return o;
 }
+
+fk_erules *fk__erules_new(const char *const *allow, size_t n_allow, const char *const *deny,
+                          size_t n_deny)
+{
+	fk_erules *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	if (fk__egress_parse(&r->e, allow, n_allow, deny, n_deny) < 0) {
+		int e = errno;
+		free(r);
+		errno = e;
+		return NULL;
+	}
+	r->refs = 1;
+	return r;
+}
+
+fk_erules *fk__erules_ref(fk_erules *r)
+{
+	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+void fk__erules_unref(fk_erules *r)
+{
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	fk__egress_free(&r->e);
+	free(r);
+}

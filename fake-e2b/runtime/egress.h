@@ -56,6 +56,20 @@ int fk__egress_parse(fk_egress *e, const char *const *allow, size_t n_allow,
                      const char *const *deny, size_t n_deny);
 void fk__egress_free(fk_egress *e);
 
+/* A rule set as a box and its egress proxy share it: made once, never changed afterwards, freed
+ * with its last reference. A network update (fk_box_set_egress) puts a new one in the box and its
+ * proxy; a connection keeps the one it was accepted under until it ends. */
+typedef struct fk_erules {
+	fk_egress e;
+	int refs; /* atomic */
+} fk_erules;
+
+/* fk__egress_parse into a new rule set (refs 1). NULL with errno (EINVAL, ENOMEM). */
+fk_erules *fk__erules_new(const char *const *allow, size_t n_allow, const char *const *deny,
+                          size_t n_deny);
+fk_erules *fk__erules_ref(fk_erules *r); /* r, with one more reference */
+void fk__erules_unref(fk_erules *r);     /* accepts NULL */
+
 /* "1.2.3.4" or "1.2.3.0/24" -> *out. 0, or -1. */
 int fk__egress_cidr_parse(const char *s, fk_cidr *out);
 bool fk__egress_cidr_has(const fk_cidr *c, size_t n, uint32_t ip);

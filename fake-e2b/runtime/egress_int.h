@@ -13,6 +13,9 @@ int fk__egress_hosts_parse(fk_rt *rt, const char *const *hosts, size_t n, fk_err
 /* After PID 1 is up: the proxy of a box with egress allowlist or open in its own namespace
  * (AnyIP route set by PID 1). A no-op for egress none or without rt->egress_ns. */
 int fk__egress_box_start(fk_box *b, fk_err *err);
+/* Hands b->egress (just replaced) to the box's proxy, if it has one: connections and queries
+ * accepted from now on get it, those already accepted keep theirs. */
+void fk__egress_box_rules(fk_box *b);
 /* Ends every connection and the listening sockets; before PID 1 is killed. Idempotent. */
 void fk__egress_box_stop(fk_box *b);
 

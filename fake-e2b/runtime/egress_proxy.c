@@ -40,7 +40,7 @@ typedef struct slot {
 
 struct fk_eproxy {
 	fk_rt *rt;
-	const fk_egress *rules;
+	fk_erules *rules; /* under lock: the rules a new connection or query gets */
 	int tcp, udp, link;
 	int stop[2];
 	pthread_t acceptor;
@@ -59,6 +59,7 @@ typedef union pktinfo_buf {
 
 typedef struct work {
 	fk_eproxy *px;
+	fk_erules *rules; /* its own reference: the rules when it was accepted */
 	int slot;
 	int client; /* TCP: the accepted socket; DNS: -1 */
 	/* DNS */
@@ -281,6 +282,7 @@ static void relay(fk_eproxy *px, int a, int b)
 static void tcp_conn(work *w)
 {
 	fk_eproxy *px = w->px;
+	const fk_egress *rules = &w->rules->e;
 	int c = w->client;
 	struct sockaddr_in dst;
 	socklen_t dl = sizeof(dst);
@@ -294,20 +296,20 @@ static void tcp_conn(work *w)
 	size_t peek_len = 0;
 	char name[256];
 	bool ok = !fk__egress_ip_forbidden(ip) && !host_local(ip_n);
-	if (ok && fk__egress_needs_name(px->rules, ip, port)) {
+	if (ok && fk__egress_needs_name(rules, ip, port)) {
 		peek = malloc(FK_EGRESS_PEEK_MAX);
 		bool named =
 		    peek && read_name(px, c, port, peek, &peek_len, name, sizeof(name)) == 1;
 		bool has_ip = false;
-		if (named && fk__egress_name_allowed(px->rules, name)) {
+		if (named && fk__egress_name_allowed(rules, name)) {
 			uint32_t addrs[FK_EGRESS_MAX_ADDRS];
 			size_t n = resolve(px->rt, name, addrs, FK_EGRESS_MAX_ADDRS);
 			for (size_t i = 0; i < n; i++)
 				has_ip = has_ip || addrs[i] == ip_n;
 		}
-		ok = fk__egress_allows(px->rules, ip, port, named ? name : NULL, has_ip);
+		ok = fk__egress_allows(rules, ip, port, named ? name : NULL, has_ip);
 	} else if (ok) {
-		ok = fk__egress_allows(px->rules, ip, port, NULL, false);
+		ok = fk__egress_allows(rules, ip, port, NULL, false);
 	}
 	int up = ok ? dial(px, ip_n, port) : -1;
 	if (up < 0) {
@@ -334,7 +336,7 @@ static void dns_query(work *w)
 	int rcode = 0;
 	if (fk__egress_dns_question(w->query, w->qlen, name, sizeof(name), &qtype) < 0) {
 		rcode = 1; /* FORMERR */
-	} else if (!fk__egress_may_resolve(px->rules, name)) {
+	} else if (!fk__egress_may_resolve(&w->rules->e, name)) {
 		rcode = 3; /* NXDOMAIN */
 	} else if (qtype == 1) {
 		n = resolve(px->rt, name, addrs, 8);
@@ -376,6 +378,7 @@ static void *worker_main(void *arg)
 	if (--px->workers == 0)
 		pthread_cond_broadcast(&px->idle);
 	pthread_mutex_unlock(&px->lock);
+	fk__erules_unref(w->rules);
 	free(w);
 	return NULL;
 }
@@ -394,6 +397,7 @@ static bool spawn(fk_eproxy *px, work *w)
 	}
 	px->slots[s] = (slot){true, {w->client, -1}};
 	px->workers++;
+	w->rules = fk__erules_ref(px->rules); /* its decision stays under these rules */
 	pthread_mutex_unlock(&px->lock);
 	w->px = px;
 	w->slot = s;
@@ -411,6 +415,8 @@ static bool spawn(fk_eproxy *px, work *w)
 	if (--px->workers == 0)
 		pthread_cond_broadcast(&px->idle);
 	pthread_mutex_unlock(&px->lock);
+	fk__erules_unref(w->rules);
+	w->rules = NULL;
 	return false;
 }
 
@@ -500,6 +506,7 @@ static void px_close(fk_eproxy *px)
 			close(px->stop[i]);
 	pthread_mutex_destroy(&px->lock);
 	pthread_cond_destroy(&px->idle);
+	fk__erules_unref(px->rules);
 	free(px);
 }
 
@@ -533,7 +540,7 @@ int fk__egress_box_start(fk_box *b, fk_err *err)
 	if (!px)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	px->rt = b->rt;
-	px->rules = &b->egress;
+	px->rules = fk__erules_ref(b->egress);
 	px->tcp = px->udp = px->link = px->stop[0] = px->stop[1] = -1;
 	pthread_mutex_init(&px->lock, NULL);
 	pthread_cond_init(&px->idle, NULL);
@@ -575,6 +582,19 @@ void fk__egress_box_stop(fk_box *b)
 		pthread_cond_wait(&px->idle, &px->lock);
 	pthread_mutex_unlock(&px->lock);
 	px_close(px);
+}
+
+void fk__egress_box_rules(fk_box *b)
+{
+	fk_eproxy *px = b->eproxy;
+	if (!px)
+		return;
+	fk_erules *nr = fk__erules_ref(b->egress);
+	pthread_mutex_lock(&px->lock);
+	fk_erules *old = px->rules;
+	px->rules = nr;
+	pthread_mutex_unlock(&px->lock);
+	fk__erules_unref(old); /* freed here unless a connection still runs under it */
 }
 
 bool fk__egress_probe(void)

@@ -272,6 +272,36 @@ int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
 	return box_end(rt, id, layer_dir, err);
 }
 
+int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
+                      const char *const *deny_out, size_t n_deny_out, fk_err *err)
+{
+	fk_erules *r = fk__erules_new(allow_out, n_allow_out, deny_out, n_deny_out);
+	if (!r)
+		return errno == ENOMEM ? fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory")
+		                       : fk__fail(err, FK_EINVAL, EINVAL,
+		                                  "egress rules: deny_out entries must be IP "
+		                                  "addresses or CIDR blocks");
+	fk_box *b;
+	int rc = box_op(rt, id, &b, err);
+	if (rc < 0) {
+		fk__erules_unref(r);
+		return rc;
+	}
+	/* egress none is a deny-all rule with nothing allowed */
+	bool lets_out = !r->e.deny_all || r->e.n_allow_cidrs > 0 || r->e.n_allow_names > 0;
+	fk_erules *old = b->egress;
+	b->egress = r;
+	rc = fk__backend_box_egress(b, lets_out, err);
+	if (rc < 0) {
+		b->egress = old;
+		fk__erules_unref(r);
+	} else {
+		fk__erules_unref(old);
+	}
+	box_op_done(b);
+	return rc;
+}
+
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out)
 {
 	fk_box *b = fk__box_get(rt, id);

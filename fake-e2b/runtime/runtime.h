@@ -202,6 +202,19 @@ int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
  * in layer_dir). */
 int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
 
+/* Network update (E2B's PUT /sandboxes/{id}/network): box `id`'s egress rules become
+ * allow_out / deny_out (as in fk_box_options; both empty: open; deny 0.0.0.0/0 without allow:
+ * nothing out), live. Connections and DNS queries its egress proxy accepts from now on get the
+ * new rules; those accepted before keep the rules they were accepted under until they end. A
+ * box created with egress none that the update lets out gets its egress proxy now (the AnyIP
+ * route and own address an allowlist box has from the start); a later update to deny-all keeps
+ * the proxy, which then refuses everything. The rules stay through freeze, thaw and reboot.
+ * Without the egress proxy (a box sharing the host's network, or no isolation) they are
+ * recorded, not enforced. FK_ENOTFOUND, FK_EINVAL (a deny_out entry that is no address),
+ * FK_ENOMEM, FK_ESTATE (a box of egress none cannot be let out: no BPF sk_lookup), FK_EIO. */
+int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
+                      const char *const *deny_out, size_t n_deny_out, fk_err *err);
+
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 

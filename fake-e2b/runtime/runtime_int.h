@@ -55,8 +55,12 @@ typedef struct fk_box {
 	char *root; /* <state>/<id>/root: the box's files, in the host's view */
 	char *cg;   /* freezer cgroup dir, NULL without freezer */
 	fk_limits limits;
+	/* Egress none: a network namespace with `lo` only (no proxy). A network update that lets
+	 * the box out turns it false (fk_box_set_egress). Under the life lock. */
 	bool net_none;
-	fk_egress egress;  /* allowOut / denyOut (egress.c) */
+	/* allowOut / denyOut (egress.c): the rules its proxy applies, and the next proxy's after a
+	 * reboot. Under the life lock (exclusive to change); the proxy holds its own reference. */
+	fk_erules *egress;
 	fk_eproxy *eproxy; /* its egress proxy while PID 1 runs, or NULL */
 	char **envs;       /* "K=V" */
 	size_t n_envs;

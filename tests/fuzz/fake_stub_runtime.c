@@ -156,6 +156,19 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 	return i >= 0 ? 0 : fail(err, FK_ENOTFOUND, "no such box");
 }
 
+int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
+                      const char *const *deny_out, size_t n_deny_out, fk_err *err)
+{
+	(void)allow_out;
+	(void)n_allow_out;
+	(void)deny_out;
+	(void)n_deny_out;
+	pthread_mutex_lock(&rt->lock);
+	long i = find(rt, id);
+	pthread_mutex_unlock(&rt->lock);
+	return i >= 0 ? 0 : fail(err, FK_ENOTFOUND, "no such box");
+}
+
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out)
 {
 	pthread_mutex_lock(&rt->lock);

@@ -5,15 +5,11 @@
  * As E2B: the update replaces the egress part whole (allowOut, denyOut, rules, egressProxy;
  * a field left out is cleared), allow_internet_access changes only when given, the rules are
  * validated as at create (400), a sandbox that is not running is a 404, success is a 204. The
- * new rules show in GET /sandboxes/{id} (`network`, `allowInternetAccess`). What a box may
- * reach is set when it is created (runtime: egress none, or its egress rules); the update is
- * recorded, not applied to a running box.
+ * new rules show in GET /sandboxes/{id} (`network`, `allowInternetAccess`) and are applied live
+ * to the sandbox's egress proxy (fk_registry_update_network): new connections get them, open
+ * ones keep the rules they were accepted under.
  */
 #include "control.h"
-
-/* The keys of `network` an update replaces; the others (allowPublicTraffic,
- * maskRequestHost) are the ingress side and stay. */
-static const char *const egress_keys[] = {"allowOut", "denyOut", "rules", "egressProxy"};
 
 enum MHD_Result fk_control_network_update(fk_call *c)
 {
@@ -43,37 +39,14 @@ enum MHD_Result fk_control_network_update(fk_call *c)
 		json_decref(body);
 		return fk_control_not_found(c);
 	}
-	int found = 0, oom = 0;
-	fk_registry_lock(g);
-	if (!sb->deleted && sb->state == FK_SB_RUNNING) {
-		found = 1;
-		json_t *net = sb->network ? json_deep_copy(sb->network) : json_object();
-		for (size_t i = 0; net && i < sizeof(egress_keys) / sizeof(*egress_keys); i++) {
-			json_t *v = json_object_get(body, egress_keys[i]);
-			if (v && !json_is_null(v))
-				json_object_set_new(net, egress_keys[i], json_deep_copy(v));
-			else
-				json_object_del(net, egress_keys[i]);
-		}
-		if (net) {
-			json_decref(sb->network);
-			sb->network = json_object_size(net) ? net : NULL;
-			if (!sb->network)
-				json_decref(net);
-			if (aia) {
-				json_decref(sb->allow_internet);
-				sb->allow_internet = json_boolean(json_is_true(aia));
-			}
-		} else {
-			oom = 1;
-		}
-	}
-	fk_registry_unlock(g);
+	fk_err err = {0};
+	int rc = fk_registry_update_network(g, sb, body, &err);
 	fk_sandbox_release(g, sb);
 	json_decref(body);
-	if (oom)
-		return fk_reply_error(r, 500, "Error updating sandbox network config");
-	if (!found)
+	if (rc == FK_LC_GONE)
 		return fk_control_not_found(c);
+	if (rc < 0)
+		return fk_reply_error(r, 500, "Error updating sandbox network config: %s",
+		                      err.message);
 	return fk_reply(r, 204, NULL, NULL, 0);
 }

@@ -191,11 +191,9 @@ size_t fk_lx_addr_msg(void *buf, size_t size, uint32_t ip_n)
 	return len;
 }
 
-int fk_lx_netlink_send(const void *msg, size_t len)
+/* Sends `msg` on netlink socket `s`, reads the acknowledgement and closes `s`. */
+static int netlink_talk(int s, const void *msg, size_t len)
 {
-	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (s < 0)
-		return -1;
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	int rc = -1, e = EIO;
 	if (sendto(s, msg, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
@@ -226,6 +224,19 @@ out:
 	if (rc < 0)
 		errno = e;
 	return rc;
+}
+
+int fk_lx_netlink_send(const void *msg, size_t len)
+{
+	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	return s < 0 ? -1 : netlink_talk(s, msg, len);
+}
+
+int fk_lx_netlink_send_in_netns(int netns_fd, const void *msg, size_t len)
+{
+	static const fk_lx_sock_spec nl = {AF_NETLINK, SOCK_RAW, NETLINK_ROUTE};
+	int s;
+	return fk_lx_sockets_in_netns(netns_fd, 1, &nl, &s) < 0 ? -1 : netlink_talk(s, msg, len);
 }
 
 /* ------------------------------------------------------------ BPF sk_lookup */

@@ -33,6 +33,9 @@ size_t fk_lx_addr_msg(void *buf, size_t size, uint32_t ip_n);
 /* Sends a netlink route request `msg` on a new NETLINK_ROUTE socket of the caller's network
  * namespace and reads its acknowledgement. Only system calls. 0, or -1 with errno. */
 int fk_lx_netlink_send(const void *msg, size_t len);
+/* The same in network namespace `netns_fd` (its socket made there by a short-lived thread;
+ * the caller stays where it is). Not for a cloned child. */
+int fk_lx_netlink_send_in_netns(int netns_fd, const void *msg, size_t len);
 
 /* Steers, in network namespace `netns_fd`, every TCP connection to an IPv4 address outside
  * 127.0.0.0/8 and other than `own_n` (network order; the namespace's own address), any port,

@@ -109,12 +109,106 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* PUT /sandboxes/{id}/network with `body`: its status; its body must be `want_body` (NULL: any). */
+static int put_network(fks *s, const char *id, const char *body, const char *want_body)
+{
+	char path[128], key[64];
+	snprintf(path, sizeof(path), "/sandboxes/%s/network", id);
+	snprintf(key, sizeof(key), "X-API-Key: %s", KEY);
+	const char *h[] = {key, "Content-Type: application/json", NULL};
+	fkr *r = fks_req(s, "PUT", path, h, body, strlen(body));
+	int st = r->status;
+	if (want_body) {
+		const char *got = r->body ? r->body : "";
+		if (strcmp(got, want_body) != 0)
+			fprintf(stderr, "got body: %s\n", got);
+		assert_string_equal(got, want_body);
+	}
+	fkr_free(r);
+	return st;
+}
+
+/* The update reaches the running sandbox's proxy at once (its DNS shows the rules), both ways,
+ * and a sandbox created with egress none is let out by one; pause and resume keep the rules. */
+static void test_egress__network_update_is_live(void **state)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root\n");
+		skip();
+	}
+	fks s;
+	const char *flags[] = {"--api-key",
+	                       KEY,
+	                       "--quiet",
+	                       "--egress-host",
+	                       "allowed.test=198.18.0.77",
+	                       "--egress-host",
+	                       "other.test=198.18.0.78",
+	                       NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	fks_box b;
+	fks_box_create(&s, KEY,
+	               "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"allowed.test\"],"
+	               "\"denyOut\":[\"0.0.0.0/0\"]}}",
+	               &b);
+	if (!box_ok(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
+		fks_box_delete(&s, KEY, &b);
+		assert_int_equal(fks_stop(&s), 0);
+		fprintf(stderr, "SKIP: no sandbox network of its own (BPF sk_lookup)\n");
+		skip();
+	}
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	/* denied -> allowed: the empty update clears every egress rule */
+	assert_int_equal(put_network(&s, b.id, "{}", ""), 204);
+	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	/* allowed -> denied */
+	assert_int_equal(put_network(&s, b.id, "{\"allow_internet_access\":false}", ""), 204);
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(box_ok(&s, &b, NXDOMAIN("allowed.test")));
+	/* a bad rule: 400, the rules stay */
+	assert_int_equal(put_network(&s, b.id, "{\"denyOut\":[\"example.com\"]}", NULL), 400);
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	/* paused and resumed: still denied; then allowed by name (allow_internet_access stays
+	 * false: only allowed.test) */
+	char path[128], key[64];
+	snprintf(key, sizeof(key), "X-API-Key: %s", KEY);
+	const char *h[] = {key, "Content-Type: application/json", NULL};
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", b.id);
+	fkr *r = fks_req(&s, "POST", path, h, NULL, 0);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+	assert_int_equal(put_network(&s, b.id, "{}", NULL), 404); /* not running */
+	snprintf(path, sizeof(path), "/sandboxes/%s/connect", b.id);
+	r = fks_req(&s, "POST", path, h, "{\"timeout\":60}", 14);
+	assert_int_equal(r->status, 201);
+	fkr_free(r);
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_int_equal(
+	    put_network(&s, b.id, "{\"allowOut\":[\"allowed.test\"],\"denyOut\":[\"0.0.0.0/0\"]}",
+	                ""),
+	    204);
+	assert_true(box_ok(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
+	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(put_network(&s, b.id, "{}", NULL), 404);
+
+	/* egress none at create (allow_internet_access false, nothing allowed), let out */
+	fks_box_create(&s, KEY, "{\"templateID\":\"base\",\"allow_internet_access\":false}", &b);
+	assert_true(
+	    box_ok(&s, &b, "[ \"$(ip -4 -o addr show | awk '{print $4}')\" = 127.0.0.1/8 ]"));
+	assert_int_equal(put_network(&s, b.id, "{\"allow_internet_access\":true}", ""), 204);
+	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_egress__rules_reach_the_sandbox),
+	    cmocka_unit_test(test_egress__network_update_is_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
