@@ -142,7 +142,7 @@ int fk_tstore_fork_layer(fk_tstore *s, const char *template_ref,
 /* Removes the layer's files and clears the boot. */
 void fk_tstore_fork_layer_drop(fk_tboot *boot);
 
-/* ---- builder.c (used by the store) ---- */
+/* ---- builder.c (used by templates.c, which starts builds) ---- */
 typedef struct fk_tbuild fk_tbuild;
 /* Runs build `b` to its end (ready or error); called on the build's own thread. */
 void fk__build_run(fk_tstore *s, fk_tbuild *b);

@@ -1,6 +1,8 @@
 /*
- * fake-e2b/registry/builds_int.h: the template store's insides, shared by templates.c (the
- * store) and builder.c (running a build) only.
+ * fake-e2b/registry/builds_int.h: the template store's insides. Layers, each using only those
+ * below it: store.c (the store's data, lookups and the calls a running build makes) under
+ * builder.c (runs one build) under templates.c (the API's operations; starts builds) and
+ * snapshots.c (snapshots, deletion, fork layers).
  */
 #ifndef FK_BUILDS_INT_H
 #define FK_BUILDS_INT_H
@@ -59,6 +61,7 @@ struct fk_tstore {
 #define FK_BUILDS_RUNNING 4     /* builds run at once; the others wait (status `waiting`) */
 #define FK_BUILD_LOG_MAX  20000 /* log entries kept per build */
 
+/* ---- store.c ---- */
 /* builder.c's calls into the store (each takes the lock). */
 /* Waits for a running slot (the build is `building` once it has one); false when the store
  * is stopping. */
@@ -72,11 +75,21 @@ bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id);
 void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
                       const char *step);
 
-/* templates.c's name rules and ids, for snapshots.c */
+/* Name rules and ids. */
 bool fk__tstore_name_ok(const char *s, size_t n);
 bool fk__tstore_tag_ok(const char *s);
 void fk__tstore_random_id(char out[21]);
 void fk__tstore_random_uuid(char out[37]);
+/* fk_format_time of a CLOCK_REALTIME time (ns), as a JSON string. */
+json_t *fk__tstore_time(int64_t ns);
+/* "waiting", "building", "ready", "error". */
+const char *fk__tbuild_status_name(int st);
+/* Lookups (under the lock): the template with this templateID or name (its first n bytes);
+ * one of its builds; the build a reference "name[:tag]" (or templateID[:tag]) names (the
+ * tag's, or without a tag the `default` tag's, else the newest ready build). */
+struct fk_ttemplate *fk__tstore_find_template(fk_tstore *s, const char *id_or_name, size_t n);
+fk_tbuild *fk__tstore_find_build(struct fk_ttemplate *t, const char *build_id);
+fk_tbuild *fk__tstore_find_ref(fk_tstore *s, const char *ref, struct fk_ttemplate **tmpl_out);
 /* rm -rf of a layer or store directory, never following a symlink; NULL or "" does nothing. */
 void fk__tstore_rm_tree(const char *dir);
 /* Frees an unlinked template and its builds (their threads joined, their layers left alone). */

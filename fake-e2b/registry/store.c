@@ -1,0 +1,471 @@
+/*
+ * fake-e2b/registry/store.c: the template store's core (builds_int.h): the store itself, its
+ * templates and builds as data (names, ids, lookups, the boot a reference names, image
+ * stand-ins) and the calls a running build makes into it (log, sandbox, slot, end). Below
+ * builder.c (which runs a build) and templates.c (the API's operations, which start builds).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <openssl/rand.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builds_int.h"
+#include "clock.h"
+#include "template.h"
+
+typedef struct fk_ttemplate fk_ttemplate;
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+bool fk__tstore_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '_' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+bool fk__tstore_tag_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+void fk__tstore_random_id(char out[21])
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[20];
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		memset(r, 0, sizeof(r));
+	for (size_t i = 0; i < 20; i++)
+		out[i] = abc[r[i] % 36];
+	out[20] = '\0';
+}
+
+void fk__tstore_random_uuid(char out[37])
+{
+	unsigned char r[16];
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		memset(r, 0, sizeof(r));
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+	         r[13], r[14], r[15]);
+}
+
+json_t *fk__tstore_time(int64_t ns)
+{
+	char buf[48];
+	fk_format_time(buf, sizeof(buf), ns);
+	return json_string(buf);
+}
+
+/* ---- the store ----------------------------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -rf (never following a symlink: a layer holds whatever a sandbox left). */
+void fk__tstore_rm_tree(const char *dir)
+{
+	if (dir && *dir)
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+void fk__ttemplate_free(struct fk_ttemplate *t)
+{
+	while (t->builds) {
+		fk_tbuild *b = t->builds;
+		t->builds = b->next;
+		json_decref(b->logs);
+		json_decref(b->spec);
+		free(b->reason);
+		free(b->reason_step);
+		fk_tboot_clear(&b->boot);
+		free(b);
+	}
+	json_decref(t->tags);
+	free(t->name);
+	free(t->snapshot_of);
+	free(t);
+}
+
+int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
+{
+	*out = NULL;
+	fk_tstore *s = calloc(1, sizeof(*s));
+	if (!s)
+		return FK_T_FAILED;
+	s->rt = rt;
+	memcpy(s->seed, seed, sizeof(s->seed));
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->slot_free, NULL);
+	const char *st = fk_rt_state_dir(rt);
+	if (asprintf(&s->layers_dir, "%s/.templates", st) < 0)
+		s->layers_dir = NULL;
+	if (asprintf(&s->files_dir, "%s/.template-files", st) < 0)
+		s->files_dir = NULL;
+	/* templates live as long as the server: what an earlier run left is no one's */
+	fk__tstore_rm_tree(s->layers_dir);
+	fk__tstore_rm_tree(s->files_dir);
+	if (!s->layers_dir || !s->files_dir ||
+	    (mkdir(s->layers_dir, 0700) < 0 && errno != EEXIST) ||
+	    (mkdir(s->files_dir, 0700) < 0 && errno != EEXIST)) {
+		fk_tstore_free(s);
+		return FK_T_FAILED;
+	}
+	*out = s;
+	return FK_T_OK;
+}
+
+void fk_tboot_clear(fk_tboot *b)
+{
+	if (!b)
+		return;
+	free(b->template_id);
+	free(b->base);
+	free(b->layer);
+	free(b->user);
+	free(b->workdir);
+	for (size_t i = 0; i < b->n_envs; i++)
+		free(b->envs[i]);
+	free(b->envs);
+	free(b->start_cmd);
+	free(b->ready_cmd);
+	memset(b, 0, sizeof(*b));
+}
+
+void fk_tstore_free(fk_tstore *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->slot_free); /* queued builds give up */
+	pthread_mutex_unlock(&s->lock);
+	/* every build sandbox goes, so the builds' commands end; then join them */
+	for (fk_ttemplate *t = s->list; t; t = t->next) {
+		for (fk_tbuild *b = t->builds; b; b = b->next) {
+			char box[sizeof(b->box_id)];
+			pthread_mutex_lock(&s->lock);
+			memcpy(box, b->box_id, sizeof(box));
+			pthread_mutex_unlock(&s->lock);
+			if (*box)
+				fk_box_destroy(s->rt, box, NULL);
+			if (b->has_thread)
+				pthread_join(b->thread, NULL);
+		}
+	}
+	while (s->list) {
+		fk_ttemplate *t = s->list;
+		s->list = t->next;
+		fk__ttemplate_free(t);
+	}
+	fk__tstore_rm_tree(s->layers_dir);
+	fk__tstore_rm_tree(s->files_dir);
+	for (size_t i = 0; i < 2 * s->n_images; i++)
+		free(s->images[i]);
+	free(s->images);
+	free(s->layers_dir);
+	free(s->files_dir);
+	pthread_cond_destroy(&s->slot_free);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* The template with this templateID or name (under the lock). */
+fk_ttemplate *fk__tstore_find_template(fk_tstore *s, const char *id_or_name, size_t n)
+{
+	for (fk_ttemplate *t = s->list; t; t = t->next)
+		if ((strlen(t->id) == n && !strncmp(t->id, id_or_name, n)) ||
+		    (strlen(t->name) == n && !strncmp(t->name, id_or_name, n)))
+			return t;
+	return NULL;
+}
+
+fk_tbuild *fk__tstore_find_build(fk_ttemplate *t, const char *build_id)
+{
+	for (fk_tbuild *b = t ? t->builds : NULL; b; b = b->next)
+		if (!strcmp(b->id, build_id))
+			return b;
+	return NULL;
+}
+
+static fk_tbuild *newest_ready(fk_ttemplate *t)
+{
+	for (fk_tbuild *b = t->builds; b; b = b->next)
+		if (b->status == FK_TB_READY)
+			return b;
+	return NULL;
+}
+
+/* The build a reference "name[:tag]" (or templateID[:tag]) names (under the lock): the tag's
+ * build, or without a tag the `default` tag's, else the newest ready build. */
+fk_tbuild *fk__tstore_find_ref(fk_tstore *s, const char *ref, fk_ttemplate **tmpl_out)
+{
+	const char *colon = strchr(ref, ':');
+	size_t n = colon ? (size_t)(colon - ref) : strlen(ref);
+	fk_ttemplate *t = fk__tstore_find_template(s, ref, n);
+	if (tmpl_out)
+		*tmpl_out = t;
+	if (!t)
+		return NULL;
+	const char *tag = colon ? colon + 1 : "default";
+	json_t *bid = json_object_get(json_object_get(t->tags, tag), "buildID");
+	if (json_is_string(bid))
+		return fk__tstore_find_build(t, json_string_value(bid));
+	return colon ? NULL : newest_ready(t);
+}
+
+static char **strv_dup(char *const *v, size_t n)
+{
+	char **out = calloc(n ? n : 1, sizeof(char *));
+	for (size_t i = 0; out && i < n; i++) {
+		if (!(out[i] = strdup(v[i]))) {
+			while (i)
+				free(out[--i]);
+			free(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+static int boot_copy(const fk_tboot *in, fk_tboot *out)
+{
+	memset(out, 0, sizeof(*out));
+#define DUP(f) (!in->f || (out->f = strdup(in->f)))
+	bool ok = DUP(template_id) && DUP(base) && DUP(layer) && DUP(user) && DUP(workdir) &&
+	          DUP(start_cmd) && DUP(ready_cmd);
+#undef DUP
+	if (ok && (out->envs = strv_dup(in->envs, in->n_envs)))
+		out->n_envs = in->n_envs;
+	else
+		ok = false;
+	if (!ok) {
+		fk_tboot_clear(out);
+		return FK_T_FAILED;
+	}
+	return FK_T_OK;
+}
+
+int fk_tstore_resolve(fk_tstore *s, const char *ref, fk_tboot *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!ref)
+		return FK_T_NOTFOUND;
+	const fk_template *rt_tpl = fk_template_find(ref);
+	if (rt_tpl) {
+		out->template_id = strdup(rt_tpl->id);
+		out->base = strdup(rt_tpl->id);
+		out->user = strdup(rt_tpl->user);
+		out->workdir = strdup(rt_tpl->workdir);
+		out->envs = calloc(1, sizeof(char *));
+		if (!out->template_id || !out->base || !out->user || !out->workdir || !out->envs) {
+			fk_tboot_clear(out);
+			return FK_T_FAILED;
+		}
+		return FK_T_OK;
+	}
+	pthread_mutex_lock(&s->lock);
+	fk_tbuild *b = fk__tstore_find_ref(s, ref, NULL);
+	int rc = b && b->status == FK_TB_READY ? boot_copy(&b->boot, out) : FK_T_NOTFOUND;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ---- images ------------------------------------------------------------------------------- */
+
+/* Docker's reference without the default registry and namespace, with ":latest" when it has
+ * no tag or digest. Caller frees. */
+static char *image_norm(const char *image, size_t n)
+{
+	if (n >= 10 && !strncmp(image, "docker.io/", 10))
+		image += 10, n -= 10;
+	if (n >= 8 && !strncmp(image, "library/", 8))
+		image += 8, n -= 8;
+	const char *slash = memrchr(image, '/', n);
+	const char *last = slash ? slash + 1 : image;
+	bool tagged = memchr(last, ':', n - (size_t)(last - image)) || memchr(image, '@', n);
+	char *out;
+	if (asprintf(&out, "%.*s%s", (int)n, image, tagged ? "" : ":latest") < 0)
+		return NULL;
+	return out;
+}
+
+int fk_tstore_add_images(fk_tstore *s, const char *const *images, size_t n)
+{
+	char **v = calloc(2 * (n + 1), sizeof(char *));
+	if (!v)
+		return FK_T_FAILED;
+	size_t k = 0;
+	int rc = FK_T_OK;
+	for (size_t i = 0; i <= n && rc == FK_T_OK; i++) {
+		const char *spec = i < n ? images[i] : "e2bdev/base=base";
+		const char *eq = strchr(spec, '=');
+		if (!eq || eq == spec || !eq[1]) {
+			rc = FK_T_INVALID;
+			break;
+		}
+		v[k] = image_norm(spec, (size_t)(eq - spec));
+		v[k + 1] = strdup(eq + 1);
+		if (!v[k] || !v[k + 1])
+			rc = FK_T_FAILED;
+		k += 2;
+	}
+	if (rc < 0) {
+		for (size_t i = 0; i < k; i++)
+			free(v[i]);
+		free(v);
+		return rc;
+	}
+	s->images = v;
+	s->n_images = k / 2;
+	return FK_T_OK;
+}
+
+char *fk_tstore_image(fk_tstore *s, const char *image)
+{
+	char *norm = image_norm(image, strlen(image));
+	const char *found = NULL;
+	if (norm && !strncmp(norm, "e2bdev/base:", 12))
+		found = "base"; /* every tag of E2B's base image */
+	for (size_t i = 0; norm && !found && i < s->n_images; i++)
+		if (!strcmp(s->images[2 * i], norm))
+			found = s->images[2 * i + 1];
+	char *out = found ? strdup(found) : NULL;
+	/* a Dockerfile's FROM naming a local template ("FROM capybara-sandbox", "FROM mine:v2"):
+	 * that template (":latest", Docker's default tag, is the template's default) */
+	if (!found && norm && !strchr(norm, '/') && !strchr(norm, '@')) {
+		size_t n = strlen(norm);
+		if (n > 7 && !strcmp(norm + n - 7, ":latest"))
+			norm[n - 7] = '\0';
+		fk_tboot probe;
+		if (fk_tstore_resolve(s, norm, &probe) == FK_T_OK) {
+			fk_tboot_clear(&probe);
+			out = strdup(norm);
+		}
+	}
+	free(norm);
+	return out;
+}
+
+const char *fk__tbuild_status_name(int st)
+{
+	switch (st) {
+	case FK_TB_BUILDING:
+		return "building";
+	case FK_TB_READY:
+		return "ready";
+	case FK_TB_ERROR:
+		return "error";
+	default:
+		return "waiting";
+	}
+}
+
+/* ---- builder.c's calls --------------------------------------------------------------------- */
+
+void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	json_t *e = json_pack("{s:o,s:s,s:s}", "timestamp", fk__tstore_time(fk_now_ns()), "level",
+	                      level, "message", text);
+	free(text);
+	if (!e)
+		return;
+	pthread_mutex_lock(&s->lock);
+	size_t kept = json_array_size(b->logs);
+	if (kept + 1 < FK_BUILD_LOG_MAX) {
+		json_array_append_new(b->logs, e);
+	} else {
+		json_decref(e);
+		if (kept + 1 == FK_BUILD_LOG_MAX)
+			json_array_append_new(
+			    b->logs,
+			    json_pack("{s:o,s:s,s:s}", "timestamp", fk__tstore_time(fk_now_ns()),
+			              "level", "warn", "message",
+			              "log limit reached: later lines of this build are not kept"));
+	}
+	b->updated_ns = fk_now_ns();
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id)
+{
+	pthread_mutex_lock(&s->lock);
+	bool ok = !*box_id || !s->stopping;
+	snprintf(b->box_id, sizeof(b->box_id), "%s", ok ? box_id : "");
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b)
+{
+	pthread_mutex_lock(&s->lock);
+	while (!b->has_slot && !s->stopping) {
+		if (s->running < FK_BUILDS_RUNNING) {
+			s->running++;
+			b->has_slot = true;
+			b->status = FK_TB_BUILDING;
+			b->updated_ns = fk_now_ns();
+		} else {
+			pthread_cond_wait(&s->slot_free, &s->lock);
+		}
+	}
+	bool ok = b->has_slot && !s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
+                      const char *step)
+{
+	pthread_mutex_lock(&s->lock);
+	if (b->has_slot) {
+		b->has_slot = false;
+		s->running--;
+		pthread_cond_signal(&s->slot_free);
+	}
+	b->finished_ns = b->updated_ns = fk_now_ns();
+	if (boot && !reason) {
+		b->boot = *boot;
+		memset(boot, 0, sizeof(*boot));
+		b->status = FK_TB_READY;
+	} else {
+		b->status = FK_TB_ERROR;
+		b->reason = strdup(reason ? reason : "build failed");
+		b->reason_step = step ? strdup(step) : NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
