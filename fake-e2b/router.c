@@ -59,6 +59,7 @@ static const route control_routes[] = {
     {"POST", "/v3/templates", fk_control_template_request, R_RAW},
     {"POST", "/v2/templates/{id}/builds/{id2}", fk_control_template_build_start, R_RAW},
     {"GET", "/templates/{id}/builds/{id2}/status", fk_control_template_build_status, R_RAW},
+    {"GET", "/templates/{id}/builds/{id2}/logs", fk_control_template_build_logs, R_RAW},
     {"GET", "/templates/{id}/files/{id2}", fk_control_template_file_link, R_RAW},
     {"PUT", "/templates/{id}/files/{id2}", fk_control_template_file_upload, R_RAW | R_SIGNED},
     {"GET", "/templates/aliases/{id}", fk_control_template_alias, R_RAW},
@@ -67,6 +68,10 @@ static const route control_routes[] = {
     {"GET", "/templates/{id}/tags", fk_control_template_tags_list, R_RAW},
     /* after /templates/tags: the first match wins */
     {"DELETE", "/templates/{id}", fk_control_template_delete, R_RAW},
+    {"GET", "/templates", fk_control_template_list, R_RAW},
+    {"GET", "/templates/{id}", fk_control_template_get, R_RAW},
+    {"PATCH", "/templates/{id}", fk_control_template_update, R_RAW},
+    {"PATCH", "/v2/templates/{id}", fk_control_template_update_v2, R_RAW},
 };
 
 static const route admin_routes[] = {

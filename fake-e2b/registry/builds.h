@@ -20,6 +20,7 @@
 #define FK_BUILDS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,11 +31,14 @@ typedef struct fk_tstore fk_tstore;
 /* Results of the store's operations (the API maps them onto statuses). */
 enum {
 	FK_T_OK = 0,
-	FK_T_NOTFOUND = -1, /* no such template, build, tag or upload */
-	FK_T_INVALID = -2,  /* bad name, tag, hash or body */
-	FK_T_CONFLICT = -3, /* the build was already started */
-	FK_T_FAILED = -4,   /* out of memory, disk, a thread */
+	FK_T_NOTFOUND = -1,  /* no such template, build, tag or upload */
+	FK_T_INVALID = -2,   /* bad name, tag, hash or body */
+	FK_T_CONFLICT = -3,  /* the build was already started */
+	FK_T_FAILED = -4,    /* out of memory, disk, a thread */
+	FK_T_FORBIDDEN = -5, /* a template fake-e2b serves (E2B: another team's) */
 };
+
+#define FK_ENVD_VERSION "0.6.13" /* the envd whose wire fake-e2b speaks (README "Which envd") */
 
 /* What a sandbox of a template boots with. */
 typedef struct fk_tboot {
@@ -100,10 +104,51 @@ int fk_tstore_upload_finish(fk_upload *u, int ok); /* frees u; accepts NULL */
 int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *build_id, json_t *spec,
                           char *msg, size_t cap);
 
-/* GET .../builds/{buildID}/status: TemplateBuildInfo with log entries from `offset`, at most
- * `limit`. FK_T_NOTFOUND. */
+/* GET .../builds/{buildID}/status: TemplateBuildInfo with the log entries at `min_level` or
+ * above (fk_tstore_level; 0 for all), from the `offset`th of those, at most `limit`.
+ * FK_T_NOTFOUND. */
 int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *build_id,
-                           size_t offset, size_t limit, json_t **reply);
+                           size_t offset, size_t limit, int min_level, json_t **reply);
+
+/* E2B's log levels in order: debug 0, info 1, warn 2, error 3; -1 for another name. */
+int fk_tstore_level(const char *name);
+
+/* GET .../builds/{buildID}/logs: TemplateBuildLogsResponse {logs}: at most `limit` entries at
+ * `min_level` or above, oldest first from the entry at `cursor_ms` on (ms since the epoch; -1:
+ * from the first), or with `backward` newest first from before `cursor_ms` (-1: from the
+ * last); none while the build waits for its start, as E2B. FK_T_NOTFOUND. */
+int fk_tstore_build_logs(fk_tstore *s, const char *template_id, const char *build_id,
+                         int64_t cursor_ms, bool backward, int min_level, size_t limit,
+                         json_t **reply);
+
+/* GET /templates: Template of every built template (snapshots are not listed, as E2B lists
+ * source 'template' only), oldest first. */
+int fk_tstore_list(fk_tstore *s, json_t **reply);
+
+/* A page position in a template's builds: its build's creation time and buildID. */
+typedef struct fk_tcursor {
+	int64_t ns;
+	char id[37];
+} fk_tcursor;
+/* GET /templates/{templateID}: TemplateWithBuilds with at most `limit` builds, newest first,
+ * those after `after` when not NULL; next->id is "" when no build follows the page, else the
+ * page's last build. By templateID only (E2B). FK_T_NOTFOUND, FK_T_FORBIDDEN (a template
+ * fake-e2b serves). */
+int fk_tstore_get(fk_tstore *s, const char *template_id, const fk_tcursor *after, size_t limit,
+                  json_t **reply, fk_tcursor *next);
+
+/* PATCH /templates/{id}, /v2/templates/{id} (templateID or name, ":tag" ignored): sets public
+ * (0 or 1; -1 leaves it, E2B's empty body), *names the template's names. FK_T_NOTFOUND,
+ * FK_T_FORBIDDEN (msg). */
+int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **names, char *msg,
+                     size_t cap);
+
+/* A sandbox was created from template_id (a templateID): its spawn count and last spawn. */
+void fk_tstore_spawned(fk_tstore *s, const char *template_id);
+
+/* The canonical templateID of a built template named by ref (templateID or name, ":tag"
+ * ignored), and whether it is a snapshot. FK_T_NOTFOUND, FK_T_FORBIDDEN (a served one). */
+int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21], bool *snapshot);
 
 /* GET /templates/aliases/{alias}: *reply TemplateAliasResponse. FK_T_NOTFOUND. */
 int fk_tstore_alias(fk_tstore *s, const char *alias, json_t **reply);
@@ -131,7 +176,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
  * `sandbox_id` and/or named `name` ("name[:tag]" or a templateID) when not NULL. */
 int fk_tstore_snapshots(fk_tstore *s, const char *sandbox_id, const char *name, json_t **reply);
 /* DELETE /templates/{templateID} (a templateID or name, ":tag" ignored): the template, its
- * builds and their files. FK_T_NOTFOUND, FK_T_INVALID (a runtime template), FK_T_CONFLICT (a
+ * builds and their files. FK_T_NOTFOUND, FK_T_FORBIDDEN (a runtime template), FK_T_CONFLICT (a
  * build in progress); msg. */
 int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap);
 /* A fork's boot: `template_ref`'s with the files `take` copies (as for fk_tstore_snapshot) in a

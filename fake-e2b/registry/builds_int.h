@@ -26,7 +26,9 @@ struct fk_tbuild {
 	char *reason, *reason_step;                  /* lock: error message and failed step */
 	int64_t created_ns, updated_ns, finished_ns; /* lock */
 	unsigned cpu_count, memory_mb;               /* fixed */
-	json_t *spec;    /* TemplateBuildStartV2; set once at start, then read by the builder */
+	int64_t
+	    disk_mb;  /* lock: the committed layer's size in MiB (rounded up) once ready, else -1 */
+	json_t *spec; /* TemplateBuildStartV2; set once at start, then read by the builder */
 	fk_tboot boot;   /* lock: set when ready (boot.layer its committed files) */
 	char box_id[65]; /* lock: the build sandbox while it exists, "" otherwise */
 	pthread_t thread;
@@ -41,6 +43,11 @@ struct fk_ttemplate {
 	struct fk_tbuild *builds;
 	json_t *tags; /* lock: tag -> {"buildID","createdAt"} */
 	int64_t created_ns;
+	int64_t updated_ns;      /* lock: a build requested or ended, PATCH */
+	int64_t last_spawned_ns; /* lock: the last sandbox create from it, 0 never */
+	int64_t spawn_count;     /* lock: sandbox creates from it */
+	unsigned build_count;    /* lock: builds requested */
+	bool is_public;          /* lock: PATCH {public} (E2B: visible to other teams) */
 	char *snapshot_of; /* a snapshot's: the sandbox it was taken of (snapshots.c); else NULL */
 	bool named;        /* a snapshot made with a name (else its name is its templateID) */
 };
@@ -90,6 +97,9 @@ const char *fk__tbuild_status_name(int st);
 struct fk_ttemplate *fk__tstore_find_template(fk_tstore *s, const char *id_or_name, size_t n);
 fk_tbuild *fk__tstore_find_build(struct fk_ttemplate *t, const char *build_id);
 fk_tbuild *fk__tstore_find_ref(fk_tstore *s, const char *ref, struct fk_ttemplate **tmpl_out);
+/* Disk a tree takes (its files' blocks, no symlink followed, one filesystem) in MiB rounded
+ * up; -1 when it cannot be read. */
+int64_t fk__tstore_tree_mb(const char *dir);
 /* rm -rf of a layer or store directory, never following a symlink; NULL or "" does nothing. */
 void fk__tstore_rm_tree(const char *dir);
 /* Frees an unlinked template and its builds (their threads joined, their layers left alone). */

@@ -26,7 +26,6 @@
 #define FK_MAX_TIMEOUT_S 86400 /* team max instance length: 24 h (Pro) */
 #define FK_MAX_IMMUNE    64
 #define FK_CLIENT_ID     "6532622b"
-#define FK_ENVD_VERSION  "0.6.13"
 
 typedef struct fk_registry fk_registry;
 typedef struct fk_watch fk_watch;

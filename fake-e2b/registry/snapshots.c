@@ -105,6 +105,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	boot.layer = layer;
 	b->status = FK_TB_READY;
 	b->created_ns = b->updated_ns = b->finished_ns = fk_now_ns();
+	b->disk_mb = fk__tstore_tree_mb(layer);
 
 	pthread_mutex_lock(&s->lock);
 	/* E2B: a name already taken gets a new build, tagged, on that template */
@@ -152,6 +153,8 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	memcpy(b->template_id, t->id, sizeof(b->template_id));
 	b->next = t->builds;
 	t->builds = b;
+	t->build_count++;
+	t->updated_ns = b->created_ns;
 	*reply = snapshot_info(t, tag);
 	pthread_mutex_unlock(&s->lock);
 	return *reply ? FK_T_OK : fail_msg(msg, cap, FK_T_FAILED, "out of memory");
@@ -202,8 +205,8 @@ int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 	memcpy(ident, ref, n);
 	ident[n] = '\0';
 	if (fk_template_find(ident))
-		return fail_msg(msg, cap, FK_T_INVALID,
-		                "template '%s' is served by fake-e2b and cannot be deleted", ident);
+		return fail_msg(msg, cap, FK_T_FORBIDDEN, "You don't have access to template '%s'",
+		                ident);
 	pthread_mutex_lock(&s->lock);
 	fk_ttemplate **pp = &s->list;
 	while (*pp && strcmp((*pp)->id, ident) && strcmp((*pp)->name, ident))

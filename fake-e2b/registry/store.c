@@ -96,6 +96,25 @@ void fk__tstore_rm_tree(const char *dir)
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static __thread uint64_t tree_bytes;
+
+static int tree_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)flag;
+	(void)ftw;
+	tree_bytes += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+int64_t fk__tstore_tree_mb(const char *dir)
+{
+	tree_bytes = 0;
+	if (!dir || !*dir || nftw(dir, tree_entry, 16, FTW_PHYS | FTW_MOUNT) < 0)
+		return -1;
+	return (int64_t)((tree_bytes + (1 << 20) - 1) >> 20);
+}
+
 void fk__ttemplate_free(struct fk_ttemplate *t)
 {
 	while (t->builds) {
@@ -451,17 +470,19 @@ bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b)
 void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
                       const char *step)
 {
+	int64_t disk_mb = boot && !reason ? fk__tstore_tree_mb(boot->layer) : -1;
 	pthread_mutex_lock(&s->lock);
 	if (b->has_slot) {
 		b->has_slot = false;
 		s->running--;
 		pthread_cond_signal(&s->slot_free);
 	}
-	b->finished_ns = b->updated_ns = fk_now_ns();
+	b->finished_ns = b->updated_ns = b->tmpl->updated_ns = fk_now_ns();
 	if (boot && !reason) {
 		b->boot = *boot;
 		memset(boot, 0, sizeof(*boot));
 		b->status = FK_TB_READY;
+		b->disk_mb = disk_mb;
 	} else {
 		b->status = FK_TB_ERROR;
 		b->reason = strdup(reason ? reason : "build failed");

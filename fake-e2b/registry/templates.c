@@ -23,6 +23,8 @@
 
 typedef struct fk_ttemplate fk_ttemplate;
 
+static int entry_level(json_t *e);
+
 /* ---- requests and builds ------------------------------------------------------------------- */
 
 static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
@@ -81,6 +83,7 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 	}
 	fk__tstore_random_uuid(b->id);
 	b->created_ns = b->updated_ns = fk_now_ns();
+	b->disk_mb = -1;
 	b->cpu_count = cpu_count;
 	b->memory_mb = memory_mb;
 	if (colon)
@@ -116,6 +119,8 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 	memcpy(b->template_id, t->id, sizeof(b->template_id));
 	b->next = t->builds;
 	t->builds = b;
+	t->build_count++;
+	t->updated_ns = b->created_ns;
 	size_t i;
 	json_t *tg;
 	json_array_foreach(tag_list, i, tg) set_tag(t, json_string_value(tg), b);
@@ -191,7 +196,7 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 }
 
 int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *build_id,
-                           size_t offset, size_t limit, json_t **reply)
+                           size_t offset, size_t limit, int min_level, json_t **reply)
 {
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
@@ -202,9 +207,12 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 		return FK_T_NOTFOUND;
 	}
 	json_t *entries = json_array(), *lines = json_array();
-	size_t total = json_array_size(b->logs);
-	for (size_t i = offset; i < total && i - offset < limit; i++) {
+	size_t total = json_array_size(b->logs), seen = 0;
+	/* the level filters first, then the offset counts what is left (E2B's query) */
+	for (size_t i = 0; i < total && json_array_size(entries) < limit; i++) {
 		json_t *e = json_array_get(b->logs, i);
+		if (entry_level(e) < min_level || seen++ < offset)
+			continue;
 		json_array_append(entries, e);
 		json_array_append(lines, json_object_get(e, "message"));
 	}
@@ -235,7 +243,7 @@ int fk_tstore_alias(fk_tstore *s, const char *alias, json_t **reply)
 		if (!strcmp(x->name, alias))
 			t = x;
 	if (t)
-		*reply = json_pack("{s:s,s:b}", "templateID", t->id, "public", 0);
+		*reply = json_pack("{s:s,s:b}", "templateID", t->id, "public", t->is_public);
 	pthread_mutex_unlock(&s->lock);
 	return t ? (*reply ? FK_T_OK : FK_T_FAILED) : FK_T_NOTFOUND;
 }
@@ -458,4 +466,257 @@ int fk_tstore_upload_finish(fk_upload *u, int ok)
 	free(u->final);
 	free(u);
 	return rc;
+}
+
+/* ---- the listing, one template, updates, build logs ---------------------------------------- */
+
+/* E2B's log levels in order; an unknown name counts as info, as E2B's StringToLevel. */
+int fk_tstore_level(const char *name)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+	for (int i = 0; name && i < 4; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
+static int entry_level(json_t *e)
+{
+	int l = fk_tstore_level(json_string_value(json_object_get(e, "level")));
+	return l < 0 ? 1 : l;
+}
+
+/* A log entry's timestamp (fk_format_time's form) in ms since the epoch; 0 when unreadable. */
+static int64_t entry_ms(json_t *e)
+{
+	const char *ts = json_string_value(json_object_get(e, "timestamp"));
+	struct tm tm = {0};
+	const char *rest = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	if (!rest)
+		return 0;
+	long ms = 0;
+	if (*rest == '.') {
+		int digits = 0;
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
+			if (digits < 3)
+				ms = ms * 10 + (*rest - '0');
+		for (; digits < 3; digits++)
+			ms *= 10;
+	}
+	return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+static json_t *time_or_null(int64_t ns)
+{
+	return ns ? fk__tstore_time(ns) : json_null();
+}
+
+/* The template's names: [name], or [] for an unnamed snapshot (its name is its templateID). */
+static json_t *names_json(const fk_ttemplate *t)
+{
+	return t->snapshot_of && !t->named ? json_array() : json_pack("[s]", t->name);
+}
+
+/* Template (GET /templates) of t, under the lock: the build its `default` tag names when that
+ * one is ready (else a zero buildID and sizes, E2B's COALESCE), the status of the tag's
+ * build (else `waiting`, E2B's `pending`). */
+static json_t *template_json(const fk_ttemplate *t)
+{
+	json_t *bid = json_object_get(json_object_get(t->tags, "default"), "buildID");
+	fk_tbuild *tagged = json_is_string(bid)
+	                        ? fk__tstore_find_build((fk_ttemplate *)t, json_string_value(bid))
+	                        : NULL;
+	fk_tbuild *ready = tagged && tagged->status == FK_TB_READY ? tagged : NULL;
+	json_t *j = json_pack(
+	    "{s:s,s:s,s:I,s:I,s:I,s:b,s:o,s:o,s:o,s:o,s:n,s:o,s:I,s:I,s:s,s:s}", "templateID",
+	    t->id, "buildID", ready ? ready->id : "00000000-0000-0000-0000-000000000000",
+	    "cpuCount", (json_int_t)(ready ? ready->cpu_count : 0), "memoryMB",
+	    (json_int_t)(ready ? ready->memory_mb : 0), "diskSizeMB",
+	    (json_int_t)(ready && ready->disk_mb > 0 ? ready->disk_mb : 0), "public", t->is_public,
+	    "aliases", names_json(t), "names", names_json(t), "createdAt",
+	    fk__tstore_time(t->created_ns), "updatedAt", fk__tstore_time(t->updated_ns),
+	    "createdBy", "lastSpawnedAt", time_or_null(t->last_spawned_ns), "spawnCount",
+	    (json_int_t)t->spawn_count, "buildCount", (json_int_t)t->build_count, "envdVersion",
+	    ready ? FK_ENVD_VERSION : "", "buildStatus",
+	    tagged ? fk__tbuild_status_name(tagged->status) : "waiting");
+	return j;
+}
+
+int fk_tstore_list(fk_tstore *s, json_t **reply)
+{
+	*reply = json_array();
+	if (!*reply)
+		return FK_T_FAILED;
+	pthread_mutex_lock(&s->lock);
+	size_t n = 0;
+	for (fk_ttemplate *t = s->list; t; t = t->next)
+		n++;
+	fk_ttemplate **v = calloc(n ? n : 1, sizeof(*v));
+	size_t k = 0;
+	for (fk_ttemplate *t = s->list; v && t; t = t->next)
+		if (!t->snapshot_of) /* E2B lists source 'template' only */
+			v[k++] = t;
+	/* the list is newest first; E2B orders by creation, oldest first */
+	int rc = v ? FK_T_OK : FK_T_FAILED;
+	while (v && k > 0) {
+		json_t *j = template_json(v[--k]);
+		if (!j || json_array_append_new(*reply, j) < 0)
+			rc = FK_T_FAILED;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(v);
+	if (rc < 0) {
+		json_decref(*reply);
+		*reply = NULL;
+	}
+	return rc;
+}
+
+int fk_tstore_get(fk_tstore *s, const char *template_id, const fk_tcursor *after, size_t limit,
+                  json_t **reply, fk_tcursor *next)
+{
+	*reply = NULL;
+	next->id[0] = '\0';
+	if (fk_template_find(template_id))
+		return FK_T_FORBIDDEN;
+	pthread_mutex_lock(&s->lock);
+	fk_ttemplate *t = fk__tstore_find_template(s, template_id, strlen(template_id));
+	if (!t || strcmp(t->id, template_id)) { /* E2B looks it up by templateID only */
+		pthread_mutex_unlock(&s->lock);
+		return FK_T_NOTFOUND;
+	}
+	json_t *builds = json_array();
+	size_t taken = 0;
+	/* builds are newest first (created, then buildID, both descending) */
+	for (fk_tbuild *b = t->builds; builds && b; b = b->next) {
+		if (after && (b->created_ns > after->ns ||
+		              (b->created_ns == after->ns && strcmp(b->id, after->id) >= 0)))
+			continue;
+		if (taken == limit)
+			break;
+		json_t *j = json_pack(
+		    "{s:s,s:s,s:o,s:o,s:I,s:I}", "buildID", b->id, "status",
+		    fk__tbuild_status_name(b->status), "createdAt", fk__tstore_time(b->created_ns),
+		    "updatedAt", fk__tstore_time(b->updated_ns), "cpuCount",
+		    (json_int_t)b->cpu_count, "memoryMB", (json_int_t)b->memory_mb);
+		if (j && (b->status == FK_TB_READY || b->status == FK_TB_ERROR))
+			json_object_set_new(j, "finishedAt", fk__tstore_time(b->finished_ns));
+		if (j && b->status == FK_TB_READY) {
+			if (b->disk_mb >= 0)
+				json_object_set_new(j, "diskSizeMB", json_integer(b->disk_mb));
+			json_object_set_new(j, "envdVersion", json_string(FK_ENVD_VERSION));
+		}
+		json_array_append_new(builds, j);
+		next->ns = b->created_ns;
+		memcpy(next->id, b->id, sizeof(next->id));
+		taken++;
+	}
+	bool more = false;
+	for (fk_tbuild *b = t->builds; b && taken; b = b->next)
+		if (b->created_ns < next->ns ||
+		    (b->created_ns == next->ns && strcmp(b->id, next->id) < 0))
+			more = true;
+	if (!more)
+		next->id[0] = '\0';
+	if (builds)
+		*reply = json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "templateID", t->id,
+		                   "public", t->is_public, "aliases", names_json(t), "names",
+		                   names_json(t), "createdAt", fk__tstore_time(t->created_ns),
+		                   "updatedAt", fk__tstore_time(t->updated_ns), "lastSpawnedAt",
+		                   time_or_null(t->last_spawned_ns), "spawnCount",
+		                   (json_int_t)t->spawn_count, "builds", builds);
+	pthread_mutex_unlock(&s->lock);
+	return *reply ? FK_T_OK : FK_T_FAILED;
+}
+
+int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **names, char *msg,
+                     size_t cap)
+{
+	*names = NULL;
+	size_t n = strcspn(ref, ":");
+	if (n == 0 || n > 128)
+		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%.128s' not found", ref);
+	char ident[129];
+	memcpy(ident, ref, n);
+	ident[n] = '\0';
+	if (fk_template_find(ident))
+		return fail_msg(msg, cap, FK_T_FORBIDDEN, "You don't have access to template '%s'",
+		                ident);
+	pthread_mutex_lock(&s->lock);
+	fk_ttemplate *t = fk__tstore_find_template(s, ident, n);
+	if (t && is_public >= 0) {
+		t->is_public = is_public;
+		t->updated_ns = fk_now_ns();
+	}
+	if (t)
+		*names = names_json(t);
+	pthread_mutex_unlock(&s->lock);
+	if (!t)
+		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
+	return *names ? FK_T_OK : fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+}
+
+void fk_tstore_spawned(fk_tstore *s, const char *template_id)
+{
+	pthread_mutex_lock(&s->lock);
+	fk_ttemplate *t = fk__tstore_find_template(s, template_id, strlen(template_id));
+	if (t && !strcmp(t->id, template_id)) {
+		t->spawn_count++;
+		t->last_spawned_ns = fk_now_ns();
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+int fk_tstore_build_logs(fk_tstore *s, const char *template_id, const char *build_id,
+                         int64_t cursor_ms, bool backward, int min_level, size_t limit,
+                         json_t **reply)
+{
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	fk_ttemplate *t = fk__tstore_find_template(s, template_id, strlen(template_id));
+	fk_tbuild *b = t && !strcmp(t->id, template_id) ? fk__tstore_find_build(t, build_id) : NULL;
+	if (!b) {
+		pthread_mutex_unlock(&s->lock);
+		return FK_T_NOTFOUND;
+	}
+	json_t *logs = json_array();
+	/* E2B answers a build still waiting for its start with no logs */
+	size_t total = b->status == FK_TB_WAITING ? 0 : json_array_size(b->logs);
+	for (size_t k = 0; logs && k < total && json_array_size(logs) < limit; k++) {
+		json_t *e = json_array_get(b->logs, backward ? total - 1 - k : k);
+		if (entry_level(e) < min_level)
+			continue;
+		if (cursor_ms >= 0) {
+			int64_t ms = entry_ms(e);
+			/* E2B's window: from the cursor on forward, up to it (not at it) backward
+			 */
+			if (backward ? ms >= cursor_ms : ms < cursor_ms)
+				continue;
+		}
+		json_array_append(logs, e);
+	}
+	if (logs)
+		*reply = json_pack("{s:o}", "logs", logs);
+	pthread_mutex_unlock(&s->lock);
+	return *reply ? FK_T_OK : FK_T_FAILED;
+}
+
+int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21], bool *snapshot)
+{
+	size_t n = strcspn(ref, ":");
+	char ident[129];
+	if (n == 0 || n >= sizeof(ident))
+		return FK_T_NOTFOUND;
+	memcpy(ident, ref, n);
+	ident[n] = '\0';
+	if (fk_template_find(ident))
+		return FK_T_FORBIDDEN;
+	pthread_mutex_lock(&s->lock);
+	fk_ttemplate *t = fk__tstore_find_template(s, ident, n);
+	if (t) {
+		memcpy(out, t->id, 21);
+		*snapshot = t->snapshot_of != NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return t ? FK_T_OK : FK_T_NOTFOUND;
 }

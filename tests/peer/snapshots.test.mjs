@@ -97,7 +97,7 @@ describe('snapshots', { concurrency: false }, () => {
     r = await api('POST', `/sandboxes/${s.sandboxId}/snapshots`, { name: 'base' })
     assert.equal(r.status, 400)
     r = await api('DELETE', '/templates/base')
-    assert.equal(r.status, 400)
+    assert.equal(r.status, 403) // E2B: another team's template
     await s.pause()
     await assert.rejects(s.createSnapshot(), SandboxNotFoundError)
     await assert.rejects(Sandbox.createSnapshot('inosuchsandbox0000000'), SandboxNotFoundError)

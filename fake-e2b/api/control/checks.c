@@ -1,11 +1,16 @@
 /*
  * fake-e2b/api/control/checks.c: validation shared by the control handlers
- * (timeouts, egress rules §7, string maps) and the 404 of an unknown sandbox.
+ * (timeouts, egress rules §7, string maps, page cursors) and the 404 of an unknown sandbox.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "control.h"
 
 enum MHD_Result fk_control_not_found(fk_call *c)
@@ -119,5 +124,55 @@ int fk_control_string_map_ok(json_t *m)
 	if (!json_is_object(m))
 		return -1;
 	json_object_foreach(m, k, v) if (!json_is_string(v)) return -1;
+	return 0;
+}
+
+/* ---- page cursors ---- */
+
+char *fk_control_cursor_make(int64_t ns, const char *id)
+{
+	char plain[128], t[48];
+	unsigned char enc[200];
+	fk_format_time(t, sizeof(t), ns);
+	int n = snprintf(plain, sizeof(plain), "%s__%s", t, id);
+	if (n < 0 || (size_t)n >= sizeof(plain))
+		return NULL;
+	int m = EVP_EncodeBlock(enc, (const unsigned char *)plain, n);
+	for (int i = 0; i < m; i++)
+		enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
+	while (m > 0 && enc[m - 1] == '=')
+		m--;
+	return strndup((const char *)enc, (size_t)m);
+}
+
+int fk_control_cursor_parse(const char *tok, int64_t *ns, char *id, size_t id_len)
+{
+	size_t n = strlen(tok), i;
+	if (n == 0 || n > 160 || n % 4 == 1)
+		return -1;
+	char b64[168];
+	unsigned char plain[168];
+	for (i = 0; i < n; i++)
+		b64[i] = tok[i] == '-' ? '+' : tok[i] == '_' ? '/' : tok[i];
+	size_t pad = (4 - n % 4) % 4;
+	for (size_t k = 0; k < pad; k++)
+		b64[i++] = '=';
+	b64[i] = '\0';
+	int m = EVP_DecodeBlock(plain, (const unsigned char *)b64, (int)i);
+	if (m < (int)pad)
+		return -1;
+	m -= (int)pad; /* EVP_DecodeBlock counts padding as zero bytes */
+	plain[m] = '\0';
+	char *sep = strstr((char *)plain, "__");
+	if (!sep || strlen(sep + 2) != id_len)
+		return -1;
+	*sep = '\0';
+	struct tm tm = {0};
+	long frac = 0;
+	char *rest = strptime((char *)plain, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest || sscanf(rest, ".%9ldZ", &frac) != 1)
+		return -1;
+	*ns = (int64_t)timegm(&tm) * FK_NS + frac;
+	memcpy(id, sep + 2, id_len + 1);
 	return 0;
 }

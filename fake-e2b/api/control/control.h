@@ -9,6 +9,9 @@
 
 #include "app.h"
 
+/* The one team fake-e2b has (its one API key): GET /templates?teamID= must name it. */
+#define FK_TEAM_ID "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001"
+
 /* auth.c */
 /* ShortID (§1.2): "<id>" or legacy "<id>-<clientID>"; 0 and the short id in out, or -1. */
 int fk_control_short_id(const char *in, char *out, size_t cap);
@@ -24,6 +27,11 @@ const char *fk_control_validate_network(json_t *net);
 int fk_control_egress_none(json_t *allow_internet, json_t *net);
 /* NULL/null or an object of strings: 0; else -1. */
 int fk_control_string_map_ok(json_t *m);
+
+/* E2B's page cursor: nextToken = base64url("<RFC3339Nano>__<id>") of a page's last item.
+ * _make: NULL on OOM; _parse: 0 (*ns, id: id_len bytes + NUL), -1 malformed. */
+char *fk_control_cursor_make(int64_t ns, const char *id);
+int fk_control_cursor_parse(const char *tok, int64_t *ns, char *id, size_t id_len);
 
 /* create.c; NewSandbox / NewSandboxV2 checks of a JSON object: NULL when valid (*timeout
  * set), else the 400 message. */
@@ -72,5 +80,11 @@ enum MHD_Result fk_control_template_alias(fk_call *c);       /* GET /templates/a
 enum MHD_Result fk_control_template_tags_assign(fk_call *c); /* POST /templates/tags */
 enum MHD_Result fk_control_template_tags_remove(fk_call *c); /* DELETE /templates/tags */
 enum MHD_Result fk_control_template_tags_list(fk_call *c);   /* GET /templates/{id}/tags */
+/* template_info.c: the listing, one template, updates, build logs */
+enum MHD_Result fk_control_template_list(fk_call *c);       /* GET /templates */
+enum MHD_Result fk_control_template_get(fk_call *c);        /* GET /templates/{id} */
+enum MHD_Result fk_control_template_update(fk_call *c);     /* PATCH /templates/{id} */
+enum MHD_Result fk_control_template_update_v2(fk_call *c);  /* PATCH /v2/templates/{id} */
+enum MHD_Result fk_control_template_build_logs(fk_call *c); /* GET .../builds/{id2}/logs */
 
 #endif

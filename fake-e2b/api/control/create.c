@@ -155,6 +155,8 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 	char msg[300];
 	json_t *reply =
 	    fk_control_start_sandbox(c, body, v2, timeout, &boot, &status, msg, sizeof(msg));
+	if (reply) /* the template's spawn count and last spawn (GET /templates) */
+		fk_tstore_spawned(c->app->templates, boot.template_id);
 	fk_tboot_clear(&boot);
 	json_decref(body);
 	if (!reply)

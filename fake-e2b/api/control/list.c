@@ -73,53 +73,6 @@ static int item_cmp_asc(const void *a, const void *b)
 	return item_cmp(b, a);
 }
 
-/* nextToken = base64url("<RFC3339Nano>__<sandboxID>") of the page's last item. */
-static char *make_cursor(const list_item *it)
-{
-	char plain[96], t[48];
-	unsigned char enc[160];
-	fk_format_time(t, sizeof(t), it->started);
-	int n = snprintf(plain, sizeof(plain), "%s__%s", t, it->id);
-	int m = EVP_EncodeBlock(enc, (const unsigned char *)plain, n);
-	for (int i = 0; i < m; i++)
-		enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
-	while (m > 0 && enc[m - 1] == '=')
-		m--;
-	return strndup((const char *)enc, (size_t)m);
-}
-
-static int parse_cursor(const char *tok, int64_t *started, char id[FK_ID_LEN + 1])
-{
-	size_t n = strlen(tok), i;
-	if (n == 0 || n > 120 || n % 4 == 1)
-		return -1;
-	char b64[128];
-	unsigned char plain[128];
-	for (i = 0; i < n; i++)
-		b64[i] = tok[i] == '-' ? '+' : tok[i] == '_' ? '/' : tok[i];
-	size_t pad = (4 - n % 4) % 4;
-	for (size_t k = 0; k < pad; k++)
-		b64[i++] = '=';
-	b64[i] = '\0';
-	int m = EVP_DecodeBlock(plain, (const unsigned char *)b64, (int)i);
-	if (m < (int)pad)
-		return -1;
-	m -= (int)pad; /* EVP_DecodeBlock counts padding as zero bytes */
-	plain[m] = '\0';
-	char *sep = strstr((char *)plain, "__");
-	if (!sep || strlen(sep + 2) != FK_ID_LEN)
-		return -1;
-	*sep = '\0';
-	struct tm tm = {0};
-	long frac = 0;
-	char *rest = strptime((char *)plain, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!rest || sscanf(rest, ".%9ldZ", &frac) != 1)
-		return -1;
-	*started = (int64_t)timegm(&tm) * FK_NS + frac;
-	memcpy(id, sep + 2, FK_ID_LEN + 1);
-	return 0;
-}
-
 /* RFC 3339 date-time ("2026-01-02T03:04:05.123456789Z", or an offset "+01:00"): 0 and ns
  * since the epoch, or -1. */
 static int parse_date_time(const char *s, int64_t *out)
@@ -192,7 +145,7 @@ static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 		q->limit = (int)l;
 	}
 	if (!why && next && *next) {
-		if (parse_cursor(next, &q->cursor.started, q->cursor.id) < 0)
+		if (fk_control_cursor_parse(next, &q->cursor.started, q->cursor.id, FK_ID_LEN) < 0)
 			why = "Invalid next token";
 		q->have_cursor = 1;
 	}
@@ -297,7 +250,9 @@ static enum MHD_Result list_sandboxes(fk_call *c, int v2)
 	    body ? strlen(body) : 2, body ? body : (char *)"[]", MHD_RESPMEM_MUST_COPY);
 	if (resp) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-		char *tok = last < n ? make_cursor(&items[last - 1]) : NULL;
+		char *tok =
+		    last < n ? fk_control_cursor_make(items[last - 1].started, items[last - 1].id)
+		             : NULL;
 		if (tok) /* only when more pages exist */
 			MHD_add_response_header(resp, "X-Next-Token", tok);
 		free(tok);

@@ -133,9 +133,39 @@ enum MHD_Result fk_control_snapshot_list(fk_call *c)
 	return fk_reply_response(r, 200, resp);
 }
 
+typedef struct in_use {
+	const char *template_id;
+	int running, paused;
+} in_use;
+
+static void count_use(fk_sandbox *sb, void *ud)
+{
+	in_use *u = ud;
+	if (!sb->deleted && sb->template_id && !strcmp(sb->template_id, u->template_id)) {
+		if (sb->state == FK_SB_RUNNING)
+			u->running++;
+		else
+			u->paused++;
+	}
+}
+
+/* DELETE /templates/{templateID}: as E2B, refused (400) while a running or paused sandbox was
+ * made from the template (its base template); a snapshot's sandboxes have the snapshotted
+ * sandbox's template as their base on E2B, so they do not hold a snapshot. */
 enum MHD_Result fk_control_template_delete(fk_call *c)
 {
-	char msg[300] = "";
+	char msg[300] = "", id[21];
+	bool snapshot = false;
+	int rc = fk_tstore_template_id(c->app->templates, c->id, id, &snapshot);
+	if (rc == FK_T_OK && !snapshot) {
+		in_use u = {id, 0, 0};
+		fk_registry_foreach(c->app->reg, count_use, &u);
+		if (u.running || u.paused)
+			return fk_reply_error(c->req, 400,
+			                      "cannot delete template '%s' because there are %s "
+			                      "sandboxes using it",
+			                      id, u.running ? "running" : "paused");
+	}
 	switch (fk_tstore_delete(c->app->templates, c->id, msg, sizeof(msg))) {
 	case FK_T_OK:
 		return fk_reply(c->req, 204, NULL, NULL, 0);
@@ -143,8 +173,10 @@ enum MHD_Result fk_control_template_delete(fk_call *c)
 		return fk_reply_error(c->req, 404, "%s", msg);
 	case FK_T_CONFLICT:
 		return fk_reply_error(c->req, 409, "%s", msg);
+	case FK_T_FORBIDDEN:
+		return fk_reply_error(c->req, 403, "%s", msg);
 	default:
-		return fk_reply_error(c->req, 400, "%s", msg);
+		return fk_reply_error(c->req, 500, "%s", msg);
 	}
 }
 

@@ -103,9 +103,15 @@ enum MHD_Result fk_control_template_build_status(fk_call *c)
 		return fk_reply_error(r, 400,
 		                      "validation error: logsOffset must be >= 0 and limit "
 		                      "between 0 and 100");
+	char *lv = fk_query(r, "level");
+	int level = lv ? fk_tstore_level(lv) : 0;
+	free(lv);
+	if (level < 0)
+		return fk_reply_error(r, 400,
+		                      "validation error: level must be debug, info, warn or error");
 	json_t *reply = NULL;
 	int rc = fk_tstore_build_status(c->app->templates, c->id, c->id2, (size_t)offset,
-	                                (size_t)limit, &reply);
+	                                (size_t)limit, level, &reply);
 	if (rc == FK_T_NOTFOUND)
 		return fk_reply_error(r, 404, "build '%s' of template '%s' not found", c->id2,
 		                      c->id);
