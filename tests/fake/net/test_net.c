@@ -411,7 +411,7 @@ static void test_net__allowlist_by_cidr(void **state)
 typedef struct held {
 	fk_proc *p;
 	fk_sub *s;
-	result r;
+	box_result r;
 } held;
 
 /* Established TCP connections to port 8080 in the upstream's namespace. */
@@ -433,12 +433,12 @@ static int upstream_conns_8080(void)
 /* Next output of the held process, appended to h->r; false at its end. */
 static bool held_next(held *h)
 {
-	int64_t deadline = now_ms() + 120000;
+	int64_t deadline = fk_mono_ms() + 120000;
 	for (;;) {
 		fk_event ev;
 		int rc = fk_sub_next(h->s, &ev, 1000);
 		if (rc == FK_ETIMEOUT) {
-			assert_true(now_ms() < deadline);
+			assert_true(fk_mono_ms() < deadline);
 			continue;
 		}
 		assert_int_equal(rc, 0);
@@ -447,7 +447,7 @@ static bool held_next(held *h)
 			fk_event_clear(&ev);
 			return false;
 		}
-		append(&h->r, ev.data, ev.len);
+		box_append(&h->r.out, &h->r.out_len, ev.data, ev.len);
 		fk_event_clear(&ev);
 		return true;
 	}
@@ -466,14 +466,14 @@ static void held_open(held *h, const char *box, const char *ip)
 	    .cmd = "/bin/bash", .args = args, .n_args = 2, .user = "sandbox", .stdin_pipe = true};
 	fk_err err = {0};
 	memset(h, 0, sizeof(*h));
-	append(&h->r, "", 0);
+	box_append(&h->r.out, &h->r.out_len, "", 0);
 	assert_int_equal(fk_proc_start(rt, box, &spec, &h->p, &h->s, &err), 0);
 	free(script);
 	while (strcmp(h->r.out, "connected\n") != 0)
 		assert_true(held_next(h));
-	int64_t deadline = now_ms() + 30000;
+	int64_t deadline = fk_mono_ms() + 30000;
 	while (upstream_conns_8080() != 1) {
-		assert_true(now_ms() < deadline);
+		assert_true(fk_mono_ms() < deadline);
 		struct timespec ts = {0, 20 * 1000000L};
 		nanosleep(&ts, NULL);
 	}

@@ -151,23 +151,23 @@ static void test_egress__network_update_is_live(void **state)
 	               "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"allowed.test\"],"
 	               "\"denyOut\":[\"0.0.0.0/0\"]}}",
 	               &b);
-	if (!box_ok(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
+	if (!fks_box_run(&s, &b, "grep -q 'egress proxy' /etc/resolv.conf")) {
 		fks_box_delete(&s, KEY, &b);
 		assert_int_equal(fks_stop(&s), 0);
 		fprintf(stderr, "SKIP: no sandbox network of its own (BPF sk_lookup)\n");
 		skip();
 	}
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	/* denied -> allowed: the empty update clears every egress rule */
 	assert_int_equal(put_network(&s, b.id, "{}", ""), 204);
-	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	/* allowed -> denied */
 	assert_int_equal(put_network(&s, b.id, "{\"allow_internet_access\":false}", ""), 204);
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
-	assert_true(box_ok(&s, &b, NXDOMAIN("allowed.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("allowed.test")));
 	/* a bad rule: 400, the rules stay */
 	assert_int_equal(put_network(&s, b.id, "{\"denyOut\":[\"example.com\"]}", NULL), 400);
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	/* paused and resumed: still denied; then allowed by name (allow_internet_access stays
 	 * false: only allowed.test) */
 	char path[128], key[64];
@@ -182,22 +182,22 @@ static void test_egress__network_update_is_live(void **state)
 	r = fks_req(&s, "POST", path, h, "{\"timeout\":60}", 14);
 	assert_int_equal(r->status, 201);
 	fkr_free(r);
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	assert_int_equal(
 	    put_network(&s, b.id, "{\"allowOut\":[\"allowed.test\"],\"denyOut\":[\"0.0.0.0/0\"]}",
 	                ""),
 	    204);
-	assert_true(box_ok(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
-	assert_true(box_ok(&s, &b, NXDOMAIN("other.test")));
+	assert_true(fks_box_run(&s, &b, RESOLVES("allowed.test", "198.18.0.77")));
+	assert_true(fks_box_run(&s, &b, NXDOMAIN("other.test")));
 	fks_box_delete(&s, KEY, &b);
 	assert_int_equal(put_network(&s, b.id, "{}", NULL), 404);
 
 	/* egress none at create (allow_internet_access false, nothing allowed), let out */
 	fks_box_create(&s, KEY, "{\"templateID\":\"base\",\"allow_internet_access\":false}", &b);
 	assert_true(
-	    box_ok(&s, &b, "[ \"$(ip -4 -o addr show | awk '{print $4}')\" = 127.0.0.1/8 ]"));
+	    fks_box_run(&s, &b, "[ \"$(ip -4 -o addr show | awk '{print $4}')\" = 127.0.0.1/8 ]"));
 	assert_int_equal(put_network(&s, b.id, "{\"allow_internet_access\":true}", ""), 204);
-	assert_true(box_ok(&s, &b, RESOLVES("other.test", "198.18.0.78")));
+	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	fks_box_delete(&s, KEY, &b);
 	assert_int_equal(fks_stop(&s), 0);
 }
