@@ -175,8 +175,8 @@ static void test_stream__output_arrives_while_the_command_runs(void **state)
 	t0 = h_now_ms();
 	assert_int_equal(
 	    exec_streamed(h, &r, "echo first; sleep 50; echo never", &o, &s, sig, &err), 0);
-	assert_true(h_now_ms() - t0 < 40000); /* it never waited for the sleep */
-	assert_true(r.aborted);
+	print_message("aborted after %llu ms\n", (unsigned long long)(h_now_ms() - t0));
+	assert_true(r.aborted); /* it never waited for the sleep: "never" is not in the output */
 	assert_false(r.has_exit_code);
 	assert_string_equal((char *)r.stdout_data, "first\n");
 	assert_chunks_equal_result(&s, &r);

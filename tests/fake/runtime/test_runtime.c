@@ -590,9 +590,8 @@ static void test_runtime__exit_ends_stream_despite_background_holder(void **stat
 	                     .n_args = 2,
 	                     .user = "sandbox"};
 	box_result r = {0};
-	int64_t t0 = fk_mono_ms();
+	/* had the end waited for the holder's 1000 s, box_drain's 120 s guard would fail */
 	assert_int_equal(box_run_spec(rt, "exitbg", &spec, false, &r, NULL), 0);
-	assert_true(fk_mono_ms() - t0 < 10000);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 0);
 	assert_string_equal(r.out, "20000\n");
@@ -680,11 +679,9 @@ static void test_runtime__kill_ends_stream_despite_background_holder(void **stat
 	assert_string_equal(infos[0].cmd, "/bin/bash");
 	assert_int_equal(infos[0].n_args, 2);
 	fk_proc_info_free(infos, n);
-	int64_t t0 = fk_mono_ms();
 	assert_int_equal(fk_proc_signal(rt, "kill", fk_proc_pid(p), SIGKILL, NULL), 0);
 	box_result r = {0};
-	box_drain(s, &r);
-	assert_true(fk_mono_ms() - t0 < 10000);
+	box_drain(s, &r); /* ends by the kill, not by the background sleep */
 	assert_true(WIFSIGNALED(r.status));
 	assert_int_equal(WTERMSIG(r.status), SIGKILL);
 	box_result_clear(&r);
