@@ -4,7 +4,7 @@
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
  *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
- *            [--legacy-routes] [--egress-host NAME=IP[,IP]]...
+ *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
  *            [--image IMAGE=TEMPLATE]... [--quiet]
  *
  * Flags are described in README.md "Command line".
@@ -43,7 +43,7 @@ static void usage(FILE *f)
 	           "[--idle-timeout-s N]\n"
 	           "                [--legacy-routes] [--stream-end pipes|exit] "
 	           "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
-	           "                [--quiet]\n");
+	           "                [--unsafe-shared-network] [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -52,6 +52,7 @@ typedef struct cli_opts {
 	const char *api_key, *api_key_file, *state_dir, *port_file, *domain;
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
+	int unsafe_shared_network;
 	long max_upload_mb, idle_timeout_s;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
@@ -71,6 +72,7 @@ enum {
 	OPT_DOMAIN,
 	OPT_EGRESS_HOST,
 	OPT_IMAGE,
+	OPT_UNSAFE_SHARED_NETWORK,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -105,6 +107,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
 	    {"egress-host", required_argument, NULL, OPT_EGRESS_HOST},
+	    {"unsafe-shared-network", no_argument, NULL, OPT_UNSAFE_SHARED_NETWORK},
 	    {"help", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -188,6 +191,9 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 				return -1;
 			}
 			o->egress_hosts[o->n_egress_hosts++] = optarg;
+			break;
+		case OPT_UNSAFE_SHARED_NETWORK:
+			o->unsafe_shared_network = 1;
 			break;
 		case 'H':
 			usage(stdout);
@@ -375,10 +381,14 @@ int main(int argc, char **argv)
 		if (!o.quiet)
 			fprintf(stderr, "fake-e2b: API key written to %s\n", key_path);
 	}
+	/* FAKE_E2B_TEST_NO_SK_LOOKUP=1 (tests only): act as if the kernel had no BPF sk_lookup */
+	const char *no_skl = getenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
 	fk_rt_options ro = {.state_dir = o.state_dir,
 	                    .end_on_exit = o.stream_end_on_exit,
 	                    .egress_hosts = o.egress_hosts,
-	                    .n_egress_hosts = o.n_egress_hosts};
+	                    .n_egress_hosts = o.n_egress_hosts,
+	                    .unsafe_shared_network = o.unsafe_shared_network,
+	                    .no_sk_lookup = no_skl && !strcmp(no_skl, "1")};
 	fk_err err = {0};
 	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);

@@ -1014,9 +1014,7 @@ int fk__backend_box_egress(fk_box *b, bool lets_out, fk_err *err)
 		return 0;
 	}
 	if (!b->rt->egress_ns)
-		return fk__fail(err, FK_ESTATE, EOPNOTSUPP,
-		                "a sandbox without network cannot be given one: this kernel has no "
-		                "BPF sk_lookup (Linux >= 5.9) for its egress proxy");
+		return fk__fail(err, FK_ESTATE, EOPNOTSUPP, "%s", FK_EGRESS_REFUSED_MSG);
 	if (b->init_pid <= 0) { /* its next boot sets it up */
 		b->net_none = false;
 		return 0;
@@ -1086,12 +1084,19 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 		int e = errno;
 		return fk__fail(err, FK_EIO, e, "pipe: %s", fk_strerror(e));
 	}
+	rt->unsafe_shared_network = opts && opts->unsafe_shared_network;
 	if (rt->isolated) {
-		rt->egress_ns = fk__egress_probe();
-		if (!rt->egress_ns)
+		rt->egress_ns = !(opts && opts->no_sk_lookup) && fk__egress_probe();
+		if (!rt->egress_ns && rt->unsafe_shared_network)
+			fprintf(stderr,
+			        "fake-e2b: no BPF sk_lookup (Linux >= 5.9, bpf() allowed) and "
+			        "--unsafe-shared-network: sandboxes with egress allowlist or "
+			        "open share the host's network (they reach the host, this "
+			        "server and each other; the allowlist is NOT enforced)\n");
+		else if (!rt->egress_ns)
 			fprintf(stderr, "fake-e2b: no BPF sk_lookup (Linux >= 5.9, bpf() allowed): "
-			                "sandboxes with egress allowlist or open share the host's "
-			                "network (the allowlist is NOT enforced)\n");
+			                "sandboxes with egress allowlist or open are refused (only "
+			                "egress none, allow_internet_access false, is served)\n");
 	}
 	int rc =
 	    opts ? fk__egress_hosts_parse(rt, opts->egress_hosts, opts->n_egress_hosts, err) : 0;

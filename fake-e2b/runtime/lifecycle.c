@@ -77,6 +77,11 @@ bool fk_rt_egress_isolated(const fk_rt *rt)
 	return rt && rt->egress_ns;
 }
 
+bool fk_rt_egress_allowed(const fk_rt *rt)
+{
+	return rt && (!rt->isolated || rt->egress_ns || rt->unsafe_shared_network);
+}
+
 /* Stops every process of the box and its PID 1; the PID namespace is empty afterwards. */
 static void box_kill_all(fk_box *b)
 {
@@ -105,6 +110,8 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 	}
 	if (opts && opts->template_id && !fk_template_find(opts->template_id))
 		return fk__fail(err, FK_EINVAL, 0, "template '%s' not found", opts->template_id);
+	if (!(opts && opts->net_none) && !fk_rt_egress_allowed(rt))
+		return fk__fail(err, FK_ESTATE, EOPNOTSUPP, "%s", FK_EGRESS_REFUSED_MSG);
 	fk_box *b = fk__box_new(rt, id, opts);
 	if (!b)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");

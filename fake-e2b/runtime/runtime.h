@@ -87,6 +87,14 @@ typedef struct fk_rt_options {
 	const char *state_dir;
 	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
 	bool no_isolation;
+	/* Without BPF sk_lookup (Linux < 5.9, or bpf() refused) a box with egress allowlist or
+	 * open cannot have a network of its own behind the egress proxy. false (the default):
+	 * such boxes are refused (fk_box_create: FK_ESTATE), since sharing the host's network
+	 * would let them reach the host, the server and other boxes. true (fake-e2b
+	 * --unsafe-shared-network): they share the host's network and nothing is enforced. */
+	bool unsafe_shared_network;
+	/* Act as if the kernel had no BPF sk_lookup (tests of the refusal above). */
+	bool no_sk_lookup;
 	/* Host names the boxes' egress proxy resolves without DNS, "NAME=IP[,IP...]" (IPv4; like
 	 * /etc/hosts for the proxy alone: tests point names at a local upstream). Copied. */
 	const char *const *egress_hosts;
@@ -118,8 +126,19 @@ const char *fk_rt_state_dir(const fk_rt *rt);
 bool fk_rt_isolated(const fk_rt *rt);
 
 /* True when boxes with egress allowlist or open get their own network namespace behind the
- * egress proxy (isolated, and the kernel has BPF sk_lookup); false: they share the host's. */
+ * egress proxy (isolated, and the kernel has BPF sk_lookup); false: they are refused, or share
+ * the host's network with unsafe_shared_network (or without isolation). */
 bool fk_rt_egress_isolated(const fk_rt *rt);
+
+/* May boxes with egress allowlist or open be created? True unless the runtime is isolated,
+ * has no egress proxy (no BPF sk_lookup) and unsafe_shared_network is off. */
+bool fk_rt_egress_allowed(const fk_rt *rt);
+
+/* Why fk_rt_egress_allowed() is false, for the wire (a static string). */
+#define FK_EGRESS_REFUSED_MSG                                                                      \
+	"egress allowlist and open need a network of the sandbox's own behind its egress proxy, "  \
+	"and this kernel has no BPF sk_lookup (Linux >= 5.9, bpf() allowed): refused rather than " \
+	"sharing the host's network (fake-e2b --unsafe-shared-network allows that)"
 
 /* ---------------------------------------------------------------- boxes */
 

@@ -108,9 +108,11 @@ struct fk_rt {
 	 * (degraded mode, or no overlayfs). */
 	char **etc_templates;
 	/* Boxes with egress allowlist/open get their own network namespace and an egress proxy
-	 * (egress.h); false: they share the host's (no BPF sk_lookup, or degraded). */
+	 * (egress.h); false (no BPF sk_lookup, or degraded): refused, or sharing the host's
+	 * network with unsafe_shared_network (fk_rt_egress_allowed). */
 	bool egress_ns;
-	fk_ehost *egress_hosts; /* fk_rt_options.egress_hosts */
+	bool unsafe_shared_network; /* fk_rt_options.unsafe_shared_network */
+	fk_ehost *egress_hosts;     /* fk_rt_options.egress_hosts */
 	size_t n_egress_hosts;
 	/* a user namespace per box (backend_ns.c): where ranges are claimed, next range to try */
 	bool userns;

@@ -105,6 +105,14 @@ json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
 		snprintf(msg, cap, "cannot allocate a sandbox");
 		return NULL;
 	}
+	if (!sb->loopback_only && !fk_rt_egress_allowed(c->app->rt)) {
+		/* E2B's 403 for a network feature not enabled (egressProxy) */
+		free(canonical);
+		fk_sandbox_discard(sb);
+		*status = 403;
+		snprintf(msg, cap, "%s", FK_EGRESS_REFUSED_MSG);
+		return NULL;
+	}
 	free(sb->template_id); /* E2B answers with the templateID, whatever name was asked for */
 	sb->template_id = canonical;
 	fk_err err = {0};

@@ -45,6 +45,8 @@ enum MHD_Result fk_control_network_update(fk_call *c)
 	json_decref(body);
 	if (rc == FK_LC_GONE)
 		return fk_control_not_found(c);
+	if (rc < 0 && err.code == FK_ESTATE) /* cannot be let out here: as at create */
+		return fk_reply_error(r, 403, "%s", err.message);
 	if (rc < 0)
 		return fk_reply_error(r, 500, "Error updating sandbox network config: %s",
 		                      err.message);

@@ -591,6 +591,41 @@ static void test_net__update_lets_a_none_box_out(void **state)
 	free(to_b);
 }
 
+/* Without BPF sk_lookup (forced) the runtime refuses boxes with egress allowlist or open,
+ * which would share the host's network, unless told it may (unsafe_shared_network). */
+static void test_net__no_sk_lookup_refuses(void **state)
+{
+	NEED_NET();
+	char dir[] = "/tmp/fk-net-noskl-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	for (int unsafe = 0; unsafe < 2; unsafe++) {
+		fk_rt *r2 = NULL;
+		fk_rt_options o = {
+		    .state_dir = dir, .no_sk_lookup = true, .unsafe_shared_network = unsafe == 1};
+		fk_err err = {0};
+		assert_int_equal(fk_rt_new(&r2, &o, &err), 0);
+		assert_false(fk_rt_egress_isolated(r2));
+		assert_int_equal(fk_rt_egress_allowed(r2), unsafe == 1);
+		const char *deny_all[] = {"0.0.0.0/0"};
+		fk_box_options open = {0}, none = {.net_none = true};
+		int rc = fk_box_create(r2, "open", &open, &err);
+		if (unsafe) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, FK_ESTATE);
+			assert_string_equal(err.message, FK_EGRESS_REFUSED_MSG);
+			assert_false(fk_box_exists(r2, "open", NULL));
+			assert_int_equal(fk_box_create(r2, "nul", NULL, &err), FK_ESTATE);
+		}
+		assert_int_equal(fk_box_create(r2, "none", &none, &err), 0);
+		assert_int_equal(fk_box_set_egress(r2, "none", NULL, 0, NULL, 0, &err), FK_ESTATE);
+		assert_string_equal(err.message, FK_EGRESS_REFUSED_MSG);
+		assert_int_equal(fk_box_set_egress(r2, "none", NULL, 0, deny_all, 1, &err), 0);
+		fk_rt_free(r2);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* A listener on the host (like fake-e2b's port) on every address, and one in another box:
  * an open box reaches neither, by any address. */
 static void test_net__no_host_no_other_box(void **state)
@@ -956,6 +991,7 @@ int main(void)
 	    cmocka_unit_test(test_net__allowlist_by_cidr),
 	    cmocka_unit_test(test_net__update_applies_live),
 	    cmocka_unit_test(test_net__update_lets_a_none_box_out),
+	    cmocka_unit_test(test_net__no_sk_lookup_refuses),
 	    cmocka_unit_test(test_net__no_host_no_other_box),
 	    cmocka_unit_test(test_net__hostile_box_then_normal_use),
 	    cmocka_unit_test(test_net__root_cannot_reconfigure),

@@ -202,6 +202,97 @@ static void test_egress__network_update_is_live(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+#define REFUSED_MSG                                                                                \
+	"egress allowlist and open need a network of the sandbox's own behind its egress proxy, "  \
+	"and this kernel has no BPF sk_lookup (Linux >= 5.9, bpf() allowed): refused rather than " \
+	"sharing the host's network (fake-e2b --unsafe-shared-network allows that)"
+
+/* POST /v2/sandboxes with `body`, which must be refused: 403 and E2B's error shape. */
+static void create_refused(fks *s, const char *body)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "X-API-Key: %s", KEY);
+	const char *h[] = {key, "Content-Type: application/json", NULL};
+	fkr *r = fks_req(s, "POST", "/v2/sandboxes", h, body, strlen(body));
+	assert_int_equal(r->status, 403);
+	assert_non_null(r->json);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 403);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), REFUSED_MSG);
+	assert_int_equal(json_object_size(r->json), 2);
+	fkr_free(r);
+}
+
+/* The server's output so far. */
+static void server_out(fks *s, char *buf, size_t cap)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/out", s->dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, cap - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* Without BPF sk_lookup (forced: FAKE_E2B_TEST_NO_SK_LOOKUP=1), a sandbox with egress allowlist
+ * or open would share the host's network: refused (403) unless --unsafe-shared-network;
+ * egress none is still served, and cannot be let out by a network update. */
+static void test_egress__no_sk_lookup_refuses(void **state)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root\n");
+		skip();
+	}
+	assert_int_equal(setenv("FAKE_E2B_TEST_NO_SK_LOOKUP", "1", 1), 0);
+	fks s;
+	const char *flags[] = {"--api-key", KEY, NULL};
+	int started = fks_start(&s, g_bin, flags);
+	unsetenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
+	assert_int_equal(started, 0);
+	char out[8192];
+	server_out(&s, out, sizeof(out));
+	assert_non_null(strstr(out, "fake-e2b: no BPF sk_lookup (Linux >= 5.9, bpf() allowed): "
+	                            "sandboxes with egress allowlist or open are refused (only "
+	                            "egress none, allow_internet_access false, is served)\n"));
+	create_refused(&s, "{\"templateID\":\"base\"}");
+	create_refused(&s, "{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"allowed.test\"],"
+	                   "\"denyOut\":[\"0.0.0.0/0\"]}}");
+	create_refused(&s, "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"10.0.0.0/8\"]}}");
+	/* egress none: its own loopback */
+	fks_box b;
+	fks_box_create(&s, KEY, "{\"templateID\":\"base\",\"allow_internet_access\":false}", &b);
+	fks_box_sh(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]");
+	assert_int_equal(put_network(&s, b.id, "{\"allow_internet_access\":true}",
+	                             "{\"code\":403,\"message\":\"" REFUSED_MSG "\"}"),
+	                 403);
+	assert_int_equal(put_network(&s, b.id, "{\"denyOut\":[\"0.0.0.0/0\"]}", ""), 204);
+	fks_box_sh(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]");
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+
+	/* the operator's explicit choice: they share the host's network, said at start */
+	assert_int_equal(setenv("FAKE_E2B_TEST_NO_SK_LOOKUP", "1", 1), 0);
+	const char *unsafe[] = {"--api-key", KEY, "--unsafe-shared-network", NULL};
+	started = fks_start(&s, g_bin, unsafe);
+	unsetenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
+	assert_int_equal(started, 0);
+	server_out(&s, out, sizeof(out));
+	assert_non_null(strstr(out, "--unsafe-shared-network: sandboxes with egress allowlist or "
+	                            "open share the host's network"));
+	fks_box_create(&s, KEY, NULL, &b);
+	char line[512];
+	FILE *f = popen("awk 'NR>2{print $1}' /proc/net/dev | tr -d '\\n'", "r");
+	assert_non_null(f);
+	char host_ifs[256] = "";
+	assert_non_null(fgets(host_ifs, sizeof(host_ifs), f));
+	pclose(f);
+	snprintf(line, sizeof(line),
+	         "[ \"$(awk 'NR>2{print $1}' /proc/net/dev | tr -d '\\n')\" = '%s' ]", host_ifs);
+	fks_box_sh(&s, &b, line);
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -209,6 +300,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_egress__rules_reach_the_sandbox),
 	    cmocka_unit_test(test_egress__network_update_is_live),
+	    cmocka_unit_test(test_egress__no_sk_lookup_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
