@@ -44,6 +44,7 @@ static const route control_routes[] = {
     {"POST", "/v2/sandboxes/{id}/connect", fk_control_connect_v2, 0},
     {"POST", "/sandboxes", fk_control_create_legacy, 0},
     {"GET", "/sandboxes", fk_control_list_legacy, 0},
+    {"GET", "/sandboxes/metrics", fk_control_metrics_many, 0},
     {"GET", "/sandboxes/{id}", fk_control_get, 0},
     {"DELETE", "/sandboxes/{id}", fk_control_delete, 0},
     {"POST", "/sandboxes/{id}/connect", fk_control_connect_legacy, 0},

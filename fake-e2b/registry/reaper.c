@@ -1,7 +1,7 @@
 /*
  * fake-e2b/registry/reaper.c: the reaper thread, on top of the table: a running sandbox past its
  * end time is paused (autoPause) or deleted (§6), and due Connect-Timeout-Ms
- * kill timers fire. See registry.h.
+ * kill timers fire, and every running sandbox's use is sampled (metrics.c). See registry.h.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +101,7 @@ static void *reaper_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		reap_once(r->g);
 		run_timers(r->g, 0);
+		fk_registry_sample_due(r->g);
 		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -28,6 +28,16 @@
 #define FK_CLIENT_ID     "6532622b"
 
 typedef struct fk_registry fk_registry;
+
+/* One sample of a sandbox's use (metrics.c), E2B's SandboxMetric. */
+typedef struct fk_metric {
+	int64_t ts_ns; /* when it was taken (CLOCK_REALTIME) */
+	unsigned cpu_count;
+	double cpu_pct; /* CPU time used since the previous sample / (wall time * cpu_count) */
+	uint64_t mem_used, mem_total, mem_cache, disk_used, disk_total;
+} fk_metric;
+#define FK_METRICS_INTERVAL_S 5    /* E2B's collection interval (orchestrator flush: 5 s) */
+#define FK_METRICS_KEPT       1440 /* samples kept per sandbox: 2 h at 5 s */
 typedef struct fk_watch fk_watch;
 
 enum fk_sb_state { FK_SB_RUNNING, FK_SB_PAUSED };
@@ -54,7 +64,13 @@ typedef struct fk_sandbox {
 	pthread_mutex_t op_lock; /* serialises lifecycle changes */
 	fk_watch *watches;       /* lock */
 	uint32_t immune[FK_MAX_IMMUNE];
-	size_t n_immune; /* lock */
+	size_t n_immune;        /* lock */
+	fk_metric *metrics;     /* lock: ring of FK_METRICS_KEPT samples (metrics.c), or NULL */
+	size_t n_metrics;       /* lock: samples in the ring */
+	size_t metrics_next;    /* lock: the slot the next sample takes */
+	uint64_t cpu_ns_seen;   /* lock: the box's CPU time at the last sample */
+	int64_t cpu_seen_ns;    /* lock: when that was (0: none yet, the sandbox's start counts) */
+	int64_t next_sample_ns; /* lock: when the sampler takes the next one */
 } fk_sandbox;
 
 /* One open envd stream of a sandbox; embedded in the stream's state. */
@@ -162,6 +178,18 @@ void fk_registry_kill_at(fk_registry *g, const char *id, fk_proc *proc, int64_t 
 /* Mark a pid of the sandbox as immune to SendSignal (fault kill_ignored). */
 void fk_sandbox_set_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid);
 int fk_sandbox_is_immune(fk_registry *g, fk_sandbox *sb, uint32_t pid);
+
+/* ---- metrics.c: samples of each running sandbox's use ---- */
+/* Takes a sample of sb now (CPU, memory, disk from the runtime, fk_box_usage_read) and keeps
+ * it; 0, or -1 when the box cannot be read. The control plane takes the first once a new
+ * sandbox is registered; the reaper one every FK_METRICS_INTERVAL_S while it runs. */
+int fk_registry_sample(fk_registry *g, fk_sandbox *sb);
+/* Samples every running sandbox whose next sample is due (the reaper's call). */
+void fk_registry_sample_due(fk_registry *g);
+/* A copy of sb's samples taken at or after from_ns and at or before to_ns, oldest first
+ * (caller frees *out); the count, or -1 on OOM. */
+long fk_sandbox_metrics(fk_registry *g, fk_sandbox *sb, int64_t from_ns, int64_t to_ns,
+                        fk_metric **out);
 
 /* ---- JSON views (shapes.c); callers hold the registry lock ---- */
 /* Sandbox (create/connect/resume reply, §1.3). */

@@ -110,6 +110,7 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	json_decref(sb->network);
 	json_decref(sb->allow_internet);
 	json_decref(sb->env_vars);
+	free(sb->metrics);
 	pthread_mutex_destroy(&sb->op_lock);
 	free(sb);
 }

@@ -1,8 +1,8 @@
 /*
  * fake-e2b/runtime/box_cgroups.c — a box's cgroups (see box_cgroups.h). Layout per controller:
- *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu; pids
- *                                                                 reserve (max = cap + 64)
- *   /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids (max = cap)
+ *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu, cpuacct;
+ * pids reserve (max = cap + 64) /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids
+ * (max = cap)
  */
 #define _GNU_SOURCE
 #include "box_cgroups.h"
@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,10 +23,8 @@ static const struct {
 	unsigned bit;
 	const char *name;
 } ctls[] = {
-    {FK_CG_FREEZER, "freezer"},
-    {FK_CG_PIDS, "pids"},
-    {FK_CG_MEMORY, "memory"},
-    {FK_CG_CPU, "cpu"},
+    {FK_CG_FREEZER, "freezer"}, {FK_CG_PIDS, "pids"},       {FK_CG_MEMORY, "memory"},
+    {FK_CG_CPU, "cpu"},         {FK_CG_CPUACCT, "cpuacct"},
 };
 #define N_CTLS (sizeof(ctls) / sizeof(ctls[0]))
 
@@ -207,5 +206,42 @@ void fk__cg_box_remove(fk_box *b)
 		box_dir(b, ctls[i].name, "", dir, sizeof(dir));
 		if (rmdir(dir) < 0 && errno != ENOENT)
 			fprintf(stderr, "fake-e2b: rmdir %s: %s\n", dir, fk_strerror(errno));
+	}
+}
+
+/* The first number in <dir>/<file> (or, with key, on the line "<key> N"); 0 when unreadable. */
+static uint64_t read_u64(const char *dir, const char *file, const char *key)
+{
+	char path[700], line[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	uint64_t v = 0;
+	size_t kn = key ? strlen(key) : 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (key && (strncmp(line, key, kn) || line[kn] != ' '))
+			continue;
+		v = strtoull(line + kn, NULL, 10);
+		break;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
+                      uint64_t *mem_limit)
+{
+	char dir[600];
+	*cpu_ns = *mem_used = *mem_cache = *mem_limit = 0;
+	if (b->rt->cg_rel && (b->rt->cg_ctl & FK_CG_CPUACCT)) {
+		box_dir(b, "cpuacct", "", dir, sizeof(dir));
+		*cpu_ns = read_u64(dir, "cpuacct.usage", NULL);
+	}
+	if (b->rt->cg_rel && (b->rt->cg_ctl & FK_CG_MEMORY)) {
+		box_dir(b, "memory", "", dir, sizeof(dir));
+		uint64_t usage = read_u64(dir, "memory.usage_in_bytes", NULL);
+		*mem_cache = read_u64(dir, "memory.stat", "total_cache");
+		*mem_used = usage > *mem_cache ? usage - *mem_cache : 0;
+		*mem_limit = read_u64(dir, "memory.limit_in_bytes", NULL);
 	}
 }

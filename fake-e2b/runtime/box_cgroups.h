@@ -1,14 +1,13 @@
 /*
  * fake-e2b/runtime/box_cgroups.h — a box's cgroups (box_cgroups.c), for the namespace backend:
  * one directory per box in each v1 controller fake-e2b uses (freezer: pause; pids, memory, cpu:
- * limits from policy.c), under fake-e2b/rt-<pid>-<n>/ so runtimes never share one.
+ * limits from policy.c; cpuacct: the CPU time metrics report), under fake-e2b/rt-<pid>-<n>/ so
+ * runtimes never share one.
  */
 #ifndef FAKE_E2B_BOX_CGROUPS_H
 #define FAKE_E2B_BOX_CGROUPS_H
 
 #include "runtime_int.h"
-
-#define FK_CG_MAX_FDS 4
 
 /* Probes the controllers, sweeps what dead runtimes left, makes this runtime's directories;
  * sets rt->cg_ctl, rt->cg_rel, rt->cg_root and rt->freezer. Prints what is missing. */
@@ -24,5 +23,11 @@ int fk__cg_box_setup(fk_box *b, fk_err *err);
  * none). Caller closes. */
 int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err);
 void fk__cg_box_remove(fk_box *b);
+
+/* The box's use as its cgroups count it: CPU time (cpuacct.usage, ns), memory without page
+ * cache (memory.usage_in_bytes less memory.stat's total_cache), page cache, and the memory
+ * limit (memory.limit_in_bytes). A controller that is missing leaves its fields 0. */
+void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
+                      uint64_t *mem_limit);
 
 #endif /* FAKE_E2B_BOX_CGROUPS_H */

@@ -465,7 +465,7 @@ typedef struct spawn_plan {
 	fk_user user;
 	int ns_flags;
 	int init_pidfd;
-	int cg_fds[4];
+	int cg_fds[FK_CG_MAX_FDS];
 	int n_cg;
 	int reserve_fd; /* the box's pids reserve, tried when the clone hits the limit */
 	const struct sock_fprog *seccomp;

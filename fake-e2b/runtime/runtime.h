@@ -234,6 +234,21 @@ int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *er
 int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
                       const char *const *deny_out, size_t n_deny_out, fk_err *err);
 
+/* What a box uses now (E2B's sandbox metrics): cpu_ns cumulative CPU time of its processes
+ * (cpuacct cgroup), mem_used its memory without page cache, mem_cache its page cache,
+ * mem_total its memory limit (memory cgroup), cpu_count its CPU limit, disk_used and
+ * disk_total its disk: the filesystem of its root when that is its own (statvfs), else (its
+ * files on the state dir's filesystem, shared with the host) the blocks of its own files and,
+ * as the total, those plus the filesystem's free space for it. Without a cgroup controller its
+ * fields are 0 (mem_total: the configured limit). FK_ENOTFOUND for an unknown box. */
+typedef struct fk_box_usage {
+	uint64_t cpu_ns;
+	unsigned cpu_count;
+	uint64_t mem_used, mem_cache, mem_total;
+	uint64_t disk_used, disk_total;
+} fk_box_usage;
+int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err);
+
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 

@@ -41,7 +41,8 @@ static inline const char *fk_strerror(int e)
 #define FK_IDS_RANGES ((0x70000000u - FK_IDS_FIRST) / FK_IDS_SIZE)
 #define FK_ID_NOBODY  65534u
 
-enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8 };
+enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8, FK_CG_CPUACCT = 16 };
+#define FK_CG_MAX_FDS 5 /* one tasks file per controller a process joins */
 
 struct fk_proc;
 typedef struct fk_eproxy fk_eproxy;

@@ -185,6 +185,17 @@ bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out)
 	return i >= 0;
 }
 
+int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!fk_box_exists(rt, id, NULL))
+		return fail(err, FK_ENOTFOUND, "no such box");
+	out->cpu_count = 2;
+	out->mem_total = 512ull << 20;
+	out->disk_total = 1ull << 30;
+	return 0;
+}
+
 pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 {
 	(void)rt;

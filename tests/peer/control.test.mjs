@@ -114,12 +114,18 @@ describe('list filters and order', { concurrency: false }, () => {
 describe('metrics time ranges', { concurrency: false }, () => {
   test('samples fall in the range; a range before the sandbox existed is empty; start > end is 400', T, async () => {
     const sbx = await create('base')
-    const start = new Date()
     const all = await sbx.getMetrics()
-    assert.ok(all.length >= 1)
-    const end = new Date(Date.now() + 1000)
-    const some = await sbx.getMetrics({ start, end })
-    assert.ok(some.length >= 1)
+    assert.ok(all.length >= 1) // the sample taken at create
+    const start = new Date()
+    // the sampler takes one every 5 s: wait for the first in the range
+    let some = []
+    let end
+    for (const deadline = Date.now() + 30000; some.length === 0; ) {
+      assert.ok(Date.now() < deadline, 'no sample within 30 s')
+      if (end) await new Promise((r) => setTimeout(r, 250))
+      end = new Date(Date.now() + 1000)
+      some = await sbx.getMetrics({ start, end })
+    }
     for (const m of some) {
       // one sample per 5 s bucket, stamped at the bucket's start
       assert.equal(m.timestamp.getTime() % 5000, 0)

@@ -58,6 +58,7 @@ enum MHD_Result fk_control_refresh(fk_call *c);
 /* info.c */
 enum MHD_Result fk_control_get(fk_call *c);
 enum MHD_Result fk_control_metrics(fk_call *c);
+enum MHD_Result fk_control_metrics_many(fk_call *c); /* GET /sandboxes/metrics */
 /* snapshots.c */
 enum MHD_Result fk_control_snapshot_create(fk_call *c);
 enum MHD_Result fk_control_snapshot_list(fk_call *c);

@@ -130,6 +130,7 @@ json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
 		return NULL;
 	}
 	fk_registry_add(g, sb);
+	fk_registry_sample(g, sb); /* its first metrics sample at once (then every 5 s) */
 	fk_registry_lock(g);
 	json_t *reply = fk_sandbox_json(sb, c->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
 	fk_registry_unlock(g);

@@ -2,7 +2,9 @@
  * fake-e2b/api/control/info.c: GET /sandboxes/{id} (§1.7) and
  * GET /sandboxes/{id}/metrics (§1.12).
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 #include "control.h"
@@ -49,11 +51,26 @@ static int unix_param(fk_req *r, const char *name, int64_t *out)
 	return 1;
 }
 
+/* SandboxMetric of a sample (or a bucket of them) stamped `ts_ns`. */
+static json_t *metric_json(const fk_metric *m, int64_t ts_ns)
+{
+	char ts[48];
+	fk_format_time(ts, sizeof(ts), ts_ns);
+	return json_pack("{s:I,s:s,s:i,s:f,s:I,s:I,s:I,s:I,s:I}", "timestampUnix",
+	                 (json_int_t)(ts_ns / FK_NS), "timestamp", ts, "cpuCount",
+	                 (int)m->cpu_count, "cpuUsedPct", m->cpu_pct, "memUsed",
+	                 (json_int_t)m->mem_used, "memTotal", (json_int_t)m->mem_total, "memCache",
+	                 (json_int_t)m->mem_cache, "diskUsed", (json_int_t)m->disk_used,
+	                 "diskTotal", (json_int_t)m->disk_total);
+}
+
+#define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
+
 /* GET /sandboxes/{id}/metrics?start=&end= (unix seconds; defaults: the sandbox's start, now).
- * As E2B: start after end is a 400; one sample per step-sized bucket (5 s under an hour) of
- * the range that the sandbox lived in, timestamped at the bucket's start, so a range before the
- * sandbox existed is empty. The fake measures nothing: every sample has the sandbox's size
- * (2 CPUs, 512 MiB, 1 GiB of disk) and zero use. */
+ * As E2B: start after end is a 400; the samples (every 5 s while it runs, metrics.c) taken
+ * from start to end, grouped into buckets of the range's step (5 s under an hour, ...), each
+ * bucket stamped at its start with the largest value of each field in it (E2B's query:
+ * toStartOfInterval, maxIf), oldest first; a range without samples is []. */
 enum MHD_Result fk_control_metrics(fk_call *c)
 {
 	fk_registry *g = c->app->reg;
@@ -67,29 +84,85 @@ enum MHD_Result fk_control_metrics(fk_call *c)
 	fk_registry_lock(g);
 	int64_t born = sb->started_ns / FK_NS;
 	fk_registry_unlock(g);
-	fk_sandbox_release(g, sb);
 	if (!hs)
 		start = born;
 	if (!he)
-		end = now;
-	if (start > end)
+		end = now; /* a client's "now" may round up to the next second too */
+	if (start > end) {
+		fk_sandbox_release(g, sb);
 		return fk_reply_error(c->req, 400, "Invalid time range for metrics");
-	int64_t step = metrics_step(end - start);
-	/* a client's "now" may round up to the next second (the SDK rounds ms to s) */
-	int64_t from = (start > born ? start : born), to = end < now ? end : now;
-	json_t *arr = json_array();
-	for (int64_t t = from - from % step; arr && t <= to; t += step) {
-		char ts[48];
-		fk_format_time(ts, sizeof(ts), t * FK_NS);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:i,s:f,s:I,s:I,s:I,s:I,s:I}",
-		                                     "timestampUnix", (json_int_t)t, "timestamp",
-		                                     ts, "cpuCount", 2, "cpuUsedPct", 0.0,
-		                                     "memUsed", (json_int_t)0, "memTotal",
-		                                     (json_int_t)512 * 1024 * 1024, "memCache",
-		                                     (json_int_t)0, "diskUsed", (json_int_t)0,
-		                                     "diskTotal", (json_int_t)1024 * 1024 * 1024));
 	}
+	int64_t step = metrics_step(end - start);
+	fk_metric *v = NULL;
+	/* E2B compares the samples' times with whole seconds: up to `end` itself */
+	long n = fk_sandbox_metrics(g, sb, start * FK_NS, end * FK_NS, &v);
+	fk_sandbox_release(g, sb);
+	json_t *arr = n >= 0 ? json_array() : NULL;
+	for (long i = 0; arr && i < n;) {
+		int64_t bucket = v[i].ts_ns / FK_NS - (v[i].ts_ns / FK_NS) % step;
+		fk_metric m = v[i];
+		for (i++; i < n && v[i].ts_ns / FK_NS - (v[i].ts_ns / FK_NS) % step == bucket;
+		     i++) {
+			m.cpu_count = MAX_OF(m.cpu_count, v[i].cpu_count);
+			m.cpu_pct = MAX_OF(m.cpu_pct, v[i].cpu_pct);
+			m.mem_used = MAX_OF(m.mem_used, v[i].mem_used);
+			m.mem_total = MAX_OF(m.mem_total, v[i].mem_total);
+			m.mem_cache = MAX_OF(m.mem_cache, v[i].mem_cache);
+			m.disk_used = MAX_OF(m.disk_used, v[i].disk_used);
+			m.disk_total = MAX_OF(m.disk_total, v[i].disk_total);
+		}
+		json_array_append_new(arr, metric_json(&m, bucket * FK_NS));
+	}
+	free(v);
 	if (!arr)
 		return fk_reply_error(c->req, 500, "out of memory");
 	return fk_reply_json(c->req, 200, arr);
+}
+
+/* GET /sandboxes/metrics?sandbox_ids=a,b: {"sandboxes": {id: the latest sample}} of the
+ * listed sandboxes that have one (E2B: argMax by timestamp); at most 100 ids, no repeats. */
+enum MHD_Result fk_control_metrics_many(fk_call *c)
+{
+	fk_registry *g = c->app->reg;
+	char *ids = fk_query_joined(c->req, "sandbox_ids");
+	if (!ids || !*ids) {
+		free(ids);
+		return fk_reply_error(c->req, 400,
+		                      "parameter \"sandbox_ids\" in query has an error: value is "
+		                      "required but missing");
+	}
+	json_t *seen = json_object(), *out = json_object();
+	const char *why = NULL;
+	size_t count = 0;
+	char *save = NULL;
+	for (char *id = strtok_r(ids, ",", &save); id && !why && seen && out;
+	     id = strtok_r(NULL, ",", &save)) {
+		char short_id[FK_ID_LEN + 1];
+		if (++count > 100)
+			why = "parameter \"sandbox_ids\" in query has an error: at most 100 items";
+		else if (json_object_get(seen, id))
+			why = "parameter \"sandbox_ids\" in query has an error: duplicate items";
+		else if (fk_control_short_id(id, short_id, sizeof(short_id)) == 0) {
+			json_object_set_new(seen, id, json_true());
+			fk_sandbox *sb = fk_registry_acquire(g, short_id);
+			fk_metric *v = NULL;
+			long n = sb ? fk_sandbox_metrics(g, sb, 0, INT64_MAX, &v) : 0;
+			if (n > 0)
+				json_object_set_new(out, short_id,
+				                    metric_json(&v[n - 1], v[n - 1].ts_ns));
+			free(v);
+			fk_sandbox_release(g, sb);
+		} else {
+			json_object_set_new(seen, id, json_true());
+		}
+	}
+	free(ids);
+	json_decref(seen);
+	if (why) {
+		json_decref(out);
+		return fk_reply_error(c->req, 400, "%s", why);
+	}
+	json_t *reply = out ? json_pack("{s:o}", "sandboxes", out) : NULL;
+	return reply ? fk_reply_json(c->req, 200, reply)
+	             : fk_reply_error(c->req, 500, "out of memory");
 }

@@ -331,8 +331,8 @@ static void test_control__legacy_create_token_only_when_secure(void **state)
 	assert_int_equal(r->status, 401);
 	resp_free(r);
 	char path[128];
-	/* one second of the sandbox's life is one 5 s bucket (without a range, a life that
-	 * crosses a bucket boundary has two) */
+	/* the sample taken at create (in the second it started or the next) is one bucket; the
+	 * sampler's next one comes 5 s later */
 	snprintf(path, sizeof(path), "/sandboxes/%s", a);
 	r = http("GET", path, NULL);
 	struct tm tm = {0};
@@ -340,7 +340,7 @@ static void test_control__legacy_create_token_only_when_secure(void **state)
 	                         "%Y-%m-%dT%H:%M:%S", &tm));
 	long born = (long)timegm(&tm);
 	resp_free(r);
-	snprintf(path, sizeof(path), "/sandboxes/%s/metrics?start=%ld&end=%ld", a, born, born);
+	snprintf(path, sizeof(path), "/sandboxes/%s/metrics?start=%ld&end=%ld", a, born, born + 1);
 	r = http("GET", path, NULL);
 	assert_int_equal(r->status, 200);
 	assert_int_equal(json_array_size(r->json), 1);

@@ -1,0 +1,69 @@
+/*
+ * fake-e2b/runtime/usage.c: what a box uses now (fk_box_usage_read, runtime.h): its cgroups'
+ * counters (box_cgroups.c) and the filesystem of its root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "box_cgroups.h"
+#include "runtime_int.h"
+
+static __thread uint64_t tree_bytes;
+
+static int tree_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)flag;
+	(void)ftw;
+	tree_bytes += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+/* The disk of a box whose root is `root` and files are under `dir`: its own filesystem's use
+ * when its root is one (statvfs); when its files share the state dir's filesystem with the
+ * host's, what its own files take (their blocks, no mount crossed) and, as the total, that
+ * plus what the filesystem has free for it. Runs without the box's lock (a walk can take a
+ * while; a box gone meanwhile gives a partial count, never a crash). */
+static void disk_usage(const char *root, const char *dir, const char *state_dir, uint64_t *used,
+                       uint64_t *total)
+{
+	struct statvfs sv;
+	struct stat rs, ss;
+	if (!root || statvfs(root, &sv) < 0 || stat(root, &rs) < 0)
+		return;
+	if (!state_dir || stat(state_dir, &ss) < 0 || rs.st_dev != ss.st_dev) {
+		*total = (uint64_t)sv.f_blocks * sv.f_frsize;
+		*used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
+		return;
+	}
+	tree_bytes = 0;
+	nftw(dir ? dir : root, tree_entry, 32, FTW_PHYS | FTW_MOUNT);
+	*used = tree_bytes;
+	*total = tree_bytes + (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	fk_box *b = fk__box_get(rt, id);
+	if (!b)
+		return fk__fail(err, FK_ENOTFOUND, 0, "no box '%s'", id);
+	pthread_rwlock_rdlock(&b->life);
+	uint64_t limit = 0;
+	fk__cg_box_usage(b, &out->cpu_ns, &out->mem_used, &out->mem_cache, &limit);
+	/* "no limit" reads as a huge number: then the configured one */
+	out->mem_total = limit && limit < (1ull << 50) ? limit : b->limits.memory_bytes;
+	out->cpu_count = b->limits.cpu_count;
+	char *root = b->root ? strdup(b->root) : NULL, *dir = b->dir ? strdup(b->dir) : NULL;
+	pthread_rwlock_unlock(&b->life);
+	disk_usage(root, dir, b->rt->state_dir, &out->disk_used, &out->disk_total);
+	free(root);
+	free(dir);
+	fk__box_put(b);
+	return 0;
+}
