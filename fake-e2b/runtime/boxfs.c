@@ -13,12 +13,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 int fk__open_in(int rootfd, const char *path, int flags, mode_t mode)
@@ -98,9 +101,55 @@ char *fk__path_resolve(const char *path, const char *home)
 	return out;
 }
 
+/* The box's /proc answers the server as the host's root: /proc/1 is a copy of the server (its
+ * environment, its memory map), /proc/kallsyms holds real kernel addresses, /proc/irq and
+ * /proc/mtrr set the host kernel's behaviour. The box's own users can do none of that; the
+ * files API must not do it for them. */
+int fk__open_file_in(int rootfd, const char *path, int flags, mode_t mode, const char **why)
+{
+	*why = NULL;
+	int fd = fk__open_in(rootfd, path, flags | O_NONBLOCK | O_NOCTTY, mode);
+	if (fd < 0) {
+		if (errno == ENXIO) { /* a FIFO open for writing that no one reads */
+			*why = "is not a regular file";
+			errno = EINVAL;
+		}
+		return -1;
+	}
+	struct stat st;
+	struct statfs sf;
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
+		*why = "leads into /proc, which the files API does not open";
+	else if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return -1;
+	} else if (!S_ISREG(st.st_mode))
+		*why = "is not a regular file";
+	if (*why) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 FILE *fk__fopen_in(int rootfd, const char *path)
 {
-	int fd = fk__open_in(rootfd, path, O_RDONLY, 0);
+	const char *why;
+	int fd = fk__open_file_in(rootfd, path, O_RDONLY, 0, &why);
 	if (fd < 0)
 		return NULL;
 	FILE *f = fdopen(fd, "r");

@@ -21,7 +21,13 @@ typedef struct fk_user {
 
 /* openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) of `path` under `rootfd`; O_CLOEXEC added. */
 int fk__open_in(int rootfd, const char *path, int flags, mode_t mode);
-/* The same, as a read-only stdio stream; NULL with errno. */
+/* fk__open_in() of a file's contents, as the server (the host's root) reads and writes them for
+ * the box: only a regular file outside /proc. Opens without blocking (a FIFO the box put there
+ * would hold the thread, and the box's lock, forever), then checks what it opened. -1 with errno
+ * when the open fails (EISDIR for a directory); -1 with *why set (errno EINVAL) for a FIFO,
+ * socket or device ("is not a regular file") or a file of procfs ("leads into /proc, ..."). */
+int fk__open_file_in(int rootfd, const char *path, int flags, mode_t mode, const char **why);
+/* fk__open_file_in() read-only, as a stdio stream; NULL with errno. */
 FILE *fk__fopen_in(int rootfd, const char *path);
 int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */
 /* `name` NULL: the box's default user. FK_ENOUSER if /etc/passwd has no such user. */

@@ -514,8 +514,11 @@ static int open_for_write(fctx *c, fk_err *err)
 	/* one open that follows a final symlink inside the box and creates its target if needed;
 	 * no O_TRUNC: an existing file is chowned to the user before it is truncated (envd
 	 * upload.go), a new one is chowned the same way */
-	int fd = fk__open_in(c->rootfd, c->abs, O_WRONLY | O_CREAT | O_NOCTTY, 0644);
+	const char *why;
+	int fd = fk__open_file_in(c->rootfd, c->abs, O_WRONLY | O_CREAT, 0644, &why);
 	if (fd < 0) {
+		if (why)
+			return fk__fail(err, FK_EINVAL, EINVAL, "path '%s' %s", c->abs, why);
 		if (errno == EISDIR)
 			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
 		return fk__fail(err, fk__errno_code(errno), errno, "error opening file '%s': %s",
@@ -630,23 +633,25 @@ int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const cha
 	int rc = fctx_open(&c, rt, box_id, path, user, err);
 	if (rc < 0)
 		goto done;
-	int fd = fk__open_in(c.rootfd, c.abs, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	const char *why;
+	int fd = fk__open_file_in(c.rootfd, c.abs, O_RDONLY, 0, &why);
 	struct stat st;
 	if (fd < 0) {
-		rc = errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+		rc = why ? fk__fail(err, FK_EINVAL, 0, "path '%s' %s", c.abs, why)
+		     : errno == EISDIR
+		         ? fk__fail(err, FK_EISDIR, EISDIR, "path '%s' is a directory", c.abs)
+		     : errno == ENOENT || errno == ENOTDIR || errno == ELOOP
 		         ? fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs)
 		         : fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s",
 		                    c.abs, fk_strerror(errno));
 		goto done;
 	}
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
-		bool dir = S_ISDIR(st.st_mode);
+	if (fstat(fd, &st) < 0) {
+		rc = fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s", c.abs,
+		              fk_strerror(errno));
 		close(fd);
-		rc = dir ? fk__fail(err, FK_EISDIR, EISDIR, "path '%s' is a directory", c.abs)
-		         : fk__fail(err, FK_EINVAL, 0, "path '%s' is not a regular file", c.abs);
 		goto done;
 	}
-	fcntl(fd, F_SETFL, 0);
 	*fd_out = fd;
 	*size_out = (uint64_t)st.st_size;
 done:
@@ -875,6 +880,17 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 		if (errno != ENOENT && errno != ENOTDIR)
 			rc = fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs,
 			              fk_strerror(errno));
+		goto done;
+	}
+	/* the server is in the host's mount namespace, where the box's mount points (/usr, /etc,
+	 * /dev, /proc...) are plain directories: removing one would detach the box's mount */
+	struct statx sp, se;
+	if (statx(pfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sp) == 0 &&
+	    statx(pfd, base, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &se) == 0 &&
+	    (sp.stx_mask & se.stx_mask & STATX_MNT_ID) && sp.stx_mnt_id != se.stx_mnt_id) {
+		close(pfd);
+		rc = fk__fail(err, FK_EINVAL, EBUSY, "remove '%s': a mount point of the sandbox",
+		              c.abs);
 		goto done;
 	}
 	/* O_PATH fds cannot be used with unlinkat's directory walk: reopen for reading */

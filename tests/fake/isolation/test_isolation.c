@@ -539,6 +539,116 @@ static void test_isolation__connect_to_a_port_inside_the_box(void **state)
 	assert_int_equal(fk_box_destroy(rt, "port", NULL), 0);
 }
 
+/* ------------------------------------------------------------ the files API, the host's root */
+
+/* The files API opens a box's files as the host's root. A path the box prepared must not make it
+ * open a FIFO (the open waited forever, holding the box's lock: the sandbox could no longer be
+ * deleted), a device, or anything in the box's /proc, which shows what the box's own users may
+ * not read or write: PID 1 is a copy of the server (its environment), /proc/kallsyms gives the
+ * host's root real kernel addresses, /proc/irq and /proc/mtrr are host kernel settings. */
+static void test_isolation__files_api_opens_only_regular_files_outside_proc(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("fapi");
+	char *o = sh("fapi", "root",
+	             "mkfifo /tmp/fifo && ln -s /proc/1/environ /tmp/env && "
+	             "ln -s /proc/irq/default_smp_affinity /tmp/irq && ln -s /dev/tty /tmp/tty && "
+	             "ln -s /proc/1/mem /tmp/mem && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	alarm(120); /* an open that waits forever fails the test instead of hanging it */
+	fk_writer *w = NULL;
+	fk_err err = {0};
+	assert_int_equal(fk_file_write_open(rt, "fapi", "/tmp/fifo", "root", &w, NULL, &err),
+	                 FK_EINVAL);
+	assert_string_equal(err.message, "path '/tmp/fifo' is not a regular file");
+	assert_null(w);
+	assert_int_equal(fk_file_write_open(rt, "fapi", "/tmp/tty", "root", &w, NULL, &err),
+	                 FK_EINVAL);
+	assert_string_equal(err.message, "path '/tmp/tty' is not a regular file");
+	assert_int_equal(fk_file_write_open(rt, "fapi", "/tmp/irq", "root", &w, NULL, &err),
+	                 FK_EINVAL);
+	assert_string_equal(err.message,
+	                    "path '/tmp/irq' leads into /proc, which the files API does not open");
+	assert_int_equal(
+	    fk_file_write_open(rt, "fapi", "/proc/1/oom_score_adj", "root", &w, NULL, &err),
+	    FK_EINVAL);
+	assert_string_equal(err.message, "path '/proc/1/oom_score_adj' leads into /proc, which "
+	                                 "the files API does not open");
+	int fd = -1;
+	uint64_t size = 0;
+	const char *const in_proc[] = {"/tmp/env", "/tmp/mem", "/proc/kallsyms", "/proc/1/maps"};
+	for (size_t i = 0; i < sizeof(in_proc) / sizeof(in_proc[0]); i++) {
+		assert_int_equal(
+		    fk_file_read_open(rt, "fapi", in_proc[i], "root", &fd, &size, &err), FK_EINVAL);
+		char want[200];
+		snprintf(want, sizeof(want),
+		         "path '%s' leads into /proc, which the files API does not open",
+		         in_proc[i]);
+		assert_string_equal(err.message, want);
+		assert_int_equal(fd, -1);
+	}
+	assert_int_equal(fk_file_read_open(rt, "fapi", "/tmp/fifo", "root", &fd, &size, &err),
+	                 FK_EINVAL);
+	assert_string_equal(err.message, "path '/tmp/fifo' is not a regular file");
+	/* the box's boot id is a file of its own bound over /proc's: still read (the SDK's tests)
+	 */
+	assert_int_equal(fk_file_read_open(rt, "fapi", "/proc/sys/kernel/random/boot_id", "root",
+	                                   &fd, &size, &err),
+	                 0);
+	assert_int_equal(size, 37);
+	close(fd);
+	/* an ordinary file still is written and read */
+	assert_int_equal(fk_file_write_open(rt, "fapi", "/tmp/plain", "root", &w, NULL, &err), 0);
+	assert_int_equal(fk_writer_write(w, "abc", 3, &err), 0);
+	assert_int_equal(fk_writer_close(w, &err), 0);
+	assert_int_equal(fk_file_read_open(rt, "fapi", "/tmp/plain", "root", &fd, &size, &err), 0);
+	assert_int_equal(size, 3);
+	close(fd);
+	/* the box's root makes /etc/passwd a FIFO: user lookups (every files call, every start)
+	 * waited forever on it; now the file is not read (root still resolves) */
+	o = sh("fapi", "root", "rm /etc/passwd && mkfifo /etc/passwd && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	fk_entry e;
+	assert_int_equal(fk_file_stat(rt, "fapi", "/tmp", "sandbox", &e, &err), FK_ENOUSER);
+	assert_string_equal(err.message, "invalid username: 'sandbox'");
+	assert_int_equal(fk_file_stat(rt, "fapi", "/tmp/plain", "root", &e, &err), 0);
+	assert_string_equal(e.path, "/tmp/plain");
+	fk_entry_clear(&e);
+	alarm(0);
+	assert_int_equal(fk_box_destroy(rt, "fapi", NULL), 0);
+}
+
+/* The files API's Remove runs in the host's mount namespace, where the box's mount points are
+ * plain directories: removing "/usr" detached the box's /usr (and answered success). A mount
+ * point of the box is refused; what is under it is the box's own to remove. */
+static void test_isolation__files_remove_refuses_the_box_mount_points(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("rmmnt");
+	fk_err err = {0};
+	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/null", "/proc", "/dev/shm"};
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		assert_int_equal(fk_file_remove(rt, "rmmnt", mounts[i], "root", &err), FK_EINVAL);
+		char want[200];
+		snprintf(want, sizeof(want), "remove '%s': a mount point of the sandbox",
+		         mounts[i]);
+		assert_string_equal(err.message, want);
+	}
+	char *o = sh("rmmnt", "root", "mkdir -p /tmp/d/e && touch /tmp/d/e/f /etc/fk-x && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_remove(rt, "rmmnt", "/tmp/d", "root", &err), 0);
+	assert_int_equal(fk_file_remove(rt, "rmmnt", "/etc/fk-x", "root", &err), 0);
+	o = sh("rmmnt", "sandbox",
+	       "test -x /usr/bin/true && test -s /etc/passwd && test -c /dev/null && "
+	       "test ! -e /tmp/d && test ! -e /etc/fk-x && echo intact");
+	assert_string_equal(o, "intact\n");
+	free(o);
+	assert_int_equal(fk_box_destroy(rt, "rmmnt", NULL), 0);
+}
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -573,6 +683,8 @@ int main(void)
 	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
+	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
+	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
