@@ -12,6 +12,12 @@
  * connection whose request bytes wait unread in its socket is never cut: that
  * one waits for the server (a loaded machine, a burst of new connections), not
  * the server for it.
+ *
+ * Past EVICT_AT open connections, a new one closes the connection that has been
+ * idle longest (same rule: never one in a request or with request bytes unread)
+ * instead of being refused at the cap: a flood, even from the address every
+ * local client shares (127.0.0.1), churns its own connections while a client's
+ * new connection gets in at its first try.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,6 +34,9 @@
 #include "http.h"
 
 #define CONNECTION_LIMIT 4000u
+/* Open connections (not yet cut) past which a new one evicts the longest idle: a quarter below
+ * the cap, room for the evicted ones' threads to close while a flood keeps arriving. */
+#define EVICT_AT 3000u
 
 /* One open connection, known between MHD's STARTED and CLOSED notifications (its fd stays
  * open in between). */
@@ -46,6 +55,7 @@ struct fk_http {
 	pthread_cond_t cond;
 	fk_conn *conns;
 	size_t n_idle; /* connections not in a request */
+	size_t n_open; /* connections open and not cut */
 	unsigned idle_ms, crowd, crowd_idle_ms;
 	pthread_t watchdog;
 	int watchdog_started, stopping;
@@ -56,6 +66,36 @@ static int64_t mono_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Cut k (h->lock held): its thread sees EOF and closes it. */
+static void conn_cut(fk_http *h, fk_conn *k)
+{
+	k->cut = 1;
+	h->n_open--;
+	shutdown(k->fd, SHUT_RDWR);
+}
+
+/* Whether k may be cut for being idle (h->lock held): outside a request, not cut yet, and no
+ * request bytes waiting unread in its socket. */
+static int conn_idle(const fk_conn *k)
+{
+	int unread = 0;
+	return !k->busy && !k->cut && !(ioctl(k->fd, FIONREAD, &unread) == 0 && unread > 0);
+}
+
+/* Past EVICT_AT, cut the connection idle longest (h->lock held; `except` is the new one). */
+static void evict_if_crowded(fk_http *h, const fk_conn *except)
+{
+	if (h->n_open <= EVICT_AT)
+		return;
+	fk_conn *oldest = NULL;
+	for (fk_conn *k = h->conns; k; k = k->next)
+		if (k != except && conn_idle(k) &&
+		    (!oldest || k->idle_since_ms < oldest->idle_since_ms))
+			oldest = k;
+	if (oldest)
+		conn_cut(h, oldest);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -81,6 +121,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			h->conns->prev = k;
 		h->conns = k;
 		h->n_idle++;
+		h->n_open++;
+		evict_if_crowded(h, k);
 		pthread_mutex_unlock(&h->lock);
 		*socket_context = k;
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
@@ -94,6 +136,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			k->next->prev = k->prev;
 		if (!k->busy)
 			h->n_idle--;
+		if (!k->cut)
+			h->n_open--;
 		pthread_mutex_unlock(&h->lock);
 		free(k);
 		*socket_context = NULL;
@@ -135,14 +179,9 @@ static void *watchdog_main(void *arg)
 		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
 		int64_t now = mono_ms();
 		unsigned limit = h->n_idle > h->crowd ? h->crowd_idle_ms : h->idle_ms;
-		for (fk_conn *k = h->conns; k; k = k->next) {
-			int unread = 0;
-			if (!k->busy && !k->cut && now - k->idle_since_ms >= (int64_t)limit &&
-			    !(ioctl(k->fd, FIONREAD, &unread) == 0 && unread > 0)) {
-				k->cut = 1; /* the connection's thread sees EOF and closes it */
-				shutdown(k->fd, SHUT_RDWR);
-			}
-		}
+		for (fk_conn *k = h->conns; k; k = k->next)
+			if (now - k->idle_since_ms >= (int64_t)limit && conn_idle(k))
+				conn_cut(h, k);
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
@@ -238,10 +277,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(r);
 }
 
-/* Connections one client address may hold at once: half of the total, so a flood from one
- * address leaves room for every other client (MHD closes the excess as it accepts it), and above
- * the flood rule's 1,000 idle connections, so that rule still sheds one address's flood. */
-#define FK_HTTP_PER_CLIENT 2000
+/* Connections one client address may hold at once: MHD refuses the excess as it accepts it,
+ * whoever holds the others, so this stays above EVICT_AT: eviction, not refusal, is what keeps
+ * a flood from one address (127.0.0.1 is every local process's) from refusing its clients. */
+#define FK_HTTP_PER_CLIENT 3500
 
 int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *hooks,
                   unsigned *port_out)

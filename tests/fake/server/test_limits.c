@@ -212,8 +212,8 @@ static void test_limits__burst_of_500_slow_connections_is_not_a_flood(void **sta
 	assert_int_equal(answered, N);
 }
 
-/* The per-client cap: one address flooding the server with half-open connections holds at most
- * 2,000 of its 4,000, so a client from another address is answered at its first try. */
+/* One address flooding the server with half-open connections: a client from another address is
+ * answered at its first try (its new connection evicts the flood's longest idle one). */
 static void test_limits__one_client_cannot_take_every_connection(void **state)
 {
 	(void)state;
@@ -237,6 +237,43 @@ static void test_limits__one_client_cannot_take_every_connection(void **state)
 	print_message("other client answered in %ld ms beside %d connections from one address\n",
 	              took, opened);
 	fkr_free(r);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* A flood from the client's own address (every local process is 127.0.0.1): 10,000 half-open
+ * connections from 127.0.0.1, held open, and a client on 127.0.0.1 is answered at its first try.
+ * Before, that address's cap (2,000) refused the client too until the idle ones were shed, and
+ * an attacker reconnecting as they were shed failed about a third of a client's requests. Now a
+ * new connection past the cap closes the oldest idle one instead of being refused. */
+static void test_limits__flood_from_the_clients_own_address_does_not_refuse_it(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	need_fds(N + 256);
+	fks s;
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	int *fds = malloc(N * sizeof(int));
+	int opened = 0;
+	for (int i = 0; i < N; i++)
+		if ((fds[i] = tcp_connect_from(s.port, 1, 1)) >= 0) /* from 127.0.0.1 */
+			opened++;
+	assert_true(opened > N / 2);
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	for (int i = 0; i < 5; i++) {
+		long t0 = fk_mono_ms();
+		fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0); /* from 127.0.0.1 */
+		long took = fk_mono_ms() - t0;
+		assert_int_equal(r->curl_rc, 0);
+		assert_int_equal(r->status, 200);
+		print_message("client answered in %ld ms beside %d connections from its address\n",
+		              took, opened);
+		fkr_free(r);
+	}
 	for (int i = 0; i < N; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -369,6 +406,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_limits__idle_and_slow_header_connections_are_closed),
 	    cmocka_unit_test(test_limits__10000_half_open_connections_do_not_stop_a_client),
+	    cmocka_unit_test(test_limits__flood_from_the_clients_own_address_does_not_refuse_it),
 	    cmocka_unit_test(test_limits__burst_of_500_slow_connections_is_not_a_flood),
 	    cmocka_unit_test(test_limits__one_client_cannot_take_every_connection),
 	    cmocka_unit_test(test_limits__upload_over_the_cap_is_413),
