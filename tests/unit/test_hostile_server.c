@@ -6,18 +6,15 @@
  * aborts that end a call the server would never end. Named after the fault served.
  */
 #define _GNU_SOURCE
+#include "loopback.h"
 #include "unit.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sandbox/e2b.h>
 #include <sandbox/sandbox.h>
 #include <sandbox/signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/clock.h"
@@ -34,98 +31,41 @@ typedef struct route {
 } route;
 
 typedef struct server {
-	int lfd, port, stop[2];
-	int stalled[2]; /* a byte each time a SEND_STALL reply is sent and the server waits */
+	lb_server lb;
 	route routes[MAX_ROUTES];
 	size_t nroutes;
-	int requests;
-	pthread_t th;
+	int requests; /* read after server_stop (or a held connection) */
 } server;
 
-static bool read_request(int fd, char *req, size_t cap)
+/* The first route whose line starts the request answers it; SEND_STALL then holds it open. */
+static int answer(int fd, const char *req, void *payload)
 {
-	size_t got = 0, need = 0;
-	ssize_t n;
-	char *end, *cl;
+	server *s = payload;
 
-	while (got < cap - 1 && (n = read(fd, req + got, cap - 1 - got)) > 0) {
-		got += (size_t)n;
-		req[got] = '\0';
-		if (!(end = strstr(req, "\r\n\r\n")))
+	s->requests++;
+	for (size_t i = 0; i < s->nroutes; i++) {
+		const route *r = &s->routes[i];
+		if (strncmp(req, r->line, strlen(r->line)) != 0)
 			continue;
-		cl = strcasestr(req, "Content-Length: ");
-		need = (size_t)(end + 4 - req) + (cl && cl < end ? strtoul(cl + 16, NULL, 10) : 0);
-		if (got >= need)
-			return true;
-	}
-	return got > 0;
-}
-
-static void *serve(void *arg)
-{
-	server *s = arg;
-	static char req[1 << 16];
-	struct pollfd p[2];
-
-	for (;;) {
-		p[0] = (struct pollfd){s->lfd, POLLIN, 0};
-		p[1] = (struct pollfd){s->stop[0], POLLIN, 0};
-		if (poll(p, 2, -1) < 0 || p[1].revents)
-			return NULL;
-		int fd = accept(s->lfd, NULL, NULL);
-		if (fd < 0)
-			continue;
-		if (read_request(fd, req, sizeof(req))) {
-			s->requests++;
-			for (size_t i = 0; i < s->nroutes; i++) {
-				const route *r = &s->routes[i];
-				if (strncmp(req, r->line, strlen(r->line)) != 0)
-					continue;
-				for (size_t off = 0; off < r->len;) {
-					ssize_t w = write(fd, r->reply + off, r->len - off);
-					if (w <= 0)
-						break;
-					off += (size_t)w;
-				}
-				if (r->mode == SEND_STALL) {
-					(void)!write(s->stalled[1], "s", 1);
-					p[0] = (struct pollfd){s->stop[0], POLLIN, 0};
-					(void)poll(p, 1, -1); /* forever, until the test ends */
-				}
+		for (size_t off = 0; off < r->len;) {
+			ssize_t w = write(fd, r->reply + off, r->len - off);
+			if (w <= 0)
 				break;
-			}
+			off += (size_t)w;
 		}
-		close(fd);
+		return r->mode == SEND_STALL ? LB_HOLD : LB_CLOSE;
 	}
+	return LB_CLOSE;
 }
 
 static void server_start(server *s)
 {
-	struct sockaddr_in a = {0};
-	socklen_t alen = sizeof(a);
-
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->lfd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(s->lfd, 16), 0);
-	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &alen), 0);
-	s->port = ntohs(a.sin_port);
-	assert_int_equal(pipe(s->stop), 0);
-	assert_int_equal(pipe(s->stalled), 0);
-	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+	lb_start(&s->lb, answer, s);
 }
 
 static void server_stop(server *s)
 {
-	(void)!write(s->stop[1], "x", 1);
-	pthread_join(s->th, NULL);
-	close(s->lfd);
-	close(s->stop[0]);
-	close(s->stop[1]);
-	close(s->stalled[0]);
-	close(s->stalled[1]);
+	lb_stop(&s->lb);
 }
 
 static void add(server *s, const char *line, const char *reply, size_t len, send_mode mode)
@@ -159,7 +99,7 @@ static sbx_provider *provider_for(const server *s)
 	sbx_provider *p;
 	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {0}, NULL, NULL};
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->lb.port);
 	snprintf(json, sizeof(json),
 	         "{\"apiKey\":\"e2b_hostile_secret_key\",\"apiUrl\":\"%s\",\"template\":\"base\"}",
 	         url);
@@ -432,9 +372,8 @@ typedef struct aborter {
 static void *abort_when_stalled(void *arg)
 {
 	aborter *a = arg;
-	char c;
 
-	assert_int_equal(read(a->s->stalled[0], &c, 1), 1);
+	lb_wait_held(&a->s->lb);
 	sbx_signal_abort(a->sig);
 	return NULL;
 }

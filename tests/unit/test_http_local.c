@@ -5,15 +5,12 @@
  * caps hold. No timing assertion: a silent server holds its connection until
  * the test ends, so only the abort or the deadline can end the call.
  */
+#include "loopback.h"
 #include "unit.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sandbox/signal.h>
 #include <stdio.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "e2b/api.h"
@@ -22,76 +19,40 @@
 #include "util/clock.h"
 
 typedef struct canned {
-	int lfd;
+	lb_server lb;
 	int port;
-	const char *reply; /* written after the request headers; NULL: say nothing */
+	const char *reply; /* written once the request was read; NULL: say nothing */
 	size_t reply_len;
 	int hold_ms; /* keep the connection open this long after replying; HOLD_FOREVER: until
 	                canned_stop */
-	int got[2];  /* a byte once the request headers were read */
-	int stop[2]; /* canned_stop: the hold ends */
-	char request[4096];
-	pthread_t th;
+	char request[4096]; /* the last request (cut at 4095 bytes) */
 } canned;
 
-#define HOLD_FOREVER (-1)
+#define HOLD_FOREVER LB_HOLD
 
-static void *serve(void *arg)
+static int canned_answer(int fd, const char *req, void *payload)
 {
-	canned *c = arg;
-	int fd = accept(c->lfd, NULL, NULL);
-	size_t got = 0;
-	ssize_t n;
+	canned *c = payload;
 
-	if (fd < 0)
-		return NULL;
-	while (got < sizeof(c->request) - 1 &&
-	       (n = read(fd, c->request + got, sizeof(c->request) - 1 - got)) > 0) {
-		got += (size_t)n;
-		c->request[got] = '\0';
-		if (strstr(c->request, "\r\n\r\n"))
-			break;
-	}
-	(void)!write(c->got[1], "g", 1);
+	snprintf(c->request, sizeof(c->request), "%s", req);
 	if (c->reply)
 		(void)!write(fd, c->reply, c->reply_len);
-	struct pollfd p = {c->stop[0], POLLIN, 0};
-	(void)poll(&p, 1, c->hold_ms);
-	close(fd);
-	return NULL;
+	return c->hold_ms;
 }
 
 static void canned_start(canned *c, const char *reply, int hold_ms)
 {
-	struct sockaddr_in a = {0};
-	socklen_t alen = sizeof(a);
 	memset(c, 0, sizeof(*c));
-	c->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(c->lfd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(c->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(c->lfd, 4), 0);
-	assert_int_equal(getsockname(c->lfd, (struct sockaddr *)&a, &alen), 0);
-	c->port = ntohs(a.sin_port);
 	c->reply = reply;
 	c->reply_len = reply ? strlen(reply) : 0;
 	c->hold_ms = hold_ms;
-	assert_int_equal(pipe(c->got), 0);
-	assert_int_equal(pipe(c->stop), 0);
-	assert_int_equal(pthread_create(&c->th, NULL, serve, c), 0);
+	lb_start(&c->lb, canned_answer, c);
+	c->port = c->lb.port;
 }
 
 static void canned_stop(canned *c)
 {
-	(void)!write(c->stop[1], "s", 1);
-	shutdown(c->lfd, SHUT_RDWR);
-	pthread_join(c->th, NULL);
-	close(c->lfd);
-	for (int i = 0; i < 2; i++) {
-		close(c->got[i]);
-		close(c->stop[i]);
-	}
+	lb_stop(&c->lb);
 }
 
 static void api_for(sbx_e2b_api *api, sbx_http **h, const canned *c)
@@ -177,13 +138,12 @@ typedef struct abort_when {
 	sbx_signal *sig;
 } abort_when;
 
-/* Abort once the server has read the request (and says nothing, until the test ends). */
+/* Abort once the server has read the request and holds it (saying nothing, until the end). */
 static void *abort_when_asked(void *arg)
 {
 	abort_when *a = arg;
-	char b;
 
-	assert_int_equal(read(a->c->got[0], &b, 1), 1);
+	lb_wait_held(&a->c->lb);
 	sbx_signal_abort(a->sig);
 	return NULL;
 }

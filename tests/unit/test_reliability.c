@@ -12,11 +12,9 @@
  * route repeats. "RESET" closes the connection with an RST, unanswered.
  */
 #define _GNU_SOURCE
+#include "loopback.h"
 #include "unit.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sandbox.h>
 #include <stdio.h>
@@ -35,35 +33,15 @@ typedef struct route {
 } route;
 
 typedef struct server {
-	int lfd, port, stop[2];
+	lb_server lb;
 	route routes[MAX_ROUTES];
 	size_t nroutes;
 	pthread_mutex_t mu;
 	char log[MAX_LOG][128]; /* request lines */
 	size_t nlog;
-	pthread_t th;
 } server;
 
-static bool read_request(int fd, char *req, size_t cap)
-{
-	size_t got = 0, need;
-	ssize_t n;
-	char *end, *cl;
-
-	while (got < cap - 1 && (n = read(fd, req + got, cap - 1 - got)) > 0) {
-		got += (size_t)n;
-		req[got] = '\0';
-		if (!(end = strstr(req, "\r\n\r\n")))
-			continue;
-		cl = strcasestr(req, "Content-Length: ");
-		need = (size_t)(end + 4 - req) + (cl && cl < end ? strtoul(cl + 16, NULL, 10) : 0);
-		if (got >= need)
-			return true;
-	}
-	return got > 0;
-}
-
-static void answer(int fd, const char *spec)
+static void answer_spec(int fd, const char *spec)
 {
 	char buf[4096];
 	const char *bar = strchr(spec, '|'), *body = bar ? bar + 1 : "";
@@ -82,67 +60,38 @@ static void answer(int fd, const char *spec)
 	(void)!write(fd, buf, (size_t)n);
 }
 
-static void *serve(void *arg)
+/* Log the request line; the route's next reply (its last one again once used up) answers. */
+static int answer(int fd, const char *req, void *payload)
 {
-	server *s = arg;
-	static char req[1 << 16];
-	struct pollfd p[2];
+	server *s = payload;
+	const char *spec = "404 Not Found|{\"code\":404,\"message\":\"unscripted\"}";
 
-	for (;;) {
-		p[0] = (struct pollfd){s->lfd, POLLIN, 0};
-		p[1] = (struct pollfd){s->stop[0], POLLIN, 0};
-		if (poll(p, 2, -1) < 0 || p[1].revents)
-			return NULL;
-		int fd = accept(s->lfd, NULL, NULL);
-		if (fd < 0)
+	pthread_mutex_lock(&s->mu);
+	if (s->nlog < MAX_LOG)
+		snprintf(s->log[s->nlog++], sizeof(s->log[0]), "%.*s", (int)strcspn(req, "\r"),
+		         req);
+	for (size_t i = 0; i < s->nroutes; i++) {
+		route *r = &s->routes[i];
+		if (strncmp(req, r->line, strlen(r->line)) != 0)
 			continue;
-		if (read_request(fd, req, sizeof(req))) {
-			const char *spec =
-			    "404 Not Found|{\"code\":404,\"message\":\"unscripted\"}";
-			pthread_mutex_lock(&s->mu);
-			if (s->nlog < MAX_LOG)
-				snprintf(s->log[s->nlog++], sizeof(s->log[0]), "%.*s",
-				         (int)strcspn(req, "\r"), req);
-			for (size_t i = 0; i < s->nroutes; i++) {
-				route *r = &s->routes[i];
-				if (strncmp(req, r->line, strlen(r->line)) != 0)
-					continue;
-				spec = r->replies[r->next < r->n ? r->next : r->n - 1];
-				r->next++;
-				break;
-			}
-			pthread_mutex_unlock(&s->mu);
-			answer(fd, spec);
-		}
-		close(fd);
+		spec = r->replies[r->next < r->n ? r->next : r->n - 1];
+		r->next++;
+		break;
 	}
+	pthread_mutex_unlock(&s->mu);
+	answer_spec(fd, spec);
+	return LB_CLOSE;
 }
 
 static void server_start(server *s)
 {
-	struct sockaddr_in a = {0};
-	socklen_t alen = sizeof(a);
-
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(s->lfd >= 0);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(s->lfd, 16), 0);
-	assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &alen), 0);
-	s->port = ntohs(a.sin_port);
-	assert_int_equal(pipe(s->stop), 0);
 	pthread_mutex_init(&s->mu, NULL);
-	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+	lb_start(&s->lb, answer, s);
 }
 
 static void server_stop(server *s)
 {
-	(void)!write(s->stop[1], "x", 1);
-	pthread_join(s->th, NULL);
-	close(s->lfd);
-	close(s->stop[0]);
-	close(s->stop[1]);
+	lb_stop(&s->lb);
 	pthread_mutex_destroy(&s->mu);
 }
 
@@ -213,7 +162,7 @@ static sbx_provider *provider_for(const server *s, logs *l)
 	sbx_provider *p;
 	sbx_e2b_options o = {SBX_E2B_OPTIONS_VERSION, url, {on_log, l}, NULL, NULL};
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->lb.port);
 	snprintf(json, sizeof(json),
 	         "{\"apiKey\":\"e2b_reliability_secret\",\"apiUrl\":\"%s\",\"template\":\"base\"}",
 	         url);
