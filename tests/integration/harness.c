@@ -720,6 +720,21 @@ size_t h_count(json_t *log, const char *method, const char *prefix)
 	return n;
 }
 
+void h_wait_requests(h_ctx *h, const char *method, const char *prefix, size_t n, uint64_t guard_ms)
+{
+	uint64_t deadline = h_now_ms() + guard_ms;
+
+	for (;;) {
+		json_t *log = reqlog_once(h);
+		size_t got = h_count(log, method, prefix);
+		json_decref(log);
+		if (got >= n)
+			return;
+		assert_true(h_now_ms() < deadline);
+		usleep(20 * 1000);
+	}
+}
+
 json_t *h_find(json_t *log, const char *method, const char *prefix, size_t n)
 {
 	size_t i;

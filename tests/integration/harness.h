@@ -150,6 +150,12 @@ json_t *h_entry_json(json_t *e);
 size_t h_count(json_t *log, const char *method, const char *prefix);
 /* The n-th (0-based) such entry, borrowed, or NULL. */
 json_t *h_find(json_t *log, const char *method, const char *prefix, size_t n);
+/*
+ * Wait until the fake has answered at least n requests that h_count(method, prefix) counts
+ * (the log shows a request once its response is queued): for a test that acts once a call
+ * has had its first answer. Asserts they come within guard_ms.
+ */
+void h_wait_requests(h_ctx *h, const char *method, const char *prefix, size_t n, uint64_t guard_ms);
 
 /* ---- fake-e2b state ---- */
 
