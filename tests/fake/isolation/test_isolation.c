@@ -367,6 +367,45 @@ static void test_isolation__listdir_deep_tree_is_answered(void **state)
 	assert_int_equal(fk_box_destroy(rt, "deep", NULL), 0);
 }
 
+/* A box decides how many files a directory holds, and ListDir's reply is built whole in the
+ * server (300,000 files took it from 77 to 885 MB): at most 100,000 entries are answered, beyond
+ * that the call is refused and the server's memory stays its own. */
+static void test_isolation__listdir_of_a_huge_directory_is_refused(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("wide");
+	char *made = sh("wide", "sandbox",
+	                "mkdir w && cd w && perl -e 'for (1..100000) { open(my $f, \">\", \"f$_\") "
+	                "or die; close $f } print qq(made\n)'");
+	assert_string_equal(made, "made\n");
+	free(made);
+	fk_entry *e = NULL;
+	size_t n = 0;
+	fk_err err = {0};
+	assert_int_equal(fk_file_list(rt, "wide", "/workspace/w", "sandbox", 1, &e, &n, &err), 0);
+	assert_int_equal(n, 100000);
+	fk_entries_free(e, n);
+	/* one more (at depth 2: the limit counts every level) */
+	made = sh("wide", "sandbox", "mkdir -p w2/sub && touch w2/sub/x && mv w w2/ && echo ok");
+	assert_string_equal(made, "ok\n");
+	free(made);
+	e = NULL;
+	n = 0;
+	assert_int_equal(fk_file_list(rt, "wide", "/workspace/w2", "sandbox", 1, &e, &n, &err), 0);
+	assert_int_equal(n, 2);
+	fk_entries_free(e, n);
+	e = NULL;
+	n = 0;
+	assert_int_equal(fk_file_list(rt, "wide", "/workspace/w2", "sandbox", 2, &e, &n, &err),
+	                 FK_EINVAL);
+	assert_null(e);
+	assert_int_equal(n, 0);
+	assert_string_equal(err.message,
+	                    "listing '/workspace/w2' holds more than 100000 entries, more than "
+	                    "ListDir answers: list a subdirectory or a smaller depth");
+	assert_int_equal(fk_box_destroy(rt, "wide", NULL), 0);
+}
+
 /* ------------------------------------------------------------ user namespace */
 
 static char state_dir[] = "/tmp/fk-isolation-XXXXXX";
@@ -681,6 +720,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__memory_hog_is_killed_inside),
 	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),
 	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
+	    cmocka_unit_test(test_isolation__listdir_of_a_huge_directory_is_refused),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
