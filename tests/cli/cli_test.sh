@@ -502,8 +502,11 @@ test_exec() { # ID
 	if wait_sleep "$id"; then ok "tagged command started"; else no "tagged command started"; fi
 	run kill-tagged "$id" other
 	expect_rc "kill-tagged other tag exits 0" 0
-	sleep 0.5
-	if kill -0 "$bg" 2>/dev/null; then ok "kill-tagged spares other tags"; else no "kill-tagged spares other tags"; fi
+	# kill-tagged returns once its kill script has run: the command is still there, and so
+	# is the exec waiting for it
+	run exec "$id" -- 'pgrep -x sleep >/dev/null && echo alive || echo gone'
+	expect_eq "kill-tagged spares other tags" "$(cat "$tmp/out")" "alive"
+	if kill -0 "$bg" 2>/dev/null; then ok "kill-tagged spares the exec of another tag"; else no "kill-tagged spares the exec of another tag"; fi
 	run kill-tagged "$id" bg --json
 	expect_rc "kill-tagged exits 0" 0
 	expect_eq "kill-tagged --json ok" "$(jq_out ok)" "true"
