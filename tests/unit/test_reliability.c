@@ -125,6 +125,7 @@ static size_t count(server *s, const char *prefix)
 
 /* Log lines of the provider, for the retry assertions. */
 typedef struct logs {
+	pthread_mutex_t mu; /* {0}: glibc's PTHREAD_MUTEX_INITIALIZER; lines come from any thread */
 	char text[16][256];
 	size_t n;
 	sbx_signal *abort_on_retry; /* aborted when a retry is logged: the backoff is next */
@@ -136,22 +137,28 @@ static void on_log(sbx_log_level level, const char *msg, const sbx_log_field *f,
 	logs *l = payload;
 	size_t o;
 	(void)level;
-	if (!l || l->n >= 16)
+	if (!l)
 		return;
-	o = (size_t)snprintf(l->text[l->n], sizeof(l->text[0]), "%s", msg);
-	for (size_t i = 0; i < nf && o < sizeof(l->text[0]); i++)
-		o += (size_t)snprintf(l->text[l->n] + o, sizeof(l->text[0]) - o, " %s=%s", f[i].key,
-		                      f[i].value);
-	l->n++;
 	if (l->abort_on_retry && strstr(msg, "retrying"))
 		sbx_signal_abort(l->abort_on_retry);
+	pthread_mutex_lock(&l->mu);
+	if (l->n < 16) {
+		o = (size_t)snprintf(l->text[l->n], sizeof(l->text[0]), "%s", msg);
+		for (size_t i = 0; i < nf && o < sizeof(l->text[0]); i++)
+			o += (size_t)snprintf(l->text[l->n] + o, sizeof(l->text[0]) - o, " %s=%s",
+			                      f[i].key, f[i].value);
+		l->n++;
+	}
+	pthread_mutex_unlock(&l->mu);
 }
 
-static size_t logged(const logs *l, const char *needle)
+static size_t logged(logs *l, const char *needle)
 {
 	size_t n = 0;
+	pthread_mutex_lock(&l->mu);
 	for (size_t i = 0; i < l->n; i++)
 		n += strstr(l->text[i], needle) != NULL;
+	pthread_mutex_unlock(&l->mu);
 	return n;
 }
 
