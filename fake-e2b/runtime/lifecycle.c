@@ -52,7 +52,10 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		fk_rt_free(rt);
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	}
-	chmod(rt->state_dir, 0755);
+	/* others may reach what they know the path of (ca.pem for clients) but not list the
+	 * sandboxes: a box's root can leave setuid files of its own ids in its tree, which a local
+	 * user who finds the tree could run to act as that box's root on its files */
+	chmod(rt->state_dir, 0711);
 	int rc = fk__backend_rt_init(rt, opts, err);
 	if (rc < 0) {
 		fk_rt_free(rt);

@@ -11,6 +11,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -410,6 +412,33 @@ static void test_isolation__listdir_of_a_huge_directory_is_refused(void **state)
 
 static char state_dir[] = "/tmp/fk-isolation-XXXXXX";
 
+/* A box's root can leave a setuid file of its own host ids in its tree (`chmod 4755` of a copy
+ * of bash is owned by the box's root, host id 524288 + k * 65536); a local user who finds the
+ * tree can run it and act as that box's root on its files. The state directory does not list
+ * its sandboxes to other users (mode 0711: a path they know, such as ca.pem, still opens). */
+static void test_isolation__other_users_cannot_list_the_sandboxes(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("lst");
+	struct stat st;
+	assert_int_equal(stat(state_dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		/* listing needs read permission: open() for reading is what opendir() does */
+		int fd = open(state_dir, O_RDONLY | O_DIRECTORY);
+		_exit(fd < 0 && errno == EACCES ? 0 : 1);
+	}
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws));
+	assert_int_equal(WEXITSTATUS(ws), 0);
+	assert_int_equal(fk_box_destroy(rt, "lst", NULL), 0);
+}
+
 static unsigned long host_uid_of(const char *box, const char *rel)
 {
 	char p[512];
@@ -723,6 +752,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__listdir_of_a_huge_directory_is_refused),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
+	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
 	};
