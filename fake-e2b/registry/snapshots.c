@@ -106,6 +106,9 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	b->status = FK_TB_READY;
 	b->created_ns = b->updated_ns = b->finished_ns = fk_now_ns();
 	b->disk_mb = fk__tstore_tree_mb(layer);
+	/* the snapshotted sandbox's limits: every sandbox here has the runtime's defaults */
+	b->cpu_count = FK_BOX_DEFAULT_CPUS;
+	b->memory_mb = FK_BOX_DEFAULT_MEMORY_MB;
 
 	pthread_mutex_lock(&s->lock);
 	/* E2B: a name already taken gets a new build, tagged, on that template */

@@ -98,8 +98,9 @@ uint64_t fk__policy_caps_keep(int *last_cap_out)
 
 void fk__policy_limits(const fk_box_options *o, fk_limits *out)
 {
-	out->memory_bytes = (o && o->memory_mb ? (uint64_t)o->memory_mb : 512) * MIB;
+	out->memory_bytes =
+	    (o && o->memory_mb ? (uint64_t)o->memory_mb : FK_BOX_DEFAULT_MEMORY_MB) * MIB;
 	out->pids_max = o && o->pids_max ? o->pids_max : 1024;
 	out->pids_reserve = 64;
-	out->cpu_count = o && o->cpu_count ? o->cpu_count : 2;
+	out->cpu_count = o && o->cpu_count ? o->cpu_count : FK_BOX_DEFAULT_CPUS;
 }

@@ -142,6 +142,10 @@ bool fk_rt_egress_allowed(const fk_rt *rt);
 
 /* ---------------------------------------------------------------- boxes */
 
+/* A box's limits when fk_box_options leaves them 0 (E2B's default sandbox: 2 vCPUs, 512 MiB). */
+#define FK_BOX_DEFAULT_MEMORY_MB 512
+#define FK_BOX_DEFAULT_CPUS      2
+
 typedef struct fk_box_options {
 	/* Egress none: the box gets its own network namespace with only `lo` up. */
 	bool net_none;

@@ -251,6 +251,26 @@ describe('templates: listing, details, updates, build logs, deletion', { concurr
     }
   })
 
+  test('a snapshot is a template of its own: GET /templates/{id} shows it, the listing does not', T, async () => {
+    const sbx = await track(Sandbox.create('base'))
+    const snap = await sbx.createSnapshot()
+    const [templateID, tag] = snap.snapshotId.split(':')
+    assert.equal(tag, 'default')
+    const r = await json('GET', `/templates/${templateID}`)
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.body.names, []) // unnamed: E2B gives it no name
+    assert.equal(r.body.builds.length, 1)
+    const b = r.body.builds[0]
+    assert.equal(b.status, 'ready')
+    assert.equal(b.cpuCount, 2) // the snapshotted sandbox's limits
+    assert.equal(b.memoryMB, 512)
+    assert.equal(b.envdVersion, '0.6.13')
+    const list = await json('GET', '/templates')
+    assert.equal(list.body.some((t) => t.templateID === templateID), false)
+    await sbx.kill()
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+  })
+
   test('DELETE /templates/{id}: refused while a running or paused sandbox uses it, as E2B', T, async () => {
     const sbx = await track(Sandbox.create(name))
     const words = (state) =>
