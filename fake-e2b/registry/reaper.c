@@ -1,7 +1,7 @@
 /*
  * fake-e2b/registry/reaper.c: the reaper thread, on top of the table: a running sandbox past its
  * end time is paused (autoPause) or deleted (§6), and due Connect-Timeout-Ms
- * kill timers fire, and every running sandbox's use is sampled (metrics.c). See registry.h.
+ * kill timers fire; and beside it the metrics sampler's thread (metrics.c). See registry.h.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +78,8 @@ static void reap_once(fk_registry *g)
 struct fk_reaper {
 	fk_registry *g;
 	pthread_t thread;
+	pthread_t sampler; /* the metrics sampler: a disk walk never delays an expiry */
+	int has_sampler;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int stopping;
@@ -101,6 +103,29 @@ static void *reaper_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		reap_once(r->g);
 		run_timers(r->g, 0);
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* Every 200 ms: the sandboxes whose metrics sample is due (metrics.c). */
+static void *sampler_main(void *arg)
+{
+	fk_reaper *r = arg;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		if (r->stopping)
+			break;
+		pthread_mutex_unlock(&r->lock);
 		fk_registry_sample_due(r->g);
 		pthread_mutex_lock(&r->lock);
 	}
@@ -122,6 +147,8 @@ fk_reaper *fk_reaper_start(fk_registry *g)
 		free(r);
 		return NULL;
 	}
+	/* without it metrics keep only each sandbox's first sample; expiry still works */
+	r->has_sampler = pthread_create(&r->sampler, NULL, sampler_main, r) == 0;
 	return r;
 }
 
@@ -134,6 +161,8 @@ void fk_reaper_stop(fk_reaper *r)
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
+	if (r->has_sampler)
+		pthread_join(r->sampler, NULL);
 	run_timers(r->g, 1);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);

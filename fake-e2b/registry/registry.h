@@ -166,7 +166,8 @@ int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms);
 
 /* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */
 typedef struct fk_reaper fk_reaper;
-/* Start the reaper thread (every 200 ms). NULL on failure. */
+/* Start the reaper thread (every 200 ms) and the metrics sampler's (fk_registry_sample_due,
+ * every 200 ms). NULL on failure. */
 fk_reaper *fk_reaper_start(fk_registry *g);
 /* Stop and join it; pending kill timers are dropped without killing. NULL is fine. */
 void fk_reaper_stop(fk_reaper *r);

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "box_cgroups.h"
+#include "boxfs.h"
 #include "runtime_int.h"
 
 static __thread uint64_t tree_bytes;
@@ -24,25 +26,26 @@ static int tree_entry(const char *path, const struct stat *st, int flag, struct 
 	return 0;
 }
 
-/* The disk of a box whose root is `root` and files are under `dir`: its own filesystem's use
- * when its root is one (statvfs); when its files share the state dir's filesystem with the
- * host's, what its own files take (their blocks, no mount crossed) and, as the total, that
- * plus what the filesystem has free for it. Runs without the box's lock (a walk can take a
- * while; a box gone meanwhile gives a partial count, never a crash). */
-static void disk_usage(const char *root, const char *dir, const char *state_dir, uint64_t *used,
+/* The disk of a box whose "/" is `rootfd` (as its init sees it) and whose files are under
+ * `dir` (the host's view): its own filesystem's use when its "/" is one (fstatvfs); when its "/"
+ * is on the state dir's filesystem, shared with the host, what its own files under `dir` take
+ * (their blocks, no mount crossed) and, as the total, that plus what the filesystem has free for
+ * it. Runs without the box's lock (a walk can take a while; a box gone meanwhile gives a partial
+ * count, never a crash). */
+static void disk_usage(int rootfd, const char *dir, const char *state_dir, uint64_t *used,
                        uint64_t *total)
 {
 	struct statvfs sv;
 	struct stat rs, ss;
-	if (!root || statvfs(root, &sv) < 0 || stat(root, &rs) < 0)
+	if (rootfd < 0 || fstatvfs(rootfd, &sv) < 0 || fstat(rootfd, &rs) < 0)
 		return;
-	if (!state_dir || stat(state_dir, &ss) < 0 || rs.st_dev != ss.st_dev) {
+	if (!dir || !state_dir || stat(state_dir, &ss) < 0 || rs.st_dev != ss.st_dev) {
 		*total = (uint64_t)sv.f_blocks * sv.f_frsize;
 		*used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
 		return;
 	}
 	tree_bytes = 0;
-	nftw(dir ? dir : root, tree_entry, 32, FTW_PHYS | FTW_MOUNT);
+	nftw(dir, tree_entry, 32, FTW_PHYS | FTW_MOUNT);
 	*used = tree_bytes;
 	*total = tree_bytes + (uint64_t)sv.f_bavail * sv.f_frsize;
 }
@@ -59,10 +62,12 @@ int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
 	/* "no limit" reads as a huge number: then the configured one */
 	out->mem_total = limit && limit < (1ull << 50) ? limit : b->limits.memory_bytes;
 	out->cpu_count = b->limits.cpu_count;
-	char *root = b->root ? strdup(b->root) : NULL, *dir = b->dir ? strdup(b->dir) : NULL;
+	int rootfd = fk__box_rootfd(b, NULL);
+	char *dir = b->dir ? strdup(b->dir) : NULL;
 	pthread_rwlock_unlock(&b->life);
-	disk_usage(root, dir, b->rt->state_dir, &out->disk_used, &out->disk_total);
-	free(root);
+	disk_usage(rootfd, dir, b->rt->state_dir, &out->disk_used, &out->disk_total);
+	if (rootfd >= 0)
+		close(rootfd);
 	free(dir);
 	fk__box_put(b);
 	return 0;
