@@ -123,7 +123,7 @@ describe('template builds', { concurrency: false }, () => {
     )
   })
 
-  test('status: building while a step runs, logs from an offset, unknown build 404', T, async () => {
+  test('status: building while a step runs, logs from an offset, unknown build 400', T, async () => {
     // the step never ends: the build stays `building` (fake-e2b's shutdown ends it)
     const template = Template().fromBaseImage().runCmd('sleep 600')
     const info = await Template.buildInBackground(template, uniqueName('poll'))
@@ -143,7 +143,11 @@ describe('template builds', { concurrency: false }, () => {
     assert.equal((await Template.getBuildStatus(info)).status, 'building')
     await assert.rejects(
       Template.getBuildStatus({ templateId: info.templateId, buildId: '00000000-0000-4000-8000-000000000000' }),
-      /404/,
+      /400: Build '00000000-0000-4000-8000-000000000000' not found/, // E2B's words and status
+    )
+    await assert.rejects(
+      Template.getBuildStatus({ templateId: info.templateId, buildId: 'not-a-build' }),
+      /400: Invalid build id/,
     )
   })
 

@@ -176,3 +176,23 @@ int fk_control_cursor_parse(const char *tok, int64_t *ns, char *id, size_t id_le
 	memcpy(id, sep + 2, id_len + 1);
 	return 0;
 }
+
+/* A buildID as Go's uuid.Parse takes it in a path: 36 characters 8-4-4-4-12, or 32 hex. */
+int fk_control_uuid_ok(const char *s)
+{
+	size_t n = strlen(s), hex = 0;
+	if (n != 36 && n != 32)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (n == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
+			if (s[i] != '-')
+				return 0;
+		} else if ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+		           (s[i] >= 'A' && s[i] <= 'F')) {
+			hex++;
+		} else {
+			return 0;
+		}
+	}
+	return hex == 32;
+}

@@ -33,6 +33,9 @@ int fk_control_string_map_ok(json_t *m);
 char *fk_control_cursor_make(int64_t ns, const char *id);
 int fk_control_cursor_parse(const char *tok, int64_t *ns, char *id, size_t id_len);
 
+/* A buildID as Go's uuid.Parse takes it in a path (8-4-4-4-12 or 32 hex digits): 1, else 0. */
+int fk_control_uuid_ok(const char *s);
+
 /* create.c; NewSandbox / NewSandboxV2 checks of a JSON object: NULL when valid (*timeout
  * set), else the 400 message. */
 const char *fk_control_create_validate(json_t *body, int v2, long *timeout);

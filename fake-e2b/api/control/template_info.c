@@ -130,26 +130,6 @@ enum MHD_Result fk_control_template_update_v2(fk_call *c)
 	return update(c, 1);
 }
 
-/* A buildID as Go's uuid.Parse takes it in a path: 36 characters 8-4-4-4-12, or 32 hex. */
-static int uuid_ok(const char *s)
-{
-	size_t n = strlen(s), hex = 0;
-	if (n != 36 && n != 32)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (n == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
-			if (s[i] != '-')
-				return 0;
-		} else if ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
-		           (s[i] >= 'A' && s[i] <= 'F')) {
-			hex++;
-		} else {
-			return 0;
-		}
-	}
-	return hex == 32;
-}
-
 /* An enum query parameter: its index in `values`, -2 when absent, -1 when another value. */
 static int enum_param(fk_req *r, const char *name, const char *const *values, int n)
 {
@@ -185,7 +165,7 @@ enum MHD_Result fk_control_template_build_logs(fk_call *c)
 		                      "parameter \"%s\" in query has an error: value is not "
 		                      "valid",
 		                      bad);
-	if (!uuid_ok(c->id2))
+	if (!fk_control_uuid_ok(c->id2))
 		return fk_reply_error(r, 400, "Invalid build id");
 	json_t *reply = NULL;
 	int rc = fk_tstore_build_logs(c->app->templates, c->id, c->id2, cursor, dir == 1,

@@ -109,12 +109,13 @@ enum MHD_Result fk_control_template_build_status(fk_call *c)
 	if (level < 0)
 		return fk_reply_error(r, 400,
 		                      "validation error: level must be debug, info, warn or error");
+	if (!fk_control_uuid_ok(c->id2))
+		return fk_reply_error(r, 400, "Invalid build id");
 	json_t *reply = NULL;
 	int rc = fk_tstore_build_status(c->app->templates, c->id, c->id2, (size_t)offset,
 	                                (size_t)limit, level, &reply);
-	if (rc == FK_T_NOTFOUND)
-		return fk_reply_error(r, 404, "build '%s' of template '%s' not found", c->id2,
-		                      c->id);
+	if (rc == FK_T_NOTFOUND) /* E2B's answer for a build it does not know */
+		return fk_reply_error(r, 400, "Build '%s' not found", c->id2);
 	if (rc < 0)
 		return store_error(r, rc, NULL);
 	return fk_reply_json(r, 200, reply);

@@ -520,7 +520,9 @@ static void test_control__template_build_requests(void **state)
 	snprintf(path, sizeof(path),
 	         "/templates/%s/builds/00000000-0000-4000-8000-000000000000/status", t);
 	r = http("GET", path, NULL);
-	assert_e2b_error(r, 404);
+	assert_e2b_error(r, 400); /* E2B: "Build '<id>' not found" */
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "Build '00000000-0000-4000-8000-000000000000' not found");
 	resp_free(r);
 	free(t);
 	free(b);
