@@ -552,9 +552,8 @@ void sbx__envd_stream_free(sbx_envd_stream *s)
 	sbx__free(s);
 }
 
-/* A unary envd call whose 2xx body is ignored; a non-2xx answer is errorOf(what). */
-static int envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
-                      uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+int sbx__envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
+                    uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
 {
 	sbx_http_call *call = NULL;
 	const sbx_buf *b;
@@ -666,7 +665,7 @@ int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint6
 	req.nheaders = h.n;
 	req.body = body.ptr;
 	req.body_len = body.len;
-	error = envd_unary(http, t, &req, "process signal", deadline_ms, sig, &local);
+	error = sbx__envd_unary(http, t, &req, "process signal", deadline_ms, sig, &local);
 	/* the process is already gone: what the kill wanted */
 	if (error == SBX_EHTTP && local.http_status == 404 &&
 	    strcmp(local.e2b_code, "not_found") == 0)
@@ -677,39 +676,5 @@ done:
 	headers_dispose(&h);
 	sbx_buf_dispose(&url);
 	sbx_buf_dispose(&body);
-	return error;
-}
-
-int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
-                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
-                     sbx_error *err)
-{
-	envd_headers h = {0};
-	sbx_buf url = SBX_BUF_INIT(64 * 1024);
-	sbx_http_req req = {0};
-	const char *slash = strrchr(path, '/');
-	int error;
-
-	if ((error = sbx_buf_printf(&url, "%s/files?path=", t->url)) < 0 ||
-	    (error = sbx__form_urlencode(&url, path, strlen(path))) < 0 ||
-	    (error = sbx_buf_puts(&url, "&username=")) < 0 ||
-	    (error = sbx__form_urlencode(&url, user, strlen(user))) < 0 ||
-	    (error = headers_envd(&h, t)) < 0) {
-		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
-		goto done;
-	}
-	req.what = "E2B file upload";
-	req.method = "POST";
-	req.url = (const char *)url.ptr;
-	req.headers = (const char *const *)h.line;
-	req.nheaders = h.n;
-	req.upload_part = "file";
-	req.upload_filename = slash ? slash + 1 : path; /* path.split("/").pop() */
-	req.upload_data = data;
-	req.upload_len = len;
-	error = envd_unary(http, t, &req, "file upload", deadline_ms, sig, err);
-done:
-	headers_dispose(&h);
-	sbx_buf_dispose(&url);
 	return error;
 }

@@ -160,12 +160,12 @@ int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint6
                    sbx_signal *sig, sbx_error *err);
 
 /*
- * Upload `len` bytes to `path` as `user` (multipart part "file", filename the
- * last path segment). 0, SBX_EHTTP ("E2B file upload failed: …"), ...
+ * One envd call (req, with t's headers) whose 2xx body is ignored; a non-2xx
+ * answer is errorOf(what) (sbx__e2b_http_error, t's token and API key kept
+ * out). 0 or as sbx__http_perform / sbx__e2b_http_error.
  */
-int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
-                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
-                     sbx_error *err);
+int sbx__envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
+                    uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 
 /*
  * Append the bytes of protobuf-JSON `bytes` text (standard or URL-safe

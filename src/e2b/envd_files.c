@@ -50,29 +50,10 @@ static int files_call_init(files_call *f, const sbx_envd_target *t, const char *
 	return 0;
 }
 
-static int perform(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
-                   uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
-{
-	sbx_http_call *call = NULL;
-	const sbx_buf *b;
-	long status;
-	int error;
-
-	if ((error = sbx__http_perform(&call, http, req, deadline_ms, sig, err)) < 0)
-		return error;
-	status = sbx__http_call_status(call);
-	if (status < 200 || status >= 300) {
-		b = sbx__http_call_body(call);
-		error = sbx__e2b_http_error(err, what, status, b->ptr, b->len, t->token, t->api_key,
-		                            NULL);
-	}
-	sbx__http_call_free(call);
-	return error;
-}
-
-int sbx__envd_upload_stream(sbx_http *http, const sbx_envd_target *t, const char *path,
-                            const char *user, sbx__envd_pull_fn pull, void *payload,
-                            uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+/* POST /files: the part's bytes from memory (data, len) or, when pull is set, pulled from it. */
+static int upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                  const void *data, size_t len, sbx__envd_pull_fn pull, void *payload,
+                  uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
 {
 	const char *slash = strrchr(path, '/');
 	sbx_http_req req = {0};
@@ -87,12 +68,31 @@ int sbx__envd_upload_stream(sbx_http *http, const sbx_envd_target *t, const char
 	req.headers = f.lines;
 	req.nheaders = 3;
 	req.upload_part = "file";
-	req.upload_filename = slash ? slash + 1 : path;
-	req.upload_fn = pull;
-	req.upload_payload = payload;
-	error = perform(http, t, &req, "file upload", deadline_ms, sig, err);
+	req.upload_filename = slash ? slash + 1 : path; /* path.split("/").pop() */
+	if (pull) {
+		req.upload_fn = pull;
+		req.upload_payload = payload;
+	} else {
+		req.upload_data = data;
+		req.upload_len = len;
+	}
+	error = sbx__envd_unary(http, t, &req, "file upload", deadline_ms, sig, err);
 	files_call_dispose(&f);
 	return error;
+}
+
+int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
+                     sbx_error *err)
+{
+	return upload(http, t, path, user, data, len, NULL, NULL, deadline_ms, sig, err);
+}
+
+int sbx__envd_upload_stream(sbx_http *http, const sbx_envd_target *t, const char *path,
+                            const char *user, sbx__envd_pull_fn pull, void *payload,
+                            uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	return upload(http, t, path, user, NULL, 0, pull, payload, deadline_ms, sig, err);
 }
 
 int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
@@ -112,7 +112,7 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 	req.nheaders = 3;
 	req.on_data = on_data;
 	req.payload = payload;
-	error = perform(http, t, &req, "file download", deadline_ms, sig, err);
+	error = sbx__envd_unary(http, t, &req, "file download", deadline_ms, sig, err);
 	files_call_dispose(&f);
 	return error;
 }

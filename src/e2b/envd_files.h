@@ -1,8 +1,8 @@
 /*
- * e2b/envd_files.h: envd's /files routes for bytes that do not fit in memory
- * (docs/protocol.md, envd files): a multipart POST /files whose part is
- * pulled from a callback (sent chunked), and GET /files with the body handed
- * to a callback as it arrives. Raw bytes both ways, no base64.
+ * e2b/envd_files.h: envd's /files routes (docs/protocol.md, envd files): a
+ * multipart POST /files from memory, or whose part is pulled from a callback
+ * (sent chunked) for bytes that do not fit in memory, and GET /files with the
+ * body handed to a callback as it arrives. Raw bytes both ways, no base64.
  *
  * Both act as `user` on `path` exactly as envd does: as root they follow
  * symlinks, so callers point them only at root-only staging files.
@@ -12,6 +12,14 @@
 
 #include "e2b/envd.h"
 #include "e2b/http.h"
+
+/*
+ * Upload `len` bytes to `path` as `user` (multipart part "file", filename the
+ * last path segment). 0, SBX_EHTTP ("E2B file upload failed: …"), ...
+ */
+int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
+                     const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
+                     sbx_error *err);
 
 /* Pull up to `cap` bytes into buf: the count, 0 at the end, SIZE_MAX to fail. */
 typedef size_t (*sbx__envd_pull_fn)(unsigned char *buf, size_t cap, void *payload);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "e2b/envd_files.h"
 #include "e2b/provider_int.h"
 #include "e2b/scripts.h"
 #include "util/alloc.h"
