@@ -50,6 +50,15 @@ void sbx__e2b_pass_error(sbx_error *err, const sbx_error *local)
 		*err = *local;
 }
 
+void sbx__e2b_upload_failed(sbx_error *err, int error, const sbx_error *local)
+{
+	if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
+		sbx__error_set(err, error,
+		               error == SBX_ETIMEOUT ? "E2B file upload timed out" : "aborted");
+	else
+		sbx__e2b_pass_error(err, local);
+}
+
 int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err)
 {
 	if (sbx_signal_aborted(sig))
@@ -567,8 +576,8 @@ int sbx__e2b_list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *quer
 	return error;
 }
 
-static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sbx_signal *sig,
-                         sbx_error *err)
+int sbx__e2b_list_each(sbx__e2b_provider *p, const char *name, const char *states,
+                       sbx__e2b_page_fn on_page, void *payload, sbx_signal *sig, sbx_error *err)
 {
 	sbx_buf query = SBX_BUF_INIT(64 * 1024);
 	sbx_e2b_reply reply = {0};
@@ -578,14 +587,13 @@ static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sb
 
 	do {
 		if (++pages > SBX_E2B_LIST_MAX_PAGES) {
-			error =
-			    sbx__error_set(err, SBX_EPROTOCOL,
-			                   "E2B list of sandboxes named %s has more than %d pages",
-			                   name, SBX_E2B_LIST_MAX_PAGES);
+			error = sbx__error_set(
+			    err, SBX_EPROTOCOL, "E2B list of sandboxes%s%s has more than %d pages",
+			    name ? " named " : "", name ? name : "", SBX_E2B_LIST_MAX_PAGES);
 			goto done;
 		}
 		sbx_buf_clear(&query);
-		if ((error = sbx__e2b_list_query(&query, name, token)) < 0) {
+		if ((error = sbx__e2b_list_query_state(&query, name, states, token)) < 0) {
 			error =
 			    sbx__error_set(err, error,
 			                   error == SBX_ETOOLARGE && token
@@ -596,7 +604,7 @@ static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sb
 		}
 		sbx__e2b_reply_dispose(&reply);
 		if ((error = sbx__e2b_list_page(p, &reply, &query, sig, err)) < 0 ||
-		    (error = sbx__e2b_collect_page(reply.json, name, ids, err)) < 0)
+		    (error = on_page(reply.json, payload, err)) < 0)
 			goto done;
 		sbx__free(token);
 		token = reply.next_token && reply.next_token[0] ? reply.next_token : NULL;
@@ -608,6 +616,24 @@ done:
 	sbx__free(token);
 	sbx_buf_dispose(&query);
 	return error;
+}
+
+typedef struct named_ids {
+	const char *name;
+	json_t *ids;
+} named_ids;
+
+static int collect_page(json_t *page, void *payload, sbx_error *err)
+{
+	named_ids *n = payload;
+	return sbx__e2b_collect_page(page, n->name, n->ids, err);
+}
+
+static int collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sbx_signal *sig,
+                         sbx_error *err)
+{
+	named_ids n = {name, ids};
+	return sbx__e2b_list_each(p, name, "running,paused", collect_page, &n, sig, err);
 }
 
 /* Kill every sandbox in `ids` but `except` (may be NULL), in order; the first failure stops. */

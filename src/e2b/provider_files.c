@@ -169,12 +169,7 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 		sbx__envd_target_dispose(&t);
 	}
 	if (error < 0) {
-		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
-			sbx__error_set(err, error,
-			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
-			                                     : "aborted");
-		else
-			sbx__e2b_pass_error(err, &local);
+		sbx__e2b_upload_failed(err, error, &local);
 		if (t.url) /* envd may have stored part of it */
 			sbx__e2b_remove_staging(p, &t, staging);
 		goto done;

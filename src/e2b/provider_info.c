@@ -177,6 +177,18 @@ static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_sandbox_sta
 	return 0;
 }
 
+typedef struct list_pages {
+	sbx_info_list *l;
+	size_t cap;
+	sbx_sandbox_state want;
+} list_pages;
+
+static int list_page(json_t *page, void *payload, sbx_error *err)
+{
+	list_pages *lp = payload;
+	return add_page(lp->l, &lp->cap, page, lp->want, err);
+}
+
 int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
                   sbx_error *err)
 {
@@ -184,53 +196,19 @@ int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts,
 	const char *states = opts->state == SBX_STATE_RUNNING  ? "running"
 	                     : opts->state == SBX_STATE_PAUSED ? "paused"
 	                                                       : "running,paused";
-	sbx_buf query = SBX_BUF_INIT(64 * 1024);
-	sbx_e2b_reply reply = {0};
-	sbx_info_list *l;
-	char *token = NULL;
-	size_t pages = 0, cap = 0;
+	list_pages lp = {NULL, 0, opts->state};
 	int error;
 
 	*out = NULL;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
 	    (opts->name && (error = sbx__e2b_validate_name(opts->name, err)) < 0))
 		return error;
-	if (!(l = sbx__calloc(1, sizeof(*l))))
+	if (!(lp.l = sbx__calloc(1, sizeof(*lp.l))))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	do {
-		if (++pages > SBX_E2B_LIST_MAX_PAGES) {
-			error = sbx__error_set(err, SBX_EPROTOCOL,
-			                       "E2B list of sandboxes has more than %d pages",
-			                       SBX_E2B_LIST_MAX_PAGES);
-			goto done;
-		}
-		sbx_buf_clear(&query);
-		if ((error = sbx__e2b_list_query_state(&query, opts->name, states, token)) < 0) {
-			error =
-			    sbx__error_set(err, error,
-			                   error == SBX_ETOOLARGE && token
-			                       ? "E2B GET /v2/sandboxes returned an X-Next-Token "
-			                         "too long to send back"
-			                       : "cannot build the list query");
-			goto done;
-		}
-		sbx__e2b_reply_dispose(&reply);
-		if ((error = sbx__e2b_list_page(p, &reply, &query, sig, err)) < 0 ||
-		    (error = add_page(l, &cap, reply.json, opts->state, err)) < 0)
-			goto done;
-		sbx__free(token);
-		token = reply.next_token && reply.next_token[0] ? reply.next_token : NULL;
-		if (token)
-			reply.next_token = NULL; /* taken */
-	} while (token);
-done:
-	sbx__e2b_reply_dispose(&reply);
-	sbx__free(token);
-	sbx_buf_dispose(&query);
-	if (error < 0)
-		sbx_info_list_free(l);
+	if ((error = sbx__e2b_list_each(p, opts->name, states, list_page, &lp, sig, err)) < 0)
+		sbx_info_list_free(lp.l);
 	else
-		*out = l;
+		*out = lp.l;
 	return error;
 }
 

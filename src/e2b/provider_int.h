@@ -62,6 +62,11 @@ void sbx__e2b_log(const sbx__e2b_provider *p, sbx_log_level level, const char *m
                   const sbx_log_field *fields, size_t n);
 /* Copy `local` into `err` unless err is NULL or already holds a failure. */
 void sbx__e2b_pass_error(sbx_error *err, const sbx_error *local);
+/*
+ * The failure of a staging upload: "E2B file upload timed out" or "aborted"
+ * (the upload leaves these two unworded), else `local` passed on.
+ */
+void sbx__e2b_upload_failed(sbx_error *err, int error, const sbx_error *local);
 /* signal.throwIfAborted(): SBX_EABORTED "aborted" when `sig` is aborted. */
 int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
 
@@ -193,6 +198,16 @@ void sbx__e2b_remove_staging(sbx__e2b_provider *p, const sbx_envd_target *t, con
  */
 int sbx__e2b_list_page(sbx__e2b_provider *p, sbx_e2b_reply *reply, sbx_buf *query, sbx_signal *sig,
                        sbx_error *err);
+/* One page of the list (its JSON array) for sbx__e2b_list_each: 0, or a failure (err filled). */
+typedef int (*sbx__e2b_page_fn)(json_t *page, void *payload, sbx_error *err);
+/*
+ * Every page of the sandboxes in `states` ("running,paused", ...) named `name`
+ * (NULL: any), in order, through sbx__e2b_list_page, each handed to on_page;
+ * at most SBX_E2B_LIST_MAX_PAGES pages (SBX_EPROTOCOL past them). 0 or the
+ * first failure.
+ */
+int sbx__e2b_list_each(sbx__e2b_provider *p, const char *name, const char *states,
+                       sbx__e2b_page_fn on_page, void *payload, sbx_signal *sig, sbx_error *err);
 
 /* provider_info.c: sandbox/info.h. */
 int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,

@@ -247,12 +247,7 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 		goto done;
 	}
 	if (error < 0) {
-		if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
-			sbx__error_set(err, error,
-			               error == SBX_ETIMEOUT ? "E2B file upload timed out"
-			                                     : "aborted");
-		else
-			sbx__e2b_pass_error(err, &local);
+		sbx__e2b_upload_failed(err, error, &local);
 		goto done;
 	}
 	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, ms, sig, &r,
