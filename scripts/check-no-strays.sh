@@ -27,6 +27,11 @@ done
 if grep -E 'fake-e2b' /proc/self/mountinfo >/dev/null 2>&1; then
 	say "mounts left: $(grep -E 'fake-e2b' /proc/self/mountinfo | head -5)"
 fi
+# sandbox disks (<state>/<id>.disk) free their loop device when their last mount goes
+if command -v losetup >/dev/null 2>&1; then
+	left=$(losetup -n -l -O NAME,BACK-FILE 2>/dev/null | grep -E 'fake-e2b|\.disk( \(deleted\))?$' | head -5)
+	[ -z "$left" ] || say "loop devices left: $left"
+fi
 for ctl in freezer pids memory cpu; do
 	[ -d "/sys/fs/cgroup/$ctl/fake-e2b" ] || continue
 	left=$(find "/sys/fs/cgroup/$ctl/fake-e2b" -mindepth 1 -maxdepth 3 -type d 2>/dev/null | head -5)

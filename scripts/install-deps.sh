@@ -9,6 +9,7 @@ pkgs=(
 	zlib1g-dev # fake-e2b: gzip Content-Encoding on envd /files
 	libseccomp-dev libcap-dev
 	util-linux procps coreutils iproute2 make gcc
+	e2fsprogs # fake-e2b: mke2fs makes each sandbox's disk image; debugfs reads one in a test
 	curl # the sandbox network test (tests/fake/net) fetches from inside boxes
 	python3 # the Python package (bindings/python) and its tests; python3 in fake-e2b's base template
 	python-is-python3 # `python` in fake-e2b's base template, as in E2B's base
