@@ -32,6 +32,7 @@
 #include "egress_int.h"
 #include "linux/caps.h"
 #include "linux/cgroup.h"
+#include "linux/loopfs.h"
 #include "linux/net.h"
 #include "linux/userns.h"
 
@@ -76,7 +77,7 @@ static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urand
 static void mkdir_mode(const fk_box *b, const char *rel, mode_t mode, uid_t uid, gid_t gid)
 {
 	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", b->root, rel);
+	snprintf(p, sizeof(p), "%s/%s", b->hroot, rel);
 	if (mkdir(p, mode) == 0) {
 		chmod(p, mode); /* umask */
 		if (chown(p, fk__host_id(b, uid), fk__host_id(b, gid)) < 0 && geteuid() == 0)
@@ -100,7 +101,7 @@ static void mkdir_template_dir(const fk_box *b, const fk_template *t, const fk_t
 
 static void box_prepare_fs(fk_box *b)
 {
-	const char *r = b->root;
+	const char *r = b->hroot;
 	for (size_t i = 0; i < b->tpl->n_dirs; i++)
 		mkdir_template_dir(b, b->tpl, &b->tpl->dirs[i]);
 	mkdir_mode(b, "tmp", 01777, 0, 0);
@@ -384,13 +385,13 @@ static int box_from_layer(fk_box *b, fk_err *err)
 	if (rc < 0 || !b->id_base)
 		return rc;
 	char p[4200];
-	snprintf(p, sizeof(p), "%s/etc-upper", b->dir);
-	if (shift_ids(b->root, b->id_base) < 0 ||
+	snprintf(p, sizeof(p), "%s/etc-upper", b->hdir);
+	if (shift_ids(b->hroot, b->id_base) < 0 ||
 	    (access(p, F_OK) == 0 && shift_ids(p, b->id_base) < 0))
 		return fk__fail(err, FK_EIO, errno,
 		                "giving the template's files to the sandbox: %s",
 		                fk_strerror(errno));
-	snprintf(p, sizeof(p), "%s/etc-lower", b->dir);
+	snprintf(p, sizeof(p), "%s/etc-lower", b->hdir);
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p, fk_strerror(errno));
 	return 0;
@@ -400,19 +401,19 @@ static int box_from_layer_copy(fk_box *b, fk_err *err)
 {
 	char src[4200], dst[4200];
 	snprintf(src, sizeof(src), "%s/root", b->layer_dir);
-	if (run_cp(src, b->root, false) != 0)
+	if (run_cp(src, b->hroot, false) != 0)
 		return fk__fail(err, FK_EIO, 0, "copying the template's files failed");
 	if (!box_etc_template(b))
 		return 0;
 	snprintf(src, sizeof(src), "%s/etc-upper", b->layer_dir);
-	snprintf(dst, sizeof(dst), "%s/etc-upper", b->dir);
+	snprintf(dst, sizeof(dst), "%s/etc-upper", b->hdir);
 	if (access(src, F_OK) == 0 ? run_cp(src, dst, false) != 0
 	                           : mkdir(dst, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, 0, "copying the template's /etc failed");
-	snprintf(dst, sizeof(dst), "%s/etc-work", b->dir);
+	snprintf(dst, sizeof(dst), "%s/etc-work", b->hdir);
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", dst, fk_strerror(errno));
-	snprintf(dst, sizeof(dst), "%s/etc", b->root);
+	snprintf(dst, sizeof(dst), "%s/etc", b->hroot);
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", dst, fk_strerror(errno));
 	return 0;
@@ -478,6 +479,123 @@ static int box_userns(fk_box *b, fk_err *err)
 	return 0;
 }
 
+/* mke2fs of `img` (`bytes` long): ext4 without a journal (a sandbox's files need no crash
+ * consistency; no journal blocks taken from its size), no reserved blocks, an inode per 8 KiB,
+ * tables initialised lazily so the sparse image stays small. */
+static int run_mke2fs(const char *img, uint64_t bytes)
+{
+	char size[32];
+	snprintf(size, sizeof(size), "%lluk", (unsigned long long)(bytes / 1024));
+	char *argv[] = {"mke2fs",
+	                "-q",
+	                "-F",
+	                "-t",
+	                "ext4",
+	                "-m",
+	                "0",
+	                "-i",
+	                "8192",
+	                "-O",
+	                "^has_journal",
+	                "-E",
+	                "lazy_itable_init=1,nodiscard",
+	                (char *)img,
+	                size,
+	                NULL};
+	static const char *const paths[] = {"/usr/sbin/mke2fs", "/sbin/mke2fs"};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid = -1;
+	int rc = ENOENT;
+	for (size_t i = 0; i < 2 && rc == ENOENT; i++)
+		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* An ext4 image of `bytes` at `img` (made fresh, sparse), mounted detached: its fd. */
+static int disk_make(const char *img, uint64_t bytes)
+{
+	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int rc = ftruncate(fd, (off_t)bytes);
+	int e = errno;
+	close(fd);
+	if (rc < 0 || run_mke2fs(img, bytes) < 0) {
+		e = rc < 0 ? e : errno;
+		unlink(img);
+		errno = e;
+		return -1;
+	}
+	return fk_lx_loop_mount(img, "ext4");
+}
+
+/* The box's disk (its size cap): <state>/<id>.disk, an ext4 image holding everything of the
+ * box (its "/", the /etc upper layer, its boot id), mounted detached for its whole life; its
+ * init attaches a copy at <state>/<id> in the box's mount namespace. The host's mount table
+ * never shows it, and a crashed server leaves only the image file. */
+static int box_disk(fk_box *b, fk_err *err)
+{
+	fk_rt *rt = b->rt;
+	if (!rt->disks || b->disk_fd >= 0)
+		return 0;
+	char *hdir = NULL, *hroot = NULL;
+	if (asprintf(&b->disk_img, "%s/%s.disk", rt->state_dir, b->id) < 0) {
+		b->disk_img = NULL;
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	b->disk_fd = disk_make(b->disk_img, b->limits.disk_bytes);
+	if (b->disk_fd < 0)
+		return fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s", fk_strerror(errno));
+	/* /proc/<our pid>, not /proc/self: cp (run_cp) reaches the disk through it too */
+	if (asprintf(&hdir, "/proc/%d/fd/%d", (int)getpid(), b->disk_fd) < 0 ||
+	    asprintf(&hroot, "/proc/%d/fd/%d/root", (int)getpid(), b->disk_fd) < 0) {
+		free(hdir);
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	free(b->hdir);
+	free(b->hroot);
+	b->hdir = hdir;
+	b->hroot = hroot;
+	return 0;
+}
+
+/* Can this machine give each box a disk (loop devices, mke2fs, the new mount API)? */
+static void rt_disks(fk_rt *rt)
+{
+	char *img;
+	if (asprintf(&img, "%s/.disk-probe", rt->state_dir) < 0)
+		return;
+	unlink(img);
+	int fd = disk_make(img, 16 * 1024 * 1024);
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(img);
+	free(img);
+	rt->disks = fd >= 0;
+	if (!rt->disks)
+		fprintf(stderr,
+		        "fake-e2b: no per-sandbox disk (loop device, mke2fs): %s; sandboxes' files "
+		        "share the state dir's file system with NO size cap\n",
+		        fk_strerror(e));
+}
+
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
 	int rc = box_userns(b, err);
@@ -485,18 +603,21 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 		return rc;
 	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
-	if (b->layer_dir && access(b->root, F_OK) < 0) {
+	rc = box_disk(b, err);
+	if (rc < 0)
+		return rc;
+	if (b->layer_dir && access(b->hroot, F_OK) < 0) {
 		rc = box_from_layer(b, err);
 		if (rc < 0)
 			return rc;
 		box_prepare_fs(b);
 		return 0;
 	}
-	bool fresh = mkdir(b->root, 0755) == 0;
+	bool fresh = mkdir(b->hroot, 0755) == 0;
 	if (!fresh && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->root, fk_strerror(errno));
 	/* the box's "/" belongs to its root */
-	if (fresh && b->id_base && chown(b->root, b->id_base, b->id_base) < 0)
+	if (fresh && b->id_base && chown(b->hroot, b->id_base, b->id_base) < 0)
 		return fk__fail(err, FK_EIO, errno, "chown %s: %s", b->root, fk_strerror(errno));
 	if (fresh && box_etc_template(b)) {
 		/* /etc = overlay of the runtime's template (mounted by the init); with a user
@@ -504,7 +625,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 		static const char *const sub[] = {"root/etc", "etc-upper", "etc-work", "etc-lower"};
 		for (size_t i = 0; i < 4; i++) {
 			char p[4200];
-			snprintf(p, sizeof(p), "%s/%s", b->dir, sub[i]);
+			snprintf(p, sizeof(p), "%s/%s", b->hdir, sub[i]);
 			if (mkdir(p, 0755) < 0 && errno != EEXIST)
 				return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", p,
 				                fk_strerror(errno));
@@ -515,7 +636,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 		}
 	} else if (fresh) {
 		char etc[4200];
-		snprintf(etc, sizeof(etc), "%s/etc", b->root);
+		snprintf(etc, sizeof(etc), "%s/etc", b->hroot);
 		if (make_etc(etc, b->tpl, b->rt->egress_ns) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
@@ -531,9 +652,16 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 	static const char *const parts[] = {"root", "etc-upper"};
 	for (size_t i = 0; i < 2; i++) {
 		char src[4200], dst[4200];
-		snprintf(src, sizeof(src), "%s/%s", b->dir, parts[i]);
+		snprintf(src, sizeof(src), "%s/%s", b->hdir, parts[i]);
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
-		if (rename(src, dst) < 0 && errno != ENOENT) {
+		bool failed;
+		if (b->disk_fd >= 0) { /* from the box's disk: a copy (another file system) */
+			failed = access(src, F_OK) == 0 && run_cp(src, dst, false) != 0;
+			errno = EIO;
+		} else {
+			failed = rename(src, dst) < 0 && errno != ENOENT;
+		}
+		if (failed) {
 			int e = errno;
 			fk__rm_rf_at(AT_FDCWD, layer_dir);
 			return fk__fail(err, FK_EIO, e, "moving the sandbox's files: %s",
@@ -551,7 +679,7 @@ int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 	static const char *const parts[] = {"root", "etc-upper"};
 	for (size_t i = 0; i < 2; i++) {
 		char src[4200], dst[4200];
-		snprintf(src, sizeof(src), "%s/%s", b->dir, parts[i]);
+		snprintf(src, sizeof(src), "%s/%s", b->hdir, parts[i]);
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
 		if (access(src, F_OK) < 0 && errno == ENOENT)
 			continue;
@@ -583,6 +711,8 @@ struct init_args {
 	char boot_id[4200], proc_boot_id[4300]; /* this boot's id, bound over the kernel's */
 	char etc[4200];       /* overlay mount point, "" when /etc is a plain copy */
 	char etc_opts[4096];  /* its mount options */
+	char dir[4200];       /* the box's dir: where disk_tree_fd is attached */
+	int disk_tree_fd;     /* a copy of the box's disk, -1 if it has none */
 	char etc_lower[4200]; /* where etc_lower_fd is attached */
 	int etc_lower_fd;     /* idmapped copy of the /etc template, -1 if none */
 	int userns_fd;        /* the box's user namespace, -1 if none */
@@ -714,6 +844,8 @@ static int init_main(void *arg)
 		init_fail(a, 12);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		init_fail(a, 2);
+	if (a->disk_tree_fd >= 0 && fk_lx_mount_move(a->disk_tree_fd, a->dir) < 0)
+		init_fail(a, 19);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
 		init_fail(a, 3);
 	if (a->etc_lower_fd >= 0 && fk_lx_mount_move(a->etc_lower_fd, a->etc_lower) < 0)
@@ -838,6 +970,7 @@ static bool box_own_net(const fk_box *b)
 static void init_args_fill(fk_box *b, struct init_args *a)
 {
 	snprintf(a->root, sizeof(a->root), "%s", b->root);
+	snprintf(a->dir, sizeof(a->dir), "%s", b->dir);
 	for (size_t i = 0; i < N_HOST_DIRS; i++) {
 		struct stat st;
 		char host[64];
@@ -878,7 +1011,9 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	a->last_cap = b->rt->last_cap;
 	snprintf(a->proc_boot_id, sizeof(a->proc_boot_id), "%s/sys/kernel/random/boot_id", a->proc);
 	snprintf(a->boot_id, sizeof(a->boot_id), "%s/boot_id", b->dir);
-	if (write_boot_id(a->boot_id) < 0)
+	char boot_id[4200];
+	snprintf(boot_id, sizeof(boot_id), "%s/boot_id", b->hdir);
+	if (write_boot_id(boot_id) < 0)
 		a->boot_id[0] = 0; /* the box sees the host's boot id */
 	a->own_net = box_own_net(b);
 	if (a->own_net && !b->net_none) {
@@ -938,13 +1073,20 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	int pipefd[2] = {-1, -1};
 	int rc = 0;
 	if (a)
-		a->etc_lower_fd = -1;
+		a->etc_lower_fd = a->disk_tree_fd = -1;
 	if (!a || !stack) {
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 		goto done;
 	}
 	init_args_fill(b, a);
 	rc = idmapped_trees(b, a, err);
+	if (rc == 0 && b->disk_fd >= 0) {
+		a->disk_tree_fd = (int)syscall(SYS_open_tree, b->disk_fd, "",
+		                               OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (a->disk_tree_fd < 0)
+			rc = fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s",
+			              fk_strerror(errno));
+	}
 	if (rc == 0)
 		rc = fk__cg_box_setup(b, err);
 	if (rc == 0)
@@ -997,6 +1139,8 @@ done:
 			close(a->binds[i].tree_fd);
 	if (a && a->etc_lower_fd >= 0)
 		close(a->etc_lower_fd);
+	if (a && a->disk_tree_fd >= 0)
+		close(a->disk_tree_fd);
 	if (pipefd[0] >= 0)
 		close(pipefd[0]);
 	if (pipefd[1] >= 0)
@@ -1105,6 +1249,7 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 	if (rt->isolated) {
 		rt_etc_templates(rt);
 		rt_userns(rt);
+		rt_disks(rt);
 	}
 	return 0;
 }
@@ -1172,6 +1317,12 @@ void fk__backend_box_remove(fk_box *b)
 {
 	if (b->rt->isolated)
 		fk__cg_box_remove(b);
+	/* every init is gone: this was the last reference to the disk (its loop device goes) */
+	if (b->disk_fd >= 0)
+		close(b->disk_fd);
+	b->disk_fd = -1;
+	if (b->disk_img)
+		unlink(b->disk_img);
 }
 
 int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)

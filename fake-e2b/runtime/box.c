@@ -241,6 +241,11 @@ void fk__box_free(fk_box *b)
 	free(b->workdir);
 	free(b->dir);
 	free(b->root);
+	free(b->hdir);
+	free(b->hroot);
+	if (b->disk_fd >= 0)
+		close(b->disk_fd);
+	free(b->disk_img);
 	free(b->cg);
 	fk__erules_unref(b->egress);
 	if (b->userns_fd >= 0)
@@ -302,12 +307,13 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	b->rt = rt;
 	b->refs = 1;
 	b->init_pidfd = -1;
-	b->idrange_fd = b->userns_fd = -1;
+	b->idrange_fd = b->userns_fd = b->disk_fd = -1;
 	snprintf(b->id, sizeof(b->id), "%s", id);
 	pthread_rwlock_init(&b->life, NULL);
 	pthread_mutex_init(&b->plock, NULL);
 	bool ok = asprintf(&b->dir, "%s/%s", rt->state_dir, id) >= 0;
 	ok = ok && asprintf(&b->root, "%s/%s/root", rt->state_dir, id) >= 0;
+	ok = ok && (b->hdir = strdup(b->dir)) && (b->hroot = strdup(b->root));
 	if (ok && rt->freezer)
 		ok = asprintf(&b->cg, "%s/%s", rt->cg_root, id) >= 0;
 	b->net_none = opts && opts->net_none;

@@ -49,7 +49,7 @@ int fk__box_rootfd(fk_box *b, fk_err *err)
 	if (b->init_pid > 0)
 		snprintf(p, sizeof(p), "/proc/%d/root", (int)b->init_pid);
 	else
-		snprintf(p, sizeof(p), "%s", b->root);
+		snprintf(p, sizeof(p), "%s", b->hroot);
 	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",

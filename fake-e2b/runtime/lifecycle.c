@@ -258,8 +258,9 @@ static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err
 	b->dead = true;
 	box_kill_all(b);
 	fk__box_procs_release(b);
-	fk__backend_box_remove(b);
+	/* the files first: removing lets go of the box's disk */
 	int rc = layer_dir ? fk__backend_box_commit(b, layer_dir, err) : 0;
+	fk__backend_box_remove(b);
 	int dfd = open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fk__rm_rf_at(dfd, b->id);

@@ -27,6 +27,7 @@ typedef struct fk_limits {
 	unsigned pids_max;     /* processes and threads of the box's own processes */
 	unsigned pids_reserve; /* extra slots only process starts through envd can use */
 	unsigned cpu_count;    /* CFS quota in whole CPUs, 0 = none */
+	uint64_t disk_bytes;   /* size of the box's file system image */
 } fk_limits;
 
 void fk__policy_limits(const fk_box_options *o, fk_limits *out);

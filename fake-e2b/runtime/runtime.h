@@ -173,10 +173,14 @@ typedef struct fk_box_options {
 	 * sandbox; an allocation beyond it OOM-kills a process inside the box, which ends with
 	 * SIGKILL), CPUs (CFS quota; default 2), processes + threads (pids cgroup; default 1024;
 	 * envd starts keep 64 more slots so a fork bomb cannot lock the API out). Without the
-	 * cgroup controller (degraded) the limit is not enforced. */
+	 * cgroup controller (degraded) the limit is not enforced. Disk in MiB (default 1024, the
+	 * diskSizeMB the API reports): the box's files live in an ext4 image of that size under
+	 * the state dir, so a write beyond it fails inside with ENOSPC; without loop devices
+	 * (degraded) the box's files share the state dir's file system. */
 	unsigned memory_mb;
 	unsigned cpu_count;
 	unsigned pids_max;
+	unsigned disk_mb;
 	/* The box's template (template.h: its user, home, workdir, directories); NULL means
 	 * "capybara-sandbox". Unknown -> FK_EINVAL. */
 	const char *template_id;

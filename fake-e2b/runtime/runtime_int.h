@@ -52,9 +52,14 @@ typedef struct fk_box {
 	struct fk_box *next; /* rt->boxes, under rt->lock */
 	int refs;            /* under rt->lock */
 	char id[FK_BOX_ID_MAX + 1];
-	char *dir;  /* <state>/<id> */
-	char *root; /* <state>/<id>/root: the box's files, in the host's view */
-	char *cg;   /* freezer cgroup dir, NULL without freezer */
+	char *dir;  /* <state>/<id>: in the init's mount namespace, where the box's disk is */
+	char *root; /* <state>/<id>/root: the box's "/", in the init's mount namespace */
+	/* the same two as the server reaches them: dir and root, or through the box's disk
+	 * (/proc/self/fd/<disk_fd>[/root]) when it has one */
+	char *hdir, *hroot;
+	int disk_fd;    /* the box's disk, a detached mount (linux/loopfs.h), -1 if none */
+	char *disk_img; /* its image file, <state>/<id>.disk */
+	char *cg;       /* freezer cgroup dir, NULL without freezer */
 	fk_limits limits;
 	/* Egress none: a network namespace with `lo` only (no proxy). A network update that lets
 	 * the box out turns it false (fk_box_set_egress). Under the life lock. */
@@ -119,6 +124,7 @@ struct fk_rt {
 	bool userns;
 	char *idrange_dir;
 	uint32_t idrange_cursor;
+	bool disks; /* a file system image per box (loop devices work) */
 };
 
 /* box.c */

@@ -439,11 +439,13 @@ static void test_isolation__other_users_cannot_list_the_sandboxes(void **state)
 	assert_int_equal(fk_box_destroy(rt, "lst", NULL), 0);
 }
 
+/* The owner of <rel> in the box's "/" as the host sees it (through its PID 1's root: the box's
+ * files live in its own disk image, mounted only in its namespace). */
 static unsigned long host_uid_of(const char *box, const char *rel)
 {
 	char p[512];
 	struct stat st;
-	snprintf(p, sizeof(p), "%s/%s/root/%s", state_dir, box, rel);
+	snprintf(p, sizeof(p), "/proc/%d/root/%s", (int)fk_box_init_pid(rt, box), rel);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_uid, st.st_gid);
 	return (unsigned long)st.st_uid;
@@ -559,6 +561,63 @@ static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
 	assert_true(base_s >= 0x80000 && (base_s - 0x80000) % 65536 == 0);
 	assert_int_equal(host_uid_of("usudo", "root/by-sudo"), base_s);
 	assert_int_equal(fk_box_destroy(rt, "usudo", NULL), 0);
+}
+
+/* ------------------------------------------------------------ disk */
+
+/* Issue 11 §8: a 300 MiB file in a 100 MB-disk sandbox was written (into the host's file
+ * system). Each box's files live in an ext4 image of its disk size: writes beyond it fail
+ * inside with ENOSPC, the files API answers FK_ENOSPC, and the box and the server go on. */
+static void test_isolation__disk_is_capped_per_box(void **state)
+{
+	NEED_ISOLATION(rt);
+	fk_box_options o = {.disk_mb = 100};
+	box_create_opts("disk", &o);
+	box_create("disk2");
+	char *df = sh("disk", "sandbox",
+	              "df -m --output=size / | tail -1 | tr -d ' '; "
+	              "head -c 300M /dev/zero > /workspace/big 2>/tmp/err; echo rc=$?; "
+	              "grep -c 'No space left on device' /tmp/err; "
+	              "s=$(stat -c %s /workspace/big); [ $s -lt 104857600 ] && echo short; "
+	              "rm /workspace/big && echo x > /workspace/after && cat /workspace/after");
+	/* a 100 MiB ext4 file system without reserved blocks: a little less for its metadata */
+	long size_mb = strtol(df, NULL, 10);
+	assert_true(size_mb >= 90 && size_mb <= 100);
+	assert_string_equal(strchr(df, '\n') + 1, "rc=1\n1\nshort\nx\n");
+	free(df);
+
+	/* through the files API: the write that crosses the cap fails with FK_ENOSPC */
+	fk_writer *w;
+	fk_err err = {0};
+	assert_int_equal(
+	    fk_file_write_open(rt, "disk", "/workspace/api-big", "sandbox", &w, NULL, &err), 0);
+	static char chunk[1 << 20];
+	memset(chunk, 'a', sizeof(chunk));
+	int rc = 0, i;
+	for (i = 0; i < 300 && rc == 0; i++)
+		rc = fk_writer_write(w, chunk, sizeof(chunk), &err);
+	assert_int_equal(rc, FK_ENOSPC);
+	assert_true(i > 50 && i <= 100);
+	fk_writer_close(w, NULL);
+	assert_int_equal(fk_file_remove(rt, "disk", "/workspace/api-big", "sandbox", &err), 0);
+
+	/* the other box (default 1 GiB) did not lose a byte of its own */
+	char *df2 = sh("disk2", "sandbox", "df -m --output=size / | tail -1 | tr -d ' '");
+	assert_true(strtol(df2, NULL, 10) > 900);
+	free(df2);
+	/* the disk survives a reboot */
+	char *kept = sh("disk", "sandbox", "cat /workspace/after");
+	assert_int_equal(fk_box_reboot(rt, "disk", &err), 0);
+	char *again = sh("disk", "sandbox", "cat /workspace/after");
+	assert_string_equal(kept, again);
+	free(kept);
+	free(again);
+	assert_int_equal(fk_box_destroy(rt, "disk", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "disk2", NULL), 0);
+	/* nothing of the boxes is left in the state dir (their images are gone) */
+	char img[256];
+	snprintf(img, sizeof(img), "%s/disk.disk", state_dir);
+	assert_int_equal(access(img, F_OK), -1);
 }
 
 /* ------------------------------------------------------------ ports */
@@ -755,6 +814,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
+	    cmocka_unit_test(test_isolation__disk_is_capped_per_box),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,87 @@
+/*
+ * fake-e2b/runtime/linux/loopfs.c — image files as detached mounts (loopfs.h).
+ */
+#define _GNU_SOURCE
+#include "loopfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define LOOP_MAJOR_NR 7
+
+/* A free loop device configured over `imgfd` (autoclear); its fd, and its path in `dev`. */
+static int loop_attach(int imgfd, char *dev, size_t size)
+{
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		return -1;
+	int e = EBUSY;
+	/* another process may take the device we were told is free: try again */
+	for (int tries = 0; tries < 64; tries++) {
+		int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			e = errno;
+			break;
+		}
+		snprintf(dev, size, "/dev/loop%d", n);
+		int fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT &&
+		    mknod(dev, S_IFBLK | 0600, makedev(LOOP_MAJOR_NR, (unsigned)n)) == 0)
+			fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			e = errno;
+			break;
+		}
+		struct loop_config cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = (unsigned)imgfd;
+		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+		if (ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
+			close(ctl);
+			return fd;
+		}
+		e = errno;
+		close(fd);
+		if (e != EBUSY)
+			break;
+	}
+	close(ctl);
+	errno = e;
+	return -1;
+}
+
+int fk_lx_loop_mount(const char *img, const char *fstype)
+{
+	int imgfd = open(img, O_RDWR | O_CLOEXEC);
+	if (imgfd < 0)
+		return -1;
+	char dev[64];
+	int loopfd = loop_attach(imgfd, dev, sizeof(dev));
+	int e = errno;
+	close(imgfd); /* the loop device holds the file */
+	if (loopfd < 0) {
+		errno = e;
+		return -1;
+	}
+	int mnt = -1;
+	int fs = (int)syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
+	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", dev, 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
+	e = errno;
+	if (fs >= 0)
+		close(fs);
+	/* the mount holds the device now; without one, closing it detaches (autoclear) */
+	close(loopfd);
+	errno = e;
+	return mnt;
+}

@@ -1,0 +1,16 @@
+/*
+ * fake-e2b/runtime/linux/loopfs.h — a file system image as a detached mount: a loop device over
+ * the image and a mount that lives only as a file descriptor (the new mount API, Linux 5.8 for
+ * LOOP_CONFIGURE). Knows no box: paths in, -1 and errno out.
+ */
+#ifndef FAKE_E2B_LINUX_LOOPFS_H
+#define FAKE_E2B_LINUX_LOOPFS_H
+
+/* Mounts the `fstype` file system in the image file `img` through a free loop device, attached
+ * nowhere: returns the mount's fd (O_CLOEXEC), to reach it by path (/proc/self/fd/N/...) or
+ * clone it (open_tree) into a mount namespace. The loop device frees itself when the last
+ * reference to the mount is gone (LO_FLAGS_AUTOCLEAR): closing the fd and ending every
+ * namespace it was attached in leaves nothing behind, even after a crash. */
+int fk_lx_loop_mount(const char *img, const char *fstype);
+
+#endif /* FAKE_E2B_LINUX_LOOPFS_H */
