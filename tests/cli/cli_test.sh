@@ -802,6 +802,35 @@ test_commands() {
 }
 
 # ---- demo ---------------------------------------------------------------------------
+# interrupt_demo PID LINE NAME: once LINE is in $tmp/int.out, Ctrl-C (SIGINT) to the demo
+# started in the background as PID; it must end within 120 s (it cleans up first). Its exit
+# code goes to $rc. The caller empties int.out before starting the demo: the job's own
+# `>int.out` runs in the forked child, maybe after this shell has grepped the previous run's
+# output, and a SIGINT sent then reaches a process that has not installed its handler yet (an
+# asynchronous job of a non-interactive shell starts with SIGINT ignored): the signal was
+# lost, the demo held at its gate forever and the test timed out.
+interrupt_demo() {
+	local p=$1 line=$2 name=$3 i
+	for i in $(seq 1 2400); do
+		grep -qF -- "$line" "$tmp/int.out" && break
+		sleep 0.05
+	done
+	kill -INT "$p"
+	for i in $(seq 1 1200); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$p" 2>/dev/null; then
+		no "$name: the demo still runs 120 s after Ctrl-C"
+		kill -KILL "$p"
+		# and its fake-e2b, which would keep ctest's stderr open
+		i=$(sed -n 's/.*start fake-e2b.*(pid \([0-9]*\)).*/\1/p' "$tmp/int.out")
+		[ -n "$i" ] && kill -TERM "$i" 2>/dev/null
+	fi
+	wait "$p"
+	rc=$?
+}
+
 test_demo() {
 	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
 	cd "$tmp" || exit 1
@@ -819,16 +848,11 @@ test_demo() {
 	jq_out report >"$tmp/report"
 	expect_grep "demo --json carries the report" "total words: 166" "$tmp/report"
 	# Ctrl-C mid-session: exit 130, and the demo still stops its fake-e2b
+	: >"$tmp/int.out" # see interrupt_demo
 	SANDBOX_E2B_DEMO_HOLD_AFTER="start bg command" SANDBOX_E2B_DEMO_GATE=$tmp/never \
 		"$cli" demo --fake-e2b "$fake" >"$tmp/int.out" 2>"$tmp/int.err" &
-	local p=$!
-	for _ in $(seq 1 1200); do
-		grep -q "start bg command" "$tmp/int.out" && break
-		sleep 0.1
-	done
-	kill -INT "$p"
-	wait "$p"
-	expect_eq "demo interrupted exits 130" "$?" "130"
+	interrupt_demo $! "start bg command" "interrupted demo"
+	expect_eq "demo interrupted exits 130" "$rc" "130"
 	local fpid
 	fpid=$(sed -n 's/.*start fake-e2b.*(pid \([0-9]*\)).*/\1/p' "$tmp/int.out")
 	if [ -n "$fpid" ] && ! kill -0 "$fpid" 2>/dev/null; then ok "interrupted demo stopped fake-e2b"; else no "interrupted demo stopped fake-e2b" "pid '$fpid'"; fi
@@ -839,16 +863,11 @@ test_demo() {
 	# always lands at that boundary, however fast the following steps are.
 	local m
 	for m in "local fake-e2b" "start fake-e2b" "create sandbox" "write program" "build (make)" "read report" "stat report" "suspend" "resume" "check gone"; do
+		: >"$tmp/int.out" # see interrupt_demo
 		SANDBOX_E2B_DEMO_HOLD_AFTER=$m SANDBOX_E2B_DEMO_GATE=$tmp/never \
 			"$cli" demo --fake-e2b "$fake" >"$tmp/int.out" 2>"$tmp/int.err" &
-		p=$!
-		for _ in $(seq 1 1200); do
-			grep -qF "$m" "$tmp/int.out" && break
-			sleep 0.05
-		done
-		kill -INT "$p"
-		wait "$p"
-		expect_eq "Ctrl-C after '$m' exits 130" "$?" "130"
+		interrupt_demo $! "$m" "Ctrl-C after '$m'"
+		expect_eq "Ctrl-C after '$m' exits 130" "$rc" "130"
 		if grep -q "demo passed" "$tmp/int.out"; then no "Ctrl-C after '$m': not passed"; else ok "Ctrl-C after '$m': not passed"; fi
 		expect_grep "Ctrl-C after '$m' says interrupted" "interrupted" "$tmp/int.err"
 		if grep -q "never showed up\|:  (" "$tmp/int.err"; then no "Ctrl-C after '$m': no misleading message" "$(cat "$tmp/int.err")"; else ok "Ctrl-C after '$m': no misleading message"; fi
