@@ -24,6 +24,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	if (!rt)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	pthread_mutex_init(&rt->lock, NULL);
+	pthread_mutex_init(&rt->disk_lock, NULL);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
 	if (opts && opts->state_dir) {
@@ -359,5 +360,6 @@ void fk_rt_free(fk_rt *rt)
 		fk__rm_rf_at(AT_FDCWD, rt->state_dir);
 	free(rt->state_dir);
 	pthread_mutex_destroy(&rt->lock);
+	pthread_mutex_destroy(&rt->disk_lock);
 	free(rt);
 }

@@ -92,6 +92,13 @@ typedef struct fk_box {
 	struct fk_proc *procs; /* live and retained processes */
 } fk_box;
 
+/* An empty ext4 image of one size, which boxes' disks of that size are copied from. */
+typedef struct fk_disk_tpl {
+	uint64_t bytes;
+	char *path; /* <state>/.disk-template-<MiB> */
+	struct fk_disk_tpl *next;
+} fk_disk_tpl;
+
 struct fk_rt {
 	pthread_mutex_t lock;
 	fk_box *boxes;
@@ -124,7 +131,9 @@ struct fk_rt {
 	bool userns;
 	char *idrange_dir;
 	uint32_t idrange_cursor;
-	bool disks; /* a file system image per box (loop devices work) */
+	bool disks;                /* a file system image per box (loop devices work) */
+	pthread_mutex_t disk_lock; /* guards disk_tpls */
+	fk_disk_tpl *disk_tpls;    /* the empty images boxes' disks are copied from, by size */
 };
 
 /* box.c */

@@ -9,6 +9,7 @@
 #include <linux/loop.h>
 #include <linux/mount.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #define LOOP_MAJOR_NR 7
+#define COPY_BUF      (256 * 1024)
 
 /* A free loop device configured over `imgfd` (autoclear); its fd, and its path in `dev`. */
 static int loop_attach(int imgfd, char *dev, size_t size)
@@ -74,7 +76,11 @@ int fk_lx_loop_mount(const char *img, const char *fstype)
 	}
 	int mnt = -1;
 	int fs = (int)syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
+	/* ext4's lazy inode table init would zero every table in the background: the image's
+	 * holes read as zeros already */
 	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", dev, 0) == 0 &&
+	    (strcmp(fstype, "ext4") != 0 ||
+	     syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "noinit_itable", NULL, 0) == 0) &&
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
 	e = errno;
@@ -84,4 +90,53 @@ int fk_lx_loop_mount(const char *img, const char *fstype)
 	close(loopfd);
 	errno = e;
 	return mnt;
+}
+
+int fk_lx_sparse_copy(const char *src, const char *dst)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	char *buf = malloc(COPY_BUF);
+	struct stat st;
+	int rc = out >= 0 && buf && fstat(in, &st) == 0 && ftruncate(out, st.st_size) == 0 ? 0 : -1;
+	if (!buf)
+		errno = ENOMEM;
+	for (off_t pos = 0; rc == 0 && pos < st.st_size;) {
+		off_t data = lseek(in, pos, SEEK_DATA);
+		if (data < 0) {
+			if (errno != ENXIO) /* ENXIO: no data after pos */
+				rc = -1;
+			break;
+		}
+		off_t hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0) {
+			rc = -1;
+			break;
+		}
+		while (rc == 0 && data < hole) {
+			size_t want =
+			    (size_t)(hole - data) < COPY_BUF ? (size_t)(hole - data) : COPY_BUF;
+			ssize_t n = pread(in, buf, want, data);
+			if (n > 0 && pwrite(out, buf, (size_t)n, data) != n)
+				n = -1;
+			if (n <= 0) {
+				if (n == 0)
+					errno = EIO; /* the file shrank */
+				rc = -1;
+			}
+			data += n > 0 ? n : 0;
+		}
+		pos = hole;
+	}
+	int e = errno;
+	free(buf);
+	if (out >= 0 && close(out) < 0 && rc == 0) {
+		e = errno;
+		rc = -1;
+	}
+	close(in);
+	errno = e;
+	return rc;
 }

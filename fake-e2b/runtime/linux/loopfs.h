@@ -13,4 +13,9 @@
  * namespace it was attached in leaves nothing behind, even after a crash. */
 int fk_lx_loop_mount(const char *img, const char *fstype);
 
+/* Copies file `src` to a new file `dst` (mode 0600, O_EXCL) as sparse as `src`: only its data
+ * extents (SEEK_DATA/SEEK_HOLE) are read and written, its holes stay holes. 0, or -1 with errno
+ * (`dst` may be left partly written). */
+int fk_lx_sparse_copy(const char *src, const char *dst);
+
 #endif /* FAKE_E2B_LINUX_LOOPFS_H */
