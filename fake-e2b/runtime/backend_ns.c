@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/magic.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -55,6 +56,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -646,6 +648,13 @@ static void rt_disks(fk_rt *rt)
 	unlink(img);
 	free(img);
 	rt->disks = fd >= 0;
+	struct statfs sf;
+	if (statfs(rt->state_dir, &sf) == 0 &&
+	    (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+		fprintf(stderr,
+		        "fake-e2b: the state dir %s is in RAM (tmpfs): sandboxes' files take the "
+		        "host's memory; give --state-dir a directory on disk\n",
+		        rt->state_dir);
 	if (!rt->disks)
 		fprintf(stderr,
 		        "fake-e2b: no per-sandbox disk (loop device, mke2fs): %s; sandboxes' files "
@@ -1042,7 +1051,9 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	a->userns_fd = b->userns_fd;
 	snprintf(a->dev_opts, sizeof(a->dev_opts), "mode=755,size=65536k,uid=%u,gid=%u",
 	         (unsigned)b->id_base, (unsigned)b->id_base);
-	snprintf(a->shm_opts, sizeof(a->shm_opts), "mode=1777,uid=%u,gid=%u", (unsigned)b->id_base,
+	/* /dev/shm is RAM: capped (its pages count against the box's memory cgroup too) */
+	snprintf(a->shm_opts, sizeof(a->shm_opts), "mode=1777,size=%lluk,uid=%u,gid=%u",
+	         (unsigned long long)(b->limits.shm_bytes / 1024), (unsigned)b->id_base,
 	         (unsigned)b->id_base);
 	snprintf(a->dev, sizeof(a->dev), "%s/dev", b->root);
 	for (size_t i = 0; i < N_DEV_NODES; i++)

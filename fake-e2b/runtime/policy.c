@@ -104,4 +104,5 @@ void fk__policy_limits(const fk_box_options *o, fk_limits *out)
 	out->pids_reserve = 64;
 	out->cpu_count = o && o->cpu_count ? o->cpu_count : FK_BOX_DEFAULT_CPUS;
 	out->disk_bytes = (o && o->disk_mb ? (uint64_t)o->disk_mb : 1024) * MIB;
+	out->shm_bytes = out->memory_bytes / 2;
 }

@@ -28,6 +28,8 @@ typedef struct fk_limits {
 	unsigned pids_reserve; /* extra slots only process starts through envd can use */
 	unsigned cpu_count;    /* CFS quota in whole CPUs, 0 = none */
 	uint64_t disk_bytes;   /* size of the box's file system image */
+	uint64_t shm_bytes;    /* size of its /dev/shm (tmpfs, host RAM): half its memory, as a
+	                          VM's kernel sizes it */
 } fk_limits;
 
 void fk__policy_limits(const fk_box_options *o, fk_limits *out);

@@ -581,6 +581,11 @@ static void test_isolation__disk_is_capped_per_box(void **state)
 	assert_int_equal(stat(img, &st), 0);
 	assert_int_equal(st.st_size, 100 * 1024 * 1024);
 	assert_true(st.st_blocks * 512 < 4 * 1024 * 1024);
+	/* /dev/shm is host RAM: half the box's memory (512 MiB by default), as a VM's kernel
+	 * sizes it */
+	char *shm = sh("disk", "sandbox", "df -k --output=size /dev/shm | tail -1 | tr -d ' '");
+	assert_string_equal(shm, "262144\n");
+	free(shm);
 	char *df = sh("disk", "sandbox",
 	              "df -m --output=size / | tail -1 | tr -d ' '; "
 	              "head -c 300M /dev/zero > /workspace/big 2>/tmp/err; echo rc=$?; "
