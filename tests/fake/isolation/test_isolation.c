@@ -613,6 +613,14 @@ static void test_isolation__disk_is_capped_per_box(void **state)
 	fk_writer_close(w, NULL);
 	assert_int_equal(fk_file_remove(rt, "disk", "/workspace/api-big", "sandbox", &err), 0);
 
+	/* the metrics read its disk: its total is the size df shows inside, to the byte */
+	char *dfb = sh("disk", "sandbox", "df -B1 --output=size / | tail -1 | tr -d ' '");
+	fk_box_usage u;
+	assert_int_equal(fk_box_usage_read(rt, "disk", &u, &err), 0);
+	assert_int_equal(u.disk_total, strtoull(dfb, NULL, 10));
+	assert_true(u.disk_used > 0 && u.disk_used < u.disk_total);
+	free(dfb);
+
 	/* the other box (default 1 GiB) did not lose a byte of its own */
 	char *df2 = sh("disk2", "sandbox", "df -m --output=size / | tail -1 | tr -d ' '");
 	assert_true(strtol(df2, NULL, 10) > 900);
