@@ -3,7 +3,8 @@
 # "after the suite, no stray process or mount is left"). Checks for
 #   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
 #   - any process in a PID namespace other than init's (a sandbox process),
-#   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu), default
+#   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu; the v2
+#     directories of the sandboxes' bind programs, under unified/ or the v2 root), default
 #     state dirs (/var/tmp/fake-e2b-*, /tmp/fake-e2b-*, and /dev/shm/fake-e2b-* of old builds),
 #   - network interfaces: fake-e2b makes none on the host (a sandbox's network namespace has only
 #     `lo` and dies with it), so any veth named fkn<pid>h is the network test's upstream link.
@@ -32,7 +33,7 @@ if command -v losetup >/dev/null 2>&1; then
 	left=$(losetup -n -l -O NAME,BACK-FILE 2>/dev/null | grep -E 'fake-e2b|\.disk( \(deleted\))?$' | head -5)
 	[ -z "$left" ] || say "loop devices left: $left"
 fi
-for ctl in freezer pids memory cpu; do
+for ctl in freezer pids memory cpu cpuacct unified .; do
 	[ -d "/sys/fs/cgroup/$ctl/fake-e2b" ] || continue
 	left=$(find "/sys/fs/cgroup/$ctl/fake-e2b" -mindepth 1 -maxdepth 3 -type d 2>/dev/null | head -5)
 	[ -z "$left" ] || say "$ctl cgroups left: $left"

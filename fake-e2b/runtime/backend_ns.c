@@ -20,8 +20,9 @@
  * host root's files look root's inside. The init does every mount and configures the network as
  * host root, then enters the box's user namespace as its root and unshares IPC and UTS there: the
  * mount, PID, cgroup and network namespaces stay owned by the host's user namespace, so nothing
- * inside can ever mount or reconfigure the network, whatever its capabilities (the network
- * namespace's ip_unprivileged_port_start is 0 so the box's root still binds ports below 1024).
+ * inside can ever mount or reconfigure the network, whatever its capabilities (so the box's root
+ * binds ports below 1024 through a BPF cgroup bind program, box_bind_root, and its other users
+ * cannot, as on E2B).
  *
  * The server is multithreaded, so the cloned child only makes system calls on data prepared
  * before the clone (async-signal-safe), then loops reaping orphans.
@@ -791,8 +792,9 @@ struct init_args {
 	int n_masked;
 	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */
 	int last_cap;
-	int life_fd;                   /* read end of the runtime's life pipe */
-	bool own_net;                  /* a network namespace of its own: bring `lo` up */
+	int life_fd;     /* read end of the runtime's life pipe */
+	bool own_net;    /* a network namespace of its own: bring `lo` up */
+	bool ports_open; /* ip_unprivileged_port_start 0 (no bind program for the box's root) */
 	_Alignas(8) char anyip[64];    /* netlink request (read as an nlmsghdr): every IPv4 address
 	                                  local, for the proxy */
 	size_t anyip_len;              /* 0: egress none */
@@ -954,8 +956,9 @@ static int init_main(void *arg)
 	if (a->own_addr_len && fk_lx_netlink_send(a->own_addr, a->own_addr_len) < 0)
 		init_fail(a, 34);
 	/* root inside has no capability over this namespace (the host's user namespace owns it):
-	 * let the box bind ports below 1024 as E2B's root can */
-	if (a->own_net && a->userns_fd >= 0 &&
+	 * its bind program lets it bind ports below 1024 as E2B's root can, while the others stay
+	 * under Linux's default 1024 as on E2B; without the program, everyone may */
+	if (a->own_net && a->ports_open &&
 	    fk_lx_write_str("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0") < 0)
 		init_fail(a, 35);
 	if (chdir(a->root) < 0)
@@ -1132,6 +1135,28 @@ static int idmapped_trees(fk_box *b, struct init_args *a, fk_err *err)
 	return 0;
 }
 
+/* A box with a user namespace: its root (host uid id_base) may bind ports below 1024 in its
+ * network namespace, nobody else there (BPF programs on its cgroup v2, kept until it is
+ * destroyed). False when the machine cannot: then the namespace lets everyone. */
+static bool box_bind_root(fk_box *b)
+{
+	if (b->bind_links[0] >= 0)
+		return true;
+	static int warned;
+	int cg = fk__cg_box_v2_open(b);
+	int rc = cg < 0 ? -1 : fk_lx_bind_root_attach(cg, (uint32_t)b->id_base, b->bind_links);
+	int e = errno;
+	if (cg >= 0)
+		close(cg);
+	if (rc < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(
+		    stderr,
+		    "fake-e2b: no BPF cgroup bind program (cgroup v2, Linux >= 5.12): %s; every "
+		    "user of a sandbox may bind ports below 1024, not only its root\n",
+		    fk_strerror(e));
+	return rc == 0;
+}
+
 int fk__backend_box_boot(fk_box *b, fk_err *err)
 {
 	if (!b->rt->isolated)
@@ -1161,6 +1186,7 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
 	if (rc < 0)
 		goto done;
+	a->ports_open = b->userns_fd >= 0 && box_own_net(b) && !box_bind_root(b);
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		goto done;

@@ -250,6 +250,9 @@ void fk__box_free(fk_box *b)
 	fk__erules_unref(b->egress);
 	if (b->userns_fd >= 0)
 		close(b->userns_fd);
+	for (int i = 0; i < 2; i++)
+		if (b->bind_links[i] >= 0)
+			close(b->bind_links[i]);
 	if (b->idrange_fd >= 0)
 		close(b->idrange_fd); /* the range is free once the box's files are gone */
 	pthread_rwlock_destroy(&b->life);
@@ -308,6 +311,7 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	b->refs = 1;
 	b->init_pidfd = -1;
 	b->idrange_fd = b->userns_fd = b->disk_fd = -1;
+	b->bind_links[0] = b->bind_links[1] = -1;
 	snprintf(b->id, sizeof(b->id), "%s", id);
 	pthread_rwlock_init(&b->life, NULL);
 	pthread_mutex_init(&b->plock, NULL);

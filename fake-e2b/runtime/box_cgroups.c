@@ -1,8 +1,11 @@
 /*
  * fake-e2b/runtime/box_cgroups.c — a box's cgroups (see box_cgroups.h). Layout per controller:
  *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu, cpuacct;
- * pids reserve (max = cap + 64) /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids
- * (max = cap)
+ *                                                                 pids reserve (max = cap + 64)
+ *   /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids (max = cap)
+ * and, when the machine has the unified (v2) hierarchy, at /sys/fs/cgroup/unified (hybrid) or
+ * /sys/fs/cgroup (v2 only), no controller, for the box's BPF bind programs:
+ *   <v2>/fake-e2b/rt-<pid>-<n>/<box id>/
  */
 #define _GNU_SOURCE
 #include "box_cgroups.h"
@@ -11,10 +14,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define CG_BASE "/sys/fs/cgroup"
@@ -61,6 +66,20 @@ void fk__cg_rt_init(fk_rt *rt)
 		rt->freezer = true;
 	else
 		rt->cg_root = NULL;
+	static const char *const v2[] = {CG_BASE "/unified", CG_BASE};
+	for (size_t i = 0; i < 2 && !rt->cg2_dir; i++) {
+		struct statfs sf;
+		char top[128], dir[512];
+		if (statfs(v2[i], &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+			continue;
+		snprintf(top, sizeof(top), "%s/fake-e2b", v2[i]);
+		snprintf(dir, sizeof(dir), "%s/%s", v2[i], rt->cg_rel);
+		if (mkdir(top, 0755) < 0 && errno != EEXIST)
+			break;
+		fk_lx_cg_sweep(top);
+		if ((mkdir(dir, 0755) == 0 || errno == EEXIST) && !(rt->cg2_dir = strdup(dir)))
+			break;
+	}
 }
 
 void fk__cg_rt_fini(fk_rt *rt)
@@ -74,9 +93,16 @@ void fk__cg_rt_fini(fk_rt *rt)
 		snprintf(p, sizeof(p), CG_BASE "/%s/fake-e2b", ctls[i].name);
 		rmdir(p); /* fails harmlessly while another runtime uses it */
 	}
+	if (rt->cg2_dir) {
+		rmdir(rt->cg2_dir);
+		char *slash = strrchr(rt->cg2_dir, '/');
+		*slash = 0;
+		rmdir(rt->cg2_dir); /* <v2>/fake-e2b: fails harmlessly while another uses it */
+	}
+	free(rt->cg2_dir);
 	free(rt->cg_rel);
 	free(rt->cg_root);
-	rt->cg_rel = rt->cg_root = NULL;
+	rt->cg_rel = rt->cg_root = rt->cg2_dir = NULL;
 	rt->cg_ctl = 0;
 }
 
@@ -96,6 +122,12 @@ static int set_u64(const char *dir, const char *file, uint64_t v)
 int fk__cg_box_setup(fk_box *b, fk_err *err)
 {
 	const fk_limits *l = &b->limits;
+	if (b->rt->cg2_dir) {
+		char dir[600];
+		snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return fk__fail(err, FK_EIO, errno, "cgroup v2: %s", fk_strerror(errno));
+	}
 	for (size_t i = 0; i < N_CTLS; i++) {
 		if (!(b->rt->cg_ctl & ctls[i].bit))
 			continue;
@@ -190,11 +222,41 @@ int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserv
 		}
 		fds[(*n)++] = fd;
 	}
+	if (b->rt->cg2_dir) {
+		char procs[700];
+		snprintf(procs, sizeof(procs), "%s/%s/cgroup.procs", b->rt->cg2_dir, b->id);
+		int fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			for (int j = 0; j < *n; j++)
+				close(fds[j]);
+			*n = 0;
+			return fk__fail(err, FK_EIO, e, "cgroup v2: %s", fk_strerror(e));
+		}
+		fds[(*n)++] = fd;
+	}
 	return 0;
+}
+
+int fk__cg_box_v2_open(fk_box *b)
+{
+	if (!b->rt->cg2_dir) {
+		errno = ENOENT;
+		return -1;
+	}
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 void fk__cg_box_remove(fk_box *b)
 {
+	if (b->rt->cg2_dir) {
+		char dir[600];
+		snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
+		if (rmdir(dir) < 0 && errno != ENOENT)
+			fprintf(stderr, "fake-e2b: rmdir %s: %s\n", dir, fk_strerror(errno));
+	}
 	for (size_t i = 0; b->rt->cg_rel && i < N_CTLS; i++) {
 		if (!(b->rt->cg_ctl & ctls[i].bit))
 			continue;

@@ -23,6 +23,9 @@ int fk__cg_box_setup(fk_box *b, fk_err *err);
  * none). Caller closes. */
 int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err);
 void fk__cg_box_remove(fk_box *b);
+/* The box's cgroup v2 directory (O_DIRECTORY, for BPF cgroup programs), or -1 (ENOENT without
+ * the unified hierarchy). Caller closes. */
+int fk__cg_box_v2_open(fk_box *b);
 
 /* The box's use as its cgroups count it: CPU time (cpuacct.usage, ns), memory without page
  * cache (memory.usage_in_bytes less memory.stat's total_cache), page cache, and the memory

@@ -42,7 +42,7 @@ static inline const char *fk_strerror(int e)
 #define FK_ID_NOBODY  65534u
 
 enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8, FK_CG_CPUACCT = 16 };
-#define FK_CG_MAX_FDS 5 /* one tasks file per controller a process joins */
+#define FK_CG_MAX_FDS 6 /* a tasks file per v1 controller a process joins, the v2 procs */
 
 struct fk_proc;
 typedef struct fk_eproxy fk_eproxy;
@@ -83,6 +83,9 @@ typedef struct fk_box {
 	uid_t id_base;
 	int idrange_fd; /* the claim on the range (linux/userns.h), -1 if none */
 	int userns_fd;  /* the box's user namespace, -1 if none */
+	/* BPF cgroup/bind4, bind6 programs on its v2 cgroup letting its root bind ports below
+	 * 1024 (linux/net.h), attached at its first boot, -1 if none (backend_ns.c) */
+	int bind_links[2];
 	pid_t init_pid; /* host pid of PID 1, 0 if none */
 	int init_pidfd; /* -1 if none */
 	bool frozen;
@@ -109,6 +112,7 @@ struct fk_rt {
 	bool freezer;
 	char *cg_root;   /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
 	char *cg_rel;    /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
+	char *cg2_dir;   /* <cgroup2>/fake-e2b/rt-<pid>-<n> (no controller), NULL without v2 */
 	unsigned cg_ctl; /* FK_CG_* controllers available */
 	/* policy.c compiled once: the seccomp filter and capabilities of every box process */
 	struct sock_fprog seccomp; /* .filter NULL: no filter (degraded) */

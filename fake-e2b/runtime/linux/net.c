@@ -334,3 +334,57 @@ out:
 		errno = e;
 	return link;
 }
+
+/* ------------------------------------------------------------ BPF cgroup bind */
+
+/* cgroup/bind4 and bind6: return uid == root_uid ? 3 : 1. Bit 0: the bind goes on; bit 1
+ * (BPF_RET_BIND_NO_CAP_NET_BIND_SERVICE, Linux >= 5.12): without the CAP_NET_BIND_SERVICE
+ * check for ports below ip_unprivileged_port_start. bpf_get_current_uid_gid's low 32 bits are
+ * the real uid as the host's user namespace sees it. */
+static int bind_prog(enum bpf_attach_type type, uint32_t root_uid)
+{
+	struct bpf_insn p[] = {
+	    INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_uid_gid),
+	    INSN(BPF_JMP32 | BPF_JNE | BPF_K, 0, 0, 2, (int)root_uid),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 3),
+	    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	    INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
+	    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+	a.expected_attach_type = type;
+	a.insns = (uint64_t)(uintptr_t)p;
+	a.insn_cnt = sizeof(p) / sizeof(p[0]);
+	a.license = (uint64_t)(uintptr_t) "MIT";
+	return (int)bpf_call(BPF_PROG_LOAD, &a);
+}
+
+int fk_lx_bind_root_attach(int cgroup_fd, uint32_t root_uid, int links[2])
+{
+	static const enum bpf_attach_type types[2] = {BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET6_BIND};
+	links[0] = links[1] = -1;
+	for (int i = 0; i < 2; i++) {
+		int prog = bind_prog(types[i], root_uid), e = errno;
+		if (prog >= 0) {
+			union bpf_attr a;
+			memset(&a, 0, sizeof(a));
+			a.link_create.prog_fd = (uint32_t)prog;
+			a.link_create.target_fd = (uint32_t)cgroup_fd;
+			a.link_create.attach_type = types[i];
+			links[i] = (int)bpf_call(BPF_LINK_CREATE, &a);
+			e = errno;
+			close(prog);
+		}
+		if (links[i] < 0) {
+			for (int k = 0; k < i; k++)
+				close(links[k]);
+			links[0] = links[1] = -1;
+			errno = e;
+			return -1;
+		}
+		fcntl(links[i], F_SETFD, FD_CLOEXEC);
+	}
+	return 0;
+}

@@ -44,4 +44,12 @@ int fk_lx_netlink_send_in_netns(int netns_fd, const void *msg, size_t len);
  * (EPERM/EINVAL: the kernel has no BPF or no sk_lookup). */
 int fk_lx_sk_lookup_attach(int netns_fd, int listen_fd, uint32_t own_n);
 
+/* In the cgroup v2 `cgroup_fd` (a directory fd), lets the processes whose real uid (in the
+ * host's user namespace) is `root_uid` bind IPv4 and IPv6 ports below
+ * net.ipv4.ip_unprivileged_port_start without CAP_NET_BIND_SERVICE in the network namespace's
+ * owner, with BPF cgroup/bind4 and bind6 programs (Linux >= 5.12); everyone else's binds are
+ * checked as usual. links[0..1]: the programs stay attached while they are open. 0, or -1 with
+ * errno and no link. */
+int fk_lx_bind_root_attach(int cgroup_fd, uint32_t root_uid, int links[2]);
+
 #endif /* FAKE_E2B_LINUX_NET_H */

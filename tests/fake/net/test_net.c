@@ -261,21 +261,38 @@ static bool upstream_start(void)
 
 /* ------------------------------------------------------------ boxes */
 
+/* The output of `script` as `user`, which must be `want`. */
+static void expect_va(const char *box, const char *user, const char *want, const char *fmt,
+                      va_list ap)
+{
+	char *script;
+	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	box_result r;
+	assert_int_equal(box_bash(rt, box, user, true, &r, "%s", script), 0);
+	if (strcmp(r.out, want) != 0)
+		fprintf(stderr, "in %s as %s: `%s`\n  got:  %s\n  want: %s\n", box, user, script,
+		        r.out, want);
+	assert_string_equal(r.out, want);
+	box_result_clear(&r);
+	free(script);
+}
+
 /* The output of `script` as the sandbox user, which must be `want`. */
 static void expect(const char *box, const char *want, const char *fmt, ...)
 {
-	char *script;
 	va_list ap;
 	va_start(ap, fmt);
-	assert_true(vasprintf(&script, fmt, ap) >= 0);
+	expect_va(box, "sandbox", want, fmt, ap);
 	va_end(ap);
-	box_result r;
-	assert_int_equal(box_bash(rt, box, "sandbox", true, &r, "%s", script), 0);
-	if (strcmp(r.out, want) != 0)
-		fprintf(stderr, "in %s: `%s`\n  got:  %s\n  want: %s\n", box, script, r.out, want);
-	assert_string_equal(r.out, want);
-	free(r.out);
-	free(script);
+}
+
+/* The same as `user`. */
+static void expect_as(const char *box, const char *user, const char *want, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	expect_va(box, user, want, fmt, ap);
+	va_end(ap);
 }
 
 #define CURL "curl -sS -m 20 "
@@ -624,6 +641,58 @@ static void test_net__no_sk_lookup_refuses(void **state)
 		fk_rt_free(r2);
 	}
 	assert_int_equal(rmdir(dir), 0);
+}
+
+/* bind() to ports 80, 1023, 1024 over IPv4 and IPv6: "ok" or the errno's name, one line each */
+#define BIND_PY                                                                                    \
+	"python3 - <<'EOF'\n"                                                                      \
+	"import errno, socket\n"                                                                   \
+	"for fam, host, name in ((socket.AF_INET, '0.0.0.0', 'inet'), "                            \
+	"(socket.AF_INET6, '::', 'inet6')):\n"                                                     \
+	"    for port in (80, 1023, 1024):\n"                                                      \
+	"        s = socket.socket(fam, socket.SOCK_STREAM)\n"                                     \
+	"        try:\n"                                                                           \
+	"            s.bind((host, port))\n"                                                       \
+	"            r = 'ok'\n"                                                                   \
+	"        except OSError as e:\n"                                                           \
+	"            r = errno.errorcode[e.errno]\n"                                               \
+	"        s.close()\n"                                                                      \
+	"        print(name, port, r)\n"                                                           \
+	"EOF\n"
+
+#define BIND_ALL                                                                                   \
+	"inet 80 ok\ninet 1023 ok\ninet 1024 ok\ninet6 80 ok\ninet6 1023 ok\ninet6 1024 ok\n"
+#define BIND_HIGH                                                                                  \
+	"inet 80 EACCES\ninet 1023 EACCES\ninet 1024 ok\ninet6 80 EACCES\ninet6 1023 EACCES\n"     \
+	"inet6 1024 ok\n"
+
+/* Ports below 1024 as on E2B's VMs (Linux's default net.ipv4.ip_unprivileged_port_start 1024,
+ * which E2B keeps): a box's root binds them, its other users cannot (EACCES), over IPv4 and
+ * IPv6, with egress none and open, after a reboot too. Root inside has no capability over the
+ * box's network namespace (the host's user namespace owns it): a BPF cgroup bind program lets
+ * the box's root, and only it, past the check. */
+static void test_net__ports_below_1024_root_only(void **state)
+{
+	NEED_NET();
+	box_new("p-none", true, NULL, 0, NULL, 0);
+	box_new("p-open", false, NULL, 0, NULL, 0);
+	const char *boxes[] = {"p-none", "p-open"};
+	for (int i = 0; i < 2; i++) {
+		expect(boxes[i], "1024\n", "cat /proc/sys/net/ipv4/ip_unprivileged_port_start");
+		expect(boxes[i], BIND_HIGH, "%s", BIND_PY);
+		expect_as(boxes[i], "root", BIND_ALL, "%s", BIND_PY);
+	}
+	fk_err err = {0};
+	assert_int_equal(fk_box_reboot(rt, "p-open", &err), 0);
+	expect("p-open", BIND_HIGH, "%s", BIND_PY);
+	expect_as("p-open", "root", BIND_ALL, "%s", BIND_PY);
+	/* a process of root's that became the sandbox user is the sandbox user */
+	expect_as("p-open", "root", "inet 80 EACCES\n",
+	          "setpriv --reuid=1000 --regid=1000 --clear-groups python3 -c \"import socket, "
+	          "errno\ntry:\n    socket.socket().bind(('0.0.0.0', 80)); print('inet 80 ok')\n"
+	          "except OSError as e:\n    print('inet 80', errno.errorcode[e.errno])\"");
+	assert_int_equal(fk_box_destroy(rt, "p-none", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "p-open", NULL), 0);
 }
 
 /* A listener on the host (like fake-e2b's port) on every address, and one in another box:
@@ -992,6 +1061,7 @@ int main(void)
 	    cmocka_unit_test(test_net__update_applies_live),
 	    cmocka_unit_test(test_net__update_lets_a_none_box_out),
 	    cmocka_unit_test(test_net__no_sk_lookup_refuses),
+	    cmocka_unit_test(test_net__ports_below_1024_root_only),
 	    cmocka_unit_test(test_net__no_host_no_other_box),
 	    cmocka_unit_test(test_net__hostile_box_then_normal_use),
 	    cmocka_unit_test(test_net__root_cannot_reconfigure),
