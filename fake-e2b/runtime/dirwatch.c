@@ -25,7 +25,11 @@
 	(IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_ATTRIB | IN_MODIFY | IN_MOVE_SELF |          \
 	 IN_DELETE | IN_DELETE_SELF)
 #define WATCH_DEPTH_MAX 256 /* levels a recursive watch descends, like ListDir */
-#define WATCH_BUF       (64 * 1024)
+/* Directories one watch takes at most: each is an inotify watch of the server's user (the host's
+ * root), whose budget (fs.inotify.max_user_watches, 192,530 on the test machine) every root
+ * process of the machine shares, and a box decides how many directories there are. */
+#define WATCH_DIRS_MAX 10000
+#define WATCH_BUF      (64 * 1024)
 
 typedef struct wd_path {
 	int wd;
@@ -122,70 +126,81 @@ static char *join_abs(const char *abs, const char *rel)
 	return s;
 }
 
+static int open_dir_in_box(fk_dirwatch *w, const char *rel, bool follow_top, fk_err *err);
+
 /* Adds the directory open as `fd` (rel to the watched dir) and, when recursive, every directory
- * below it (breadth-first, at most WATCH_DEPTH_MAX levels, no recursion). Takes `fd`. */
+ * below it (breadth-first, at most WATCH_DEPTH_MAX levels, no recursion). Takes `fd`. The walk
+ * keeps the path of each directory waiting in it, not an open fd (a box's directory of 25,000
+ * subdirectories held 25,000 of the server's fds at once), and opens one at a time inside the
+ * box. 0; -1 when the top directory cannot be watched; -2 when the watch would pass
+ * WATCH_DIRS_MAX directories (those past it are not watched). */
 static int add_tree(fk_dirwatch *w, int fd, const char *rel)
 {
 	typedef struct pend {
-		int fd;
 		char *rel;
 		unsigned depth;
 	} pend;
 	pend *q = malloc(sizeof(*q));
-	if (!q) {
-		close(fd);
-		return -1;
-	}
-	char *r0 = strdup(rel);
+	char *r0 = q ? strdup(rel) : NULL;
 	if (!r0) {
 		free(q);
 		close(fd);
 		return -1;
 	}
 	size_t n = 1, cap = 1, head = 0;
-	q[0] = (pend){fd, r0, 0};
+	q[0] = (pend){r0, 0};
 	int rc = 0;
 	while (head < n) {
 		pend cur = q[head++];
+		int cfd = head == 1 ? fd : open_dir_in_box(w, cur.rel, false, NULL);
+		if (cfd < 0) {
+			free(cur.rel);
+			continue; /* not a directory any more, or gone already */
+		}
+		if (w->n_wds >= WATCH_DIRS_MAX) {
+			close(cfd);
+			free(cur.rel);
+			rc = -2;
+			break;
+		}
 		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", cur.fd);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", cfd);
 		int wd = inotify_add_watch(w->ifd, proc, WATCH_MASK | IN_ONLYDIR);
 		if (wd < 0 || wd_set(w, wd, cur.rel) < 0) {
 			if (head == 1)
 				rc = -1; /* the top directory itself */
 		}
-		DIR *d = (w->recursive && wd >= 0 && cur.depth < WATCH_DEPTH_MAX)
-		             ? fdopendir(dup(cur.fd))
-		             : NULL;
+		DIR *d = (w->recursive && wd >= 0 && cur.depth < WATCH_DEPTH_MAX) ? fdopendir(cfd)
+		                                                                  : NULL;
+		if (!d)
+			close(cfd);
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 				continue;
-			int cfd = openat(cur.fd, de->d_name,
-			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd < 0)
-				continue; /* not a directory, or gone already */
 			char *crel = join_rel(cur.rel, de->d_name);
 			if (n == cap) {
 				size_t nc = cap * 2;
 				pend *v = crel ? realloc(q, nc * sizeof(*v)) : NULL;
 				if (!v) {
 					free(crel);
-					close(cfd);
 					break;
 				}
 				q = v;
 				cap = nc;
 			}
-			q[n++] = (pend){cfd, crel, cur.depth + 1};
+			if (!crel)
+				break;
+			q[n++] = (pend){crel, cur.depth + 1};
 		}
 		if (d)
 			closedir(d);
-		close(cur.fd);
 		free(cur.rel);
 	}
+	for (; head < n; head++)
+		free(q[head].rel);
 	free(q);
 	return rc;
 }
@@ -281,7 +296,14 @@ int fk_dirwatch_new(fk_rt *rt, const char *box_id, const char *path, const char 
 	if (rc == 0) {
 		int fd = open_dir_in_box(w, "", true, err);
 		rc = fd < 0 ? fd : 0;
-		if (rc == 0 && add_tree(w, fd, "") < 0)
+		int added = rc == 0 ? add_tree(w, fd, "") : 0;
+		if (added == -2)
+			rc = fk__fail(
+			    err, FK_EINVAL, 0,
+			    "watching '%s' recursively takes more than %d directories, more "
+			    "than WatchDir watches: watch a subdirectory",
+			    w->abs, WATCH_DIRS_MAX);
+		else if (added < 0)
 			rc = fk__fail(err, FK_EIO, errno, "error adding path %s to watcher: %s",
 			              w->abs, fk_strerror(errno));
 	}

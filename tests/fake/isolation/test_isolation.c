@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "box_run.h"
 #include "clock.h"
+#include "dirwatch.h"
 #include "runtime.h"
 
 #include <arpa/inet.h>
@@ -406,6 +407,70 @@ static void test_isolation__listdir_of_a_huge_directory_is_refused(void **state)
 	                    "listing '/workspace/w2' holds more than 100000 entries, more than "
 	                    "ListDir answers: list a subdirectory or a smaller depth");
 	assert_int_equal(fk_box_destroy(rt, "wide", NULL), 0);
+}
+
+/* A recursive WatchDir kept an open fd for every directory waiting in its walk: 25,000
+ * subdirectories the box made took the server to its 20,000-fd limit (every other open in the
+ * server failed meanwhile) and 19,979 inotify watches of the host's root (whose budget, 192,530
+ * here, every root process on the machine shares). Now the walk holds one fd at a time, and a
+ * watch takes at most 10,000 directories. */
+static void test_isolation__recursive_watch_of_a_wide_tree(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("wd");
+	char *made = sh("wd", "sandbox",
+	                "mkdir w && cd w && perl -e 'for (1..9000) { mkdir \"d$_\" or die } "
+	                "print qq(made\\n)'");
+	assert_string_equal(made, "made\n");
+	free(made);
+	/* 9,000 directories under a 1,024-fd limit: every one is watched */
+	struct rlimit old, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 1024;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fk_dirwatch *w = NULL;
+	fk_err err = {0};
+	int rc = fk_dirwatch_new(rt, "wd", "/workspace/w", "sandbox", true, &w, NULL, &err);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(rc, 0);
+	made =
+	    sh("wd", "sandbox",
+	       "cd w && perl -e 'for (1..9000) { open(my $f, \">\", \"d$_/x\") or die; close $f } "
+	       "print qq(ok\\n)'");
+	assert_string_equal(made, "ok\n");
+	free(made);
+	fk_dirwatch_event ev = {0};
+	int64_t deadline = fk_mono_ms() + 60000;
+	int created = 0;
+	while (created < 9000 && fk_mono_ms() < deadline) {
+		rc = fk_dirwatch_next(w, &ev, 1000);
+		if (rc == FK_ETIMEOUT)
+			continue;
+		assert_int_equal(rc, 0);
+		size_t n = strlen(ev.name);
+		if (ev.op == FK_DIRWATCH_CREATE && n > 2 && !strcmp(ev.name + n - 2, "/x"))
+			created++;
+		fk_dirwatch_event_clear(&ev);
+	}
+	assert_int_equal(created, 9000);
+	fk_dirwatch_free(w);
+	/* past 10,000 directories a recursive watch is refused (a plain one still works) */
+	made = sh("wd", "sandbox",
+	          "cd w && perl -e 'for (9001..10001) { mkdir \"d$_\" or die } print qq(ok\\n)'");
+	assert_string_equal(made, "ok\n");
+	free(made);
+	w = NULL;
+	assert_int_equal(fk_dirwatch_new(rt, "wd", "/workspace/w", "sandbox", true, &w, NULL, &err),
+	                 FK_EINVAL);
+	assert_null(w);
+	assert_string_equal(
+	    err.message, "watching '/workspace/w' recursively takes more than 10000 directories, "
+	                 "more than WatchDir watches: watch a subdirectory");
+	assert_int_equal(
+	    fk_dirwatch_new(rt, "wd", "/workspace/w", "sandbox", false, &w, NULL, &err), 0);
+	fk_dirwatch_free(w);
+	assert_int_equal(fk_box_destroy(rt, "wd", NULL), 0);
 }
 
 /* ------------------------------------------------------------ user namespace */
@@ -828,6 +893,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),
 	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
 	    cmocka_unit_test(test_isolation__listdir_of_a_huge_directory_is_refused),
+	    cmocka_unit_test(test_isolation__recursive_watch_of_a_wide_tree),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
 	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
