@@ -98,6 +98,7 @@ int fks_start(fks *s, const char *bin, const char *const *flags)
 			s->exit_status = st;
 			s->pid = -1;
 			read_file(out, s->out, sizeof(s->out));
+			fks_stop(s); /* its dir goes (its output is in s->out) */
 			return -1;
 		}
 	}
