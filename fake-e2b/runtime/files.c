@@ -844,6 +844,21 @@ done:
 
 /* ------------------------------------------------------------ mkdir, remove, move */
 
+/* Whether `base` in directory `pfd` is a mount point of the box (its mount differs from its
+ * directory's; "." is the box's "/"). The server is in the host's mount namespace, where the
+ * box's mount points (/usr, /etc, /dev, /proc...) are plain directories: the kernel's EBUSY
+ * guards only the caller's own namespace, so removing one detached the box's mount, renaming one
+ * carried it elsewhere and renaming onto one detached it. */
+static bool is_mount_point(int pfd, const char *base)
+{
+	if (!strcmp(base, ".") || !strcmp(base, "/"))
+		return true;
+	struct statx sp, se;
+	return statx(pfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sp) == 0 &&
+	       statx(pfd, base, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &se) == 0 &&
+	       (sp.stx_mask & se.stx_mask & STATX_MNT_ID) && sp.stx_mnt_id != se.stx_mnt_id;
+}
+
 int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
                   fk_err *err)
 {
@@ -894,12 +909,7 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 			              fk_strerror(errno));
 		goto done;
 	}
-	/* the server is in the host's mount namespace, where the box's mount points (/usr, /etc,
-	 * /dev, /proc...) are plain directories: removing one would detach the box's mount */
-	struct statx sp, se;
-	if (statx(pfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sp) == 0 &&
-	    statx(pfd, base, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &se) == 0 &&
-	    (sp.stx_mask & se.stx_mask & STATX_MNT_ID) && sp.stx_mnt_id != se.stx_mnt_id) {
+	if (is_mount_point(pfd, base)) {
 		close(pfd);
 		rc = fk__fail(err, FK_EINVAL, EBUSY, "remove '%s': a mount point of the sandbox",
 		              c.abs);
@@ -945,6 +955,17 @@ int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst
 		goto done;
 	}
 	dbase = base_of(dabs);
+	if (is_mount_point(sfd, sbase)) {
+		rc = fk__fail(err, FK_EINVAL, EBUSY,
+		              "move '%s' to '%s': a mount point of the sandbox", c.abs, dabs);
+		goto done;
+	}
+	if (is_mount_point(dfd, dbase)) {
+		rc = fk__fail(err, FK_EINVAL, EBUSY,
+		              "move '%s' to '%s': '%s' is a mount point of the sandbox", c.abs,
+		              dabs, dabs);
+		goto done;
+	}
 	if (renameat(sfd, sbase, dfd, dbase) < 0) {
 		rc = fk__fail(err, fk__errno_code(errno), errno, "move '%s' to '%s': %s", c.abs,
 		              dabs, fk_strerror(errno));

@@ -860,6 +860,60 @@ static void test_isolation__files_remove_refuses_the_box_mount_points(void **sta
 	assert_int_equal(fk_box_destroy(rt, "rmmnt", NULL), 0);
 }
 
+/* Move, like Remove, runs in the host's mount namespace, where renaming a box's mount point is
+ * not refused (EBUSY is only for the caller's own namespace's mounts): moving "/usr" carried the
+ * box's /usr elsewhere, and moving a directory onto "/usr" detached it. Both ends are checked. */
+static void test_isolation__files_move_refuses_the_box_mount_points(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("mvmnt");
+	fk_err err = {0};
+	fk_entry e;
+	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/null", "/proc", "/dev/shm"};
+	char *o = sh("mvmnt", "root", "mkdir -p /tmp/d /tmp/e && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		char want[200];
+		assert_int_equal(
+		    fk_file_move(rt, "mvmnt", mounts[i], "/tmp/moved", "root", &e, &err),
+		    FK_EINVAL);
+		snprintf(want, sizeof(want),
+		         "move '%s' to '/tmp/moved': a mount point of the sandbox", mounts[i]);
+		assert_string_equal(err.message, want);
+		assert_int_equal(fk_file_move(rt, "mvmnt", "/tmp/d", mounts[i], "root", &e, &err),
+		                 FK_EINVAL);
+		snprintf(want, sizeof(want),
+		         "move '/tmp/d' to '%s': '%s' is a mount point of the sandbox", mounts[i],
+		         mounts[i]);
+		assert_string_equal(err.message, want);
+	}
+	assert_int_equal(fk_file_move(rt, "mvmnt", "/", "/tmp/moved", "root", &e, &err), FK_EINVAL);
+	assert_string_equal(err.message, "move '/' to '/tmp/moved': a mount point of the sandbox");
+	assert_int_equal(fk_file_move(rt, "mvmnt", "/tmp/d", "/", "root", &e, &err), FK_EINVAL);
+	assert_string_equal(err.message,
+	                    "move '/tmp/d' to '/': '/' is a mount point of the sandbox");
+	/* what is under a mount point is the box's own to move */
+	o = sh("mvmnt", "root", "touch /etc/fk-x && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_move(rt, "mvmnt", "/etc/fk-x", "/etc/fk-y", "root", &e, &err), 0);
+	assert_string_equal(e.path, "/etc/fk-y");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_move(rt, "mvmnt", "/tmp/d", "/tmp/e/d", "root", &e, &err), 0);
+	assert_string_equal(e.path, "/tmp/e/d");
+	fk_entry_clear(&e);
+	o = sh("mvmnt", "sandbox",
+	       "test -x /usr/bin/true && test -s /etc/passwd && test -c /dev/null && "
+	       "test -d /dev/shm && test -r /proc/self/status && test ! -e /tmp/moved && "
+	       "test -e /etc/fk-y && test -d /tmp/e/d && "
+	       "test \"$(stat -c %m /usr)\" = /usr && test \"$(stat -c %m /etc)\" = /etc && "
+	       "echo intact");
+	assert_string_equal(o, "intact\n");
+	free(o);
+	assert_int_equal(fk_box_destroy(rt, "mvmnt", NULL), 0);
+}
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -899,6 +953,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
+	    cmocka_unit_test(test_isolation__files_move_refuses_the_box_mount_points),
 	    cmocka_unit_test(test_isolation__disk_is_capped_per_box),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
