@@ -53,11 +53,33 @@ static void run_timers(fk_registry *g, int all)
 	}
 }
 
+/* Running sandboxes whose box's PID 1 died (killed from the host, or by the kernel): E2B forgets
+ * a sandbox whose VM is gone; its resources are released. At most 64 a round. */
+static void reap_dead(fk_registry *g)
+{
+	fk_sandbox *run[64];
+	size_t n = 0;
+	pthread_mutex_lock(&g->lock);
+	for (fk_sandbox *sb = g->list; sb && n < 64; sb = sb->next) {
+		if (!sb->deleted && sb->state == FK_SB_RUNNING) {
+			sb->refs++;
+			run[n++] = sb;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (fk_box_init_gone(g->rt, run[i]->id))
+			fk_registry_delete(g, run[i], FK_DEL_IF_DEAD);
+		fk_sandbox_release(g, run[i]);
+	}
+}
+
 static void reap_once(fk_registry *g)
 {
 	fk_sandbox *due[64];
 	size_t n = 0;
 	int64_t now = fk_now_ns();
+	reap_dead(g);
 	pthread_mutex_lock(&g->lock);
 	for (fk_sandbox *sb = g->list; sb && n < 64; sb = sb->next) {
 		if (!sb->deleted && sb->state == FK_SB_RUNNING && sb->end_ns <= now) {

@@ -124,7 +124,11 @@ enum { FK_LC_OK = 0, FK_LC_GONE = -1, FK_LC_CONFLICT = -2, FK_LC_FAILED = -3, FK
 /* Pause (fs_only: without memory, the next resume cold-boots). */
 int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_expired,
                       fk_err *err);
-int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired);
+/* Delete: `when` 0 always, 1 only if expired (the reaper), FK_DEL_IF_DEAD only if it runs and its
+ * box's PID 1 is gone (the reaper: E2B forgets a sandbox whose VM died; its API then answers 404,
+ * its envd routes 502 "The sandbox was not found"); FK_LC_SKIPPED otherwise. */
+enum { FK_DEL_IF_DEAD = 2 };
+int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when);
 
 /* Snapshot (E2B's snapshots and forks): the running sandbox's files copied to `layer_dir`
  * (fk_box_snapshot) under its op_lock; FK_LC_GONE when it is not running. */

@@ -483,14 +483,18 @@ int fk_registry_update_network(fk_registry *g, fk_sandbox *sb, json_t *body, fk_
 	return rc;
 }
 
-int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int only_if_expired)
+int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when)
 {
 	int rc = FK_LC_OK;
 	pthread_mutex_lock(&sb->op_lock);
+	/* under op_lock: no pause or resume replaces the box's PID 1 meanwhile */
+	bool dead = when == FK_DEL_IF_DEAD && fk_box_init_gone(g->rt, sb->id);
 	pthread_mutex_lock(&g->lock);
 	if (sb->deleted)
 		rc = FK_LC_GONE;
-	else if (only_if_expired && (sb->state != FK_SB_RUNNING || sb->end_ns > fk_now_ns()))
+	else if (when == 1 && (sb->state != FK_SB_RUNNING || sb->end_ns > fk_now_ns()))
+		rc = FK_LC_SKIPPED;
+	else if (when == FK_DEL_IF_DEAD && (sb->state != FK_SB_RUNNING || !dead))
 		rc = FK_LC_SKIPPED;
 	if (rc == FK_LC_OK) {
 		sb->deleted = 1;

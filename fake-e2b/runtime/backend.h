@@ -24,6 +24,9 @@ int fk__backend_box_boot(fk_box *b, fk_err *err);
 /* Kills PID 1 and with it every process of the box, and waits until all are gone. False when
  * the box has no PID 1 (degraded): then the caller signals the processes itself. */
 bool fk__backend_box_kill(fk_box *b);
+/* True once the box's PID 1 has exited (killed from the host, or by the kernel): the box is
+ * dead, nothing in it runs. Under b->life. */
+bool fk__backend_box_init_gone(fk_box *b);
 /* Freeze (true) or thaw every process of the box. 0; 1 when there is no freezer (the caller
  * stops the processes with SIGSTOP/SIGCONT); -1 with errno. */
 int fk__backend_box_freeze(fk_box *b, bool freeze);

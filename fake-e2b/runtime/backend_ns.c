@@ -976,10 +976,6 @@ static int init_main(void *arg)
 		memset(a->argv_area, 0, a->argv_len);
 		memcpy(a->argv_area, "fk-init", a->argv_len > 8 ? 8 : a->argv_len - 1);
 	}
-	/* the memory cgroup's OOM killer should pick a process inside, not PID 1 (its death would
-	 * end the whole box); lowering the score needs CAP_SYS_RESOURCE, which the server may lack:
-	 * best effort (PID 1's own memory is tiny, so it is rarely the pick anyway) */
-	fk_lx_write_str("/proc/self/oom_score_adj", "-1000");
 	/* from here on the box's root, not the host's: its own user namespace (ids mapped to the
 	 * box's range), and IPC and host name namespaces owned by it */
 	if (a->userns_fd >= 0 && fk_lx_userns_enter_as_root(a->userns_fd) < 0)
@@ -1157,6 +1153,31 @@ static bool box_bind_root(fk_box *b)
 	return rc == 0;
 }
 
+/* The memory cgroup's OOM killer must pick a process inside the box, never its PID 1 (its death
+ * ends the box: a full /dev/shm plus an allocator made it the last pick). Written by the server
+ * (host root): from inside its user namespace PID 1 cannot lower its score, which needs
+ * CAP_SYS_RESOURCE in the initial namespace. The box's processes do not inherit it: proc.c
+ * spawns them from the server, resetting theirs to 0; PID 1 itself never forks. */
+static void init_oom_exempt(pid_t pid)
+{
+	static int warned;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
+	if (fk_lx_write_str(p, "-1000") < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr,
+		        "fake-e2b: cannot exempt sandboxes' PID 1 from the OOM killer (%s): a box "
+		        "out of memory may lose its PID 1 and end\n",
+		        fk_strerror(errno));
+}
+
+bool fk__backend_box_init_gone(fk_box *b)
+{
+	if (b->init_pidfd < 0)
+		return false;
+	struct pollfd pfd = {.fd = b->init_pidfd, .events = POLLIN};
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP)) != 0;
+}
+
 int fk__backend_box_boot(fk_box *b, fk_err *err)
 {
 	if (!b->rt->isolated)
@@ -1219,6 +1240,7 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 		goto done;
 	}
 	b->init_pid = pid;
+	init_oom_exempt(pid);
 	b->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (b->init_pidfd >= 0)
 		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);

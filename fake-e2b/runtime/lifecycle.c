@@ -328,6 +328,18 @@ bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out)
 	return true;
 }
 
+bool fk_box_init_gone(fk_rt *rt, const char *id)
+{
+	fk_box *b = fk__box_get(rt, id);
+	if (!b)
+		return false;
+	pthread_rwlock_rdlock(&b->life);
+	bool gone = !b->dead && b->init_pid > 0 && fk__backend_box_init_gone(b);
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	return gone;
+}
+
 pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 {
 	fk_box *b = fk__box_get(rt, id);

@@ -260,6 +260,11 @@ int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 
+/* True if box `id` had a PID 1 and it has exited (killed from the host, or by the kernel): every
+ * process of the box is gone with it, as when E2B's VM is gone. False for an unknown box, one
+ * without a PID 1 (degraded, paused to its filesystem) or a live one. */
+bool fk_box_init_gone(fk_rt *rt, const char *id);
+
 /* Host pid of the box's init (for tests: /proc/<pid>/ns/...), 0 if none / degraded. */
 pid_t fk_box_init_pid(fk_rt *rt, const char *id);
 

@@ -196,6 +196,13 @@ int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
 	return 0;
 }
 
+bool fk_box_init_gone(fk_rt *rt, const char *id)
+{
+	(void)rt;
+	(void)id;
+	return false;
+}
+
 pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 {
 	(void)rt;

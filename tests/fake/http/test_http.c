@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -992,6 +993,95 @@ static void test_envd__health_token_and_502(void **state)
 	delete_sandbox(e.id);
 }
 
+/* Host pid of sandbox `id`'s PID 1: the server's child named fk-init in the sandbox's cgroup;
+ * 0 when the server runs without isolation (no PID 1). */
+static pid_t box_init_pid(const char *id)
+{
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	pid_t found = 0;
+	struct dirent *de;
+	char want[96];
+	snprintf(want, sizeof(want), "/%s\n", id);
+	while (!found && (de = readdir(d))) {
+		char p[300], buf[4096];
+		int ppid = 0;
+		char comm[32] = "";
+		snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		int n = fscanf(f, "%*d (%31[^)]) %*c %d", comm, &ppid);
+		fclose(f);
+		if (n != 2 || ppid != (int)g_srv.pid || strcmp(comm, "fk-init") != 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cgroup", de->d_name);
+		f = fopen(p, "r");
+		size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[len] = '\0';
+		if (strstr(buf, want))
+			found = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* A sandbox whose PID 1 dies (here killed from the host; or the OOM killer's last pick) is
+ * gone, as when E2B's VM is: the API answers 404, envd's routes 502 "The sandbox was not
+ * found", the list no longer has it. */
+static void test_envd__dead_pid1_is_sandbox_not_found(void **state)
+{
+	(void)state;
+	envd_ctx e;
+	envd_open(&e);
+	pid_t init = box_init_pid(e.id);
+	if (init <= 0) {
+		delete_sandbox(e.id);
+		skip(); /* no isolation: no PID 1 */
+	}
+	assert_int_equal(kill(init, SIGKILL), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", e.id);
+	/* the reaper notices within its 200 ms round */
+	resp *r = NULL;
+	int64_t until = fk_mono_ms() + 30000;
+	for (;;) {
+		r = http("GET", path, NULL);
+		if (r->status != 200 || fk_mono_ms() > until)
+			break;
+		resp_free(r);
+		struct timespec ts = {0, 50 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	assert_e2b_error(r, 404);
+	char msg[128];
+	snprintf(msg, sizeof(msg), "Sandbox \"%s\" doesn't exist or you don't have access to it",
+	         e.id);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), msg);
+	resp_free(r);
+	r = rpc(&e, "process.Process/List", "{}");
+	assert_int_equal(r->status, 502);
+	assert_string_equal(json_string_value(json_object_get(r->json, "sandboxId")), e.id);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 502);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")),
+	                    "The sandbox was not found");
+	resp_free(r);
+	r = http("GET", "/v2/sandboxes", NULL);
+	assert_int_equal(r->status, 200);
+	size_t i;
+	json_t *v;
+	json_array_foreach(r->json, i, v)
+	{
+		assert_string_not_equal(json_string_value(json_object_get(v, "sandboxID")), e.id);
+	}
+	resp_free(r);
+	r = http("DELETE", path, NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+}
+
 static void test_envd__auto_resume_on_traffic(void **state)
 {
 	(void)state;
@@ -1570,6 +1660,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_admin__request_log_masks_secrets),
 	    cmocka_unit_test(test_admin__request_log_arrival_order),
 	    cmocka_unit_test(test_envd__health_token_and_502),
+	    cmocka_unit_test(test_envd__dead_pid1_is_sandbox_not_found),
 	    cmocka_unit_test(test_envd__auto_resume_on_traffic),
 	    cmocka_unit_test(test_envd__start_stream_frames_start_data_end),
 	    cmocka_unit_test(test_envd__send_signal_unknown_pid_404),

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -471,6 +473,102 @@ static void test_isolation__recursive_watch_of_a_wide_tree(void **state)
 	    fk_dirwatch_new(rt, "wd", "/workspace/w", "sandbox", false, &w, NULL, &err), 0);
 	fk_dirwatch_free(w);
 	assert_int_equal(fk_box_destroy(rt, "wd", NULL), 0);
+}
+
+/* ------------------------------------------------------------ PID 1 */
+
+static bool has_cap_sys_resource(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (eff >> 24) & 1; /* CAP_SYS_RESOURCE */
+}
+
+static void write_self_oom(const char *v)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, v, strlen(v)), (ssize_t)strlen(v));
+	close(fd);
+}
+
+/* A box whose /dev/shm (half its memory, host RAM the OOM killer cannot free) is full and
+ * whose processes allocate past the rest: the memory cgroup's OOM killer ends them, never its
+ * PID 1 (-1000, set by the server: from inside its user namespace it cannot lower its own
+ * score), and the box goes on. Its processes do not inherit PID 1's exemption nor the server's
+ * own score: theirs is 0. */
+static void test_isolation__oom_spares_pid1(void **state)
+{
+	NEED_ISOLATION(rt);
+	fk_box_options o = {.memory_mb = 128};
+	box_create_opts("oom", &o);
+	pid_t init = fk_box_init_pid(rt, "oom");
+	assert_true(init > 0);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)init);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	int adj = 0;
+	assert_int_equal(fscanf(f, "%d", &adj), 1);
+	fclose(f);
+	/* lowering a score needs CAP_SYS_RESOURCE (a container may withhold it: then the server
+	 * warns once, and a box whose PID 1 the OOM killer picks is seen dead and forgotten) */
+	if (has_cap_sys_resource())
+		assert_int_equal(adj, -1000);
+	else
+		fprintf(stderr, "NOTE: no CAP_SYS_RESOURCE: PID 1 keeps score %d\n", adj);
+	/* the server's own score (a service manager's OOMScoreAdjust=) is not the box's */
+	write_self_oom("300");
+	char *own = sh("oom", "root", "cat /proc/self/oom_score_adj");
+	write_self_oom("0");
+	assert_string_equal(own, "0\n");
+	free(own);
+	/* two allocators beside a full /dev/shm: each ends killed (SIGKILL: 137) */
+	char *hog = sh("oom", "root",
+	               "exec 2>/dev/null; head -c 64M /dev/zero > /dev/shm/fill; "
+	               "tail /dev/zero & tail /dev/zero; a=$?; wait $!; echo $a $?");
+	assert_string_equal(hog, "137 137\n");
+	free(hog);
+	assert_false(fk_box_init_gone(rt, "oom"));
+	assert_int_equal(fk_box_init_pid(rt, "oom"), init);
+	char *ok =
+	    sh("oom", "sandbox", "echo ok; df -k --output=used /dev/shm | tail -1 | tr -d ' '");
+	assert_string_equal(ok, "ok\n65536\n");
+	free(ok);
+	assert_int_equal(fk_box_destroy(rt, "oom", NULL), 0);
+}
+
+/* PID 1 killed from the host: the box knows it is dead (the registry then forgets the sandbox,
+ * as E2B does when its VM is gone), and it is destroyed like any other. */
+static void test_isolation__pid1_death_is_seen(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("p1");
+	pid_t init = fk_box_init_pid(rt, "p1");
+	assert_true(init > 0);
+	assert_false(fk_box_init_gone(rt, "p1"));
+	int pfd = (int)syscall(SYS_pidfd_open, init, 0);
+	assert_true(pfd >= 0);
+	assert_int_equal(kill(init, SIGKILL), 0);
+	struct pollfd pp = {.fd = pfd, .events = POLLIN};
+	assert_int_equal(poll(&pp, 1, 30000), 1); /* it has exited */
+	close(pfd);
+	assert_true(fk_box_init_gone(rt, "p1"));
+	assert_false(fk_box_init_gone(rt, "no-such-box"));
+	box_result r;
+	fk_err err = {0};
+	fk_proc_spec spec = {.cmd = "/bin/true"};
+	int rc = box_run_spec(rt, "p1", &spec, true, &r, &err);
+	box_result_clear(&r);
+	assert_int_not_equal(rc, 0);
+	assert_int_equal(fk_box_destroy(rt, "p1", NULL), 0);
+	assert_false(fk_box_exists(rt, "p1", NULL));
 }
 
 /* ------------------------------------------------------------ user namespace */
@@ -955,6 +1053,8 @@ int main(void)
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
 	    cmocka_unit_test(test_isolation__files_move_refuses_the_box_mount_points),
 	    cmocka_unit_test(test_isolation__disk_is_capped_per_box),
+	    cmocka_unit_test(test_isolation__oom_spares_pid1),
+	    cmocka_unit_test(test_isolation__pid1_death_is_seen),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
