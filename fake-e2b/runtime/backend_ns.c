@@ -668,11 +668,19 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	int rc = box_userns(b, err);
 	if (rc < 0)
 		return rc;
-	if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
+	/* 0700, the host's root's: a local user who knows a sandbox id cannot reach what its root
+	 * left in its tree (a setuid copy of a shell owned by the box's root). Only the server
+	 * and the box's PID 1 go through it, as the host's root, before PID 1 pivots into its
+	 * root and enters its user namespace; the box's processes never see this path. */
+	if ((mkdir(b->dir, 0700) < 0 && errno != EEXIST) || chmod(b->dir, 0700) < 0)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
 	rc = box_disk(b, err);
 	if (rc < 0)
 		return rc;
+	/* the disk's own top (attached at b->dir in the box's mount namespace): 0700 too */
+	if (b->disk_fd >= 0 && chmod(b->hdir, 0700) < 0)
+		return fk__fail(err, FK_EIO, errno, "chmod the sandbox's disk: %s",
+		                fk_strerror(errno));
 	if (b->layer_dir && access(b->hroot, F_OK) < 0) {
 		rc = box_from_layer(b, err);
 		if (rc < 0)

@@ -602,6 +602,56 @@ static void test_isolation__other_users_cannot_list_the_sandboxes(void **state)
 	assert_int_equal(fk_box_destroy(rt, "lst", NULL), 0);
 }
 
+/* Nor reach a sandbox's tree by its id: <state>/<id> is the host root's, 0700 (and its disk
+ * image 0600), so what the box's root leaves there (a setuid copy of bash) cannot be run by
+ * another local user; the box itself still works. */
+static void test_isolation__other_users_cannot_reach_a_sandbox_tree(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("tree");
+	char *ok = sh("tree", "root", "cp /bin/bash /root/sh && chmod 4755 /root/sh && echo ok");
+	assert_string_equal(ok, "ok\n");
+	free(ok);
+	char dir[256], root[300], img[300];
+	snprintf(dir, sizeof(dir), "%s/tree", state_dir);
+	snprintf(root, sizeof(root), "%s/root/root/sh", dir);
+	snprintf(img, sizeof(img), "%s/tree.disk", state_dir);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(st.st_uid, 0);
+	bool has_disk = stat(img, &st) == 0;
+	if (has_disk)
+		assert_int_equal(st.st_mode & 07777, 0600);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		struct stat s2;
+		if (stat(root, &s2) == 0 || errno != EACCES)
+			_exit(3);
+		if (open(dir, O_RDONLY | O_DIRECTORY) >= 0 || errno != EACCES)
+			_exit(4);
+		if (has_disk && (open(img, O_RDONLY) >= 0 || errno != EACCES))
+			_exit(5);
+		_exit(0);
+	}
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws));
+	assert_int_equal(WEXITSTATUS(ws), 0);
+	/* the box reaches all it needs: its /etc overlay, its files, a new process */
+	ok = sh("tree", "sandbox", "id -un; echo x > /workspace/f; cat /workspace/f");
+	assert_string_equal(ok, "sandbox\nx\n");
+	free(ok);
+	assert_int_equal(fk_box_reboot(rt, "tree", NULL), 0);
+	ok = sh("tree", "root", "stat -c %a /root/sh; cat /workspace/f");
+	assert_string_equal(ok, "4755\nx\n");
+	free(ok);
+	assert_int_equal(fk_box_destroy(rt, "tree", NULL), 0);
+}
+
 /* The owner of <rel> in the box's "/" as the host sees it (through its PID 1's root: the box's
  * files live in its own disk image, mounted only in its namespace). */
 static unsigned long host_uid_of(const char *box, const char *rel)
@@ -1049,6 +1099,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
 	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
+	    cmocka_unit_test(test_isolation__other_users_cannot_reach_a_sandbox_tree),
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
 	    cmocka_unit_test(test_isolation__files_move_refuses_the_box_mount_points),
