@@ -58,11 +58,40 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	 * user who finds the tree could run to act as that box's root on its files */
 	chmod(rt->state_dir, 0711);
 	int rc = fk__backend_rt_init(rt, opts, err);
+	if (rc == 0 && rt->isolated) {
+		char v[16] = "";
+		FILE *f = fopen("/proc/sys/fs/suid_dumpable", "re");
+		bool got = f && fgets(v, sizeof(v), f);
+		if (f)
+			fclose(f);
+		rc = fk_rt_check_suid_dumpable(got ? v : NULL, err);
+	}
 	if (rc < 0) {
 		fk_rt_free(rt);
 		return rc;
 	}
 	*out = rt;
+	return 0;
+}
+
+int fk_rt_check_suid_dumpable(const char *value, fk_err *err)
+{
+	if (!value)
+		return fk__fail(err, FK_EIO, EIO, "cannot read /proc/sys/fs/suid_dumpable");
+	char *end;
+	errno = 0;
+	long v = strtol(value, &end, 10);
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (end == value || *end || errno)
+		return fk__fail(err, FK_EIO, EIO, "fs.suid_dumpable reads '%.16s', not a number",
+		                value);
+	if (v == 1)
+		return fk__fail(
+		    err, FK_EINVAL, EINVAL,
+		    "fs.suid_dumpable is 1 (debug): a sandbox's process could trace a "
+		    "process the server starts and reach the server's memory; set it to "
+		    "0 or 2 (sysctl -w fs.suid_dumpable=2) and start again");
 	return 0;
 }
 

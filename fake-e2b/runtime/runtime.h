@@ -260,6 +260,14 @@ int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
 /* True if box `id` exists; *frozen_out (may be NULL) tells whether it is frozen. */
 bool fk_box_exists(fk_rt *rt, const char *id, bool *frozen_out);
 
+/* Whether fs.suid_dumpable (`value`: the text of /proc/sys/fs/suid_dumpable, NULL if unreadable)
+ * lets an isolated runtime host sandboxes: 0 or 2 yes (0). 1 ("debug") no: a process that
+ * changes its ids stays dumpable, so a sandbox's process could trace a start between its
+ * clone and its execve, while it still shares the server's memory. fk_rt_new of an isolated
+ * runtime refuses to start then (FK_EINVAL, saying how to fix it) rather than changing the
+ * machine's setting itself; unreadable: FK_EIO. */
+int fk_rt_check_suid_dumpable(const char *value, fk_err *err);
+
 /* True if box `id` had a PID 1 and it has exited (killed from the host, or by the kernel): every
  * process of the box is gone with it, as when E2B's VM is gone. False for an unknown box, one
  * without a PID 1 (degraded, paused to its filesystem) or a live one. */

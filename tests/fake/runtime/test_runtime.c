@@ -1234,6 +1234,27 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* fs.suid_dumpable 1 keeps a start dumpable after it changes ids, while it shares the server's
+ * memory: an isolated runtime refuses it (and reads what /proc says at fk_rt_new). */
+static void test_runtime__suid_dumpable_check(void **state)
+{
+	(void)state;
+	fk_err err = {0};
+	assert_int_equal(fk_rt_check_suid_dumpable("0\n", &err), 0);
+	assert_int_equal(fk_rt_check_suid_dumpable("2\n", &err), 0);
+	assert_int_equal(fk_rt_check_suid_dumpable("1\n", &err), FK_EINVAL);
+	assert_string_equal(err.message,
+	                    "fs.suid_dumpable is 1 (debug): a sandbox's process could trace a "
+	                    "process the server starts and reach the server's memory; set it to 0 "
+	                    "or 2 (sysctl -w fs.suid_dumpable=2) and start again");
+	assert_int_equal(fk_rt_check_suid_dumpable("1", &err), FK_EINVAL);
+	assert_int_equal(fk_rt_check_suid_dumpable(NULL, &err), FK_EIO);
+	assert_string_equal(err.message, "cannot read /proc/sys/fs/suid_dumpable");
+	assert_int_equal(fk_rt_check_suid_dumpable("", &err), FK_EIO);
+	assert_int_equal(fk_rt_check_suid_dumpable("1x\n", &err), FK_EIO);
+	assert_string_equal(err.message, "fs.suid_dumpable reads '1x\n', not a number");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--child-box"))
@@ -1243,6 +1264,7 @@ int main(int argc, char **argv)
 		self_exe[n] = 0;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runtime__unknown_box_and_bad_input),
+	    cmocka_unit_test(test_runtime__suid_dumpable_check),
 	    cmocka_unit_test(test_runtime__each_box_sees_only_its_own_processes),
 	    cmocka_unit_test(test_runtime__tmp_is_private),
 	    cmocka_unit_test(test_runtime__template_conventions),
