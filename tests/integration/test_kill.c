@@ -192,6 +192,50 @@ static void test_kill_all__nothing_running_is_success(void **state)
 	json_decref(log);
 }
 
+/* Processes of the sandbox (each /proc/<pid>; the count's own ls and grep included). */
+static int count_processes(h_ctx *h)
+{
+	char *s = h_sh(h, g_id, "ls /proc | grep -c '^[0-9]'");
+	int n = atoi(s);
+	free(s);
+	return n;
+}
+
+/* Issue 11: a fork bomb is held by the sandbox's process cap (1,024), and kill_all, started
+ * while the bomb holds every slot, ends it: the sandbox then answers as before with a handful
+ * of processes. */
+static void test_kill_all__ends_a_fork_bomb(void **state)
+{
+	h_ctx *h = *state;
+	job bomb = {h, "b() { b | b & }; b; exec sleep 600", NULL, 0, {0}, {0}, 0};
+	int before = count_processes(h);
+	pthread_create(&bomb.t, NULL, job_run, &bomb);
+	/* the bomb reaches the cap */
+	uint64_t deadline = h_now_ms() + 120000;
+	int n;
+	while ((n = count_processes(h)) < 900) {
+		if (h_now_ms() > deadline)
+			fail_msg("the fork bomb has %d processes after 120 s", n);
+		usleep(200 * 1000);
+	}
+	sbx_error err = {0};
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), 0);
+	h_note_err(h, &err);
+	assert_killed(&bomb);
+	/* the bomb's last processes are reaped by the sandbox's PID 1 */
+	deadline = h_now_ms() + 30000;
+	while ((n = count_processes(h)) > before) {
+		if (h_now_ms() > deadline)
+			fail_msg("%d processes 30 s after kill_all (%d before the bomb)", n,
+			         before);
+		usleep(100 * 1000);
+	}
+	assert_true(before <= 8);
+	char *ok = h_sh(h, g_id, "echo ok");
+	assert_string_equal(ok, "ok\n");
+	free(ok);
+}
+
 static void test_kill_all__on_missing_sandbox_is_gone(void **state)
 {
 	h_ctx *h = *state;
@@ -209,6 +253,7 @@ int main(void)
 	    cmocka_unit_test(test_kill_tagged__invalid_tag_sends_no_request),
 	    cmocka_unit_test(test_kill_tagged__empty_list_sends_nothing),
 	    cmocka_unit_test(test_kill_all__nothing_running_is_success),
+	    cmocka_unit_test(test_kill_all__ends_a_fork_bomb),
 	    cmocka_unit_test(test_kill_all__on_missing_sandbox_is_gone),
 	};
 	return cmocka_run_group_tests_name("integration_kill", tests, setup, teardown);
