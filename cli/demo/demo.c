@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,9 @@ typedef struct demo {
 	bool drain_started;
 	char url[64];
 	char key[48]; /* the local fake-e2b's API key: random per run */
+	/* the file fake-e2b reads it from (--api-key-file), in a directory of its own; "" once
+	 * removed */
+	char key_dir[PATH_MAX], key_file[PATH_MAX + 16];
 	/* the report as first read, to compare after resume */
 	unsigned char *report;
 	size_t report_len;
@@ -303,6 +307,16 @@ static int wait_listening(demo *d, char *why, size_t whylen)
 	}
 }
 
+/* Removes the API key's file and its directory (once fake-e2b has read it, or on failure). */
+static void key_file_remove(demo *d)
+{
+	if (d->key_file[0])
+		unlink(d->key_file);
+	if (d->key_dir[0])
+		rmdir(d->key_dir);
+	d->key_file[0] = d->key_dir[0] = '\0';
+}
+
 static int spawn_fake(demo *d, const char *path, char *why, size_t whylen)
 {
 	/* fake-e2b accepts only the key it is given: a fresh random one per run */
@@ -314,8 +328,37 @@ static int spawn_fake(demo *d, const char *path, char *why, size_t whylen)
 	memcpy(d->key, "e2b_demo", 8);
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(d->key + 8 + 2 * i, 3, "%02x", rnd[i]);
-	char *argv[] = {(char *)path, "--port", "0",
-	                "--api-key",  d->key,   d->c->verbose ? NULL : "--quiet",
+	/* the key goes in a file of a private directory (0700; the file 0600), never on the
+	 * command line, which every local user sees in ps; fake-e2b reads it at start, and the
+	 * file is removed once it listens (key_file_remove) */
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (snprintf(d->key_dir, sizeof(d->key_dir), "%s/sandbox-e2b-demo-XXXXXX", tmp) >=
+	        (int)sizeof(d->key_dir) ||
+	    !mkdtemp(d->key_dir)) {
+		char ebuf[128];
+		d->key_dir[0] = '\0';
+		snprintf(why, whylen, "cannot make a directory for the API key: %s",
+		         cli_strerror(errno, ebuf, sizeof(ebuf)));
+		return -1;
+	}
+	snprintf(d->key_file, sizeof(d->key_file), "%s/api-key", d->key_dir);
+	int kfd = open(d->key_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	size_t klen = strlen(d->key);
+	bool written =
+	    kfd >= 0 && write(kfd, d->key, klen) == (ssize_t)klen && write(kfd, "\n", 1) == 1;
+	if (kfd < 0 || close(kfd) != 0 || !written) {
+		char ebuf[128];
+		int e = errno;
+		key_file_remove(d);
+		snprintf(why, whylen, "cannot write the API key file: %s",
+		         cli_strerror(e, ebuf, sizeof(ebuf)));
+		return -1;
+	}
+	char *argv[] = {(char *)path, "--port",
+	                "0",          "--api-key-file",
+	                d->key_file,  d->c->verbose ? NULL : "--quiet",
 	                NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -396,7 +439,10 @@ static int start_local(demo *d)
 		                 "cannot find fake-e2b: build it (cmake --build BUILD --target "
 		                 "fake-e2b), pass --fake-e2b PATH or set FAKE_E2B, or set "
 		                 "E2B_API_KEY and E2B_TEMPLATE to use E2B");
-	if (spawn_fake(d, path, why, sizeof(why)) < 0 || wait_listening(d, why, sizeof(why)) < 0)
+	int started =
+	    spawn_fake(d, path, why, sizeof(why)) < 0 ? -1 : wait_listening(d, why, sizeof(why));
+	key_file_remove(d);
+	if (started < 0)
 		return step_fail(d, "start fake-e2b",
 		                 sbx_signal_aborted(d->c->sig) ? SBX_EABORTED : 0, NULL, "%s", why);
 	if (pthread_create(&d->drain, NULL, drain_main, d) == 0)

@@ -244,7 +244,9 @@ test_config() {
 
 # ---- commands against fake-e2b ---------------------------------------------------------
 start_fake() {
-	"$fake" --port 0 --quiet --port-file "$tmp/port" --api-key "$SECRET" >"$tmp/fake.out" 2>"$tmp/fake.err" &
+	# the key in a 0600 file, not on the command line (every local user sees that in ps)
+	(umask 077 && printf '%s\n' "$SECRET" >"$tmp/api-key")
+	"$fake" --port 0 --quiet --port-file "$tmp/port" --api-key-file "$tmp/api-key" >"$tmp/fake.out" 2>"$tmp/fake.err" &
 	fake_pid=$!
 	for _ in $(seq 1 300); do
 		grep -q "listening on" "$tmp/fake.out" 2>/dev/null && break
@@ -657,6 +659,12 @@ test_files() { # ID
 
 test_commands() {
 	start_fake
+	if tr '\0' ' ' <"/proc/$fake_pid/cmdline" | grep -q -- "$SECRET"; then
+		no "fake-e2b's command line has no API key" "it is there"
+	else
+		ok "fake-e2b's command line has no API key"
+	fi
+	expect_eq "the API key file is 0600" "$(stat -c %a "$tmp/api-key")" "600"
 	run create cli-test-a --json
 	expect_rc "create exits 0" 0
 	local id
@@ -847,6 +855,27 @@ test_demo() {
 	expect_eq "demo --json no failed step" "$(jq_out failed_step)" "null"
 	jq_out report >"$tmp/report"
 	expect_grep "demo --json carries the report" "total words: 166" "$tmp/report"
+	# The demo's fake-e2b reads its API key from a 0600 file (removed once it listens), never
+	# from its command line, which every local user sees in ps
+	mkdir -p "$tmp/kd"
+	: >"$tmp/int.out" # see interrupt_demo
+	TMPDIR=$tmp/kd SANDBOX_E2B_DEMO_HOLD_AFTER="start fake-e2b" SANDBOX_E2B_DEMO_GATE=$tmp/never \
+		"$cli" demo --fake-e2b "$fake" >"$tmp/int.out" 2>"$tmp/int.err" &
+	local dpid=$! kpid i
+	for i in $(seq 1 2400); do
+		grep -qF -- "start fake-e2b" "$tmp/int.out" && break
+		sleep 0.05
+	done
+	kpid=$(sed -n 's/.*start fake-e2b.*(pid \([0-9]*\)).*/\1/p' "$tmp/int.out")
+	if [ -n "$kpid" ] && tr '\0' ' ' <"/proc/$kpid/cmdline" | grep -q -- "--api-key-file $tmp/kd/sandbox-e2b-demo-.*/api-key" &&
+		! tr '\0' ' ' <"/proc/$kpid/cmdline" | grep -q -- "e2b_demo"; then
+		ok "the demo's fake-e2b has its key in a file, not on its command line"
+	else
+		no "the demo's fake-e2b has its key in a file, not on its command line" "pid '$kpid': $(tr '\0' ' ' <"/proc/$kpid/cmdline" 2>/dev/null | sed 's/e2b_demo[0-9a-f]*/KEY/g')"
+	fi
+	expect_eq "the demo's key file is gone once fake-e2b listens" "$(ls -A "$tmp/kd")" ""
+	interrupt_demo "$dpid" "start fake-e2b" "demo held after start fake-e2b"
+	expect_eq "demo held after start fake-e2b exits 130" "$rc" "130"
 	# Ctrl-C mid-session: exit 130, and the demo still stops its fake-e2b
 	: >"$tmp/int.out" # see interrupt_demo
 	SANDBOX_E2B_DEMO_HOLD_AFTER="start bg command" SANDBOX_E2B_DEMO_GATE=$tmp/never \
