@@ -152,10 +152,34 @@ FILE *fk__fopen_in(int rootfd, const char *path)
 	int fd = fk__open_file_in(rootfd, path, O_RDONLY, 0, &why);
 	if (fd < 0)
 		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size > FK_ETC_FILE_MAX) {
+		int e = st.st_size > FK_ETC_FILE_MAX ? EFBIG : errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
 	FILE *f = fdopen(fd, "r");
 	if (!f)
 		close(fd);
 	return f;
+}
+
+/* Too big to be read: the lookup fails (but root, which the box's root needs to repair it). */
+static int etc_too_big(const char *name, const char *file, fk_user *out, fk_err *err)
+{
+	if (!strcmp(name, "root")) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->name, sizeof(out->name), "root");
+		snprintf(out->home, sizeof(out->home), "/root");
+		snprintf(out->shell, sizeof(out->shell), "/bin/sh");
+		out->groups[out->n_groups++] = 0;
+		return 0;
+	}
+	return fk__fail(err, FK_ENOUSER, EFBIG,
+	                "invalid username: '%s' (the sandbox's %s is larger than %d bytes, which "
+	                "is not read)",
+	                name, file, FK_ETC_FILE_MAX);
 }
 
 int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err)
@@ -164,6 +188,8 @@ int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_er
 		name = b->default_user ? b->default_user : "root";
 	memset(out, 0, sizeof(*out));
 	FILE *f = fk__fopen_in(rootfd, "/etc/passwd");
+	if (!f && errno == EFBIG)
+		return etc_too_big(name, "/etc/passwd", out, err);
 	bool found = false;
 	if (f) {
 		struct passwd pw, *res;
@@ -191,6 +217,8 @@ int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_er
 		return fk__fail(err, FK_ENOUSER, 0, "invalid username: '%s'", name);
 	out->groups[out->n_groups++] = out->gid;
 	f = fk__fopen_in(rootfd, "/etc/group");
+	if (!f && errno == EFBIG)
+		return etc_too_big(name, "/etc/group", out, err);
 	if (f) {
 		struct group gr, *res;
 		char buf[4096];

@@ -27,10 +27,15 @@ int fk__open_in(int rootfd, const char *path, int flags, mode_t mode);
  * when the open fails (EISDIR for a directory); -1 with *why set (errno EINVAL) for a FIFO,
  * socket or device ("is not a regular file") or a file of procfs ("leads into /proc, ..."). */
 int fk__open_file_in(int rootfd, const char *path, int flags, mode_t mode, const char **why);
-/* fk__open_file_in() read-only, as a stdio stream; NULL with errno. */
+/* The largest /etc/passwd or /etc/group of a box the server reads: every files call and every
+ * start looks the user up in them, and the box's root decides their size. */
+#define FK_ETC_FILE_MAX (1024 * 1024)
+/* fk__open_file_in() read-only, as a stdio stream, of a file of at most FK_ETC_FILE_MAX bytes;
+ * NULL with errno (EFBIG: larger). */
 FILE *fk__fopen_in(int rootfd, const char *path);
 int fk__box_rootfd(fk_box *b, fk_err *err); /* O_PATH fd of the box's "/", caller closes */
-/* `name` NULL: the box's default user. FK_ENOUSER if /etc/passwd has no such user. */
+/* `name` NULL: the box's default user. FK_ENOUSER if /etc/passwd has no such user, or if it or
+ * /etc/group is larger than FK_ETC_FILE_MAX (then only root resolves: uid 0, /root, group 0). */
 int fk__user_lookup(fk_box *b, int rootfd, const char *name, fk_user *out, fk_err *err);
 char *fk__path_resolve(const char *path, const char *home); /* absolute, normalised; malloc */
 

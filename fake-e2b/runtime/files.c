@@ -695,6 +695,21 @@ typedef struct elist {
  * while it is, 300,000 files of 150-byte names took the server from 77 to 885 MB), and the box
  * decides how many files there are. */
 #define FK_LIST_ENTRIES_MAX 100000
+/* Bytes of strings (name, path, owner, group, symlink target, metadata) one ListDir answers at
+ * most: the entry cap alone let 100,000 entries of 160-byte names cost 334 MB while the reply was
+ * built; the box decides how long its names are. */
+#define FK_LIST_BYTES_MAX (16 * 1024 * 1024)
+
+static size_t entry_bytes(const fk_entry *e)
+{
+	size_t n = 0;
+	const char *const s[] = {e->name, e->path, e->owner, e->group, e->symlink_target};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		n += s[i] ? strlen(s[i]) : 0;
+	for (size_t i = 0; i < e->n_meta; i++)
+		n += strlen(e->meta_keys[i]) + strlen(e->meta_values[i]);
+	return n;
+}
 
 static int elist_grow(elist *l, fk_err *err)
 {
@@ -719,7 +734,7 @@ typedef struct pending {
 static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist *l, fk_err *err)
 {
 	pending *q = malloc(sizeof(*q));
-	size_t head = 0, n = 0, cap = 1;
+	size_t head = 0, n = 0, cap = 1, bytes = 0;
 	int rc = 0;
 	if (!q || !(q[0].abs = strdup(dir_abs))) {
 		free(q);
@@ -768,7 +783,19 @@ static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist
 				free(abs);
 				continue;
 			}
+			bytes += entry_bytes(&l->v[l->n]);
 			l->n++;
+			if (bytes > FK_LIST_BYTES_MAX) {
+				free(abs);
+				rc = fk__fail(
+				    err, FK_EINVAL, E2BIG,
+				    "listing '%s' holds more than %d bytes of names, paths, "
+				    "owners, "
+				    "links and metadata, more than ListDir answers: list a "
+				    "subdirectory or a smaller depth",
+				    dir_abs, FK_LIST_BYTES_MAX);
+				break;
+			}
 			if (cur.level >= depth || l->v[l->n - 1].type != FK_FT_DIR) {
 				free(abs);
 				continue;

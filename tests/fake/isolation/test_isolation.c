@@ -411,6 +411,44 @@ static void test_isolation__listdir_of_a_huge_directory_is_refused(void **state)
 	assert_int_equal(fk_box_destroy(rt, "wide", NULL), 0);
 }
 
+/* The entry cap alone let 100,000 entries of 160-byte names cost 334 MB while the reply was
+ * built: a listing is also refused past 16 MiB of its entries' strings (name, path, owner,
+ * group, link, metadata). Here each entry takes 200 + 213 + 7 + 7 = 427 bytes: 39,290 of them
+ * (16,776,830 bytes) are answered, one more is refused. */
+static void test_isolation__listdir_of_long_names_is_bounded_by_bytes(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("longn");
+	char *made = sh("longn", "sandbox",
+	                "mkdir l && cd l && perl -e 'for (1..39290) { open(my $f, \">\", "
+	                "sprintf(q(%0200d), $_)) or die; close $f } print qq(made\n)'");
+	assert_string_equal(made, "made\n");
+	free(made);
+	fk_entry *e = NULL;
+	size_t n = 0;
+	fk_err err = {0};
+	assert_int_equal(fk_file_list(rt, "longn", "/workspace/l", "sandbox", 1, &e, &n, &err), 0);
+	assert_int_equal(n, 39290);
+	assert_int_equal(strlen(e[0].name), 200);
+	assert_string_equal(e[0].owner, "sandbox");
+	assert_string_equal(e[0].group, "sandbox");
+	fk_entries_free(e, n);
+	made = sh("longn", "sandbox", "touch l/$(printf %0200d 0) && echo ok");
+	assert_string_equal(made, "ok\n");
+	free(made);
+	e = NULL;
+	n = 0;
+	assert_int_equal(fk_file_list(rt, "longn", "/workspace/l", "sandbox", 1, &e, &n, &err),
+	                 FK_EINVAL);
+	assert_null(e);
+	assert_int_equal(n, 0);
+	assert_string_equal(
+	    err.message, "listing '/workspace/l' holds more than 16777216 bytes of names, paths, "
+	                 "owners, links and metadata, more than ListDir answers: list a "
+	                 "subdirectory or a smaller depth");
+	assert_int_equal(fk_box_destroy(rt, "longn", NULL), 0);
+}
+
 /* A recursive WatchDir kept an open fd for every directory waiting in its walk: 25,000
  * subdirectories the box made took the server to its 20,000-fd limit (every other open in the
  * server failed meanwhile) and 19,979 inotify watches of the host's root (whose budget, 192,530
@@ -1062,6 +1100,56 @@ static void test_isolation__files_move_refuses_the_box_mount_points(void **state
 	assert_int_equal(fk_box_destroy(rt, "mvmnt", NULL), 0);
 }
 
+/* Every files call and every start looks the user up in the box's /etc/passwd and /etc/group,
+ * whose size the box's root decides: past 1 MiB they are not read (the user is refused, clearly;
+ * root still resolves, so the box's root can repair them). */
+static void test_isolation__huge_etc_passwd_is_not_read(void **state)
+{
+	NEED_ISOLATION(rt);
+	box_create("bigpw");
+	fk_err err = {0};
+	fk_entry e;
+	char *o = sh("bigpw", "root",
+	             "stat -c %s /etc/passwd > /tmp/pw.size && truncate -s 1048576 /etc/passwd && "
+	             "echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	/* 1 MiB exactly: read */
+	assert_int_equal(fk_file_stat(rt, "bigpw", "~", "sandbox", &e, &err), 0);
+	assert_string_equal(e.path, "/workspace");
+	fk_entry_clear(&e);
+	o = sh("bigpw", "root", "truncate -s 1048577 /etc/passwd && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "~", "sandbox", &e, &err), FK_ENOUSER);
+	assert_string_equal(err.message,
+	                    "invalid username: 'sandbox' (the sandbox's /etc/passwd is "
+	                    "larger than 1048576 bytes, which is not read)");
+	assert_int_equal(fk_file_stat(rt, "bigpw", "~", "root", &e, &err), 0);
+	assert_string_equal(e.path, "/root");
+	fk_entry_clear(&e);
+	/* /etc/group too */
+	o = sh("bigpw", "root",
+	       "truncate -s $(cat /tmp/pw.size) /etc/passwd && truncate -s 2000000 /etc/group && "
+	       "echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "~", "sandbox", &e, &err), FK_ENOUSER);
+	assert_string_equal(err.message, "invalid username: 'sandbox' (the sandbox's /etc/group is "
+	                                 "larger than 1048576 bytes, which is not read)");
+	/* the box's root repairs it: the user is back */
+	o = sh("bigpw", "root", "truncate -s 1048576 /etc/group && echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "~", "sandbox", &e, &err), 0);
+	assert_string_equal(e.path, "/workspace");
+	fk_entry_clear(&e);
+	o = sh("bigpw", "sandbox", "id -un");
+	assert_string_equal(o, "sandbox\n");
+	free(o);
+	assert_int_equal(fk_box_destroy(rt, "bigpw", NULL), 0);
+}
+
 static int group_setup(void **state)
 {
 	fk_err err = {0};
@@ -1095,6 +1183,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),
 	    cmocka_unit_test(test_isolation__listdir_deep_tree_is_answered),
 	    cmocka_unit_test(test_isolation__listdir_of_a_huge_directory_is_refused),
+	    cmocka_unit_test(test_isolation__listdir_of_long_names_is_bounded_by_bytes),
 	    cmocka_unit_test(test_isolation__recursive_watch_of_a_wide_tree),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
@@ -1103,6 +1192,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__files_api_opens_only_regular_files_outside_proc),
 	    cmocka_unit_test(test_isolation__files_remove_refuses_the_box_mount_points),
 	    cmocka_unit_test(test_isolation__files_move_refuses_the_box_mount_points),
+	    cmocka_unit_test(test_isolation__huge_etc_passwd_is_not_read),
 	    cmocka_unit_test(test_isolation__disk_is_capped_per_box),
 	    cmocka_unit_test(test_isolation__oom_spares_pid1),
 	    cmocka_unit_test(test_isolation__pid1_death_is_seen),

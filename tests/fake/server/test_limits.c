@@ -372,6 +372,40 @@ static void test_limits__symlink_loop_is_not_found(void **state)
 	fks_box_delete(&g_srv, KEY, &b);
 }
 
+/* ListDir's reply is written one entry at a time (no JSON tree of the whole listing): the text
+ * is what it was, an empty directory `{}`. */
+static void test_limits__listdir_reply_is_written_entry_by_entry(void **state)
+{
+	(void)state;
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
+	fks_box_sh(
+	    &g_srv, &b,
+	    "mkdir -p /tmp/ld/e /tmp/ld/d && touch -d @1700000000 /tmp/ld/d/a /tmp/ld/d/b && "
+	    "chmod 0640 /tmp/ld/d/a /tmp/ld/d/b && printf xyz > /tmp/ld/d/b && "
+	    "touch -d @1700000000 /tmp/ld/d/b");
+	const char *h[] = {b.hid, b.htok, "Content-Type: application/json", NULL};
+	const char *body = "{\"path\":\"/tmp/ld/e\"}";
+	fkr *r = fks_req(&g_srv, "POST", "/filesystem.Filesystem/ListDir", h, body, strlen(body));
+	assert_int_equal(r->status, 200);
+	assert_int_equal(r->len, 2);
+	assert_string_equal(r->body, "{}");
+	fkr_free(r);
+	body = "{\"path\":\"/tmp/ld/d\"}";
+	r = fks_req(&g_srv, "POST", "/filesystem.Filesystem/ListDir", h, body, strlen(body));
+	assert_int_equal(r->status, 200);
+	assert_string_equal(
+	    r->body,
+	    "{\"entries\":[{\"name\":\"a\",\"type\":\"FILE_TYPE_FILE\",\"path\":\"/tmp/ld/d/a\","
+	    "\"mode\":416,\"permissions\":\"-rw-r-----\",\"owner\":\"root\",\"group\":\"root\","
+	    "\"modifiedTime\":\"2023-11-14T22:13:20Z\"},"
+	    "{\"name\":\"b\",\"type\":\"FILE_TYPE_FILE\",\"path\":\"/tmp/ld/d/b\",\"size\":\"3\","
+	    "\"mode\":416,\"permissions\":\"-rw-r-----\",\"owner\":\"root\",\"group\":\"root\","
+	    "\"modifiedTime\":\"2023-11-14T22:13:20Z\"}]}");
+	fkr_free(r);
+	fks_box_delete(&g_srv, KEY, &b);
+}
+
 static void test_limits__health_without_token_hides_whether_a_sandbox_exists(void **state)
 {
 	(void)state;
@@ -413,6 +447,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_limits__nul_in_path_is_400),
 	    cmocka_unit_test(test_limits__content_disposition_quotes_the_name),
 	    cmocka_unit_test(test_limits__symlink_loop_is_not_found),
+	    cmocka_unit_test(test_limits__listdir_reply_is_written_entry_by_entry),
 	    cmocka_unit_test(test_limits__health_without_token_hides_whether_a_sandbox_exists),
 	};
 	return cmocka_run_group_tests_name("fake_limits", tests, up, down);
