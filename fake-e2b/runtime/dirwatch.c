@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,106 @@
 #define WATCH_DIRS_MAX 10000
 #define WATCH_BUF      (64 * 1024)
 
+/* Across watches: each watch is an inotify instance of the host's root (fs.inotify.
+ * max_user_instances, 128 here, shared by every root process) and each directory an inotify
+ * watch of its budget; a box's clients decide how many watches are open. Counted per server
+ * (process) and per box, taken at start, given back when a watch is freed (its stream ended, or
+ * its sandbox was paused or deleted). */
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned server_watchers; /* open watches of the server */
+static size_t server_dirs;       /* directories they watch */
+typedef struct box_count {
+	char id[FK_BOX_ID_MAX + 1];
+	unsigned n;
+} box_count;
+static box_count *box_counts;
+static size_t n_box_counts;
+
+static box_count *box_count_find(const char *id)
+{
+	for (size_t i = 0; i < n_box_counts; i++)
+		if (!strcmp(box_counts[i].id, id))
+			return &box_counts[i];
+	return NULL;
+}
+
+/* Takes one watcher for box `id`: 0, or FK_ENOSPC / FK_ENOMEM with err set. */
+static int watcher_take(const char *id, fk_err *err)
+{
+	pthread_mutex_lock(&budget_lock);
+	box_count *c = box_count_find(id);
+	int rc = 0;
+	if (server_watchers >= FK_DIRWATCH_SERVER_MAX)
+		rc = fk__fail(
+		    err, FK_ENOSPC, EMFILE,
+		    "error creating watcher: the server has %d watches open, as many as it "
+		    "keeps: end one first",
+		    FK_DIRWATCH_SERVER_MAX);
+	else if (c && c->n >= FK_DIRWATCH_BOX_MAX)
+		rc = fk__fail(err, FK_ENOSPC, EMFILE,
+		              "error creating watcher: the sandbox has %d watches open, as many as "
+		              "it may: end one first",
+		              FK_DIRWATCH_BOX_MAX);
+	else if (!c) {
+		box_count *v = realloc(box_counts, (n_box_counts + 1) * sizeof(*v));
+		if (!v) {
+			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+		} else {
+			box_counts = v;
+			c = &box_counts[n_box_counts++];
+			snprintf(c->id, sizeof(c->id), "%s", id);
+			c->n = 0;
+		}
+	}
+	if (rc == 0) {
+		c->n++;
+		server_watchers++;
+	}
+	pthread_mutex_unlock(&budget_lock);
+	return rc;
+}
+
+static void watcher_give(const char *id)
+{
+	pthread_mutex_lock(&budget_lock);
+	box_count *c = box_count_find(id);
+	if (c && --c->n == 0) {
+		*c = box_counts[--n_box_counts];
+		if (!n_box_counts) {
+			free(box_counts);
+			box_counts = NULL;
+		}
+	}
+	server_watchers--;
+	pthread_mutex_unlock(&budget_lock);
+}
+
+/* Takes one directory of the server's budget: false when it is spent. */
+static bool dir_take(void)
+{
+	pthread_mutex_lock(&budget_lock);
+	bool ok = server_dirs < FK_DIRWATCH_SERVER_DIRS_MAX;
+	if (ok)
+		server_dirs++;
+	pthread_mutex_unlock(&budget_lock);
+	return ok;
+}
+
+static void dirs_give(size_t n)
+{
+	pthread_mutex_lock(&budget_lock);
+	server_dirs -= n;
+	pthread_mutex_unlock(&budget_lock);
+}
+
+void fk_dirwatch_counts(unsigned *watchers, size_t *dirs)
+{
+	pthread_mutex_lock(&budget_lock);
+	*watchers = server_watchers;
+	*dirs = server_dirs;
+	pthread_mutex_unlock(&budget_lock);
+}
+
 typedef struct wd_path {
 	int wd;
 	char *rel; /* "" for the watched directory itself */
@@ -41,8 +142,9 @@ struct fk_dirwatch {
 	char box_id[FK_BOX_ID_MAX + 1];
 	char *abs; /* the watched directory, absolute inside the box */
 	bool recursive;
-	int ifd;     /* inotify */
-	int wake_fd; /* eventfd: fk_dirwatch_wake */
+	bool counted; /* holds one watcher of the budget */
+	int ifd;      /* inotify */
+	int wake_fd;  /* eventfd: fk_dirwatch_wake */
 	wd_path *wds;
 	size_t n_wds, cap_wds;
 	unsigned char *buf; /* events read, not yet returned */
@@ -89,7 +191,7 @@ static int wd_set(fk_dirwatch *w, int wd, const char *rel)
 		w->cap_wds = cap;
 	}
 	w->wds[w->n_wds++] = (wd_path){.wd = wd, .rel = copy};
-	return 0;
+	return 0; /* its directory was taken from the budget before it was added */
 }
 
 static void wd_drop(fk_dirwatch *w, int wd)
@@ -98,6 +200,7 @@ static void wd_drop(fk_dirwatch *w, int wd)
 		if (w->wds[i].wd == wd) {
 			free(w->wds[i].rel);
 			w->wds[i] = w->wds[--w->n_wds];
+			dirs_give(1);
 			return;
 		}
 	}
@@ -157,17 +260,21 @@ static int add_tree(fk_dirwatch *w, int fd, const char *rel)
 			free(cur.rel);
 			continue; /* not a directory any more, or gone already */
 		}
-		if (w->n_wds >= WATCH_DIRS_MAX) {
+		if (w->n_wds >= WATCH_DIRS_MAX || !dir_take()) {
 			close(cfd);
 			free(cur.rel);
-			rc = -2;
+			rc = w->n_wds >= WATCH_DIRS_MAX ? -2 : -3;
 			break;
 		}
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", cfd);
 		int wd = inotify_add_watch(w->ifd, proc, WATCH_MASK | IN_ONLYDIR);
-		if (wd < 0 || wd_set(w, wd, cur.rel) < 0) {
-			if (head == 1)
+		bool again = wd >= 0 && wd_find(w, wd); /* already watched: no new inotify watch */
+		if (wd < 0 || again || wd_set(w, wd, cur.rel) < 0) {
+			dirs_give(1);
+			if (again)
+				wd_set(w, wd, cur.rel);
+			else if (head == 1)
 				rc = -1; /* the top directory itself */
 		}
 		DIR *d = (w->recursive && wd >= 0 && cur.depth < WATCH_DEPTH_MAX) ? fdopendir(cfd)
@@ -289,6 +396,8 @@ int fk_dirwatch_new(fk_rt *rt, const char *box_id, const char *path, const char 
 	w->recursive = recursive;
 	w->ifd = w->wake_fd = -1;
 	int rc = resolve_top(w, path ? path : "", user, err);
+	if (rc == 0 && (rc = watcher_take(box_id, err)) == 0)
+		w->counted = true;
 	if (rc == 0 && (!(w->buf = malloc(WATCH_BUF)) ||
 	                (w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
 	                (w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0))
@@ -303,6 +412,13 @@ int fk_dirwatch_new(fk_rt *rt, const char *box_id, const char *path, const char 
 			    "watching '%s' recursively takes more than %d directories, more "
 			    "than WatchDir watches: watch a subdirectory",
 			    w->abs, WATCH_DIRS_MAX);
+		else if (added == -3)
+			rc = fk__fail(
+			    err, FK_ENOSPC, ENOSPC,
+			    "watching '%s' takes more directories than are left of the %d "
+			    "the server's watches take at most: end other watches or watch a "
+			    "subdirectory",
+			    w->abs, FK_DIRWATCH_SERVER_DIRS_MAX);
 		else if (added < 0)
 			rc = fk__fail(err, FK_EIO, errno, "error adding path %s to watcher: %s",
 			              w->abs, fk_strerror(errno));
@@ -430,6 +546,9 @@ void fk_dirwatch_free(fk_dirwatch *w)
 		close(w->wake_fd);
 	for (size_t i = 0; i < w->n_wds; i++)
 		free(w->wds[i].rel);
+	dirs_give(w->n_wds);
+	if (w->counted)
+		watcher_give(w->box_id);
 	free(w->wds);
 	free(w->buf);
 	free(w->abs);

@@ -15,6 +15,14 @@
 
 typedef struct fk_dirwatch fk_dirwatch;
 
+/* Open watches at most: per box, and per server (each an inotify instance of the host's root,
+ * whose fs.inotify.max_user_instances, 128 by default, every root process shares); directories
+ * all watches of the server take at most (each an inotify watch of the same user's
+ * fs.inotify.max_user_watches). Past them fk_dirwatch_new fails FK_ENOSPC (resource_exhausted). */
+#define FK_DIRWATCH_BOX_MAX         16
+#define FK_DIRWATCH_SERVER_MAX      64
+#define FK_DIRWATCH_SERVER_DIRS_MAX 50000
+
 typedef enum fk_dirwatch_op {
 	FK_DIRWATCH_CREATE = 1,
 	FK_DIRWATCH_WRITE = 2,
@@ -32,7 +40,8 @@ typedef struct fk_dirwatch_event {
 
 /* Starts watching `path` (resolved like the files API for `user`) in box `box_id`; the
  * absolute path goes to *abs_out (may be NULL; caller frees). FK_ENOTFOUND "path '<p>' does not
- * exist", FK_EINVAL "path '<p>' is not a directory", FK_ENOUSER, FK_EIO. Caller frees the watch
+ * exist", FK_EINVAL "path '<p>' is not a directory", FK_ENOUSER, FK_EIO, FK_ENOSPC past a
+ * budget above. Caller frees the watch
  * with fk_dirwatch_free(). */
 int fk_dirwatch_new(fk_rt *rt, const char *box_id, const char *path, const char *user,
                     bool recursive, fk_dirwatch **out, char **abs_out, fk_err *err);
@@ -45,6 +54,9 @@ int fk_dirwatch_next(fk_dirwatch *w, fk_dirwatch_event *ev, int timeout_ms);
 void fk_dirwatch_wake(fk_dirwatch *w);
 
 void fk_dirwatch_event_clear(fk_dirwatch_event *ev); /* accepts a zeroed event */
+
+/* Watches open in this process and the directories they watch (the budgets above). */
+void fk_dirwatch_counts(unsigned *watchers, size_t *dirs);
 
 /* Stops watching and frees. Accepts NULL. Not concurrently with fk_dirwatch_next on `w`. */
 void fk_dirwatch_free(fk_dirwatch *w);

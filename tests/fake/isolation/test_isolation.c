@@ -372,6 +372,100 @@ static void test_isolation__listdir_deep_tree_is_answered(void **state)
 	assert_int_equal(fk_box_destroy(rt, "deep", NULL), 0);
 }
 
+/* Each watch is an inotify instance of the host's root (max_user_instances, 128 here, shared by
+ * every root process) and each directory one of its watches: open watches are capped per box
+ * (16) and per server (64), and the directories of all watches (50,000); past a cap a watch is
+ * refused at start, and what a freed watch held is given back. */
+static void test_isolation__watches_are_capped_across_watches(void **state)
+{
+	NEED_ISOLATION(rt);
+	const char *const boxes[] = {"wca", "wcb", "wcc", "wcd", "wce"};
+	for (size_t i = 0; i < 5; i++)
+		box_create(boxes[i]);
+	unsigned nw = 99;
+	size_t nd = 99;
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 0);
+	assert_int_equal(nd, 0);
+	fk_dirwatch *w[4][16] = {{0}}, *x = NULL;
+	fk_err err = {0};
+	for (size_t b = 0; b < 4; b++) {
+		for (size_t i = 0; i < 16; i++)
+			assert_int_equal(fk_dirwatch_new(rt, boxes[b], "/tmp", "root", false,
+			                                 &w[b][i], NULL, &err),
+			                 0);
+		if (b == 0) { /* the box's 17th */
+			assert_int_equal(
+			    fk_dirwatch_new(rt, boxes[0], "/tmp", "root", false, &x, NULL, &err),
+			    FK_ENOSPC);
+			assert_null(x);
+			assert_string_equal(
+			    err.message, "error creating watcher: the sandbox has 16 watches open, "
+			                 "as many as it may: end one first");
+		}
+	}
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 64);
+	assert_int_equal(nd, 64);
+	/* the server's 65th, in a box that has none */
+	assert_int_equal(fk_dirwatch_new(rt, boxes[4], "/tmp", "root", false, &x, NULL, &err),
+	                 FK_ENOSPC);
+	assert_null(x);
+	assert_string_equal(err.message, "error creating watcher: the server has 64 watches open, "
+	                                 "as many as it keeps: end one first");
+	/* a watch freed (its stream ended) gives its place back */
+	fk_dirwatch_free(w[0][0]);
+	assert_int_equal(fk_dirwatch_new(rt, boxes[4], "/tmp", "root", false, &x, NULL, &err), 0);
+	fk_dirwatch_free(x);
+	for (size_t b = 0; b < 4; b++)
+		for (size_t i = b == 0 ? 1 : 0; i < 16; i++)
+			fk_dirwatch_free(w[b][i]);
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 0);
+	assert_int_equal(nd, 0);
+	/* directories: 5 recursive watches of 10,000 take the server's 50,000 */
+	char *made =
+	    sh("wca", "root",
+	       "mkdir /tmp/t && cd /tmp/t && perl -e 'for (1..9999) { mkdir \"d$_\" or die "
+	       "} print qq(made\\n)'");
+	assert_string_equal(made, "made\n");
+	free(made);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(
+		    fk_dirwatch_new(rt, boxes[i], "/tmp", "root", false, &w[0][i], NULL, &err), 0);
+	for (size_t i = 0; i < 5; i++)
+		fk_dirwatch_free(w[0][i]);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(
+		    fk_dirwatch_new(rt, "wca", "/tmp/t", "root", true, &w[0][i], NULL, &err), 0);
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 5);
+	assert_int_equal(nd, 50000);
+	assert_int_equal(fk_dirwatch_new(rt, "wcb", "/tmp", "root", false, &x, NULL, &err),
+	                 FK_ENOSPC);
+	assert_null(x);
+	assert_string_equal(err.message,
+	                    "watching '/tmp' takes more directories than are left of the 50000 the "
+	                    "server's watches take at most: end other watches or watch a "
+	                    "subdirectory");
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 5);
+	assert_int_equal(nd, 50000);
+	fk_dirwatch_free(w[0][4]);
+	assert_int_equal(fk_dirwatch_new(rt, "wcb", "/tmp", "root", false, &x, NULL, &err), 0);
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 5);
+	assert_int_equal(nd, 40001);
+	fk_dirwatch_free(x);
+	for (size_t i = 0; i < 4; i++)
+		fk_dirwatch_free(w[0][i]);
+	fk_dirwatch_counts(&nw, &nd);
+	assert_int_equal(nw, 0);
+	assert_int_equal(nd, 0);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(fk_box_destroy(rt, boxes[i], NULL), 0);
+}
+
 /* A box decides how many files a directory holds, and ListDir's reply is built whole in the
  * server (300,000 files took it from 77 to 885 MB): at most 100,000 entries are answered, beyond
  * that the call is refused and the server's memory stays its own. */
@@ -1185,6 +1279,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__listdir_of_a_huge_directory_is_refused),
 	    cmocka_unit_test(test_isolation__listdir_of_long_names_is_bounded_by_bytes),
 	    cmocka_unit_test(test_isolation__recursive_watch_of_a_wide_tree),
+	    cmocka_unit_test(test_isolation__watches_are_capped_across_watches),
 	    cmocka_unit_test(test_isolation__connect_to_a_port_inside_the_box),
 	    cmocka_unit_test(test_isolation__root_inside_is_an_unprivileged_host_id),
 	    cmocka_unit_test(test_isolation__other_users_cannot_list_the_sandboxes),
