@@ -26,12 +26,19 @@
 
 /* ------------------------------------------------------------ per-call context */
 
+/* The box's user and group names by id, sorted by id (the first line of a repeated id first):
+ * each entry of a listing looks its owner up by binary search, not by a scan of up to 1 MiB of
+ * names. */
+typedef struct idname {
+	unsigned id;
+	size_t ord; /* line number: the first of a repeated id wins, as getpwuid */
+	char *name;
+} idname;
+
 typedef struct names {
-	uid_t *uids;
-	char **unames;
+	idname *u;
 	size_t n_u;
-	gid_t *gids;
-	char **gnames;
+	idname *g;
 	size_t n_g;
 } names;
 
@@ -74,13 +81,11 @@ static int fctx_open(fctx *c, fk_rt *rt, const char *box_id, const char *path, c
 static void names_free(names *nm)
 {
 	for (size_t i = 0; i < nm->n_u; i++)
-		free(nm->unames[i]);
+		free(nm->u[i].name);
 	for (size_t i = 0; i < nm->n_g; i++)
-		free(nm->gnames[i]);
-	free(nm->uids);
-	free(nm->unames);
-	free(nm->gids);
-	free(nm->gnames);
+		free(nm->g[i].name);
+	free(nm->u);
+	free(nm->g);
 }
 
 static void fctx_close(fctx *c)
@@ -95,6 +100,33 @@ static void fctx_close(fctx *c)
 	names_free(&c->nm);
 }
 
+static int idname_cmp(const void *a, const void *b)
+{
+	const idname *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Appends (id, name) to *v (of *n, capacity *cap); false on OOM. */
+static bool idname_add(idname **v, size_t *n, size_t *cap, unsigned id, const char *name)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 32;
+		idname *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = nc;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return false;
+	(*v)[*n] = (idname){.id = id, .ord = *n, .name = copy};
+	(*n)++;
+	return true;
+}
+
 static void names_load(fctx *c)
 {
 	if (c->nm_loaded)
@@ -106,23 +138,9 @@ static void names_load(fctx *c)
 	if (f) {
 		struct passwd pw, *res;
 		char buf[2048];
-		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0) {
-			if (nm->n_u == cap) {
-				cap = cap ? cap * 2 : 32;
-				uid_t *u = realloc(nm->uids, cap * sizeof(*u));
-				if (u)
-					nm->uids = u;
-				char **s = realloc(nm->unames, cap * sizeof(*s));
-				if (s)
-					nm->unames = s;
-				if (!u || !s)
-					break;
-			}
-			nm->uids[nm->n_u] = pw.pw_uid;
-			if (!(nm->unames[nm->n_u] = strdup(pw.pw_name)))
-				break;
-			nm->n_u++;
-		}
+		while (fgetpwent_r(f, &pw, buf, sizeof(buf), &res) == 0 &&
+		       idname_add(&nm->u, &nm->n_u, &cap, pw.pw_uid, pw.pw_name))
+			;
 		fclose(f);
 	}
 	cap = 0;
@@ -130,45 +148,44 @@ static void names_load(fctx *c)
 	if (f) {
 		struct group gr, *res;
 		char buf[4096];
-		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0) {
-			if (nm->n_g == cap) {
-				cap = cap ? cap * 2 : 32;
-				gid_t *g = realloc(nm->gids, cap * sizeof(*g));
-				if (g)
-					nm->gids = g;
-				char **s = realloc(nm->gnames, cap * sizeof(*s));
-				if (s)
-					nm->gnames = s;
-				if (!g || !s)
-					break;
-			}
-			nm->gids[nm->n_g] = gr.gr_gid;
-			if (!(nm->gnames[nm->n_g] = strdup(gr.gr_name)))
-				break;
-			nm->n_g++;
-		}
+		while (fgetgrent_r(f, &gr, buf, sizeof(buf), &res) == 0 &&
+		       idname_add(&nm->g, &nm->n_g, &cap, gr.gr_gid, gr.gr_name))
+			;
 		fclose(f);
 	}
+	if (nm->n_u)
+		qsort(nm->u, nm->n_u, sizeof(*nm->u), idname_cmp);
+	if (nm->n_g)
+		qsort(nm->g, nm->n_g, sizeof(*nm->g), idname_cmp);
+}
+
+/* The name of `id` in sorted `v` (the first of its line order), else the id as digits. */
+static char *id_name(const idname *v, size_t n, unsigned id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && v[lo].id == id)
+		return strdup(v[lo].name);
+	char *s;
+	return asprintf(&s, "%u", id) < 0 ? NULL : s;
 }
 
 static char *uid_name(fctx *c, uid_t uid)
 {
 	names_load(c);
-	for (size_t i = 0; i < c->nm.n_u; i++)
-		if (c->nm.uids[i] == uid)
-			return strdup(c->nm.unames[i]);
-	char *s;
-	return asprintf(&s, "%u", (unsigned)uid) < 0 ? NULL : s;
+	return id_name(c->nm.u, c->nm.n_u, (unsigned)uid);
 }
 
 static char *gid_name(fctx *c, gid_t gid)
 {
 	names_load(c);
-	for (size_t i = 0; i < c->nm.n_g; i++)
-		if (c->nm.gids[i] == gid)
-			return strdup(c->nm.gnames[i]);
-	char *s;
-	return asprintf(&s, "%u", (unsigned)gid) < 0 ? NULL : s;
+	return id_name(c->nm.g, c->nm.n_g, (unsigned)gid);
 }
 
 /* ------------------------------------------------------------ entries */

@@ -1204,7 +1204,8 @@ static void test_isolation__huge_etc_passwd_is_not_read(void **state)
 	fk_err err = {0};
 	fk_entry e;
 	char *o = sh("bigpw", "root",
-	             "stat -c %s /etc/passwd > /tmp/pw.size && truncate -s 1048576 /etc/passwd && "
+	             "stat -c %s /etc/passwd > /tmp/pw.size && stat -c %s /etc/group > "
+	             "/tmp/gr.size && truncate -s 1048576 /etc/passwd && "
 	             "echo ok");
 	assert_string_equal(o, "ok\n");
 	free(o);
@@ -1241,6 +1242,29 @@ static void test_isolation__huge_etc_passwd_is_not_read(void **state)
 	o = sh("bigpw", "sandbox", "id -un");
 	assert_string_equal(o, "sandbox\n");
 	free(o);
+	/* owners are found by id among the names (sorted once), the first line of an id winning */
+	o = sh(
+	    "bigpw", "root",
+	    "truncate -s $(cat /tmp/gr.size) /etc/group && "
+	    "echo 'zz60:x:60000:60000::/:/bin/false' >> /etc/passwd && "
+	    "echo 'root2:x:0:0::/:/bin/sh' >> /etc/passwd && echo 'zz60g:x:60000:' >> /etc/group "
+	    "&& "
+	    "touch /tmp/o && chown 60000:60000 /tmp/o && touch /tmp/p && chown 60001:60001 /tmp/p "
+	    "&& echo ok");
+	assert_string_equal(o, "ok\n");
+	free(o);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "/tmp/o", "root", &e, &err), 0);
+	assert_string_equal(e.owner, "zz60");
+	assert_string_equal(e.group, "zz60g");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "/tmp/p", "root", &e, &err), 0);
+	assert_string_equal(e.owner, "60001");
+	assert_string_equal(e.group, "60001");
+	fk_entry_clear(&e);
+	assert_int_equal(fk_file_stat(rt, "bigpw", "/tmp", "root", &e, &err), 0);
+	assert_string_equal(e.owner, "root");
+	assert_string_equal(e.group, "root");
+	fk_entry_clear(&e);
 	assert_int_equal(fk_box_destroy(rt, "bigpw", NULL), 0);
 }
 
