@@ -4,6 +4,7 @@
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
  *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
+ *            [--sandbox-disk-mb N]
  *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
  *            [--image IMAGE=TEMPLATE]... [--quiet]
  *
@@ -35,15 +36,16 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] "
-	           "[--port-file FILE]\n"
-	           "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
-	           "[--allow-remote]\n"
-	           "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
-	           "[--idle-timeout-s N]\n"
-	           "                [--legacy-routes] [--stream-end pipes|exit] "
-	           "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
-	           "                [--unsafe-shared-network] [--quiet]\n");
+	fprintf(f,
+	        "usage: fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] "
+	        "[--port-file FILE]\n"
+	        "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
+	        "[--allow-remote]\n"
+	        "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
+	        "[--idle-timeout-s N]\n"
+	        "                [--sandbox-disk-mb N] [--legacy-routes] [--stream-end pipes|exit] "
+	        "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
+	        "                [--unsafe-shared-network] [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -53,7 +55,7 @@ typedef struct cli_opts {
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
 	int unsafe_shared_network;
-	long max_upload_mb, idle_timeout_s;
+	long max_upload_mb, idle_timeout_s, sandbox_disk_mb;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
 	const char *images[16]; /* --image IMAGE=TEMPLATE: stand-ins for fromImage */
@@ -65,6 +67,7 @@ enum {
 	OPT_ANY_API_KEY,
 	OPT_ALLOW_REMOTE,
 	OPT_MAX_UPLOAD,
+	OPT_SANDBOX_DISK,
 	OPT_LEGACY_ROUTES,
 	OPT_STREAM_END,
 	OPT_IDLE_TIMEOUT,
@@ -99,6 +102,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"any-api-key", no_argument, NULL, OPT_ANY_API_KEY},
 	    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
+	    {"sandbox-disk-mb", required_argument, NULL, OPT_SANDBOX_DISK},
 	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"tls", no_argument, NULL, OPT_TLS},
 	    {"domain", required_argument, NULL, OPT_DOMAIN},
@@ -144,6 +148,11 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 		case OPT_MAX_UPLOAD:
 			if (parse_number("--max-upload-mb", optarg, 1, 1 << 20, &o->max_upload_mb) <
 			    0)
+				return -1;
+			break;
+		case OPT_SANDBOX_DISK:
+			if (parse_number("--sandbox-disk-mb", optarg, 16, 1 << 20,
+			                 &o->sandbox_disk_mb) < 0)
 				return -1;
 			break;
 		case OPT_IDLE_TIMEOUT:
@@ -385,6 +394,7 @@ int main(int argc, char **argv)
 	const char *no_skl = getenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
 	fk_rt_options ro = {.state_dir = o.state_dir,
 	                    .end_on_exit = o.stream_end_on_exit,
+	                    .default_disk_mb = (unsigned)o.sandbox_disk_mb,
 	                    .egress_hosts = o.egress_hosts,
 	                    .n_egress_hosts = o.n_egress_hosts,
 	                    .unsafe_shared_network = o.unsafe_shared_network,

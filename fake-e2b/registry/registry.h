@@ -51,6 +51,7 @@ typedef struct fk_sandbox {
 	char *template_id;
 	enum fk_sb_state state;                /* lock */
 	int64_t started_ns, end_ns, paused_ns; /* lock */
+	unsigned disk_mb; /* its disk (diskSizeMB), set at its first boot; 0: not booted yet */
 	int auto_pause, auto_pause_memory, auto_resume;
 	int paused_fs_only;  /* lock: last pause without memory: resume cold-boots */
 	int secured;         /* envd requires the token (v2 always; legacy with secure:true) */

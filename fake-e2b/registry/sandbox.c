@@ -271,6 +271,7 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 	                       .n_allow_out = el.n_allow,
 	                       .deny_out = el.deny,
 	                       .n_deny_out = el.n_deny};
+	sb->disk_mb = fk_rt_default_disk_mb(g->rt);
 	int rc = fk_box_create(g->rt, sb->id, &opts, err);
 	egress_lists_free(&el);
 	for (size_t j = 0; j < i; j++)

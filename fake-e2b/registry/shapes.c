@@ -30,8 +30,8 @@ json_t *fk_sandbox_listed_json(const fk_sandbox *sb)
 	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i,s:i,s:s,s:s,s:o}", "sandboxID", sb->id,
 	                 "templateID", sb->template_id, "clientID", FK_CLIENT_ID, "startedAt",
 	                 time_json(sb->started_ns), "endAt", time_json(end), "cpuCount", 2,
-	                 "memoryMB", 512, "diskSizeMB", 1024, "state",
-	                 sb->state == FK_SB_RUNNING ? "running" : "paused", "envdVersion",
+	                 "memoryMB", 512, "diskSizeMB", sb->disk_mb ? (int)sb->disk_mb : 1024,
+	                 "state", sb->state == FK_SB_RUNNING ? "running" : "paused", "envdVersion",
 	                 FK_ENVD_VERSION, "metadata", json_deep_copy(sb->metadata));
 }
 

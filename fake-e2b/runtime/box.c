@@ -330,6 +330,8 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 		                        : fk__erules_new(NULL, 0, NULL, 0);
 	ok = ok && b->egress;
 	fk__policy_limits(opts, &b->limits);
+	if (!(opts && opts->disk_mb))
+		b->limits.disk_bytes = (uint64_t)fk_rt_default_disk_mb(rt) << 20;
 	if (ok && opts && opts->n_envs) {
 		b->envs = calloc(opts->n_envs, sizeof(char *));
 		ok = b->envs != NULL;

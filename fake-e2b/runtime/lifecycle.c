@@ -27,6 +27,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	pthread_mutex_init(&rt->disk_lock, NULL);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
+	rt->default_disk_mb = opts && opts->default_disk_mb ? opts->default_disk_mb : 1024;
 	if (opts && opts->state_dir) {
 		rt->state_dir = strdup(opts->state_dir);
 		if (rt->state_dir && mkdir(rt->state_dir, 0755) < 0 && errno != EEXIST) {
@@ -98,6 +99,11 @@ int fk_rt_check_suid_dumpable(const char *value, fk_err *err)
 const char *fk_rt_state_dir(const fk_rt *rt)
 {
 	return rt->state_dir;
+}
+
+unsigned fk_rt_default_disk_mb(const fk_rt *rt)
+{
+	return rt->default_disk_mb;
 }
 
 bool fk_rt_isolated(const fk_rt *rt)
@@ -362,7 +368,12 @@ bool fk_box_init_gone(fk_rt *rt, const char *id)
 	fk_box *b = fk__box_get(rt, id);
 	if (!b)
 		return false;
-	pthread_rwlock_rdlock(&b->life);
+	/* never waits: a box busy in a long operation (a snapshot's copy) is asked again at the
+	 * reaper's next round, which meanwhile expires the other sandboxes on time */
+	if (pthread_rwlock_tryrdlock(&b->life) != 0) {
+		fk__box_put(b);
+		return false;
+	}
 	bool gone = !b->dead && b->init_pid > 0 && fk__backend_box_init_gone(b);
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);

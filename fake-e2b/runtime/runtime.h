@@ -105,6 +105,9 @@ typedef struct fk_rt_options {
 	 * handler): once the process exited and its pipes are drained (quiet 50 ms, at most 1 s). A
 	 * PTY process ends the same way. */
 	bool end_on_exit;
+	/* Disk of a box whose fk_box_options leave disk_mb 0, in MiB (fake-e2b --sandbox-disk-mb);
+	 * 0: 1024, E2B's default sandbox. */
+	unsigned default_disk_mb;
 } fk_rt_options;
 
 /* Creates the runtime. Probes root, namespaces and the freezer (/sys/fs/cgroup/freezer/fake-e2b)
@@ -124,6 +127,10 @@ const char *fk_rt_state_dir(const fk_rt *rt);
 
 /* True when boxes get real namespaces + freezer; false in the degraded mode. */
 bool fk_rt_isolated(const fk_rt *rt);
+
+/* The disk a box gets when its options leave disk_mb 0, in MiB (fk_rt_options.default_disk_mb,
+ * else 1024): the diskSizeMB the API reports. */
+unsigned fk_rt_default_disk_mb(const fk_rt *rt);
 
 /* True when boxes with egress allowlist or open get their own network namespace behind the
  * egress proxy (isolated, and the kernel has BPF sk_lookup); false: they are refused, or share
@@ -173,10 +180,11 @@ typedef struct fk_box_options {
 	 * sandbox; an allocation beyond it OOM-kills a process inside the box, which ends with
 	 * SIGKILL), CPUs (CFS quota; default 2), processes + threads (pids cgroup; default 1024;
 	 * envd starts keep 64 more slots so a fork bomb cannot lock the API out). Without the
-	 * cgroup controller (degraded) the limit is not enforced. Disk in MiB (default 1024, the
-	 * diskSizeMB the API reports): the box's files live in an ext4 image of that size under
-	 * the state dir, so a write beyond it fails inside with ENOSPC; without loop devices
-	 * (degraded) the box's files share the state dir's file system. */
+	 * cgroup controller (degraded) the limit is not enforced. Disk in MiB (default the
+	 * runtime's, fk_rt_default_disk_mb: the diskSizeMB the API reports): the box's files live
+	 * in an ext4 image of that size under the state dir, so a write beyond it fails inside with
+	 * ENOSPC; without loop devices (degraded) the box's files share the state dir's file
+	 * system. */
 	unsigned memory_mb;
 	unsigned cpu_count;
 	unsigned pids_max;
@@ -270,7 +278,8 @@ int fk_rt_check_suid_dumpable(const char *value, fk_err *err);
 
 /* True if box `id` had a PID 1 and it has exited (killed from the host, or by the kernel): every
  * process of the box is gone with it, as when E2B's VM is gone. False for an unknown box, one
- * without a PID 1 (degraded, paused to its filesystem) or a live one. */
+ * without a PID 1 (degraded, paused to its filesystem) or a live one, and for one busy in a
+ * lifecycle operation (it never waits: ask again later). */
 bool fk_box_init_gone(fk_rt *rt, const char *id);
 
 /* Host pid of the box's init (for tests: /proc/<pid>/ns/...), 0 if none / degraded. */

@@ -108,7 +108,8 @@ struct fk_rt {
 	char *state_dir;
 	bool state_is_tmp;
 	bool isolated;
-	bool end_on_exit; /* fk_rt_options.end_on_exit */
+	unsigned default_disk_mb; /* a box's disk when its options leave it 0 */
+	bool end_on_exit;         /* fk_rt_options.end_on_exit */
 	bool freezer;
 	char *cg_root;   /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
 	char *cg_rel;    /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */

@@ -93,6 +93,12 @@ const char *fk_rt_state_dir(const fk_rt *rt)
 	return rt->state_dir;
 }
 
+unsigned fk_rt_default_disk_mb(const fk_rt *rt)
+{
+	(void)rt;
+	return 1024;
+}
+
 bool fk_rt_isolated(const fk_rt *rt)
 {
 	(void)rt;

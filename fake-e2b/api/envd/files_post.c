@@ -141,9 +141,20 @@ static void upload_write(upload *u, const char *data, size_t len)
 	fk_err err = {0};
 	if (u->status || !u->w || !len)
 		return;
-	if (fk_writer_write(u->w, data, len, &err) < 0)
+	if (fk_writer_write(u->w, data, len, &err) < 0 && err.code == FK_ENOSPC) {
+		/* envd's words (upload.go): the request's Content-Length when it has one */
+		const char *cl = fk_header(u->c->req, "Content-Length");
+		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+		if (n > 0)
+			upload_fail(
+			    u, 507,
+			    "attempted to write %llu bytes: not enough disk space available", n);
+		else
+			upload_fail(u, 507, "not enough disk space available");
+	} else if (err.code) {
 		upload_fail(u, fk_envd_file_error_status(fk_envd_code(err.code, &err)), "%s",
 		            err.message);
+	}
 	u->cur_written += len;
 }
 

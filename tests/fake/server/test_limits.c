@@ -302,6 +302,59 @@ static void test_limits__upload_over_the_cap_is_413(void **state)
 	fks_box_delete(&g_srv, KEY, &b);
 }
 
+/* A sandbox of a small disk (--sandbox-disk-mb 16, reported as its diskSizeMB): an upload
+ * past it answers 507 in E2B's error shape (envd's NotEnoughSpaceError), and the sandbox takes
+ * a small file afterwards. Skips where sandboxes have no disk of their own (no loop devices). */
+static void test_limits__upload_past_a_small_disk_is_507(void **state)
+{
+	(void)state;
+	fks srv;
+	const char *flags[] = {"--api-key",         KEY,  "--max-upload-mb", "64",
+	                       "--sandbox-disk-mb", "16", "--quiet",         NULL};
+	assert_int_equal(fks_up(&srv, g_bin, flags), 0);
+	fks_box b;
+	fks_box_create(&srv, KEY, NULL, &b);
+	char img[256];
+	snprintf(img, sizeof(img), "%s/state/%s.disk", srv.dir, b.id);
+	if (access(img, F_OK) != 0) {
+		fks_box_delete(&srv, KEY, &b);
+		fks_stop(&srv);
+		skip(); /* no per-sandbox disk on this machine: nothing caps it */
+	}
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", b.id);
+	const char *hk[] = {"X-API-Key: " KEY, NULL};
+	fkr *r = fks_req(&srv, "GET", path, hk, NULL, 0);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "diskSizeMB")), 16);
+	fkr_free(r);
+	size_t big = 32u << 20;
+	char *data = malloc(big);
+	assert_non_null(data);
+	memset(data, 'x', big);
+	const char *h[] = {b.hid, b.htok, "Content-Type: application/octet-stream", NULL};
+	r = fks_req(&srv, "POST", "/files?path=/tmp/big", h, data, big);
+	assert_int_equal(r->status, 507);
+	assert_true(json_is_object(r->json));
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 507);
+	char msg[128];
+	snprintf(msg, sizeof(msg), "attempted to write %zu bytes: not enough disk space available",
+	         big);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), msg);
+	fkr_free(r);
+	/* as envd, what was written stays (the disk is full) until the sandbox removes it */
+	r = fks_req(&srv, "POST", "/files?path=/tmp/small", h, data, 4096);
+	assert_int_equal(r->status, 507);
+	fkr_free(r);
+	fks_box_sh(&srv, &b, "test $(stat -c %s /tmp/big) -gt 8000000 && rm /tmp/big");
+	r = fks_req(&srv, "POST", "/files?path=/tmp/small", h, data, 4096);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	free(data);
+	fks_box_delete(&srv, KEY, &b);
+	assert_int_equal(fks_stop(&srv), 0);
+}
+
 static void test_limits__nul_in_path_is_400(void **state)
 {
 	(void)state;
@@ -444,6 +497,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_limits__burst_of_500_slow_connections_is_not_a_flood),
 	    cmocka_unit_test(test_limits__one_client_cannot_take_every_connection),
 	    cmocka_unit_test(test_limits__upload_over_the_cap_is_413),
+	    cmocka_unit_test(test_limits__upload_past_a_small_disk_is_507),
 	    cmocka_unit_test(test_limits__nul_in_path_is_400),
 	    cmocka_unit_test(test_limits__content_disposition_quotes_the_name),
 	    cmocka_unit_test(test_limits__symlink_loop_is_not_found),
