@@ -224,9 +224,21 @@ static void test_kill_all__ends_a_fork_bomb(void **state)
 			fail_msg("the fork bomb has %d processes after 120 s", n);
 		usleep(200 * 1000);
 	}
-	sbx_error err = {0};
-	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), 0);
-	h_note_err(h, &err);
+	/* kill_all's own shell runs in the box's reserve while the bomb holds every slot of its
+	 * cap and most of its memory: a fork of the script may be refused or the script's shell
+	 * killed by the box's OOM killer (SBX_ESANDBOX, "cannot stop leftover commands"), as a
+	 * platform calling it then would see. It retries, as a platform would; what is proved is
+	 * that kill_all ends the bomb and the sandbox answers again. */
+	int rc = SBX_ESANDBOX;
+	for (int tries = 0; tries < 5 && rc == SBX_ESANDBOX; tries++) {
+		sbx_error err = {0};
+		rc = sbx_sandbox_kill_all(h->p, g_id, NULL, &err);
+		if (rc != 0)
+			fprintf(stderr, "kill_all try %d: %s (%s)\n", tries + 1,
+			        sbx_error_code_name(rc), err.message);
+		h_note_err(h, &err);
+	}
+	assert_int_equal(rc, 0);
 	assert_killed(&bomb);
 	/* the bomb's last processes are reaped by the sandbox's PID 1 */
 	deadline = h_now_ms() + 30000;
