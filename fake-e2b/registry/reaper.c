@@ -107,9 +107,10 @@ struct fk_reaper {
 	int stopping;
 };
 
-static void *reaper_main(void *arg)
+/* Calls tick(g) every 200 ms until the reaper stops; the wait is the reaper's condition, so
+ * fk_reaper_stop wakes every loop at once. */
+static void every_200ms(fk_reaper *r, void (*tick)(fk_registry *))
 {
-	fk_reaper *r = arg;
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		struct timespec ts;
@@ -123,35 +124,28 @@ static void *reaper_main(void *arg)
 		if (r->stopping)
 			break;
 		pthread_mutex_unlock(&r->lock);
-		reap_once(r->g);
-		run_timers(r->g, 0);
+		tick(r->g);
 		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+static void reap_tick(fk_registry *g)
+{
+	reap_once(g);
+	run_timers(g, 0);
+}
+
+static void *reaper_main(void *arg)
+{
+	every_200ms(arg, reap_tick);
 	return NULL;
 }
 
 /* Every 200 ms: the sandboxes whose metrics sample is due (metrics.c). */
 static void *sampler_main(void *arg)
 {
-	fk_reaper *r = arg;
-	pthread_mutex_lock(&r->lock);
-	while (!r->stopping) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 200000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-		if (r->stopping)
-			break;
-		pthread_mutex_unlock(&r->lock);
-		fk_registry_sample_due(r->g);
-		pthread_mutex_lock(&r->lock);
-	}
-	pthread_mutex_unlock(&r->lock);
+	every_200ms(arg, fk_registry_sample_due);
 	return NULL;
 }
 
