@@ -642,7 +642,7 @@ static void rt_disks(fk_rt *rt)
 		return;
 	fk_limits l;
 	fk__policy_limits(NULL, &l);
-	l.disk_bytes = (uint64_t)fk_rt_default_disk_mb(rt) << 20;
+	l.disk_bytes = (uint64_t)rt->default_disk_mb << 20;
 	int fd = disk_make(rt, img, l.disk_bytes);
 	int e = errno;
 	if (fd >= 0)

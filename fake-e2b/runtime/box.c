@@ -331,7 +331,7 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 	ok = ok && b->egress;
 	fk__policy_limits(opts, &b->limits);
 	if (!(opts && opts->disk_mb))
-		b->limits.disk_bytes = (uint64_t)fk_rt_default_disk_mb(rt) << 20;
+		b->limits.disk_bytes = (uint64_t)rt->default_disk_mb << 20;
 	if (ok && opts && opts->n_envs) {
 		b->envs = calloc(opts->n_envs, sizeof(char *));
 		ok = b->envs != NULL;
