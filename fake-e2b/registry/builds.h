@@ -50,6 +50,11 @@ typedef struct fk_tboot {
 	char **envs;   /* "K=V" from ENV steps */
 	size_t n_envs;
 	char *start_cmd, *ready_cmd; /* NULL when none */
+	/* Set by fk_tstore_resolve: the template's first alias (E2B's firstAlias: its name, ""
+	 * for an unnamed snapshot) and the limits its build gives a sandbox (E2B: the build's
+	 * vcpu and ram_mb; a served template's are E2B's default sandbox's, 2 and 512). */
+	char *alias;
+	unsigned cpu_count, memory_mb;
 } fk_tboot;
 
 void fk_tboot_clear(fk_tboot *b); /* accepts a zeroed one */

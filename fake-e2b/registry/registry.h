@@ -52,6 +52,9 @@ typedef struct fk_sandbox {
 	enum fk_sb_state state;                /* lock */
 	int64_t started_ns, end_ns, paused_ns; /* lock */
 	unsigned disk_mb; /* its disk (diskSizeMB), set at its first boot; 0: not booted yet */
+	unsigned cpu_count, memory_mb; /* its limits (cpuCount, memoryMB), set at its first boot */
+	char *alias;      /* its template's first alias ("" none), set at its first boot */
+	int metadata_set; /* the create gave metadata (E2B omits `metadata` of one that did not) */
 	int auto_pause, auto_pause_memory, auto_resume;
 	int paused_fs_only;  /* lock: last pause without memory: resume cold-boots */
 	int secured;         /* envd requires the token (v2 always; legacy with secure:true) */

@@ -106,6 +106,7 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	if (!sb)
 		return;
 	free(sb->template_id);
+	free(sb->alias);
 	json_decref(sb->metadata);
 	json_decref(sb->network);
 	json_decref(sb->allow_internet);
@@ -271,8 +272,15 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 	                       .n_allow_out = el.n_allow,
 	                       .deny_out = el.deny,
 	                       .n_deny_out = el.n_deny};
+	/* E2B's sandbox gets its template build's vcpu and ram_mb */
+	sb->cpu_count = boot && boot->cpu_count ? boot->cpu_count : FK_BOX_DEFAULT_CPUS;
+	sb->memory_mb = boot && boot->memory_mb ? boot->memory_mb : FK_BOX_DEFAULT_MEMORY_MB;
+	opts.cpu_count = sb->cpu_count;
+	opts.memory_mb = sb->memory_mb;
+	free(sb->alias);
+	sb->alias = strdup(boot && boot->alias ? boot->alias : "");
 	sb->disk_mb = fk_rt_default_disk_mb(g->rt);
-	int rc = fk_box_create(g->rt, sb->id, &opts, err);
+	int rc = sb->alias ? fk_box_create(g->rt, sb->id, &opts, err) : FK_ENOMEM;
 	egress_lists_free(&el);
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);

@@ -106,9 +106,10 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	b->status = FK_TB_READY;
 	b->created_ns = b->updated_ns = b->finished_ns = fk_now_ns();
 	b->disk_mb = fk__tstore_tree_mb(layer);
-	/* the snapshotted sandbox's limits: every sandbox here has the runtime's defaults */
-	b->cpu_count = FK_BOX_DEFAULT_CPUS;
-	b->memory_mb = FK_BOX_DEFAULT_MEMORY_MB;
+	/* the snapshotted sandbox's limits (E2B's UpsertSnapshot: sbx.VCpu, sbx.RamMB), which are
+	 * its template's */
+	b->cpu_count = boot.cpu_count;
+	b->memory_mb = boot.memory_mb;
 
 	pthread_mutex_lock(&s->lock);
 	/* E2B: a name already taken gets a new build, tagged, on that template */

@@ -175,6 +175,7 @@ void fk_tboot_clear(fk_tboot *b)
 	free(b->envs);
 	free(b->start_cmd);
 	free(b->ready_cmd);
+	free(b->alias);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -279,8 +280,10 @@ static int boot_copy(const fk_tboot *in, fk_tboot *out)
 	memset(out, 0, sizeof(*out));
 #define DUP(f) (!in->f || (out->f = strdup(in->f)))
 	bool ok = DUP(template_id) && DUP(base) && DUP(layer) && DUP(user) && DUP(workdir) &&
-	          DUP(start_cmd) && DUP(ready_cmd);
+	          DUP(start_cmd) && DUP(ready_cmd) && DUP(alias);
 #undef DUP
+	out->cpu_count = in->cpu_count;
+	out->memory_mb = in->memory_mb;
 	if (ok && (out->envs = strv_dup(in->envs, in->n_envs)))
 		out->n_envs = in->n_envs;
 	else
@@ -304,15 +307,32 @@ int fk_tstore_resolve(fk_tstore *s, const char *ref, fk_tboot *out)
 		out->user = strdup(rt_tpl->user);
 		out->workdir = strdup(rt_tpl->workdir);
 		out->envs = calloc(1, sizeof(char *));
-		if (!out->template_id || !out->base || !out->user || !out->workdir || !out->envs) {
+		out->alias = strdup(rt_tpl->id);
+		out->cpu_count = FK_BOX_DEFAULT_CPUS;
+		out->memory_mb = FK_BOX_DEFAULT_MEMORY_MB;
+		if (!out->template_id || !out->base || !out->user || !out->workdir || !out->envs ||
+		    !out->alias) {
 			fk_tboot_clear(out);
 			return FK_T_FAILED;
 		}
 		return FK_T_OK;
 	}
 	pthread_mutex_lock(&s->lock);
-	fk_tbuild *b = fk__tstore_find_ref(s, ref, NULL);
+	fk_ttemplate *t = NULL;
+	fk_tbuild *b = fk__tstore_find_ref(s, ref, &t);
 	int rc = b && b->status == FK_TB_READY ? boot_copy(&b->boot, out) : FK_T_NOTFOUND;
+	if (rc == FK_T_OK) {
+		/* E2B's sandbox gets its build's vcpu and ram_mb (orchestrator/create_instance.go)
+		 * and its template's first alias (handlers/sandbox_create.go firstAlias) */
+		out->cpu_count = b->cpu_count;
+		out->memory_mb = b->memory_mb;
+		free(out->alias);
+		out->alias = strdup(t->snapshot_of && !t->named ? "" : t->name);
+		if (!out->alias) {
+			fk_tboot_clear(out);
+			rc = FK_T_FAILED;
+		}
+	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -251,6 +251,32 @@ describe('templates: listing, details, updates, build logs, deletion', { concurr
     }
   })
 
+  test('a sandbox reports its template build\'s cpuCount and memoryMB and its alias, and gets them', T, async () => {
+    const small = uniqueName('small')
+    await Template.build(Template().fromBaseImage(), small, { cpuCount: 1, memoryMB: 384 })
+    const sbx = await track(Sandbox.create(small))
+    const info = await sbx.getInfo()
+    assert.equal(info.cpuCount, 1)
+    assert.equal(info.memoryMB, 384)
+    assert.equal(info.name, small) // E2B's `alias`: the template's first alias
+    assert.deepEqual(info.metadata, {})
+    const page = await Sandbox.list({ query: { metadata: {} } }).nextItems()
+    const row = page.find((s) => s.sandboxId === sbx.sandboxId)
+    assert.equal(row.cpuCount, 1)
+    assert.equal(row.memoryMB, 384)
+    assert.equal(row.name, small)
+    const [m] = await sbx.getMetrics()
+    assert.equal(m.cpuCount, 1) // what its box got
+    assert.equal(m.memTotal, 384 * 1024 * 1024)
+    const plain = await track(Sandbox.create('base'))
+    const base = await plain.getInfo()
+    assert.equal(base.cpuCount, 2)
+    assert.equal(base.memoryMB, 512)
+    assert.equal(base.name, 'base')
+    await sbx.kill()
+    await plain.kill()
+  })
+
   test('a snapshot is a template of its own: GET /templates/{id} shows it, the listing does not', T, async () => {
     const sbx = await track(Sandbox.create('base'))
     const snap = await sbx.createSnapshot()

@@ -53,6 +53,7 @@ static fk_sandbox *sandbox_from_body(fk_registry *g, json_t *body, int v2, long 
 	sb->secured = v2 || json_is_true(json_object_get(body, "secure"));
 	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
 	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();
+	sb->metadata_set = json_is_object(meta);
 	sb->network = json_is_object(net) ? json_deep_copy(net) : NULL;
 	json_t *envv = json_object_get(body, "envVars");
 	sb->env_vars = json_object_size(envv) ? json_deep_copy(envv) : NULL;

@@ -529,6 +529,162 @@ static void test_control__template_build_requests(void **state)
 	free(b);
 }
 
+/* Requests a build of template `name` (POST /v3/templates with `v3_extra` fields, e.g.
+ * "\"cpuCount\":1", or ""), starts it with `spec` and waits for its end; *tid and *bid (caller
+ * frees) name it. Returns its last status (TemplateBuildInfo). */
+static json_t *run_build(const char *name, const char *v3_extra, const char *spec, char **tid,
+                         char **bid)
+{
+	char body[512], path[256];
+	snprintf(body, sizeof(body), "{\"name\":\"%s\"%s%s}", name, *v3_extra ? "," : "", v3_extra);
+	resp *r = http("POST", "/v3/templates", body);
+	assert_int_equal(r->status, 202);
+	*tid = strdup(json_string_value(json_object_get(r->json, "templateID")));
+	*bid = strdup(json_string_value(json_object_get(r->json, "buildID")));
+	resp_free(r);
+	snprintf(path, sizeof(path), "/v2/templates/%s/builds/%s", *tid, *bid);
+	r = http("POST", path, spec);
+	assert_int_equal(r->status, 202);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/templates/%s/builds/%s/status", *tid, *bid);
+	for (int i = 0; i < 2400; i++) { /* at most 60 s */
+		r = http("GET", path, NULL);
+		assert_int_equal(r->status, 200);
+		const char *st = json_string_value(json_object_get(r->json, "status"));
+		if (!strcmp(st, "ready") || !strcmp(st, "error")) {
+			json_t *j = json_incref(r->json);
+			resp_free(r);
+			return j;
+		}
+		resp_free(r);
+		fk_sleep_ms(25);
+	}
+	fail_msg("build %s of %s did not end in 60 s", *bid, name);
+	return NULL;
+}
+
+static json_t *get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* GET of a path (printf format) that must answer 200; its JSON (caller decrefs). */
+static json_t *get_json(const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	resp *r = http("GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	json_t *j = json_incref(r->json);
+	resp_free(r);
+	return j;
+}
+
+/* The entry of `id` in a sandbox list. */
+static json_t *listed(json_t *list, const char *id)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e)
+	{
+		if (!strcmp(json_string_value(json_object_get(e, "sandboxID")), id))
+			return e;
+	}
+	fail_msg("sandbox %s is not listed", id);
+	return NULL;
+}
+
+static void assert_limits(json_t *j, int cpus, int mem_mb, const char *alias)
+{
+	assert_int_equal(json_integer_value(json_object_get(j, "cpuCount")), cpus);
+	assert_int_equal(json_integer_value(json_object_get(j, "memoryMB")), mem_mb);
+	assert_int_equal(json_integer_value(json_object_get(j, "diskSizeMB")), 1024);
+	assert_string_equal(json_string_value(json_object_get(j, "envdVersion")), "0.6.13");
+	assert_string_equal(json_string_value(json_object_get(j, "alias")), alias);
+}
+
+/* A sandbox reports its own limits and its template's alias, as E2B's listing and detail
+ * (infra handlers/sandboxes_list.go, sandbox_get.go): its template build's cpuCount and
+ * memoryMB, which are also what its box got (its metrics). */
+static void test_control__sandbox_limits_and_alias_follow_template(void **state)
+{
+	(void)state;
+	resp *r = http("POST", "/v2/sandboxes", "{\"templateID\":\"base\"}");
+	assert_int_equal(r->status, 201);
+	assert_string_equal(json_string_value(json_object_get(r->json, "alias")), "base");
+	char *plain = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	json_t *d = get_json("/sandboxes/%s", plain);
+	assert_limits(d, 2, 512, "base");
+	/* no metadata and no internet-access choice at create: both left out (omitempty) */
+	assert_null(json_object_get(d, "metadata"));
+	assert_null(json_object_get(d, "allowInternetAccess"));
+	assert_true(json_is_array(json_object_get(d, "volumeMounts")));
+	assert_int_equal(json_array_size(json_object_get(d, "volumeMounts")), 0);
+	json_decref(d);
+
+	char *tid, *bid;
+	json_t *st = run_build("lim-tpl", "\"cpuCount\":1,\"memoryMB\":256",
+	                       "{\"fromTemplate\":\"base\",\"steps\":[]}", &tid, &bid);
+	assert_string_equal(json_string_value(json_object_get(st, "status")), "ready");
+	json_decref(st);
+	r = http("POST", "/v2/sandboxes",
+	         "{\"templateID\":\"lim-tpl\",\"metadata\":{\"k\":\"v\"}}");
+	assert_int_equal(r->status, 201);
+	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")), tid);
+	assert_string_equal(json_string_value(json_object_get(r->json, "alias")), "lim-tpl");
+	char *id = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+
+	d = get_json("/sandboxes/%s", id);
+	assert_limits(d, 1, 256, "lim-tpl");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(d, "metadata"), "k")),
+	                    "v");
+	json_decref(d);
+	json_t *l = get_json("/v2/sandboxes");
+	assert_limits(listed(l, id), 1, 256, "lim-tpl");
+	assert_limits(listed(l, plain), 2, 512, "base");
+	assert_null(json_object_get(listed(l, plain), "metadata"));
+	json_decref(l);
+	l = get_json("/sandboxes");
+	assert_limits(listed(l, id), 1, 256, "lim-tpl");
+	json_decref(l);
+	/* what the box got: its memory cgroup's limit and its CPUs (the metrics' first sample) */
+	json_t *m = get_json("/sandboxes/%s/metrics", id);
+	assert_true(json_array_size(m) >= 1);
+	json_t *last = json_array_get(m, json_array_size(m) - 1);
+	assert_int_equal(json_integer_value(json_object_get(last, "cpuCount")), 1);
+	assert_int_equal(json_integer_value(json_object_get(last, "memTotal")), 256 << 20);
+	json_decref(m);
+
+	/* paused: E2B answers from the snapshot row (alias kept, no volumeMounts in the detail) */
+	char path[160];
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", plain);
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	d = get_json("/sandboxes/%s", plain);
+	assert_limits(d, 2, 512, "base");
+	assert_string_equal(json_string_value(json_object_get(d, "state")), "paused");
+	assert_null(json_object_get(d, "volumeMounts"));
+	assert_int_equal(json_object_size(json_object_get(d, "metadata")), 0);
+	assert_true(json_is_object(json_object_get(d, "metadata")));
+	json_decref(d);
+	l = get_json("/v2/sandboxes?state=paused");
+	assert_limits(listed(l, plain), 2, 512, "base");
+	json_decref(l);
+
+	delete_sandbox(id);
+	delete_sandbox(plain);
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	r = http("DELETE", path, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	free(id);
+	free(plain);
+	free(tid);
+	free(bid);
+}
+
 static void test_control__connect_pause_delete_lifecycle(void **state)
 {
 	(void)state;
@@ -1653,6 +1809,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__create_validation_400),
 	    cmocka_unit_test(test_control__invalid_sandbox_id_400),
 	    cmocka_unit_test(test_control__template_build_requests),
+	    cmocka_unit_test(test_control__sandbox_limits_and_alias_follow_template),
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
