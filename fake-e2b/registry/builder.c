@@ -747,6 +747,7 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 	char layer[4200] = "";
 	bool box_made = false;
 
+	fk__build_step(s, b, "base"); /* E2B's base phase (phases/base/builder.go) */
 	if (json_is_string(from_t)) {
 		ref = strdup(json_string_value(from_t));
 		fk__build_log(s, b, "info", "[base] FROM TEMPLATE %s", ref);
@@ -813,12 +814,15 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 	size_t n = json_array_size(steps);
 	for (size_t i = 0; i < n; i++) {
 		json_t *step = json_array_get(steps, i);
+		char sn[24];
+		snprintf(sn, sizeof(sn), "%zu", i + 1);
 		snprintf(w.prefix, sizeof(w.prefix), "builder %zu/%zu", i + 1, n);
+		fk__build_step(s, b, sn); /* a step's number, from 1 (phases/steps/factory.go) */
 		log_step(&w, step);
 		if (run_step(&w, step) < 0) {
-			char sn[24];
-			snprintf(sn, sizeof(sn), "%zu", i + 1);
 			fk__build_log(s, b, "error", "[%s] %s", w.prefix, w.why);
+			fk__build_step(s, b, NULL);
+			fk__build_log(s, b, "error", "Build failed: %s", w.why);
 			fk_box_destroy(s->rt, w.box, NULL);
 			fk__build_set_box(s, b, "");
 			fk__build_finish(s, b, NULL, w.why, sn);
@@ -828,6 +832,7 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 
 	fail_step = "finalize";
 	snprintf(w.prefix, sizeof(w.prefix), "finalize");
+	fk__build_step(s, b, "finalize");
 	/* E2B keeps the start metadata of the template it builds on unless this build sets one */
 	const char *st_cmd = start || ready ? start : base.start_cmd;
 	const char *rd_cmd = start || ready ? ready : base.ready_cmd;
@@ -858,12 +863,15 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 		snprintf(w.why, sizeof(w.why), "out of memory");
 		goto fail;
 	}
+	fk__build_step(s, b, NULL); /* the build's own lines have no step (E2B's builder.go) */
 	fk__build_log(s, b, "info", "Build finished: template %s, build %s", b->template_id, b->id);
 	fk__build_finish(s, b, &done, NULL, NULL);
 	goto out;
 
 fail:
-	fk__build_log(s, b, "error", "%s", w.why);
+	fk__build_log(s, b, "error", "[%s] %s", fail_step, w.why);
+	fk__build_step(s, b, NULL);
+	fk__build_log(s, b, "error", "Build failed: %s", w.why);
 	if (box_made) {
 		fk_box_destroy(s->rt, w.box, NULL);
 		fk__build_set_box(s, b, "");

@@ -17,13 +17,14 @@ enum fk_tb_status { FK_TB_WAITING, FK_TB_BUILDING, FK_TB_READY, FK_TB_ERROR };
 struct fk_ttemplate;
 
 struct fk_tbuild {
-	struct fk_tbuild *next;                      /* the template's builds, newest first */
-	struct fk_ttemplate *tmpl;                   /* fixed */
-	char id[37];                                 /* fixed: uuid */
-	char template_id[21];                        /* fixed */
-	int status;                                  /* lock: enum fk_tb_status */
-	json_t *logs;                                /* lock: BuildLogEntry array */
-	char *reason, *reason_step;                  /* lock: error message and failed step */
+	struct fk_tbuild *next;     /* the template's builds, newest first */
+	struct fk_ttemplate *tmpl;  /* fixed */
+	char id[37];                /* fixed: uuid */
+	char template_id[21];       /* fixed */
+	int status;                 /* lock: enum fk_tb_status */
+	json_t *logs;               /* lock: BuildLogEntry array */
+	char *reason, *reason_step; /* lock: error message and failed step */
+	char step[24]; /* lock: the step new log entries belong to (fk__build_step), "" none */
 	int64_t created_ns, updated_ns, finished_ns; /* lock */
 	unsigned cpu_count, memory_mb;               /* fixed */
 	int64_t
@@ -73,8 +74,13 @@ struct fk_tstore {
 /* Waits for a running slot (the build is `building` once it has one); false when the store
  * is stopping. */
 bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b);
+/* A log entry {timestamp, level, message, step?}: `step` the build's current step, left out
+ * when it has none (E2B's BuildLogEntry: its builder logs a phase's lines with the phase's
+ * step, "base", the step number or "finalize", and the build's own lines without one). */
 void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The step the following entries belong to ("" or NULL: none). */
+void fk__build_step(fk_tstore *s, fk_tbuild *b, const char *step);
 /* Registers the build's sandbox (so fk_tstore_free can destroy it); false when the store is
  * stopping (the caller destroys the sandbox and gives up). "" clears it. */
 bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id);

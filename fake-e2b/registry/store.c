@@ -444,6 +444,8 @@ void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fm
 	if (!e)
 		return;
 	pthread_mutex_lock(&s->lock);
+	if (*b->step)
+		json_object_set_new(e, "step", json_string(b->step));
 	size_t kept = json_array_size(b->logs);
 	if (kept + 1 < FK_BUILD_LOG_MAX) {
 		json_array_append_new(b->logs, e);
@@ -457,6 +459,13 @@ void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fm
 			              "log limit reached: later lines of this build are not kept"));
 	}
 	b->updated_ns = fk_now_ns();
+	pthread_mutex_unlock(&s->lock);
+}
+
+void fk__build_step(fk_tstore *s, fk_tbuild *b, const char *step)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(b->step, sizeof(b->step), "%s", step ? step : "");
 	pthread_mutex_unlock(&s->lock);
 }
 

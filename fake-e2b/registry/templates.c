@@ -206,7 +206,7 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 		pthread_mutex_unlock(&s->lock);
 		return FK_T_NOTFOUND;
 	}
-	json_t *entries = json_array(), *lines = json_array();
+	json_t *entries = json_array();
 	size_t total = json_array_size(b->logs), seen = 0;
 	/* the level filters first, then the offset counts what is left (E2B's query) */
 	for (size_t i = 0; i < total && json_array_size(entries) < limit; i++) {
@@ -214,13 +214,27 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 		if (entry_level(e) < min_level || seen++ < offset)
 			continue;
 		json_array_append(entries, e);
-		json_array_append(lines, json_object_get(e, "message"));
 	}
-	*reply = json_pack("{s:s,s:s,s:s,s:o,s:o}", "templateID", t->id, "buildID", b->id, "status",
-	                   fk__tbuild_status_name(b->status), "logs", lines, "logEntries", entries);
+	/* `logs` (plain lines) is for E2B's v1 builds only; a build requested through
+	 * /v3/templates is v2.1.0, whose status has `logs: []` (handlers/template_build_status.go)
+	 */
+	*reply =
+	    json_pack("{s:s,s:s,s:s,s:[],s:o}", "templateID", t->id, "buildID", b->id, "status",
+	              fk__tbuild_status_name(b->status), "logs", "logEntries", entries);
 	if (*reply && b->status == FK_TB_ERROR) {
+		/* reason.logEntries: the entries of this page of the failed step at warn or above
+		 * (E2B's filterStepLogs) */
 		json_t *reason = json_pack("{s:s,s:[]}", "message",
 		                           b->reason ? b->reason : "build failed", "logEntries");
+		size_t i;
+		json_t *e;
+		json_array_foreach(entries, i, e)
+		{
+			const char *st = json_string_value(json_object_get(e, "step"));
+			if (reason && b->reason_step && st && !strcmp(st, b->reason_step) &&
+			    entry_level(e) >= fk_tstore_level("warn"))
+				json_array_append(json_object_get(reason, "logEntries"), e);
+		}
 		if (reason && b->reason_step)
 			json_object_set_new(reason, "step", json_string(b->reason_step));
 		json_object_set_new(*reply, "reason", reason);

@@ -121,6 +121,11 @@ describe('template builds', { concurrency: false }, () => {
       { message: st.reason.message, step: st.reason.step },
       { message: "failed to run command 'echo broken >&2; exit 3': exit status 3", step: '2' },
     )
+    // and its entries of that step at warn or above (E2B's reason.logEntries)
+    assert.deepEqual(
+      st.reason.logEntries.map((e) => [e.level, e.message]),
+      [['error', "[builder 2/2] failed to run command 'echo broken >&2; exit 3': exit status 3"]],
+    )
   })
 
   test('status: building while a step runs, logs from an offset, unknown build 400', T, async () => {

@@ -198,6 +198,15 @@ describe('templates: listing, details, updates, build logs, deletion', { concurr
     let r = await json('GET', `${base}/logs`)
     assert.deepEqual(r, { status: 200, body: { logs: all }, headers: r.headers })
     assert.ok(all.some((e) => e.message === '[builder 1/1] [stdout]: first-line'), JSON.stringify(all))
+    // each entry names its step as E2B's builder does (base, the step's number, finalize);
+    // the build's own lines have none
+    const stepOf = (m) => all.find((e) => e.message === m)?.step
+    assert.equal(stepOf(`Building template ${first.templateId}/${first.buildId}`), undefined)
+    assert.equal(stepOf('[base] FROM e2bdev/base'), 'base')
+    assert.equal(stepOf('[builder 1/1] [stdout]: second-line'), '1')
+    assert.equal(all[all.length - 1].step, undefined)
+    assert.match(all[all.length - 1].message, /^Build finished/)
+    for (const e of all) assert.ok(e.step === undefined || /^(base|\d+|finalize)$/.test(e.step), JSON.stringify(e))
 
     r = await json('GET', `${base}/logs?direction=backward&limit=2`)
     assert.deepEqual(r.body.logs, [all[all.length - 1], all[all.length - 2]])
@@ -231,14 +240,18 @@ describe('templates: listing, details, updates, build logs, deletion', { concurr
     assert.equal(fb.status, 'error')
     assert.equal('envdVersion' in fb, false)
     r = await json('GET', `/templates/${ft.templateID}/builds/${fb.buildID}/logs?level=error`)
+    const why = "failed to run command 'exit 3': exit status 3"
     assert.deepEqual(
-      r.body.logs.map((e) => [e.level, e.message]),
-      [['error', "[builder 1/1] failed to run command 'exit 3': exit status 3"]],
+      r.body.logs.map((e) => [e.level, e.message, e.step]),
+      [['error', `[builder 1/1] ${why}`, '1'], ['error', `Build failed: ${why}`, undefined]],
     )
     assert.match(failed.message, /exit status 3/)
     r = await json('GET', `/templates/${ft.templateID}/builds/${fb.buildID}/status?level=error`)
-    assert.deepEqual(r.body.logEntries.map((e) => e.message), ["[builder 1/1] failed to run command 'exit 3': exit status 3"])
-    assert.deepEqual(r.body.logs, ["[builder 1/1] failed to run command 'exit 3': exit status 3"])
+    assert.deepEqual(r.body.logEntries.map((e) => e.message), [`[builder 1/1] ${why}`, `Build failed: ${why}`])
+    assert.deepEqual(r.body.logs, []) // plain lines are for E2B's v1 builds only
+    // the reason carries the failed step's entries at warn or above
+    assert.deepEqual(r.body.reason.step, '1')
+    assert.deepEqual(r.body.reason.logEntries.map((e) => [e.message, e.step]), [[`[builder 1/1] ${why}`, '1']])
 
     r = await json('GET', `/templates/${first.templateId}/builds/not-a-uuid/logs`)
     assert.deepEqual(r.body, { code: 400, message: 'Invalid build id' })

@@ -685,6 +685,95 @@ static void test_control__sandbox_limits_and_alias_follow_template(void **state)
 	free(bid);
 }
 
+/* Entry k of a log: its level, message and step (NULL: none), exactly. */
+static void assert_entry(json_t *logs, size_t k, const char *level, const char *message,
+                         const char *step)
+{
+	json_t *e = json_array_get(logs, k);
+	assert_non_null(e);
+	assert_string_equal(json_string_value(json_object_get(e, "level")), level);
+	assert_string_equal(json_string_value(json_object_get(e, "message")), message);
+	if (step)
+		assert_string_equal(json_string_value(json_object_get(e, "step")), step);
+	else
+		assert_null(json_object_get(e, "step"));
+	assert_int_equal(json_object_size(e), step ? 4 : 3); /* timestamp, level, message */
+}
+
+/* Build log entries carry their step as E2B's (orchestrator phases: "base", the step's number
+ * from 1, "finalize"; the build's own lines none), in the status route and the logs route;
+ * the failed build's reason lists its step's entries at warn or above; `logs` is `[]` (v2). */
+static void test_control__build_log_entries_carry_step(void **state)
+{
+	(void)state;
+	char *tid, *bid, want[256], path[256];
+	json_t *st =
+	    run_build("step-tpl", "",
+	              "{\"fromTemplate\":\"base\",\"steps\":[{\"type\":\"RUN\","
+	              "\"args\":[\"echo one\"]},{\"type\":\"RUN\",\"args\":[\"exit 4\"]}]}",
+	              &tid, &bid);
+	assert_string_equal(json_string_value(json_object_get(st, "status")), "error");
+	json_t *logs = json_object_get(st, "logEntries");
+	assert_int_equal(json_array_size(logs), 7);
+	snprintf(want, sizeof(want), "Building template %s/%s", tid, bid);
+	assert_entry(logs, 0, "info", want, NULL);
+	assert_entry(logs, 1, "info", "[base] FROM TEMPLATE base", "base");
+	assert_entry(logs, 2, "info", "[builder 1/2] RUN echo one", "1");
+	assert_entry(logs, 3, "info", "[builder 1/2] [stdout]: one", "1");
+	assert_entry(logs, 4, "info", "[builder 2/2] RUN exit 4", "2");
+	assert_entry(logs, 5, "error",
+	             "[builder 2/2] failed to run command 'exit 4': exit status 4", "2");
+	assert_entry(logs, 6, "error",
+	             "Build failed: failed to run command 'exit 4': exit status 4", NULL);
+	assert_int_equal(json_array_size(json_object_get(st, "logs")), 0);
+	json_t *reason = json_object_get(st, "reason");
+	assert_string_equal(json_string_value(json_object_get(reason, "step")), "2");
+	assert_string_equal(json_string_value(json_object_get(reason, "message")),
+	                    "failed to run command 'exit 4': exit status 4");
+	json_t *rl = json_object_get(reason, "logEntries");
+	assert_int_equal(json_array_size(rl), 1);
+	assert_true(json_equal(json_array_get(rl, 0), json_array_get(logs, 5)));
+	/* the logs route: the same entries */
+	json_t *lr = get_json("/templates/%s/builds/%s/logs", tid, bid);
+	assert_true(json_equal(json_object_get(lr, "logs"), logs));
+	json_decref(lr);
+	/* a page that leaves the failed step's entries out has none in the reason */
+	json_t *p2 = get_json("/templates/%s/builds/%s/status?logsOffset=6", tid, bid);
+	assert_int_equal(json_array_size(json_object_get(p2, "logEntries")), 1);
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(p2, "reason"), "logEntries")), 0);
+	json_decref(p2);
+	json_decref(st);
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	resp *r = http("DELETE", path, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	free(tid);
+	free(bid);
+
+	/* finalize: the start and ready commands' lines */
+	st = run_build("step-tpl2", "",
+	               "{\"fromTemplate\":\"base\",\"steps\":[],\"startCmd\":\"sleep 600\","
+	               "\"readyCmd\":\"true\"}",
+	               &tid, &bid);
+	assert_string_equal(json_string_value(json_object_get(st, "status")), "ready");
+	logs = json_object_get(st, "logEntries");
+	assert_int_equal(json_array_size(logs), 5);
+	assert_entry(logs, 1, "info", "[base] FROM TEMPLATE base", "base");
+	assert_entry(logs, 2, "info", "Running start command: sleep 600", "finalize");
+	assert_entry(logs, 3, "info", "Waiting for the ready command: true", "finalize");
+	snprintf(want, sizeof(want), "Build finished: template %s, build %s", tid, bid);
+	assert_entry(logs, 4, "info", want, NULL);
+	assert_null(json_object_get(st, "reason"));
+	json_decref(st);
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	r = http("DELETE", path, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	free(tid);
+	free(bid);
+}
+
 static void test_control__connect_pause_delete_lifecycle(void **state)
 {
 	(void)state;
@@ -1810,6 +1899,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__invalid_sandbox_id_400),
 	    cmocka_unit_test(test_control__template_build_requests),
 	    cmocka_unit_test(test_control__sandbox_limits_and_alias_follow_template),
+	    cmocka_unit_test(test_control__build_log_entries_carry_step),
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
