@@ -17,6 +17,7 @@
 
 #include "builds_int.h"
 #include "clock.h"
+#include "fstree.h"
 #include "template.h"
 
 typedef struct fk_ttemplate fk_ttemplate;
@@ -96,23 +97,12 @@ void fk__tstore_rm_tree(const char *dir)
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-static __thread uint64_t tree_bytes;
-
-static int tree_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)path;
-	(void)flag;
-	(void)ftw;
-	tree_bytes += (uint64_t)st->st_blocks * 512;
-	return 0;
-}
-
 int64_t fk__tstore_tree_mb(const char *dir)
 {
-	tree_bytes = 0;
-	if (!dir || !*dir || nftw(dir, tree_entry, 16, FTW_PHYS | FTW_MOUNT) < 0)
+	uint64_t bytes;
+	if (fk_tree_bytes(dir, &bytes) < 0)
 		return -1;
-	return (int64_t)((tree_bytes + (1 << 20) - 1) >> 20);
+	return (int64_t)((bytes + (1 << 20) - 1) >> 20);
 }
 
 void fk__ttemplate_free(struct fk_ttemplate *t)

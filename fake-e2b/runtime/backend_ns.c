@@ -1425,9 +1425,10 @@ bool fk__backend_box_kill(fk_box *b)
 	fk__egress_box_stop(b); /* its sockets keep the namespace alive */
 	if (had_init) {
 		kill(b->init_pid, SIGKILL);
-		/* a frozen task cannot die: thaw after the kill is queued */
-		if (b->cg && b->frozen)
-			fk_lx_cg_freezer_set(b->cg, "THAWED");
+		fk__cg_box_kill(b); /* v2: the box's processes at once, a start's helper too */
+		/* a frozen task cannot die (v1): thaw after the kill is queued */
+		if (b->frozen)
+			fk__cg_box_freeze(b, false);
 		while (waitpid(b->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		b->init_pid = 0;
@@ -1440,9 +1441,7 @@ bool fk__backend_box_kill(fk_box *b)
 
 int fk__backend_box_freeze(fk_box *b, bool freeze)
 {
-	if (!b->cg)
-		return 1;
-	return fk_lx_cg_freezer_set(b->cg, freeze ? "FROZEN" : "THAWED");
+	return fk__cg_box_freeze(b, freeze);
 }
 
 void fk__backend_box_remove(fk_box *b)

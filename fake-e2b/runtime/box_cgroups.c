@@ -1,11 +1,23 @@
 /*
- * fake-e2b/runtime/box_cgroups.c — a box's cgroups (see box_cgroups.h). Layout per controller:
+ * fake-e2b/runtime/box_cgroups.c — a box's cgroups (see box_cgroups.h). The runtime picks one of
+ * two layouts when it starts.
+ *
+ * cgroup v1 (a hybrid machine: one hierarchy per controller), per controller:
  *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu, cpuacct;
  *                                                                 pids reserve (max = cap + 64)
  *   /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids (max = cap)
- * and, when the machine has the unified (v2) hierarchy, at /sys/fs/cgroup/unified (hybrid) or
- * /sys/fs/cgroup (v2 only), no controller, for the box's BPF bind programs:
+ * and, when the machine also has the unified (v2) hierarchy at /sys/fs/cgroup/unified, no
+ * controller, for the box's BPF bind programs:
  *   <v2>/fake-e2b/rt-<pid>-<n>/<box id>/
+ *
+ * cgroup v2 only (/sys/fs/cgroup is cgroup2, as a fresh Debian 12 boots), one directory with the
+ * memory, pids and cpu controllers enabled down to it, whose processes live in two leaves (v2
+ * lets a cgroup with controllers for its children hold no process of its own):
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/          memory.max, memory.swap.max 0,
+ *                                                           cpu.max, pids.max = cap + 64,
+ *                                                           cgroup.freeze, cgroup.kill, BPF
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/procs/    pids.max = cap: PID 1, every start
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/reserve/  starts while procs is nearly full
  */
 #define _GNU_SOURCE
 #include "box_cgroups.h"
@@ -33,12 +45,84 @@ static const struct {
 };
 #define N_CTLS (sizeof(ctls) / sizeof(ctls[0]))
 
+/* v2: the controllers fake-e2b enables for its boxes, in this order (fk_lx_cg2_enable's mask) */
+static const char *const v2_names[] = {"memory", "pids", "cpu"};
+static const unsigned v2_bits[] = {FK_CG_MEMORY, FK_CG_PIDS, FK_CG_CPU};
+#define N_V2 (sizeof(v2_names) / sizeof(v2_names[0]))
+
+/* How long a v2 freeze or thaw may take to be reported done (v1's loop waits as long). */
+#define FREEZE_TIMEOUT_MS 10000
+
+static void v2_missing(unsigned bit, const char *where)
+{
+	for (size_t i = 0; i < N_CTLS; i++)
+		if (ctls[i].bit == bit)
+			fprintf(stderr, "fake-e2b: no %s cgroup (cgroup v2, %s): %s\n",
+			        ctls[i].name, where,
+			        bit == FK_CG_FREEZER ? "pause stops processes with SIGSTOP instead"
+			                             : "that limit is not enforced");
+}
+
+/* The unified hierarchy only: controllers enabled from /sys/fs/cgroup down to this runtime's
+ * directory, which rt->cg2_dir and rt->cg_root name. */
+static void rt_init_v2(fk_rt *rt)
+{
+	char top[] = CG_BASE "/fake-e2b", dir[512];
+	snprintf(dir, sizeof(dir), CG_BASE "/%s", rt->cg_rel);
+	unsigned on = fk_lx_cg2_enable(CG_BASE, v2_names, N_V2);
+	if (mkdir(top, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr,
+		        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops "
+		        "processes with SIGSTOP instead\n",
+		        top, fk_strerror(errno));
+		return;
+	}
+	fk_lx_cg_sweep(top);
+	on &= fk_lx_cg2_enable(top, v2_names, N_V2);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr,
+		        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops "
+		        "processes with SIGSTOP instead\n",
+		        dir, fk_strerror(errno));
+		return;
+	}
+	on &= fk_lx_cg2_enable(dir, v2_names, N_V2);
+	if (!(rt->cg2_dir = strdup(dir)) || !(rt->cg_root = strdup(dir))) {
+		free(rt->cg2_dir);
+		rt->cg2_dir = NULL;
+		rmdir(dir);
+		return;
+	}
+	rt->cg_v2 = true;
+	rt->cg_ctl = FK_CG_CPUACCT; /* cpu.stat is in every v2 cgroup */
+	for (size_t i = 0; i < N_V2; i++) {
+		if (on & (1u << i))
+			rt->cg_ctl |= v2_bits[i];
+		else
+			v2_missing(v2_bits[i], "not in " CG_BASE "/cgroup.controllers, or "
+			                       "cannot be enabled below it");
+	}
+	char freeze[600];
+	snprintf(freeze, sizeof(freeze), "%s/cgroup.freeze", dir);
+	if (access(freeze, F_OK) == 0) {
+		rt->cg_ctl |= FK_CG_FREEZER;
+		rt->freezer = true;
+	} else {
+		v2_missing(FK_CG_FREEZER, "no cgroup.freeze: Linux < 5.2");
+	}
+}
+
 void fk__cg_rt_init(fk_rt *rt)
 {
 	static int seq;
 	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
 	if (asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d", (int)getpid(), n) < 0) {
 		rt->cg_rel = NULL;
+		return;
+	}
+	struct statfs base_fs;
+	if (statfs(CG_BASE, &base_fs) == 0 && base_fs.f_type == CGROUP2_SUPER_MAGIC) {
+		rt_init_v2(rt);
 		return;
 	}
 	for (size_t i = 0; i < N_CTLS; i++) {
@@ -84,7 +168,7 @@ void fk__cg_rt_init(fk_rt *rt)
 
 void fk__cg_rt_fini(fk_rt *rt)
 {
-	for (size_t i = 0; rt->cg_rel && i < N_CTLS; i++) {
+	for (size_t i = 0; rt->cg_rel && !rt->cg_v2 && i < N_CTLS; i++) {
 		if (!(rt->cg_ctl & ctls[i].bit))
 			continue;
 		char p[512];
@@ -104,6 +188,7 @@ void fk__cg_rt_fini(fk_rt *rt)
 	free(rt->cg_root);
 	rt->cg_rel = rt->cg_root = rt->cg2_dir = NULL;
 	rt->cg_ctl = 0;
+	rt->cg_v2 = false;
 }
 
 static void box_dir(const fk_box *b, const char *ctl, const char *sub, char *out, size_t size)
@@ -111,17 +196,52 @@ static void box_dir(const fk_box *b, const char *ctl, const char *sub, char *out
 	snprintf(out, size, CG_BASE "/%s/%s/%s%s", ctl, b->rt->cg_rel, b->id, sub);
 }
 
-static int set_u64(const char *dir, const char *file, uint64_t v)
+/* v2: the box's directory, and with sub ("/procs", "/reserve") one of its leaves */
+static void box_dir2(const fk_box *b, const char *sub, char *out, size_t size)
 {
-	char p[700], s[32];
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	snprintf(s, sizeof(s), "%" PRIu64, v);
-	return fk_lx_write_str(p, s);
+	snprintf(out, size, "%s/%s%s", b->rt->cg2_dir, b->id, sub);
+}
+
+/* v2: makes the box's directory and leaves (idempotent), writes its limits. */
+static int box_setup_v2(fk_box *b, fk_err *err)
+{
+	const fk_limits *l = &b->limits;
+	unsigned ctl = b->rt->cg_ctl;
+	char dir[600], procs[620], reserve[620];
+	box_dir2(b, "", dir, sizeof(dir));
+	box_dir2(b, "/procs", procs, sizeof(procs));
+	box_dir2(b, "/reserve", reserve, sizeof(reserve));
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return fk__fail(err, FK_EIO, errno, "cgroup %s: %s", dir, fk_strerror(errno));
+	static const char *const pids[] = {"pids"};
+	if ((ctl & FK_CG_PIDS) && fk_lx_cg2_enable(dir, pids, 1) != 1)
+		return fk__fail(err, FK_EIO, errno, "cgroup %s: cannot enable pids: %s", dir,
+		                fk_strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		const char *leaf = i == 0 ? procs : reserve;
+		if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+			return fk__fail(err, FK_EIO, errno, "cgroup %s: %s", leaf,
+			                fk_strerror(errno));
+	}
+	const char *what = NULL;
+	int rc = fk_lx_cg2_set_limits(
+	    dir, (ctl & FK_CG_MEMORY) ? l->memory_bytes : 0, (ctl & FK_CG_CPU) ? l->cpu_count : 0,
+	    (ctl & FK_CG_PIDS) ? l->pids_max + l->pids_reserve : 0, &what);
+	if (rc == 0 && (ctl & FK_CG_PIDS)) {
+		what = "pids";
+		rc = fk_lx_cg_write_u64(procs, "pids.max", l->pids_max);
+	}
+	if (rc < 0)
+		return fk__fail(err, FK_EIO, errno, "cgroup %s limits: %s", what,
+		                fk_strerror(errno));
+	return 0;
 }
 
 int fk__cg_box_setup(fk_box *b, fk_err *err)
 {
 	const fk_limits *l = &b->limits;
+	if (b->rt->cg_v2)
+		return box_setup_v2(b, err);
 	if (b->rt->cg2_dir) {
 		char dir[600];
 		snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
@@ -142,19 +262,22 @@ int fk__cg_box_setup(fk_box *b, fk_err *err)
 			snprintf(sub, sizeof(sub), "%s/procs", dir);
 			if (mkdir(sub, 0755) < 0 && errno != EEXIST)
 				rc = -1;
-			rc = rc ? rc : set_u64(dir, "pids.max", l->pids_max + l->pids_reserve);
-			rc = rc ? rc : set_u64(sub, "pids.max", l->pids_max);
+			rc =
+			    rc ? rc
+			       : fk_lx_cg_write_u64(dir, "pids.max", l->pids_max + l->pids_reserve);
+			rc = rc ? rc : fk_lx_cg_write_u64(sub, "pids.max", l->pids_max);
 			break;
 		case FK_CG_MEMORY:
 			if (l->memory_bytes)
-				rc = set_u64(dir, "memory.limit_in_bytes", l->memory_bytes);
+				rc = fk_lx_cg_write_u64(dir, "memory.limit_in_bytes",
+				                        l->memory_bytes);
 			break;
 		case FK_CG_CPU:
 			if (l->cpu_count) {
-				rc = set_u64(dir, "cpu.cfs_period_us", 100000);
-				rc =
-				    rc ? rc
-				       : set_u64(dir, "cpu.cfs_quota_us", l->cpu_count * 100000ull);
+				rc = fk_lx_cg_write_u64(dir, "cpu.cfs_period_us", 100000);
+				rc = rc ? rc
+				        : fk_lx_cg_write_u64(dir, "cpu.cfs_quota_us",
+				                             l->cpu_count * 100000ull);
 			}
 			break;
 		default:
@@ -170,32 +293,40 @@ int fk__cg_box_setup(fk_box *b, fk_err *err)
 /* Slots a new start wants free below the limit before it joins the box's processes. */
 #define PIDS_HEADROOM 16
 
-static bool pids_nearly_full(const char *dir)
+/* v2: the leaf a new task joins, procs or (nearly full) reserve, and the reserve's
+ * cgroup.procs for a start that loses the race for the last slot. */
+static int open_tasks_v2(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
 {
-	char p[700], buf[32];
-	uint64_t cur = 0, max = UINT64_MAX;
-	for (int i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, i == 0 ? "pids.current" : "pids.max");
-		int fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return false;
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return false;
-		buf[n] = 0;
-		if (buf[0] == 'm') /* "max" */
-			return false;
-		*(i == 0 ? &cur : &max) = strtoull(buf, NULL, 10);
+	char procs[620], reserve[620], file[700];
+	box_dir2(b, "/procs", procs, sizeof(procs));
+	box_dir2(b, "/reserve", reserve, sizeof(reserve));
+	if (reserve_fd && (b->rt->cg_ctl & FK_CG_PIDS)) {
+		snprintf(file, sizeof(file), "%s/cgroup.procs", reserve);
+		*reserve_fd = open(file, O_WRONLY | O_CLOEXEC);
 	}
-	return cur + PIDS_HEADROOM >= max;
+	bool full = (b->rt->cg_ctl & FK_CG_PIDS) && fk_lx_cg_pids_nearly_full(procs, PIDS_HEADROOM);
+	snprintf(file, sizeof(file), "%s/cgroup.procs", full ? reserve : procs);
+	int fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (reserve_fd && *reserve_fd >= 0)
+			close(*reserve_fd);
+		if (reserve_fd)
+			*reserve_fd = -1;
+		return fk__fail(err, FK_EIO, e, "cgroup %s: %s", file, fk_strerror(e));
+	}
+	fds[(*n)++] = fd;
+	return 0;
 }
 
 int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
 {
 	*n = 0;
-	if (reserve_fd) {
+	if (reserve_fd)
 		*reserve_fd = -1;
+	if (b->rt->cg_v2)
+		return open_tasks_v2(b, fds, n, reserve_fd, err);
+	if (reserve_fd) {
 		if (b->rt->cg_ctl & FK_CG_PIDS) {
 			char tasks[700];
 			box_dir(b, "pids", "/tasks", tasks, sizeof(tasks));
@@ -208,7 +339,7 @@ int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserv
 		char dir[600], tasks[700];
 		box_dir(b, ctls[i].name, ctls[i].bit == FK_CG_PIDS ? "/procs" : "", dir,
 		        sizeof(dir));
-		if (ctls[i].bit == FK_CG_PIDS && pids_nearly_full(dir))
+		if (ctls[i].bit == FK_CG_PIDS && fk_lx_cg_pids_nearly_full(dir, PIDS_HEADROOM))
 			box_dir(b, ctls[i].name, "", dir, sizeof(dir));
 		snprintf(tasks, sizeof(tasks), "%s/tasks", dir);
 		int fd = open(tasks, O_WRONLY | O_CLOEXEC);
@@ -253,11 +384,17 @@ void fk__cg_box_remove(fk_box *b)
 {
 	if (b->rt->cg2_dir) {
 		char dir[600];
+		if (b->rt->cg_v2) {
+			box_dir2(b, "/procs", dir, sizeof(dir));
+			rmdir(dir);
+			box_dir2(b, "/reserve", dir, sizeof(dir));
+			rmdir(dir);
+		}
 		snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
 		if (rmdir(dir) < 0 && errno != ENOENT)
 			fprintf(stderr, "fake-e2b: rmdir %s: %s\n", dir, fk_strerror(errno));
 	}
-	for (size_t i = 0; b->rt->cg_rel && i < N_CTLS; i++) {
+	for (size_t i = 0; b->rt->cg_rel && !b->rt->cg_v2 && i < N_CTLS; i++) {
 		if (!(b->rt->cg_ctl & ctls[i].bit))
 			continue;
 		char dir[600];
@@ -271,39 +408,43 @@ void fk__cg_box_remove(fk_box *b)
 	}
 }
 
-/* The first number in <dir>/<file> (or, with key, on the line "<key> N"); 0 when unreadable. */
-static uint64_t read_u64(const char *dir, const char *file, const char *key)
-{
-	char path[700], line[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	FILE *f = fopen(path, "re");
-	uint64_t v = 0;
-	size_t kn = key ? strlen(key) : 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		if (key && (strncmp(line, key, kn) || line[kn] != ' '))
-			continue;
-		v = strtoull(line + kn, NULL, 10);
-		break;
-	}
-	if (f)
-		fclose(f);
-	return v;
-}
-
 void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
                       uint64_t *mem_limit)
 {
+	fk_lx_cg_usage u = {0};
+	char cpu[600], mem[600];
+	if (b->rt->cg_v2) {
+		box_dir2(b, "", mem, sizeof(mem));
+		fk_lx_cg2_usage(mem, &u);
+		if (!(b->rt->cg_ctl & FK_CG_MEMORY))
+			u.mem_used = u.mem_cache = u.mem_limit = 0;
+	} else if (b->rt->cg_rel) {
+		box_dir(b, "cpuacct", "", cpu, sizeof(cpu));
+		box_dir(b, "memory", "", mem, sizeof(mem));
+		fk_lx_cg1_usage((b->rt->cg_ctl & FK_CG_CPUACCT) ? cpu : NULL,
+		                (b->rt->cg_ctl & FK_CG_MEMORY) ? mem : NULL, &u);
+	}
+	*cpu_ns = u.cpu_ns;
+	*mem_used = u.mem_used;
+	*mem_cache = u.mem_cache;
+	*mem_limit = u.mem_limit;
+}
+
+int fk__cg_box_freeze(fk_box *b, bool freeze)
+{
+	if (!b->cg)
+		return 1;
+	if (b->rt->cg_v2)
+		return fk_lx_cg2_freeze(b->cg, freeze, FREEZE_TIMEOUT_MS);
+	return fk_lx_cg_freezer_set(b->cg, freeze ? "FROZEN" : "THAWED");
+}
+
+void fk__cg_box_kill(fk_box *b)
+{
 	char dir[600];
-	*cpu_ns = *mem_used = *mem_cache = *mem_limit = 0;
-	if (b->rt->cg_rel && (b->rt->cg_ctl & FK_CG_CPUACCT)) {
-		box_dir(b, "cpuacct", "", dir, sizeof(dir));
-		*cpu_ns = read_u64(dir, "cpuacct.usage", NULL);
-	}
-	if (b->rt->cg_rel && (b->rt->cg_ctl & FK_CG_MEMORY)) {
-		box_dir(b, "memory", "", dir, sizeof(dir));
-		uint64_t usage = read_u64(dir, "memory.usage_in_bytes", NULL);
-		*mem_cache = read_u64(dir, "memory.stat", "total_cache");
-		*mem_used = usage > *mem_cache ? usage - *mem_cache : 0;
-		*mem_limit = read_u64(dir, "memory.limit_in_bytes", NULL);
-	}
+	if (!b->rt->cg_v2)
+		return;
+	box_dir2(b, "", dir, sizeof(dir));
+	/* best effort: without cgroup.kill (Linux < 5.14) PID 1's death ends them all the same */
+	fk_lx_cg2_kill(dir);
 }

@@ -1,16 +1,19 @@
 /*
  * fake-e2b/runtime/box_cgroups.h — a box's cgroups (box_cgroups.c), for the namespace backend:
- * one directory per box in each v1 controller fake-e2b uses (freezer: pause; pids, memory, cpu:
- * limits from policy.c; cpuacct: the CPU time metrics report), under fake-e2b/rt-<pid>-<n>/ so
- * runtimes never share one.
+ * on a cgroup v1 (hybrid) machine one directory per box in each v1 controller fake-e2b uses
+ * (freezer: pause; pids, memory, cpu: limits from policy.c; cpuacct: the CPU time metrics
+ * report); on a cgroup v2-only machine one v2 directory per box with the same controllers and
+ * two leaves for its processes. Always under fake-e2b/rt-<pid>-<n>/ so runtimes never share one.
  */
 #ifndef FAKE_E2B_BOX_CGROUPS_H
 #define FAKE_E2B_BOX_CGROUPS_H
 
 #include "runtime_int.h"
 
-/* Probes the controllers, sweeps what dead runtimes left, makes this runtime's directories;
- * sets rt->cg_ctl, rt->cg_rel, rt->cg_root and rt->freezer. Prints what is missing. */
+/* Picks v1 or v2 (statfs of /sys/fs/cgroup), probes the controllers (v2: enables memory, pids
+ * and cpu from /sys/fs/cgroup down), sweeps what dead runtimes left, makes this runtime's
+ * directories; sets rt->cg_ctl, rt->cg_rel, rt->cg_root, rt->cg2_dir, rt->cg_v2 and
+ * rt->freezer. Prints what is missing. */
 void fk__cg_rt_init(fk_rt *rt);
 void fk__cg_rt_fini(fk_rt *rt);
 
@@ -23,14 +26,23 @@ int fk__cg_box_setup(fk_box *b, fk_err *err);
  * none). Caller closes. */
 int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err);
 void fk__cg_box_remove(fk_box *b);
-/* The box's cgroup v2 directory (O_DIRECTORY, for BPF cgroup programs), or -1 (ENOENT without
- * the unified hierarchy). Caller closes. */
+/* The box's cgroup v2 directory (O_DIRECTORY, for BPF cgroup programs; on a v2-only machine the
+ * box's own cgroup, whose leaves inherit them), or -1 (ENOENT without the unified hierarchy).
+ * Caller closes. */
 int fk__cg_box_v2_open(fk_box *b);
 
-/* The box's use as its cgroups count it: CPU time (cpuacct.usage, ns), memory without page
- * cache (memory.usage_in_bytes less memory.stat's total_cache), page cache, and the memory
- * limit (memory.limit_in_bytes). A controller that is missing leaves its fields 0. */
+/* The box's use as its cgroups count it (linux/cgroup.h, fk_lx_cg1_usage / fk_lx_cg2_usage):
+ * CPU time (ns), memory without page cache, page cache, and the memory limit (UINT64_MAX or a
+ * huge number: none). A controller that is missing leaves its fields 0. */
 void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
                       uint64_t *mem_limit);
+
+/* Pause (freeze) or resume every process of the box: v1 freezer.state, v2 cgroup.freeze; waits
+ * until the kernel says it is done (at most ~10 s). 0, -1 with errno, or 1 when the box has no
+ * freezer (the caller stops its processes with SIGSTOP instead). */
+int fk__cg_box_freeze(fk_box *b, bool freeze);
+/* v2: SIGKILL to every process of the box's cgroup (cgroup.kill), frozen ones included; best
+ * effort, nothing on v1. */
+void fk__cg_box_kill(fk_box *b);
 
 #endif /* FAKE_E2B_BOX_CGROUPS_H */

@@ -59,7 +59,7 @@ typedef struct fk_box {
 	char *hdir, *hroot;
 	int disk_fd;    /* the box's disk, a detached mount (linux/loopfs.h), -1 if none */
 	char *disk_img; /* its image file, <state>/<id>.disk */
-	char *cg;       /* freezer cgroup dir, NULL without freezer */
+	char *cg;       /* freezer cgroup dir (v2: the box's cgroup), NULL without freezer */
 	fk_limits limits;
 	/* Egress none: a network namespace with `lo` only (no proxy). A network update that lets
 	 * the box out turns it false (fk_box_set_egress). Under the life lock. */
@@ -111,9 +111,11 @@ struct fk_rt {
 	unsigned default_disk_mb; /* a box's disk when its options leave it 0 */
 	bool end_on_exit;         /* fk_rt_options.end_on_exit */
 	bool freezer;
-	char *cg_root;   /* /sys/fs/cgroup/freezer/fake-e2b/rt-<pid>-<n> */
-	char *cg_rel;    /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
-	char *cg2_dir;   /* <cgroup2>/fake-e2b/rt-<pid>-<n> (no controller), NULL without v2 */
+	char *cg_root; /* the freezer's fake-e2b/rt-<pid>-<n> (v1), or cg2_dir (v2 only) */
+	char *cg_rel;  /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
+	char
+	    *cg2_dir; /* <cgroup2>/fake-e2b/rt-<pid>-<n> (hybrid: no controller), NULL without v2 */
+	bool cg_v2;   /* the unified hierarchy only: cg2_dir has every controller (box_cgroups.c) */
 	unsigned cg_ctl; /* FK_CG_* controllers available */
 	/* policy.c compiled once: the seccomp filter and capabilities of every box process */
 	struct sock_fprog seccomp; /* .filter NULL: no filter (degraded) */

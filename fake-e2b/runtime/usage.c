@@ -1,10 +1,9 @@
 /*
  * fake-e2b/runtime/usage.c: what a box uses now (fk_box_usage_read, runtime.h): its cgroups'
- * counters (box_cgroups.c) and the filesystem of its root.
+ * counters (box_cgroups.c: cgroup v1 or v2) and the filesystem of its root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,18 +12,8 @@
 
 #include "box_cgroups.h"
 #include "boxfs.h"
+#include "fstree.h"
 #include "runtime_int.h"
-
-static __thread uint64_t tree_bytes;
-
-static int tree_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)path;
-	(void)flag;
-	(void)ftw;
-	tree_bytes += (uint64_t)st->st_blocks * 512;
-	return 0;
-}
 
 /* The disk of a box whose "/" is `rootfd` (as its init sees it) and whose files are under
  * `dir` (the host's view): its own filesystem's use when its "/" is one (fstatvfs); when its "/"
@@ -44,10 +33,10 @@ static void disk_usage(int rootfd, const char *dir, const char *state_dir, uint6
 		*used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
 		return;
 	}
-	tree_bytes = 0;
-	nftw(dir, tree_entry, 32, FTW_PHYS | FTW_MOUNT);
-	*used = tree_bytes;
-	*total = tree_bytes + (uint64_t)sv.f_bavail * sv.f_frsize;
+	uint64_t bytes;
+	fk_tree_bytes(dir, &bytes); /* a partial count when the walk fails */
+	*used = bytes;
+	*total = bytes + (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
 int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
