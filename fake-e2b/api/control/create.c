@@ -130,8 +130,11 @@ json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
 		snprintf(msg, cap, "cannot start sandbox: %s", err.message);
 		return NULL;
 	}
+	/* its first metrics sample is taken here, at once (then every 5 s): not also by the
+	 * sampler's thread, which would see it due from the moment it is listed */
+	sb->next_sample_ns = fk_now_ns() + (int64_t)FK_METRICS_INTERVAL_S * FK_NS;
 	fk_registry_add(g, sb);
-	fk_registry_sample(g, sb); /* its first metrics sample at once (then every 5 s) */
+	fk_registry_sample(g, sb);
 	fk_registry_lock(g);
 	json_t *reply = fk_sandbox_json(sb, c->fault.kind != FK_FAULT_CONNECT_NO_TOKEN);
 	fk_registry_unlock(g);
