@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "contract/utf8.h"
 #include "e2b/exit_status.h"
@@ -31,6 +32,8 @@
 #define KILL_OUTPUT_BYTES      4096        /* the kill script's output budget */
 #define KILL_TIMEOUT_MS        15000       /* the kill script's command timeout */
 #define KILL_DEADLINE_MS       20000       /* the kill script's own abort deadline */
+#define KILL_SCRIPT_TRIES      5           /* kill_all / kill_tagged: starts at most */
+#define KILL_RETRY_WAIT_MS     100         /* before the 2nd start; doubled for each next */
 #define SIGNAL_DEADLINE_MS     15000       /* SendSignal's deadline */
 #define REBOOT_DEADLINE_MS     120000      /* pause + cold connect together */
 #define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
@@ -585,13 +588,15 @@ done:
  * in-sandbox `timeout -s KILL` backstop, and on a timeout or abort the kill
  * path (kill script as `user`, SIGKILL, reboot as the last resort) stops it,
  * so no process is left behind (a read of a FIFO blocks forever). The kill
- * scripts themselves (kill_all, kill_tagged) run bare, as the seed's do
- * (!killable): they end on their own.
+ * scripts themselves (kill_all, kill_tagged) run bare, as the seed's do:
+ * `bare` is their shell, started with `args` directly; they end on their
+ * own. NULL: the wrapped /bin/sh.
  */
 static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
                    const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
-                   bool killable, sbx_signal *sig, run_result *r, sbx_error *err)
+                   const char *bare, sbx_signal *sig, run_result *r, sbx_error *err)
 {
+	bool killable = !bare;
 	char ctl[128], secs[32];
 	const char **wargs = NULL;
 	run_opts o = {0};
@@ -607,7 +612,7 @@ static int file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *u
 	for (size_t i = 0; i < nargs; i++)
 		wargs[SBX_E2B_FILEOP_ARGC + i] = args[i];
 	o.user = user;
-	o.cmd = killable ? "setsid" : "/bin/sh";
+	o.cmd = killable ? "setsid" : bare;
 	o.args = killable ? wargs : args;
 	o.nargs = killable ? nargs + SBX_E2B_FILEOP_ARGC : nargs;
 	o.cwd = "/";
@@ -634,7 +639,7 @@ int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char 
 {
 	run_result r;
 	int error = file_op(p, t, user, args, nargs, max_output,
-	                    timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS, true, sig, &r, err);
+	                    timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS, NULL, sig, &r, err);
 
 	res->out = r.out; /* the buffers move to res */
 	res->err = r.err;
@@ -727,7 +732,7 @@ static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id
 		         err)) < 0)
 			return error;
 		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
-		                FILE_OP_TIMEOUT_MS, false, sig, r, &local);
+		                FILE_OP_TIMEOUT_MS, SBX_E2B_KILL_SHELL, sig, r, &local);
 		if (!cached || retried || !sbx__e2b_not_running(error, &local))
 			break;
 		retried = true;
@@ -740,24 +745,91 @@ static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id
 	return error;
 }
 
-/* The attach + file_op + exit-status check shared by kill_all and kill_tagged. */
+/* s holds word, ASCII letters compared without case. */
+static bool has_words(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; *s; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * envd refused to start the kill script for want of a process slot or of
+ * memory (envd: invalid_argument "error starting process ...: fork/exec ...:
+ * resource temporarily unavailable" or "cannot allocate memory"): nothing
+ * ran, so starting it again is safe.
+ */
+static bool start_refused(int error, const sbx_error *e, const run_result *r)
+{
+	if (error != SBX_EHTTP || r->have_pid)
+		return false;
+	if (strcmp(e->e2b_code, "invalid_argument") != 0 &&
+	    strcmp(e->e2b_code, "resource_exhausted") != 0)
+		return false;
+	return has_words(e->message, "resource temporarily unavailable") ||
+	       has_words(e->message, "cannot allocate memory");
+}
+
+/*
+ * The attach + kill script + exit-status check shared by kill_all and
+ * kill_tagged. The script needs no process once its shell runs, but the
+ * start itself needs a slot and memory, and the box's OOM killer may pick
+ * the shell: when envd refused the start for want of either
+ * (start_refused) or the script ended by a signal (status 128 + n), it is
+ * started again, at most KILL_SCRIPT_TRIES times in all after waits of
+ * 100, 200, 400 and 800 ms (each retry logged at warn level). The kill is
+ * idempotent. An abort ends a wait at once (SBX_EABORTED).
+ */
 static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *args, size_t nargs,
                        const char *failure, sbx_signal *sig, sbx_error *err)
 {
-	sbx_envd_target t = {0};
-	run_result r = {0};
 	char se[STDERR_MESSAGE_MAX + 1];
 	int error;
 
-	if ((error = attached_run(p, &t, id, args, nargs, sig, &r, err)) < 0)
-		goto done;
-	if (!exited_with(&r, 0))
-		error = sbx__error_set(err, SBX_ESANDBOX, "%s: %s", failure,
-		                       stderr_of(&r, se, sizeof(se)));
-done:
-	sbx__e2b_run_result_dispose(&r);
-	sbx__envd_target_dispose(&t);
-	return error;
+	for (unsigned n = 0;; n++) {
+		sbx_envd_target t = {0};
+		run_result r = {0};
+		sbx_error local = {0};
+		bool again, signalled = false;
+
+		error = attached_run(p, &t, id, args, nargs, sig, &r, &local);
+		if (error == 0 && !exited_with(&r, 0)) {
+			signalled = !r.has_exit_code || r.exit_code > 128;
+			const char *why = stderr_of(&r, se, sizeof(se));
+			if (*why)
+				error =
+				    sbx__error_set(&local, SBX_ESANDBOX, "%s: %s", failure, why);
+			else if (r.has_exit_code)
+				error = sbx__error_set(&local, SBX_ESANDBOX, "%s: exit status %d",
+				                       failure, r.exit_code);
+			else
+				error = sbx__error_set(&local, SBX_ESANDBOX, "%s: no exit status",
+				                       failure);
+		}
+		again = error < 0 && n + 1 < KILL_SCRIPT_TRIES &&
+		        (signalled || start_refused(error, &local, &r));
+		sbx__e2b_run_result_dispose(&r);
+		sbx__envd_target_dispose(&t);
+		if (!again) {
+			if (error < 0)
+				sbx__e2b_pass_error(err, &local);
+			return error;
+		}
+		uint64_t wait_ms = KILL_RETRY_WAIT_MS << n;
+		char attempt[16], ms[24];
+		sbx_log_field f[4] = {{"sandboxId", id},
+		                      {"cause", local.message},
+		                      {"attempt", attempt},
+		                      {"delayMs", ms}};
+		snprintf(attempt, sizeof(attempt), "%u", n + 2);
+		snprintf(ms, sizeof(ms), "%llu", (unsigned long long)wait_ms);
+		sbx__e2b_log(p, SBX_LOG_WARN, "sandbox-e2b: starting the kill script again", f, 4);
+		if ((error = sbx__http_sleep(wait_ms, sig, err)) < 0)
+			return error;
+	}
 }
 
 int sbx__e2b_kill_all(void *impl, const char *id, sbx_signal *sig, sbx_error *err)

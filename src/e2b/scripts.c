@@ -1,10 +1,11 @@
 /*
  * e2b/scripts.c: the in-sandbox shell scripts, byte for byte as the seed
- * (dist/index.mjs) defines them, with its template literals expanded. They
- * are data: the provider passes them to `/bin/sh -c SCRIPT NAME ARGS...`, so
- * "$1", "$2", ... are the arguments after the script name. Every value from a
- * caller travels as an argument, never pasted into a script. Unit tests pin
- * each script's SHA-256 to the seed's string.
+ * (dist/index.mjs) defines them, with its template literals expanded, except
+ * those marked "ours". They are data: the provider passes them to `/bin/sh -c
+ * SCRIPT NAME ARGS...` (the kill_all and kill_tagged scripts to /bin/bash,
+ * SBX_E2B_KILL_SHELL), so "$1", "$2", ... are the arguments after the script
+ * name. Every value from a caller travels as an argument, never pasted into a
+ * script. Unit tests pin each seed script's SHA-256 to the seed's string.
  *
  * Also here: the exec wrapper's argv (the seed's execArgs), the exec control
  * path and UUIDs, so that the protocol code knows nothing of shell.
@@ -69,25 +70,67 @@ const char sbx__e2b_kill_script[] =
               "do k \"$q\"; kill -9 \"$q\" 2>/dev/null; done; rm -f \"$c.pid\"; exit 0";
 
 /*
- * KILL_ALL_SCRIPT (as the sandbox user): kills every exec wrapper (any
- * "capybara-exec /tmp/.capybara-exec-..." process, tagged or not) with its
- * whole tree. Commands not started through exec are left alone. Exits 0.
+ * KILL_SCAN (ours; bash, run as `/bin/bash -c SCRIPT NAME ARGS...`): the
+ * seed's KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT find the exec wrappers with
+ * pgrep and kill their trees with KILL_TREE (pgrep -P, kill, pkill -s): a
+ * fork and an exec per step. While a fork bomb holds the sandbox at its
+ * process cap and most of its memory, such a fork is refused or its process
+ * OOM-killed, and the kill fails (or, when the pgrep was the victim, finds
+ * nothing and "succeeds"). These scripts do the same with bash builtins only
+ * (no fork, no subshell, no pipe, no external command), so once the shell
+ * runs it needs no further process slot:
+ *   wrappers RE...  sets w to " PID PID ...": every process but this one whose
+ *                   command line, arguments joined by spaces as pgrep -f sees
+ *                   it (read NUL by NUL from /proc/PID/cmdline), matches one
+ *                   of the extended regular expressions (bash's =~ is the same
+ *                   regcomp ERE as pgrep's);
+ *   kill_by N [-]   SIGKILLs PID (or, with -, the process group PID) of every
+ *                   process PID whose Nth field of /proc/PID/stat after the
+ *                   command name (1 state, 2 parent pid, 4 session) is in w;
+ *   kill_trees      for the wrappers in w, in KILL_TREE's order: the process
+ *                   groups of their children (pgrep -P; the command's
+ *                   `timeout` leads its own group, which holds the command and
+ *                   a fork bomb: one kill(2) ends them all), their own groups,
+ *                   every process of their sessions (pkill -s), the wrappers
+ *                   themselves; then exits 0.
+ * Errors are silenced: the targets may be gone.
  */
-const char sbx__e2b_kill_all_script[] =
-    KILL_TREE "for q in $(pgrep -f -- \"capybara-exec /tmp/[.]capybara-exec-\"); do k \"$q\"; kill "
-              "-9 \"$q\" 2>/dev/null; done; exit 0";
+#define KILL_SCAN                                                                                  \
+	"wrappers() { w=; local d p l a r; for d in /proc/[0-9]*; do p=${d#/proc/}; [ \"$p\" = "   \
+	"$$ ] "                                                                                    \
+	"&& continue; l=; a=; while IFS= read -r -d '' a; do l+=\" $a\"; done 2>/dev/null < "      \
+	"\"$d/cmdline\"; [ -n \"$a\" ] && l+=\" $a\"; for r; do if [[ ${l# } =~ $r ]]; then "      \
+	"w+=\" "                                                                                   \
+	"$p\"; break; fi; done; done; }; kill_by() { local f=$1 g=$2 d x; for d in /proc/[0-9]*; " \
+	"do "                                                                                      \
+	"read -r x 2>/dev/null < \"$d/stat\" || continue; set -- ${x##*) }; [[ \"$w \" == *\" "    \
+	"${!f} \"* ]] && kill -9 $g${d#/proc/} 2>/dev/null; done; }; kill_trees() { local q; [ "   \
+	"-n "                                                                                      \
+	"\"$w\" ] || exit 0; kill_by 2 -; for q in $w; do kill -9 -$q 2>/dev/null; done; kill_by " \
+	"4; "                                                                                      \
+	"for q in $w; do kill -9 $q 2>/dev/null; done; exit 0; }; "
 
 /*
- * KILL_TAGGED_SCRIPT TAG... (as the sandbox user): for each tag, kills the
- * wrappers whose control path is exactly /tmp/.capybara-exec-TAG-<uuid>
- * (the UUID pattern and the "( |$)" end keep tag "a" from matching tag
- * "a-b"), with their trees. Tags are validated before (letters, digits, _
- * and -), so they are safe inside the pgrep pattern. Exits 0.
+ * KILL_ALL_SCRIPT (as the sandbox user; bash, KILL_SCAN): the seed's: kills
+ * every exec wrapper (any "capybara-exec /tmp/.capybara-exec-..." process,
+ * tagged or not) with its whole tree. Commands not started through exec are
+ * left alone. Exits 0.
+ */
+const char sbx__e2b_kill_all_script[] =
+    KILL_SCAN "wrappers \"capybara-exec /tmp/[.]capybara-exec-\"; kill_trees";
+
+/*
+ * KILL_TAGGED_SCRIPT TAG... (as the sandbox user; bash, KILL_SCAN): the
+ * seed's: for each tag, kills the wrappers whose control path is exactly
+ * /tmp/.capybara-exec-TAG-<uuid> (the UUID pattern and the "( |$)" end keep
+ * tag "a" from matching tag "a-b"), with their trees. Tags are validated
+ * before (letters, digits, _ and -), so they are safe inside the pattern.
+ * Exits 0.
  */
 const char sbx__e2b_kill_tagged_script[] =
-    KILL_TREE "u='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'; for t in \"$@\"; "
-              "do for q in $(pgrep -f -- \"capybara-exec /tmp/[.]capybara-exec-$t-$u( |$)\"); do k "
-              "\"$q\"; kill -9 \"$q\" 2>/dev/null; done; done; exit 0";
+    KILL_SCAN "u='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'; r=(); for t; "
+              "do r+=(\"capybara-exec /tmp/[.]capybara-exec-$t-$u( |$)\"); done; wrappers "
+              "\"${r[@]}\"; kill_trees";
 
 /*
  * READ_SCRIPT PATH N (as the sandbox user): exit 3 when PATH does not exist,

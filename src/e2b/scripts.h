@@ -13,12 +13,15 @@
 #define SBX_E2B_ROOT_USER                "root"
 #define SBX_E2B_UPLOAD_DIR               "/opt/capybara/upload"
 #define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
+/* The shell of KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT (bash: read -d '', [[ =~ ]], arrays);
+ * the exec wrapper runs every command with it too, so a sandbox has it. */
+#define SBX_E2B_KILL_SHELL "/bin/bash"
 
 extern const char sbx__e2b_exec_wrapper[];        /* EXEC_WRAPPER */
 extern const char sbx__e2b_fileop_wrapper[];      /* FILEOP_WRAPPER (ours) */
 extern const char sbx__e2b_kill_script[];         /* KILL_SCRIPT (KILL_TREE + ...) */
-extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT */
-extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT */
+extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT (ours: bash, no fork) */
+extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT (ours: bash, no fork) */
 extern const char sbx__e2b_read_script[];         /* READ_SCRIPT */
 extern const char sbx__e2b_stat_script[];         /* STAT_SCRIPT */
 extern const char sbx__e2b_stage_read_script[];   /* STAGE_READ_SCRIPT (ours: raw reads) */

@@ -106,7 +106,7 @@ static void test_kill_tagged__only_that_tag(void **state)
 	json_t *b = h_entry_json(s);
 	json_t *p = json_object_get(b, "process");
 	json_t *args = json_object_get(p, "args");
-	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/sh");
+	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/bash");
 	assert_int_equal(json_array_size(args), 4);
 	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-killtagged");
 	assert_string_equal(json_string_value(json_array_get(args, 3)), "agent1");
@@ -185,7 +185,9 @@ static void test_kill_all__nothing_running_is_success(void **state)
 	json_t *log = h_reqlog(h);
 	json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
 	json_t *b = h_entry_json(s);
-	json_t *args = json_object_get(json_object_get(b, "process"), "args");
+	json_t *proc = json_object_get(b, "process");
+	json_t *args = json_object_get(proc, "args");
+	assert_string_equal(json_string_value(json_object_get(proc, "cmd")), "/bin/bash");
 	assert_int_equal(json_array_size(args), 3);
 	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-killall");
 	json_decref(b);
@@ -206,16 +208,23 @@ static int count_processes(h_ctx *h)
 	return n;
 }
 
+/* The fork bomb's exec, run on its own thread; bomb_teardown joins it whatever the test did. */
+static job g_bomb;
+static bool g_bomb_running;
+
 /* Issue 11: a fork bomb is held by the sandbox's process cap (1,024), and kill_all, started
- * while the bomb holds every slot, ends it: the sandbox then answers as before with a handful
- * of processes. */
+ * while the bomb holds every slot of the cap and most of the box's memory, ends it at its first
+ * call: its script forks nothing (KILL_SCAN), and a start envd refuses or a script the box's OOM
+ * killer ends is started again by the library. The sandbox then answers as before with a
+ * handful of processes. */
 static void test_kill_all__ends_a_fork_bomb(void **state)
 {
 	h_ctx *h = *state;
-	job bomb = {h, "b() { b | b & }; b; exec sleep 600", NULL, 0, {0}, {0}, 0};
+	g_bomb = (job){h, "b() { b | b & }; b; exec sleep 600", NULL, 0, {0}, {0}, 0};
 	int before = count_processes(h);
 	assert_true(before > 0);
-	pthread_create(&bomb.t, NULL, job_run, &bomb);
+	assert_int_equal(pthread_create(&g_bomb.t, NULL, job_run, &g_bomb), 0);
+	g_bomb_running = true;
 	/* the bomb reaches the cap */
 	uint64_t deadline = h_now_ms() + 120000;
 	int n;
@@ -224,22 +233,13 @@ static void test_kill_all__ends_a_fork_bomb(void **state)
 			fail_msg("the fork bomb has %d processes after 120 s", n);
 		usleep(200 * 1000);
 	}
-	/* kill_all's own shell runs in the box's reserve while the bomb holds every slot of its
-	 * cap and most of its memory: a fork of the script may be refused or the script's shell
-	 * killed by the box's OOM killer (SBX_ESANDBOX, "cannot stop leftover commands"), as a
-	 * platform calling it then would see. It retries, as a platform would; what is proved is
-	 * that kill_all ends the bomb and the sandbox answers again. */
-	int rc = SBX_ESANDBOX;
-	for (int tries = 0; tries < 5 && rc == SBX_ESANDBOX; tries++) {
-		sbx_error err = {0};
-		rc = sbx_sandbox_kill_all(h->p, g_id, NULL, &err);
-		if (rc != 0)
-			fprintf(stderr, "kill_all try %d: %s (%s)\n", tries + 1,
-			        sbx_error_code_name(rc), err.message);
-		h_note_err(h, &err);
-	}
-	assert_int_equal(rc, 0);
-	assert_killed(&bomb);
+	sbx_error err = {0};
+	int rc = sbx_sandbox_kill_all(h->p, g_id, NULL, &err);
+	h_note_err(h, &err);
+	if (rc != 0)
+		fail_msg("kill_all: %s (%s)", sbx_error_code_name(rc), err.message);
+	g_bomb_running = false;
+	assert_killed(&g_bomb);
 	/* the bomb's last processes are reaped by the sandbox's PID 1 */
 	deadline = h_now_ms() + 30000;
 	while ((n = count_processes(h)) > before || n < 0) {
@@ -252,6 +252,106 @@ static void test_kill_all__ends_a_fork_bomb(void **state)
 	char *ok = h_sh(h, g_id, "echo ok");
 	assert_string_equal(ok, "ok\n");
 	free(ok);
+}
+
+/* After a failed fork-bomb test: the bomb's exec still runs on its thread, which uses the
+ * provider the group teardown frees. End the bomb (kill_all, a few times if it must) and join
+ * the thread (its exec returns at its 120 s timeout at the latest). */
+static int bomb_teardown(void **state)
+{
+	h_ctx *h = *state;
+	if (!g_bomb_running)
+		return 0;
+	g_bomb_running = false;
+	for (int i = 0; i < 5 && sbx_sandbox_kill_all(h->p, g_id, NULL, NULL) != 0; i++)
+		usleep(500 * 1000);
+	pthread_join(g_bomb.t, NULL);
+	h_note_err(h, &g_bomb.err);
+	sbx_exec_result_free(&g_bomb.r);
+	return 0;
+}
+
+#define REFUSED_START                                                                              \
+	"{\"code\":\"invalid_argument\",\"message\":\"error starting process: clone: Resource "    \
+	"temporarily unavailable\"}"
+
+static size_t count_starts(h_ctx *h)
+{
+	json_t *log = h_reqlog(h);
+	size_t n = 0;
+	while (h_find(log, "POST", "/process.Process/Start", n))
+		n++;
+	json_decref(log);
+	return n;
+}
+
+/* envd refusing the kill script's start for want of a process slot (as at a fork bomb's cap):
+ * the library starts it again after 100 ms, 200 ms, ... and kill_all succeeds; each retry is
+ * logged at warn level with the cause. */
+static void test_kill_all__refused_start_is_started_again(void **state)
+{
+	h_ctx *h = *state;
+	size_t warned = h_log_count(h, SBX_LOG_WARN, "starting the kill script again");
+	h_reset(h);
+	h_fault_status(h, "POST", "/process.Process/Start", 400, REFUSED_START, 2);
+	sbx_error err = {0};
+	uint64_t t0 = h_now_ms();
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), 0);
+	h_note_err(h, &err);
+	assert_true(h_now_ms() - t0 >= 300); /* the waits: 100 + 200 ms */
+	assert_int_equal(count_starts(h), 3);
+	assert_int_equal(h_log_count(h, SBX_LOG_WARN, "starting the kill script again"),
+	                 warned + 2);
+	assert_int_equal(h_log_count(h, SBX_LOG_WARN, "Resource temporarily unavailable"),
+	                 h_log_count(h, SBX_LOG_WARN, "starting the kill script again"));
+}
+
+/* At most 5 starts: a start refused every time ends kill_tagged with envd's error after the
+ * waits (1.5 s); a start refused for another reason is not tried again; an abort ends a wait at
+ * once. */
+static void test_kill_tagged__retries_are_bounded(void **state)
+{
+	h_ctx *h = *state;
+	const char *tags[] = {"agent1"};
+	sbx_error err = {0};
+	h_reset(h);
+	h_fault_status(h, "POST", "/process.Process/Start", 400, REFUSED_START, 0);
+	uint64_t t0 = h_now_ms();
+	assert_int_equal(sbx_sandbox_kill_tagged(h->p, g_id, tags, 1, NULL, &err), SBX_EHTTP);
+	h_note_err(h, &err);
+	assert_true(h_now_ms() - t0 >= 1500);
+	assert_string_equal(err.e2b_code, "invalid_argument");
+	assert_non_null(strstr(err.message, "Resource temporarily unavailable"));
+	assert_int_equal(count_starts(h), 5);
+
+	h_reset(h);
+	h_fault_status(h, "POST", "/process.Process/Start", 400,
+	               "{\"code\":\"invalid_argument\",\"message\":\"error starting process: exec: "
+	               "No such file or directory\"}",
+	               0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, NULL, &err), SBX_EHTTP);
+	h_note_err(h, &err);
+	assert_int_equal(count_starts(h), 1);
+
+	h_reset(h);
+	h_fault_status(h, "POST", "/process.Process/Start", 400, REFUSED_START, 0);
+	sbx_signal *sig;
+	h_aborter ab;
+	pthread_t t;
+	assert_int_equal(sbx_signal_new(&sig), 0);
+	ab.sig = sig;
+	ab.delay_ms = 250; /* during the second wait (200 ms, from about 100 ms on) */
+	assert_int_equal(pthread_create(&t, NULL, h_abort_later, &ab), 0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_sandbox_kill_all(h->p, g_id, sig, &err), SBX_EABORTED);
+	uint64_t back = h_now_ms();
+	h_note_err(h, &err);
+	pthread_join(t, NULL);
+	sbx_signal_free(sig);
+	assert_true(back - ab.at < 1000); /* not the 1.5 s of waits and 5 starts */
+	assert_true(count_starts(h) < 5);
+	h_reset(h);
 }
 
 static void test_kill_all__on_missing_sandbox_is_gone(void **state)
@@ -271,7 +371,9 @@ int main(void)
 	    cmocka_unit_test(test_kill_tagged__invalid_tag_sends_no_request),
 	    cmocka_unit_test(test_kill_tagged__empty_list_sends_nothing),
 	    cmocka_unit_test(test_kill_all__nothing_running_is_success),
-	    cmocka_unit_test(test_kill_all__ends_a_fork_bomb),
+	    cmocka_unit_test_teardown(test_kill_all__ends_a_fork_bomb, bomb_teardown),
+	    cmocka_unit_test(test_kill_all__refused_start_is_started_again),
+	    cmocka_unit_test(test_kill_tagged__retries_are_bounded),
 	    cmocka_unit_test(test_kill_all__on_missing_sandbox_is_gone),
 	};
 	return cmocka_run_group_tests_name("integration_kill", tests, setup, teardown);

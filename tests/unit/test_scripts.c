@@ -1,10 +1,20 @@
 /* Unit tests of e2b/scripts.c: the seed's scripts, exec argv, seconds, control paths. */
+#define _GNU_SOURCE
 #include "unit.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <grp.h>
 #include <openssl/evp.h>
 #include <sandbox/error.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "e2b/scripts.h"
@@ -18,7 +28,8 @@ static void sha256_hex(const char *s, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* SHA-256 and length of each seed string (dist/index.mjs, template literals expanded). */
+/* SHA-256 and length of each seed string (dist/index.mjs, template literals expanded); the
+ * kill_all and kill_tagged scripts are ours (test_scripts__kill_scripts_fork_nothing). */
 static void test_scripts__byte_exact_with_the_seed(void **state)
 {
 	(void)state;
@@ -28,10 +39,6 @@ static void test_scripts__byte_exact_with_the_seed(void **state)
 	} want[] = {
 	    {"EXEC_WRAPPER", sbx__e2b_exec_wrapper,
 	     "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87", 147},
-	    {"KILL_ALL_SCRIPT", sbx__e2b_kill_all_script,
-	     "9fdfd19bf5f5374c26409ce301c77cb49e9e9de19153d175e4035ce300612bf9", 242},
-	    {"KILL_TAGGED_SCRIPT", sbx__e2b_kill_tagged_script,
-	     "72176c81a11a223f5c970e28691acdad9fa6589a9a6d765d9fbc81ed6ca4ec33", 342},
 	    {"KILL_SCRIPT", sbx__e2b_kill_script,
 	     "240768a4ee3af9736129f9b9ee06916a00093065a692c59d57263297f74a4fc5", 432},
 	    {"READ_SCRIPT", sbx__e2b_read_script,
@@ -282,6 +289,264 @@ static void test_scripts__read_and_stat_scripts_behave(void **state)
 	rmdir(dir);
 }
 
+/* ---- the kill_all and kill_tagged scripts, run for real on this machine as a user of their own */
+
+/* A uid no account has, only this test's processes: the scripts, which kill as that user, can
+ * reach nothing else on the machine. Above fake-e2b's box ids (0x80000 to 0x6FFFFFFF). */
+static uid_t kill_uid(void)
+{
+	return (uid_t)(0x7A000000 + (getpid() & 0xFFFFF));
+}
+
+/* Processes whose real uid is uid (each /proc/<pid>/status). */
+static int count_uid(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], line[256];
+		unsigned long u;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Uid: %lu", &u) == 1) {
+				n += u == uid;
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Starts argv as uid (groups dropped), with at most nproc processes for that uid when nproc >
+ * 0 (RLIMIT_NPROC: a fork past it is refused). */
+static pid_t spawn_as(uid_t uid, rlim_t nproc, const char *const *argv)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {nproc, nproc};
+		if ((nproc > 0 && setrlimit(RLIMIT_NPROC, &rl) < 0) || setgroups(0, NULL) < 0 ||
+		    setgid(uid) < 0 || setuid(uid) < 0)
+			_exit(125);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int exit_status_of(pid_t pid)
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One exec wrapper as the provider starts it, as uid, its control path under /tmp (the scripts
+ * match /tmp/.capybara-exec-...). Its command writes "<pid> <pid>" of two background sleeps
+ * (the second in a process group of its own, as `set -m` makes it) to ready, then waits. */
+typedef struct wrapper {
+	char ctl[160], ready[128];
+	pid_t pid;      /* the wrapper (our child) */
+	pid_t sleep[2]; /* the command's two sleeps */
+} wrapper;
+
+static void wrapper_start(wrapper *w, uid_t uid, const char *dir, const char *tag, int i)
+{
+	char u[37], cmd[512], secs[24];
+	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {"/usr/bin/setsid"};
+	sbx__uuid(u);
+	snprintf(w->ctl, sizeof(w->ctl), "/tmp/.capybara-exec-%s-%s", tag, u);
+	snprintf(w->ready, sizeof(w->ready), "%s/ready-%d", dir, i);
+	/* builtins only once the sleeps run: no short-lived process of the user's while the test
+	 * counts them; echo's one write() makes the line appear whole */
+	snprintf(cmd, sizeof(cmd),
+	         "sleep 300 & a=$!; set -m; sleep 300 & echo \"$a $!\" > %s; wait", w->ready);
+	sbx__e2b_exec_args(argv + 1, secs, sizeof(secs), w->ctl, cmd, 60000);
+	w->pid = spawn_as(uid, 0, argv);
+}
+
+static void wrapper_wait_ready(wrapper *w)
+{
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(w->ready, "r");
+		int a = 0, b = 0, got = f ? fscanf(f, "%d %d", &a, &b) : 0;
+		if (f)
+			fclose(f);
+		if (got == 2) {
+			w->sleep[0] = a;
+			w->sleep[1] = b;
+			return;
+		}
+		nanosleep(&ms10, NULL);
+	}
+	fail_msg("%s: the command did not start in 10 s", w->ctl);
+}
+
+/* pid has ended: no /proc/<pid> or a zombie (reaped by its parent or, once orphaned, by us). */
+static bool ended(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *end = got ? strrchr(line, ')') : NULL;
+	return !end || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X';
+}
+
+/* Reaps every ended child of ours (we are the subreaper of the wrappers' trees). */
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Each of the n wrappers (our child) was killed by SIGKILL (or saw its command killed first
+ * and exited 137) and both sleeps of its command have ended, within 10 s. */
+static void assert_trees_killed(wrapper *w, int n)
+{
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
+	for (int j = 0; j < n; j++) {
+		int st = 0, i = 0;
+		pid_t got = 0;
+		for (; i < 1000 && (got = waitpid(w[j].pid, &st, WNOHANG)) == 0; i++)
+			nanosleep(&ms10, NULL);
+		if (got != w[j].pid)
+			fail_msg("%s: the wrapper did not end in 10 s", w[j].ctl);
+		if (WIFEXITED(st))
+			assert_int_equal(WEXITSTATUS(st), 137);
+		else
+			assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		for (int k = 0; k < 2; k++) {
+			for (i = 0; i < 1000 && !ended(w[j].sleep[k]); i++)
+				nanosleep(&ms10, NULL);
+			if (!ended(w[j].sleep[k]))
+				fail_msg("%s: sleep %d of its command did not end in 10 s",
+				         w[j].ctl, k + 1);
+		}
+		char pidfile[200];
+		snprintf(pidfile, sizeof(pidfile), "%s.pid", w[j].ctl);
+		unlink(pidfile);
+		unlink(w[j].ready);
+	}
+	reap_all();
+}
+
+static void assert_running(const wrapper *w)
+{
+	int st;
+	assert_int_equal(waitpid(w->pid, &st, WNOHANG), 0);
+	assert_int_equal(kill(w->sleep[0], 0), 0);
+	assert_int_equal(kill(w->sleep[1], 0), 0);
+}
+
+static char g_kill_dir[32];
+static wrapper g_kill_wrappers[3];
+
+/* Runs a kill script as uid with no process slot to spare: any fork it tried would fail. */
+static int run_kill_script_at_cap(uid_t uid, const char *script, const char *name, const char *tag)
+{
+	const char *argv[] = {SBX_E2B_KILL_SHELL, "-c", script, name, tag, NULL};
+	return exit_status_of(spawn_as(uid, (rlim_t)count_uid(uid) + 1, argv));
+}
+
+/*
+ * KILL_TAGGED_SCRIPT and KILL_ALL_SCRIPT as the seed's: a tag's wrappers die with their whole
+ * trees (the command's group, a group it made in its session), other tags' (one that starts
+ * with the tag and a UUID, one that extends it) live on, then kill_all ends every wrapper; and
+ * both run to exit 0 while their user is at its process cap (RLIMIT_NPROC), where a shell's
+ * command substitution (the seed's $(pgrep ...)) is refused.
+ */
+static void test_scripts__kill_scripts_fork_nothing(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* the scripts run as a user of their own */
+	uid_t uid = kill_uid();
+	char *dir = g_kill_dir, tag[32], longer[96], other[40], u[37];
+	snprintf(g_kill_dir, sizeof(g_kill_dir), "/tmp/sbx-unit-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chown(dir, uid, uid), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	snprintf(tag, sizeof(tag), "unit%d", (int)getpid());
+	sbx__uuid(u);
+	snprintf(longer, sizeof(longer), "%s-%s", tag, u);
+	snprintf(other, sizeof(other), "%sx", tag);
+	wrapper *w = g_kill_wrappers;
+	wrapper_start(&w[0], uid, dir, tag, 0);
+	wrapper_start(&w[1], uid, dir, longer, 1);
+	wrapper_start(&w[2], uid, dir, other, 2);
+	for (int i = 0; i < 3; i++)
+		wrapper_wait_ready(&w[i]);
+
+	/* the cap holds: a command substitution is refused (dash, which does not retry) */
+	const char *forks[] = {"/bin/sh", "-c", "x=$(echo forked) || exit 9; exit 0", NULL};
+	assert_int_not_equal(exit_status_of(spawn_as(uid, (rlim_t)count_uid(uid) + 1, forks)), 0);
+
+	assert_int_equal(
+	    run_kill_script_at_cap(uid, sbx__e2b_kill_tagged_script, "capybara-killtagged", tag),
+	    0);
+	assert_trees_killed(&w[0], 1);
+	assert_running(&w[1]);
+	assert_running(&w[2]);
+
+	assert_int_equal(
+	    run_kill_script_at_cap(uid, sbx__e2b_kill_all_script, "capybara-killall", NULL), 0);
+	assert_trees_killed(&w[1], 2);
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
+	for (int i = 0; i < 1000 && count_uid(uid) > 0; i++) {
+		reap_all();
+		nanosleep(&ms10, NULL);
+	}
+	assert_int_equal(count_uid(uid), 0);
+}
+
+/* Whatever the test did: every process of its user killed and reaped, its files removed. */
+static int kill_scripts_teardown(void **state)
+{
+	(void)state;
+	if (!g_kill_dir[0])
+		return 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(kill_uid()) < 0 || setuid(kill_uid()) < 0)
+			_exit(1);
+		kill(-1, SIGKILL); /* as that user: its processes only */
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
+	for (int i = 0; i < 1000 && count_uid(kill_uid()) > 0; i++) {
+		reap_all();
+		nanosleep(&ms10, NULL);
+	}
+	reap_all();
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	for (int j = 0; j < 3; j++) {
+		char pidfile[1024];
+		snprintf(pidfile, sizeof(pidfile), "%s.pid", g_kill_wrappers[j].ctl);
+		if (g_kill_wrappers[j].ctl[0])
+			unlink(pidfile);
+		if (g_kill_wrappers[j].ready[0])
+			unlink(g_kill_wrappers[j].ready);
+	}
+	rmdir(g_kill_dir);
+	g_kill_dir[0] = '\0';
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +557,8 @@ int main(void)
 	    cmocka_unit_test(test_scripts__fileop_wrapper_passes_args_and_kills_on_its_timer),
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
 	    cmocka_unit_test(test_scripts__exec_wrapper_runs_bash_and_keeps_the_status),
+	    cmocka_unit_test_teardown(test_scripts__kill_scripts_fork_nothing,
+	                              kill_scripts_teardown),
 	};
 	return cmocka_run_group_tests_name("scripts", tests, NULL, NULL);
 }
