@@ -4,15 +4,22 @@
  * files resolve to a normalised absolute path; uploads are counted and dropped;
  * downloads read /dev/null; processes never start (invalid_argument); no
  * directory is watched and no box is committed. The state directory (template
- * builds keep their files there) is a fresh one under /var/tmp, removed at exit.
+ * builds keep their files there) is a fresh /var/tmp/fuzz-fake-<pid>-XXXXXX, removed by
+ * fk_rt_free() or at exit; a fuzzer killed before either (libFuzzer's SIGINT/SIGTERM handler
+ * _Exit()s, a crash, SIGKILL) leaves its directory, which the next fk_rt_new() removes once no
+ * process has that pid.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dirwatch.h"
@@ -44,7 +51,13 @@ const char *fk_code_name(int code)
 	return code == FK_ENOTFOUND ? "not found" : "error";
 }
 
-static char g_state_dir[64];
+#define STATE_PARENT   "/var/tmp"
+#define STATE_PREFIX   "fuzz-fake-"
+#define MAX_STATE_DIRS 16
+
+/* The state directories of this process's runtimes not freed yet, removed at exit. */
+static pthread_mutex_t g_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_state_dirs[MAX_STATE_DIRS][64];
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -55,36 +68,107 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return 0; /* keep going */
 }
 
-static void remove_state_dir(void)
+static void remove_tree(const char *dir)
 {
-	if (g_state_dir[0])
-		nftw(g_state_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void remove_state_dirs(void);
+static void register_exit(void)
+{
+	atexit(remove_state_dirs);
+}
+
+static void remove_state_dirs(void)
+{
+	pthread_mutex_lock(&g_dirs_lock);
+	for (int i = 0; i < MAX_STATE_DIRS; i++) {
+		if (g_state_dirs[i][0])
+			remove_tree(g_state_dirs[i]);
+		g_state_dirs[i][0] = '\0';
+	}
+	pthread_mutex_unlock(&g_dirs_lock);
+}
+
+/* The pid in a name STATE_PREFIX "<pid>-XXXXXX", or 0 when the name is not one of ours. */
+static pid_t owner_of(const char *name)
+{
+	char *end;
+	if (strncmp(name, STATE_PREFIX, sizeof(STATE_PREFIX) - 1) != 0)
+		return 0;
+	name += sizeof(STATE_PREFIX) - 1;
+	if (*name < '1' || *name > '9')
+		return 0;
+	errno = 0;
+	long pid = strtol(name, &end, 10);
+	if (errno || pid <= 0 || pid > INT32_MAX || *end != '-' || strlen(end + 1) != 6)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Removes the state directories (ours: our uid, our name) of processes that no longer exist. */
+static void sweep_stale_state_dirs(void)
+{
+	DIR *d = opendir(STATE_PARENT);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t pid = owner_of(e->d_name);
+		char path[sizeof(STATE_PARENT) + 256];
+		struct stat st;
+		if (pid == 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue; /* not ours, or its process (or one with its pid) lives */
+		snprintf(path, sizeof(path), STATE_PARENT "/%s", e->d_name);
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		remove_tree(path);
+	}
+	closedir(d);
 }
 
 int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int slot = -1;
 	(void)opts;
+	pthread_once(&once, sweep_stale_state_dirs);
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return fail(err, FK_ENOMEM, "oom");
-	snprintf((*out)->state_dir, sizeof((*out)->state_dir), "/var/tmp/fuzz-fake-XXXXXX");
-	if (!mkdtemp((*out)->state_dir)) {
+	snprintf((*out)->state_dir, sizeof((*out)->state_dir),
+	         STATE_PARENT "/" STATE_PREFIX "%d-XXXXXX", (int)getpid());
+	pthread_mutex_lock(&g_dirs_lock);
+	for (int i = 0; i < MAX_STATE_DIRS && slot < 0; i++)
+		if (!g_state_dirs[i][0])
+			slot = i;
+	if (slot >= 0 && mkdtemp((*out)->state_dir))
+		memcpy(g_state_dirs[slot], (*out)->state_dir, sizeof(g_state_dirs[slot]));
+	else
+		slot = -1;
+	pthread_mutex_unlock(&g_dirs_lock);
+	if (slot < 0) {
 		free(*out);
 		*out = NULL;
-		return fail(err, FK_EIO, "mkdtemp");
+		return fail(err, FK_EIO, "mkdtemp (or more than 16 runtimes)");
 	}
-	if (!g_state_dir[0]) {
-		memcpy(g_state_dir, (*out)->state_dir, sizeof(g_state_dir));
-		atexit(remove_state_dir);
-	}
+	static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+	pthread_once(&exit_once, register_exit);
 	pthread_mutex_init(&(*out)->lock, NULL);
 	return 0;
 }
 
 void fk_rt_free(fk_rt *rt)
 {
-	if (rt)
-		pthread_mutex_destroy(&rt->lock);
+	if (!rt)
+		return;
+	pthread_mutex_lock(&g_dirs_lock);
+	for (int i = 0; i < MAX_STATE_DIRS; i++)
+		if (!strcmp(g_state_dirs[i], rt->state_dir))
+			g_state_dirs[i][0] = '\0';
+	pthread_mutex_unlock(&g_dirs_lock);
+	remove_tree(rt->state_dir);
+	pthread_mutex_destroy(&rt->lock);
 	free(rt);
 }
 
