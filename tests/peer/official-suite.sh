@@ -28,6 +28,7 @@
 #                      install already there with the same pins is reused)
 #   --keep             keep the scratch directory (default: removed at exit)
 #   --workers N        vitest workers (default 2)
+#   --timeout S        stop a project's vitest after S seconds (default 1800)
 #   --no-server        start no fake-e2b: nothing listens on 443, so every
 #                      request fails to connect (what a test does without a server)
 #   --commit REV       E2B commit (default b8029973; the expected list is for it)
@@ -54,6 +55,7 @@ scratch=
 keep=0
 own_scratch=1
 workers=2
+timeout_s=1800
 no_server=0
 vitest_args=()
 # the suite's tooling that the run needs, pinned from the commit's lockfile
@@ -81,6 +83,7 @@ while [ $# -gt 0 ]; do
     --scratch) scratch=${2:?}; own_scratch=0; shift 2 ;;
     --keep) keep=1; shift ;;
     --workers) workers=${2:?}; shift 2 ;;
+    --timeout) timeout_s=${2:?}; shift 2 ;;
     --no-server) no_server=1; shift ;;
     --commit) commit=${2:?}; shift 2 ;;
     -h | --help) usage ;;
@@ -95,8 +98,9 @@ for p in "${projects[@]}"; do
   case $p in unit | connectionConfig | template) ;; *) die "unknown project '$p' (unit, connectionConfig, template)" ;; esac
 done
 [[ $workers =~ ^[1-9][0-9]*$ ]] || die "--workers wants a positive number"
-[ "$(id -u)" = 0 ] || die "run as root (port 443 and fake-e2b's sandboxes)"
-for t in node npm git tar ss setsid; do
+[[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive number of seconds"
+[ "$no_server" = 1 ] || [ "$(id -u)" = 0 ] || die "run as root (port 443 and fake-e2b's sandboxes)"
+for t in node npm git tar ss setsid timeout; do
   command -v "$t" >/dev/null || die "$t is not installed"
 done
 git -C "$e2b" rev-parse --git-dir >/dev/null 2>&1 || die "$e2b is not a git checkout or git directory"
@@ -128,6 +132,7 @@ stop_group() { # TERM the process group a setsid child leads, then wait for it
   wait "$pid" 2>/dev/null || true
 }
 stop_fake() {
+  local clean=1
   if [ -n "$fake_pid" ]; then
     # fake-e2b's own SIGTERM shutdown destroys every sandbox; give it time
     kill -TERM "$fake_pid" 2>/dev/null || true
@@ -135,12 +140,18 @@ stop_fake() {
     if kill -0 "$fake_pid" 2>/dev/null; then
       echo "official-suite: fake-e2b (pid $fake_pid) did not stop in 60 s; killing it" >&2
       kill -KILL "$fake_pid" 2>/dev/null || true
+      clean=0
     fi
     wait "$fake_pid" 2>/dev/null || true
     fake_pid=
   fi
   if [ -n "$fake_state" ]; then
-    rm -rf "$fake_state"
+    if [ "$clean" = 1 ]; then
+      rm -rf --one-file-system "$fake_state"
+    else
+      # its sandboxes were not torn down: leave their files for a look
+      echo "official-suite: left fake-e2b's state directory $fake_state" >&2
+    fi
     fake_state=
   fi
 }
@@ -280,12 +291,13 @@ for project in "${projects[@]}"; do
   rm -f "$results/$project.json"
   t0=$SECONDS
   rc=0
-  run_job "$sdk" "$results/$project.log" \
+  run_job "$sdk" "$results/$project.log" timeout --kill-after=30 "$timeout_s" \
     "$scratch/node_modules/.bin/vitest" run --project "$project" --maxWorkers="$workers" \
     --reporter=default --reporter=json --outputFile.json="$results/$project.json" \
     "${vitest_args[@]}" || rc=$?
   took=$((SECONDS - t0))
   job_env=()
+  [ "$rc" != 124 ] && [ "$rc" != 137 ] || echo "official-suite: $project: vitest stopped after --timeout $timeout_s s" >&2
   [ "$no_server" = 1 ] || stop_fake
   if ! [ -s "$results/$project.json" ]; then
     tail -n 30 "$results/$project.log" >&2
