@@ -8,35 +8,24 @@
 #                                      it exits first or does not say so in time
 #   fake_stop                          SIGTERM and wait (nothing when none was started)
 
+# shellcheck source=bench/lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
+
 fakepid=
 url=
 
 fake_start() {
-  local fake=$1 work=$2
+  local fake=$1 work=$2 rc=0
   shift 2
-  # the file exists before the server starts: the redirection happens in the child, which
-  # the loop below may outrun (sed on a missing file ends a script under set -e)
-  : >"$work/fake.out"
-  "$fake" --port 0 --quiet --api-key e2b_bench "$@" >>"$work/fake.out" 2>"$work/fake.err" &
-  fakepid=$!
-  url=
-  for _ in $(seq 300); do
-    url=$(sed -n 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' "$work/fake.out" || true)
-    [ -n "$url" ] && return 0
-    if ! kill -0 "$fakepid" 2>/dev/null; then
-      echo "fake-e2b exited before listening: $(tail -5 "$work/fake.err")" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-  echo "fake-e2b did not say it listens within 30 s: $(tail -5 "$work/fake.err")" >&2
-  return 1
+  daemon_start fake "$work" 's/^fake-e2b listening on \(http:[^ ]*\).*/\1/p' 30 \
+    "$fake" --port 0 --quiet --api-key e2b_bench "$@" || rc=1
+  fakepid=$daemon_pid
+  # shellcheck disable=SC2034 # the sourcing script reads it
+  url=$daemon_said
+  return $rc
 }
 
 fake_stop() {
-  if [ -n "$fakepid" ]; then
-    kill -TERM "$fakepid" 2>/dev/null || true
-    wait "$fakepid" 2>/dev/null || true
-    fakepid=
-  fi
+  daemon_stop "$fakepid"
+  fakepid=
 }

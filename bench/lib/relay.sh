@@ -8,33 +8,24 @@
 #   relay_stop                           SIGTERM and wait (nothing when none is running);
 #                                        relay.out then holds its closing counts
 
+# shellcheck source=bench/lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
+
 relaypid=
 relay_port=
 
 relay_start() {
-  local work=$1 target=$2
+  local work=$1 target=$2 rc=0
   shift 2
-  : >"$work/relay.out" # exists before the child opens it, as fake.out in fake.sh
-  node "$(dirname "${BASH_SOURCE[0]}")/../relay.mjs" --target "$target" "$@" \
-    >>"$work/relay.out" 2>"$work/relay.err" &
-  relaypid=$!
-  relay_port=
-  for _ in $(seq 100); do
-    relay_port=$(sed -n 's/^relay listening on \([0-9]*\)$/\1/p' "$work/relay.out")
-    [ -n "$relay_port" ] && return 0
-    if ! kill -0 "$relaypid" 2>/dev/null; then
-      break
-    fi
-    sleep 0.1
-  done
-  echo "relay did not start: $(tail -5 "$work/relay.err")" >&2
-  return 1
+  daemon_start relay "$work" 's/^relay listening on \([0-9]*\)$/\1/p' 10 \
+    node "$(dirname "${BASH_SOURCE[0]}")/../relay.mjs" --target "$target" "$@" || rc=1
+  relaypid=$daemon_pid
+  # shellcheck disable=SC2034 # the sourcing script reads it
+  relay_port=$daemon_said
+  return $rc
 }
 
 relay_stop() {
-  if [ -n "$relaypid" ]; then
-    kill -TERM "$relaypid" 2>/dev/null || true
-    wait "$relaypid" 2>/dev/null || true
-    relaypid=
-  fi
+  daemon_stop "$relaypid"
+  relaypid=
 }

@@ -103,6 +103,51 @@ static long ms_until_closed(int fd, long max_ms)
 	return -1;
 }
 
+/* A server of its own (no upload cap) and n half-open connections to it from 127.0.0.`src` (0:
+ * the kernel's choice), held open until flood_stop(); at least half of them must open. */
+typedef struct flood {
+	fks s;
+	int *fds;
+	int n, opened;
+} flood;
+
+static void flood_start(flood *f, int n, unsigned src)
+{
+	need_fds((rlim_t)n + 256);
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	assert_int_equal(fks_start(&f->s, g_bin, flags), 0);
+	f->fds = malloc((size_t)n * sizeof(int));
+	assert_non_null(f->fds);
+	f->n = n;
+	f->opened = 0;
+	for (int i = 0; i < n; i++)
+		if ((f->fds[i] = tcp_connect_from(f->s.port, 1, src)) >= 0)
+			f->opened++;
+	assert_true(f->opened > n / 2);
+}
+
+static void flood_stop(flood *f)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->fds[i] >= 0)
+			close(f->fds[i]);
+	free(f->fds);
+	assert_int_equal(fks_stop(&f->s), 0);
+}
+
+/* GET /v2/sandboxes from 127.0.0.1, answered 200 at its first try; the ms it took. */
+static long list_answered_ms(fks *s)
+{
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	long t0 = fk_mono_ms();
+	fkr *r = fks_req(s, "GET", "/v2/sandboxes", h, NULL, 0);
+	long took = fk_mono_ms() - t0;
+	assert_int_equal(r->curl_rc, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	return took;
+}
+
 /* ---- timeouts and floods -------------------------------------------------------------------- */
 
 static void test_limits__idle_and_slow_header_connections_are_closed(void **state)
@@ -132,17 +177,8 @@ static void test_limits__idle_and_slow_header_connections_are_closed(void **stat
 static void test_limits__10000_half_open_connections_do_not_stop_a_client(void **state)
 {
 	(void)state;
-	enum { N = 10000 };
-	need_fds(N + 256);
-	fks s;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	assert_int_equal(fks_start(&s, g_bin, flags), 0);
-	int *fds = malloc(N * sizeof(int));
-	int opened = 0;
-	for (int i = 0; i < N; i++)
-		if ((fds[i] = tcp_connect(s.port, 1)) >= 0)
-			opened++;
-	assert_true(opened > N / 2);
+	flood f;
+	flood_start(&f, 10000, 0);
 	/* the attacker holds every socket open; a well-behaved client asks now, and asks again
 	 * (every 200 ms) while its connection is refused: the server is at its connection cap
 	 * until it has shed the idle ones */
@@ -156,21 +192,17 @@ static void test_limits__10000_half_open_connections_do_not_stop_a_client(void *
 			struct timespec ts = {0, 200 * 1000000L};
 			nanosleep(&ts, NULL);
 		}
-		r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
+		r = fks_req(&f.s, "GET", "/v2/sandboxes", h, NULL, 0);
 		took = fk_mono_ms() - t0;
 		tries++;
 	} while (r->curl_rc != 0 && took < 30000);
 	assert_int_equal(r->curl_rc, 0);
 	assert_int_equal(r->status, 200);
 	print_message("client answered %ld ms (%d tries) after %d half-open connections\n", took,
-	              tries, opened);
+	              tries, f.opened);
 	assert_true(took < 30000);
 	fkr_free(r);
-	for (int i = 0; i < N; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
-	assert_int_equal(fks_stop(&s), 0);
+	flood_stop(&f);
 }
 
 /* A client's burst of hundreds of connections is not a flood: 500 connections that wait 1.5 s
@@ -217,31 +249,12 @@ static void test_limits__burst_of_500_slow_connections_is_not_a_flood(void **sta
 static void test_limits__one_client_cannot_take_every_connection(void **state)
 {
 	(void)state;
-	enum { N = 10000 };
-	need_fds(N + 256);
-	fks s;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	assert_int_equal(fks_start(&s, g_bin, flags), 0);
-	int *fds = malloc(N * sizeof(int));
-	int opened = 0;
-	for (int i = 0; i < N; i++)
-		if ((fds[i] = tcp_connect_from(s.port, 1, 2)) >= 0) /* from 127.0.0.2 */
-			opened++;
-	assert_true(opened > N / 2);
-	const char *h[] = {"X-API-Key: " KEY, NULL};
-	long t0 = fk_mono_ms();
-	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0); /* from 127.0.0.1 */
-	long took = fk_mono_ms() - t0;
-	assert_int_equal(r->curl_rc, 0);
-	assert_int_equal(r->status, 200);
+	flood f;
+	flood_start(&f, 10000, 2); /* from 127.0.0.2 */
+	long took = list_answered_ms(&f.s);
 	print_message("other client answered in %ld ms beside %d connections from one address\n",
-	              took, opened);
-	fkr_free(r);
-	for (int i = 0; i < N; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
-	assert_int_equal(fks_stop(&s), 0);
+	              took, f.opened);
+	flood_stop(&f);
 }
 
 /* A flood from the client's own address (every local process is 127.0.0.1): 10,000 half-open
@@ -252,33 +265,14 @@ static void test_limits__one_client_cannot_take_every_connection(void **state)
 static void test_limits__flood_from_the_clients_own_address_does_not_refuse_it(void **state)
 {
 	(void)state;
-	enum { N = 10000 };
-	need_fds(N + 256);
-	fks s;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	assert_int_equal(fks_start(&s, g_bin, flags), 0);
-	int *fds = malloc(N * sizeof(int));
-	int opened = 0;
-	for (int i = 0; i < N; i++)
-		if ((fds[i] = tcp_connect_from(s.port, 1, 1)) >= 0) /* from 127.0.0.1 */
-			opened++;
-	assert_true(opened > N / 2);
-	const char *h[] = {"X-API-Key: " KEY, NULL};
+	flood f;
+	flood_start(&f, 10000, 1); /* from 127.0.0.1 */
 	for (int i = 0; i < 5; i++) {
-		long t0 = fk_mono_ms();
-		fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0); /* from 127.0.0.1 */
-		long took = fk_mono_ms() - t0;
-		assert_int_equal(r->curl_rc, 0);
-		assert_int_equal(r->status, 200);
+		long took = list_answered_ms(&f.s);
 		print_message("client answered in %ld ms beside %d connections from its address\n",
-		              took, opened);
-		fkr_free(r);
+		              took, f.opened);
 	}
-	for (int i = 0; i < N; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
-	assert_int_equal(fks_stop(&s), 0);
+	flood_stop(&f);
 }
 
 /* ---- request limits ------------------------------------------------------------------------- */
