@@ -15,23 +15,15 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
-static int unsupported(sbx_error *err, const sbx_provider *p, const char *method)
-{
-	return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement %s",
-	                      p->vt->name ? p->vt->name : "?", method);
-}
-
 /* aborted signal, provider, id, path: in the order of the contract's file calls */
 static int check_file_call(const sbx_provider *p, const char *id, const char *path,
                            const sbx_signal *sig, sbx_error *err)
 {
 	int error;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (!id)
-		return sbx__error_set(err, SBX_EINVALID, "id is NULL");
 	if (!path)
-		return sbx__error_set(err, SBX_EINVALID, "path is NULL");
+		return sbx__missing(err, "path");
 	return sbx_validate_path(path, strlen(path), err);
 }
 
@@ -52,14 +44,11 @@ int sbx_sandbox_list_dir(sbx_dir **out, sbx_provider *p, const char *id, const c
 
 	if (out)
 		*out = NULL;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
-		return error;
-	if (!out)
-		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
-	if ((error = check_file_call(p, id, path, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT, out, NULL, err)) < 0 ||
+	    (error = check_file_call(p, id, path, sig, err)) < 0)
 		return error;
 	if (!p->vt->list_dir)
-		return unsupported(err, p, "list_dir");
+		return sbx__unsupported(err, p, "list_dir");
 	if ((error = p->vt->list_dir(p->impl, out, id, path, sig, err)) < 0) {
 		sbx_dir_free(*out);
 		*out = NULL;
@@ -87,15 +76,15 @@ int sbx_sandbox_read_file_to(sbx_read_result *out, sbx_provider *p, const char *
 	if ((error = check_file_call(p, id, path, sig, err)) < 0)
 		return error;
 	if (!out)
-		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
+		return sbx__missing(err, "out");
 	if (!sink)
-		return sbx__error_set(err, SBX_EINVALID, "sink is NULL");
+		return sbx__missing(err, "sink");
 	if (!opts)
 		opts = &defaults;
 	if ((error = check_file_options(opts, err)) < 0)
 		return error;
 	if (!p->vt->read_stream)
-		return unsupported(err, p, "read_stream");
+		return sbx__unsupported(err, p, "read_stream");
 	if ((error = p->vt->read_stream(p->impl, out, id, path, sink, payload, opts, sig, err)) < 0)
 		memset(out, 0, sizeof(*out));
 	return error;
@@ -111,13 +100,13 @@ int sbx_sandbox_write_file_from(sbx_provider *p, const char *id, const char *pat
 	if ((error = check_file_call(p, id, path, sig, err)) < 0)
 		return error;
 	if (!source)
-		return sbx__error_set(err, SBX_EINVALID, "source is NULL");
+		return sbx__missing(err, "source");
 	if (!opts)
 		opts = &defaults;
 	if ((error = check_file_options(opts, err)) < 0)
 		return error;
 	if (!p->vt->write_stream)
-		return unsupported(err, p, "write_stream");
+		return sbx__unsupported(err, p, "write_stream");
 	return p->vt->write_stream(p->impl, id, path, source, payload, opts, sig, err);
 }
 

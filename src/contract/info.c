@@ -44,10 +44,8 @@ int sbx_sandbox_list(sbx_info_list **out, sbx_provider *p, const sbx_list_option
 
 	if (out)
 		*out = NULL;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT, out, NULL, err)) < 0)
 		return error;
-	if (!out)
-		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
 	if (!opts)
 		opts = &defaults;
 	if (opts->version != SBX_LIST_OPTIONS_VERSION)
@@ -58,8 +56,7 @@ int sbx_sandbox_list(sbx_info_list **out, sbx_provider *p, const sbx_list_option
 		return sbx__error_set(err, SBX_EINVALID, "unknown sandbox state filter %d",
 		                      (int)opts->state);
 	if (!p->vt->list)
-		return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement list",
-		                      p->vt->name ? p->vt->name : "?");
+		return sbx__unsupported(err, p, "list");
 	if ((error = p->vt->list(p->impl, out, opts, sig, err)) < 0) {
 		sbx_info_list_free(*out);
 		*out = NULL;
@@ -74,15 +71,10 @@ int sbx_sandbox_get_info(sbx_sandbox_info **out, sbx_provider *p, const char *id
 
 	if (out)
 		*out = NULL;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out)
-		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
-	if (!id)
-		return sbx__error_set(err, SBX_EINVALID, "id is NULL");
 	if (!p->vt->get_info)
-		return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement get_info",
-		                      p->vt->name ? p->vt->name : "?");
+		return sbx__unsupported(err, p, "get_info");
 	if ((error = p->vt->get_info(p->impl, out, id, sig, err)) < 0) {
 		sbx_sandbox_info_free(*out);
 		*out = NULL;

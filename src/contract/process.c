@@ -21,15 +21,10 @@ struct sbx_process {
 static int check_provider(const sbx_provider *p, const sbx_signal *sig, const char *method,
                           bool has, sbx_error *err)
 {
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	if (!p)
-		return sbx__error_set(err, SBX_EINVALID, "provider is NULL");
-	if (!has)
-		return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement %s",
-		                      sbx__provider_vt(p)->name ? sbx__provider_vt(p)->name : "?",
-		                      method);
-	return 0;
+	int error;
+	if ((error = sbx__provider_check(p, sig, err)) < 0)
+		return error;
+	return has ? 0 : sbx__unsupported(err, p, method);
 }
 
 /* Options by exec's rules (tag, env keys and values, timeout > 0). */

@@ -86,15 +86,28 @@ int sbx__provider_check(const sbx_provider *p, const sbx_signal *sig, sbx_error 
 	return check_common(p, sig, err);
 }
 
-static int missing(sbx_error *err, const char *what)
+int sbx__missing(sbx_error *err, const char *what)
 {
 	return sbx__error_set(err, SBX_EINVALID, "%s is NULL", what);
 }
 
-static int unsupported(sbx_error *err, const sbx_provider *p, const char *method)
+int sbx__unsupported(sbx_error *err, const sbx_provider *p, const char *method)
 {
 	return sbx__error_set(err, SBX_EINTERNAL, "provider %s does not implement %s",
 	                      p->vt->name ? p->vt->name : "?", method);
+}
+
+int sbx__call_check(const sbx_provider *p, const sbx_signal *sig, unsigned need, const void *out,
+                    const char *id, sbx_error *err)
+{
+	int error;
+	if ((error = check_common(p, sig, err)) < 0)
+		return error;
+	if ((need & SBX__NEED_OUT) && !out)
+		return sbx__missing(err, "out");
+	if ((need & SBX__NEED_ID) && !id)
+		return sbx__missing(err, "id");
+	return 0;
 }
 
 int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *name, const sbx_limits *limits,
@@ -106,13 +119,13 @@ int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *name, const s
 	if ((error = check_common(p, sig, err)) < 0)
 		return error;
 	if (!id_out)
-		return missing(err, "id_out");
+		return sbx__missing(err, "id_out");
 	if (!name)
-		return missing(err, "name");
+		return sbx__missing(err, "name");
 	if (!limits)
-		return missing(err, "limits");
+		return sbx__missing(err, "limits");
 	if (!p->vt->create)
-		return unsupported(err, p, "create");
+		return sbx__unsupported(err, p, "create");
 	/* The provider validates the name first, then sbx_validate_limits (seed create). */
 	if ((error = p->vt->create(p->impl, id_out, name, limits, sig, err)) < 0 && *id_out) {
 		sbx__free(*id_out);
@@ -127,14 +140,10 @@ int sbx_sandbox_resume(sbx_resume_status *out, sbx_provider *p, const char *id, 
 	int error;
 	if (out)
 		*out = SBX_RESUMED;
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out)
-		return missing(err, "out");
-	if (!id)
-		return missing(err, "id");
 	if (!p->vt->resume)
-		return unsupported(err, p, "resume");
+		return sbx__unsupported(err, p, "resume");
 	return p->vt->resume(p->impl, out, id, sig, err);
 }
 
@@ -145,12 +154,10 @@ static int call_id_method(id_method fn, const char *method, sbx_provider *p, con
                           sbx_signal *sig, sbx_error *err)
 {
 	int error;
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (!id)
-		return missing(err, "id");
 	if (!fn)
-		return unsupported(err, p, method);
+		return sbx__unsupported(err, p, method);
 	return fn(p->impl, id, sig, err);
 }
 
@@ -175,9 +182,9 @@ int sbx_sandbox_destroy_by_name(sbx_provider *p, const char *name, sbx_signal *s
 	if ((error = check_common(p, sig, err)) < 0)
 		return error;
 	if (!name)
-		return missing(err, "name");
+		return sbx__missing(err, "name");
 	if (!p->vt->destroy_by_name)
-		return unsupported(err, p, "destroy_by_name");
+		return sbx__unsupported(err, p, "destroy_by_name");
 	return p->vt->destroy_by_name(p->impl, name, sig, err);
 }
 
@@ -185,12 +192,10 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
                             sbx_signal *sig, sbx_error *err)
 {
 	int error;
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (!id)
-		return missing(err, "id");
 	if (ntags > 0 && !tags)
-		return missing(err, "tags");
+		return sbx__missing(err, "tags");
 	for (size_t i = 0; i < ntags; i++) {
 		if ((error = sbx_validate_tag(tags[i], err)) < 0)
 			return error;
@@ -198,7 +203,7 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
 	if (ntags == 0)
 		return 0; /* seed killTagged: an empty list sends no request */
 	if (!p->vt->kill_tagged)
-		return unsupported(err, p, "kill_tagged");
+		return sbx__unsupported(err, p, "kill_tagged");
 	return p->vt->kill_tagged(p->impl, id, tags, ntags, sig, err);
 }
 
@@ -209,7 +214,7 @@ int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 	if (o->tag && (error = sbx_validate_tag(o->tag, err)) < 0)
 		return error;
 	if (o->env_count > 0 && !o->env)
-		return missing(err, "env");
+		return sbx__missing(err, "env");
 	for (size_t i = 0; i < o->env_count; i++) {
 		if ((error = sbx_validate_env_key(o->env[i].key, err)) < 0)
 			return error;
@@ -221,7 +226,7 @@ int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 	if (o->timeout_ms == 0)
 		return sbx__error_set(err, SBX_EINVALID, "exec timeout_ms must be positive");
 	if (o->stdin_len > 0 && !o->stdin_data)
-		return missing(err, "stdin_data");
+		return sbx__missing(err, "stdin_data");
 	if (o->stdin_data && o->stdin_read)
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "exec takes stdin_data or stdin_read, not both");
@@ -254,19 +259,15 @@ int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, cons
 	int error;
 	if (out)
 		memset(out, 0, sizeof(*out));
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out)
-		return missing(err, "out");
-	if (!id)
-		return missing(err, "id");
 	if ((error = sbx__exec_options_normalize(&o, opts, err)) < 0 ||
 	    (error = sbx__exec_options_check(&o, err)) < 0)
 		return error;
 	if (!command)
-		return missing(err, "command");
+		return sbx__missing(err, "command");
 	if (!p->vt->exec)
-		return unsupported(err, p, "exec");
+		return sbx__unsupported(err, p, "exec");
 	/* on failure out is zeroed, nothing leaks; except the output so far of a stream that
 	 * ended without an exit status, which the provider leaves for the caller (SBX_EPROTOCOL) */
 	if ((error = p->vt->exec(p->impl, out, id, command, &o, sig, err)) < 0 &&
@@ -278,7 +279,7 @@ int sbx_sandbox_exec(sbx_exec_result *out, sbx_provider *p, const char *id, cons
 static int check_path(const char *path, sbx_error *err)
 {
 	if (!path)
-		return missing(err, "path");
+		return sbx__missing(err, "path");
 	return sbx_validate_path(path, strlen(path), err);
 }
 
@@ -288,16 +289,12 @@ int sbx_sandbox_read_file(sbx_file **out, sbx_provider *p, const char *id, const
 	int error;
 	if (out)
 		*out = NULL;
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out)
-		return missing(err, "out");
-	if (!id)
-		return missing(err, "id");
 	if ((error = check_path(path, err)) < 0)
 		return error;
 	if (!p->vt->read_file)
-		return unsupported(err, p, "read_file");
+		return sbx__unsupported(err, p, "read_file");
 	if ((error = p->vt->read_file(p->impl, out, id, path, max_bytes, sig, err)) < 0) {
 		sbx_file_free(*out);
 		*out = NULL;
@@ -309,16 +306,14 @@ int sbx_sandbox_write_file(sbx_provider *p, const char *id, const char *path, co
                            size_t len, sbx_signal *sig, sbx_error *err)
 {
 	int error;
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (!id)
-		return missing(err, "id");
 	if ((error = check_path(path, err)) < 0)
 		return error;
 	if (len > 0 && !data)
-		return missing(err, "data");
+		return sbx__missing(err, "data");
 	if (!p->vt->write_file)
-		return unsupported(err, p, "write_file");
+		return sbx__unsupported(err, p, "write_file");
 	return p->vt->write_file(p->impl, id, path, data ? data : "", len, sig, err);
 }
 
@@ -328,16 +323,12 @@ int sbx_sandbox_stat(sbx_stat *out, sbx_provider *p, const char *id, const char 
 	int error;
 	if (out)
 		memset(out, 0, sizeof(*out));
-	if ((error = check_common(p, sig, err)) < 0)
+	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out)
-		return missing(err, "out");
-	if (!id)
-		return missing(err, "id");
 	if ((error = check_path(path, err)) < 0)
 		return error;
 	if (!p->vt->stat)
-		return unsupported(err, p, "stat");
+		return sbx__unsupported(err, p, "stat");
 	if ((error = p->vt->stat(p->impl, out, id, path, sig, err)) < 0)
 		memset(out, 0, sizeof(*out));
 	return error;

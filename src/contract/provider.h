@@ -105,4 +105,18 @@ int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *i
  */
 int sbx__provider_check(const sbx_provider *p, const sbx_signal *sig, sbx_error *err);
 
+/* SBX_EINVALID "<what> is NULL". */
+int sbx__missing(sbx_error *err, const char *what);
+/* SBX_EINTERNAL "provider <name> does not implement <method>". */
+int sbx__unsupported(sbx_error *err, const sbx_provider *p, const char *method);
+
+/*
+ * sbx__provider_check, then, in this order, the `out` pointer (with SBX__NEED_OUT) and the
+ * sandbox id (with SBX__NEED_ID) are not NULL ("out is NULL", "id is NULL").
+ */
+#define SBX__NEED_OUT 1u
+#define SBX__NEED_ID  2u
+int sbx__call_check(const sbx_provider *p, const sbx_signal *sig, unsigned need, const void *out,
+                    const char *id, sbx_error *err);
+
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -895,4 +896,59 @@ void *h_abort_later(void *h_aborter_arg)
 	a->at = h_now_ms();
 	sbx_signal_abort(a->sig);
 	return NULL;
+}
+
+typedef struct resume_call {
+	h_ctx *h;
+	const char *id;
+	sbx_signal *sig;
+	int rc;
+	uint64_t done; /* when resume returned */
+	sbx_error err;
+} resume_call;
+
+static void *resume_call_run(void *arg)
+{
+	resume_call *c = arg;
+	sbx_resume_status rs;
+	c->rc = sbx_sandbox_resume(&rs, c->h->p, c->id, c->sig, &c->err);
+	c->done = h_now_ms();
+	return NULL;
+}
+
+void h_assert_resume_aborts_promptly(h_ctx *h, const char *id, void (*arm)(h_ctx *),
+                                     void (*wait_in)(h_ctx *), const char *what)
+{
+	uint64_t best = UINT64_MAX, plain = UINT64_MAX;
+	int rcs[3];
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t t0 = h_now_ms();
+		free(h_sh(h, id, "true"));
+		uint64_t took = h_now_ms() - t0;
+		plain = took < plain ? took : plain;
+		h_reset(h);
+		arm(h);
+		resume_call c = {h, id, NULL, 0, 0, {0}};
+		assert_int_equal(sbx_signal_new(&c.sig), 0);
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, resume_call_run, &c), 0);
+		wait_in(h);
+		uint64_t at = h_now_ms();
+		sbx_signal_abort(c.sig);
+		pthread_join(t, NULL);
+		sbx_signal_free(c.sig);
+		h_note_err(h, &c.err);
+		h_faults_clear(h);
+		rcs[i] = c.rc;
+		best = c.done - at < best ? c.done - at : best;
+		print_message("%s returned %llu ms after the abort (plain exec %llu ms)\n", what,
+		              (unsigned long long)(c.done - at), (unsigned long long)took);
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rcs[i], SBX_EABORTED);
+	uint64_t bound = 3 * plain > 250 ? 3 * plain : 250;
+	print_message("best abort %llu ms, bound %llu ms\n", (unsigned long long)best,
+	              (unsigned long long)bound);
+	assert_true(best < bound);
 }

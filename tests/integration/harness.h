@@ -180,6 +180,17 @@ int h_exec_opts(h_ctx *h, sbx_exec_result *out, const char *id, const char *cmd,
 /* stdout of a command as a NUL-terminated string (caller free()s); asserts exit 0. */
 char *h_sh(h_ctx *h, const char *id, const char *cmd);
 
+/*
+ * The contract's prompt abort of a resume, measured robustly: three times, `arm` installs the
+ * faults (after h_reset), a resume of `id` starts on a thread, `wait_in` returns once the call is
+ * where it is to be aborted, and the abort must make it return SBX_EABORTED; the best of the
+ * three must return within 250 ms of its abort or, on a machine so loaded that a plain `true`
+ * exec takes over 80 ms, three times the best such exec measured in the same run. `what` names
+ * the case in the printed times.
+ */
+void h_assert_resume_aborts_promptly(h_ctx *h, const char *id, void (*arm)(h_ctx *),
+                                     void (*wait_in)(h_ctx *), const char *what);
+
 /* Milliseconds since an arbitrary point (CLOCK_MONOTONIC). */
 uint64_t h_now_ms(void);
 /* A unique sandbox name for this process: prefix-PID-N. Static buffer per call site not needed:

@@ -147,17 +147,38 @@ static void put_attr(char *buf, size_t *len, unsigned short type, const void *da
 	*len += RTA_ALIGN(a->rta_len);
 }
 
+#define NL_MSG_MAX 64 /* the whole of either request below */
+
+/* Starts a request to create something (`type`, sequence number `seq`, acknowledged) in buf,
+ * zeroed: returns its `payload` bytes after the header, with *len the message's length so far,
+ * or NULL when buf cannot hold NL_MSG_MAX bytes. nl_end() sets the length once the attributes
+ * are in (put_attr). */
+static void *nl_begin(void *buf, size_t size, unsigned short type, unsigned seq, size_t payload,
+                      size_t *len)
+{
+	if (size < NL_MSG_MAX)
+		return NULL;
+	memset(buf, 0, NL_MSG_MAX);
+	struct nlmsghdr *n = buf;
+	n->nlmsg_type = type;
+	n->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	n->nlmsg_seq = seq;
+	*len = NLMSG_LENGTH(payload);
+	return NLMSG_DATA(n);
+}
+
+static size_t nl_end(void *buf, size_t len)
+{
+	((struct nlmsghdr *)buf)->nlmsg_len = (unsigned)len;
+	return len;
+}
+
 size_t fk_lx_route_local_all_msg(void *buf, size_t size)
 {
-	if (size < 64)
+	size_t len;
+	struct rtmsg *r = nl_begin(buf, size, RTM_NEWROUTE, 1, sizeof(*r), &len);
+	if (!r)
 		return 0;
-	memset(buf, 0, 64);
-	struct nlmsghdr *n = buf;
-	struct rtmsg *r = NLMSG_DATA(n);
-	size_t len = NLMSG_LENGTH(sizeof(*r));
-	n->nlmsg_type = RTM_NEWROUTE;
-	n->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
-	n->nlmsg_seq = 1;
 	r->rtm_family = AF_INET;
 	r->rtm_dst_len = 0;
 	r->rtm_table = RT_TABLE_LOCAL;
@@ -166,29 +187,22 @@ size_t fk_lx_route_local_all_msg(void *buf, size_t size)
 	r->rtm_type = RTN_LOCAL;
 	int lo = 1; /* `lo` is always interface 1 of a new network namespace */
 	put_attr(buf, &len, RTA_OIF, &lo, sizeof(lo));
-	n->nlmsg_len = (unsigned)len;
-	return len;
+	return nl_end(buf, len);
 }
 
 size_t fk_lx_addr_msg(void *buf, size_t size, uint32_t ip_n)
 {
-	if (size < 64)
+	size_t len;
+	struct ifaddrmsg *ifa = nl_begin(buf, size, RTM_NEWADDR, 2, sizeof(*ifa), &len);
+	if (!ifa)
 		return 0;
-	memset(buf, 0, 64);
-	struct nlmsghdr *n = buf;
-	struct ifaddrmsg *ifa = NLMSG_DATA(n);
-	size_t len = NLMSG_LENGTH(sizeof(*ifa));
-	n->nlmsg_type = RTM_NEWADDR;
-	n->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
-	n->nlmsg_seq = 2;
 	ifa->ifa_family = AF_INET;
 	ifa->ifa_prefixlen = 32;
 	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
 	ifa->ifa_index = 1; /* lo */
 	put_attr(buf, &len, IFA_LOCAL, &ip_n, sizeof(ip_n));
 	put_attr(buf, &len, IFA_ADDRESS, &ip_n, sizeof(ip_n));
-	n->nlmsg_len = (unsigned)len;
-	return len;
+	return nl_end(buf, len);
 }
 
 /* Sends `msg` on netlink socket `s`, reads the acknowledgement and closes `s`. */
@@ -246,6 +260,20 @@ static long bpf_call(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
+/* Loads a program of `type` for `attach` (MIT licence): its fd, or -1 with errno. */
+static int prog_load(enum bpf_prog_type type, enum bpf_attach_type attach, const struct bpf_insn *p,
+                     size_t n)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.expected_attach_type = attach;
+	a.insns = (uint64_t)(uintptr_t)p;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t) "MIT";
+	return (int)bpf_call(BPF_PROG_LOAD, &a);
+}
+
 #define INSN(c, d, s, o, i)                                                                        \
 	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
 
@@ -284,14 +312,7 @@ static int sk_lookup_prog(int map_fd, uint32_t own_n)
 	    /* 23 */ INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, SK_PASS),
 	    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SK_LOOKUP;
-	a.expected_attach_type = BPF_SK_LOOKUP;
-	a.insns = (uint64_t)(uintptr_t)p;
-	a.insn_cnt = sizeof(p) / sizeof(p[0]);
-	a.license = (uint64_t)(uintptr_t) "MIT";
-	return (int)bpf_call(BPF_PROG_LOAD, &a);
+	return prog_load(BPF_PROG_TYPE_SK_LOOKUP, BPF_SK_LOOKUP, p, sizeof(p) / sizeof(p[0]));
 }
 
 int fk_lx_sk_lookup_attach(int netns_fd, int listen_fd, uint32_t own_n)
@@ -351,14 +372,7 @@ static int bind_prog(enum bpf_attach_type type, uint32_t root_uid)
 	    INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
 	    INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
-	a.expected_attach_type = type;
-	a.insns = (uint64_t)(uintptr_t)p;
-	a.insn_cnt = sizeof(p) / sizeof(p[0]);
-	a.license = (uint64_t)(uintptr_t) "MIT";
-	return (int)bpf_call(BPF_PROG_LOAD, &a);
+	return prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, type, p, sizeof(p) / sizeof(p[0]));
 }
 
 int fk_lx_bind_root_attach(int cgroup_fd, uint32_t root_uid, int links[2])

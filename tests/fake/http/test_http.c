@@ -88,44 +88,6 @@ typedef struct resp {
 	char ctype[128];
 } resp;
 
-static size_t on_body(char *p, size_t sz, size_t n, void *ud)
-{
-	resp *r = ud;
-	char *nb = realloc(r->body, r->len + sz * n + 1);
-	assert_non_null(nb);
-	memcpy(nb + r->len, p, sz * n);
-	r->body = nb;
-	r->len += sz * n;
-	r->body[r->len] = '\0';
-	return sz * n;
-}
-
-static size_t on_header(char *p, size_t sz, size_t n, void *ud)
-{
-	resp *r = ud;
-	size_t len = sz * n;
-	if (len > 14 && strncasecmp(p, "x-next-token:", 13) == 0) {
-		size_t s = 13;
-		while (s < len && p[s] == ' ')
-			s++;
-		size_t e = len;
-		while (e > s && (p[e - 1] == '\r' || p[e - 1] == '\n'))
-			e--;
-		snprintf(r->next_token, sizeof(r->next_token), "%.*s", (int)(e - s), p + s);
-		r->has_next = 1;
-	}
-	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-		size_t s = 13;
-		while (s < len && p[s] == ' ')
-			s++;
-		size_t e = len;
-		while (e > s && (p[e - 1] == '\r' || p[e - 1] == '\n'))
-			e--;
-		snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)(e - s), p + s);
-	}
-	return len;
-}
-
 static void resp_free(resp *r)
 {
 	if (!r)
@@ -135,55 +97,44 @@ static void resp_free(resp *r)
 	free(r);
 }
 
-/* headers: NULL-terminated list; the API key is added unless "-" is the first entry. */
+/* headers: NULL-terminated list; the API key is added unless "-" is the first entry. Through
+ * fkserver's client (fks_do), with this file's timeout; a transport error fails the test unless
+ * g_allow_curl_error. */
 static resp *http_raw(const char *method, const char *path, const char *ctype, const void *body,
                       size_t blen, const char *const *headers, curl_mime *mime)
 {
-	resp *r = calloc(1, sizeof(*r));
-	CURL *c = curl_easy_init();
-	char url[1024];
-	snprintf(url, sizeof(url), "%s%s", g_srv.url, path);
-	struct curl_slist *h = NULL;
+	const char *h[64];
+	char ct[128];
+	size_t n = 0;
 	int auth = 1;
 	for (const char *const *p = headers; p && *p; p++) {
 		if (!strcmp(*p, "-"))
 			auth = 0;
-		else
-			h = curl_slist_append(h, *p);
+		else if (n < 60)
+			h[n++] = *p;
 	}
 	if (auth)
-		h = curl_slist_append(h, "X-API-Key: " KEY);
+		h[n++] = "X-API-Key: " KEY;
 	if (ctype) {
-		char ct[128];
 		snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
-		h = curl_slist_append(h, ct);
+		h[n++] = ct;
 	}
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	if (mime)
-		curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
-	else if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
-	}
-	if (!strcmp(method, "GET") && !body && !mime)
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, g_timeout_ms);
-	CURLcode rc = curl_easy_perform(c);
-	g_curl_rc = rc;
+	h[n] = NULL;
+	fks_call call = {NULL, method, path, h, body, blen, mime, g_timeout_ms};
+	fkr *f = fks_do(&g_srv, &call);
+	g_curl_rc = (CURLcode)f->curl_rc;
 	if (!g_allow_curl_error)
-		assert_int_equal(rc, CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	if (r->body)
-		r->json = json_loadb(r->body, r->len, JSON_DECODE_ANY, NULL);
+		assert_int_equal(f->curl_rc, CURLE_OK);
+	resp *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	r->status = f->status;
+	r->body = f->body; /* moved */
+	r->len = f->len;
+	r->json = f->json;
+	r->has_next = fkr_header(f, "X-Next-Token", r->next_token, sizeof(r->next_token)) != NULL;
+	if (!fkr_header(f, "Content-Type", r->ctype, sizeof(r->ctype)))
+		r->ctype[0] = '\0';
+	free(f);
 	return r;
 }
 
@@ -1099,8 +1050,8 @@ static void test_admin__request_log_arrival_order(void **state)
 	struct curl_slist *h = curl_slist_append(NULL, "X-API-Key: " KEY);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	resp sink = {0};
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fkr_write_body);
+	fkr sink = {0};
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	curl_multi_add_handle(m, c);
 	int running = 1;
@@ -1710,7 +1661,7 @@ typedef struct mstream {
 	CURL *c;
 	struct curl_slist *h;
 	unsigned char *req;
-	resp r;
+	fkr r; /* body and len only */
 	int done;
 	CURLcode rc;
 } mstream;
@@ -1738,7 +1689,7 @@ static void mstream_begin(CURLM *m, mstream *s, envd_ctx *e, const char *json_bo
 	curl_easy_setopt(s->c, CURLOPT_POSTFIELDS, s->req);
 	curl_easy_setopt(s->c, CURLOPT_POSTFIELDSIZE, (long)(n + 5));
 	curl_easy_setopt(s->c, CURLOPT_HTTPHEADER, s->h);
-	curl_easy_setopt(s->c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(s->c, CURLOPT_WRITEFUNCTION, fkr_write_body);
 	curl_easy_setopt(s->c, CURLOPT_WRITEDATA, &s->r);
 	curl_easy_setopt(s->c, CURLOPT_PRIVATE, s);
 	curl_easy_setopt(s->c, CURLOPT_TIMEOUT, 450L);

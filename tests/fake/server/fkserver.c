@@ -136,7 +136,7 @@ int fks_stop(fks *s)
 	return rc;
 }
 
-static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+size_t fkr_write_body(char *p, size_t sz, size_t n, void *ud)
 {
 	fkr *r = ud;
 	char *nb = realloc(r->body, r->len + sz * n + 1);
@@ -160,42 +160,43 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 	return len;
 }
 
-static fkr *request(fks *s, const char *host, const char *method, const char *path,
-                    const char *const *headers, const void *body, size_t blen)
+fkr *fks_do(fks *s, const fks_call *call)
 {
 	fkr *r = calloc(1, sizeof(*r));
 	CURL *c = curl_easy_init();
 	char url[2048], resolve[512];
 	struct curl_slist *res = NULL;
-	if (host) {
-		snprintf(url, sizeof(url), "%s://%s:%u%s", s->cafile[0] ? "https" : "http", host,
-		         s->port, path);
-		snprintf(resolve, sizeof(resolve), "%s:%u:127.0.0.1", host, s->port);
+	if (call->host) {
+		snprintf(url, sizeof(url), "%s://%s:%u%s", s->cafile[0] ? "https" : "http",
+		         call->host, s->port, call->path);
+		snprintf(resolve, sizeof(resolve), "%s:%u:127.0.0.1", call->host, s->port);
 		res = curl_slist_append(NULL, resolve);
 		curl_easy_setopt(c, CURLOPT_RESOLVE, res);
 	} else {
-		snprintf(url, sizeof(url), "%s%s", s->url, path);
+		snprintf(url, sizeof(url), "%s%s", s->url, call->path);
 	}
 	if (s->cafile[0])
 		curl_easy_setopt(c, CURLOPT_CAINFO, s->cafile);
 	struct curl_slist *h = curl_slist_append(NULL, "Expect:");
-	for (const char *const *p = headers; p && *p; p++)
+	for (const char *const *p = call->headers; p && *p; p++)
 		h = curl_slist_append(h, *p);
 	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
-	} else if (!strcmp(method, "GET")) {
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, call->method);
+	if (call->mime) {
+		curl_easy_setopt(c, CURLOPT_MIMEPOST, call->mime);
+	} else if (call->body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, call->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)call->blen);
+	} else if (!strcmp(call->method, "GET")) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	}
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fkr_write_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 60000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, call->timeout_ms ? call->timeout_ms : 60000L);
 	r->curl_rc = (int)curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(h);
@@ -209,13 +210,15 @@ static fkr *request(fks *s, const char *host, const char *method, const char *pa
 fkr *fks_req(fks *s, const char *method, const char *path, const char *const *headers,
              const void *body, size_t blen)
 {
-	return request(s, NULL, method, path, headers, body, blen);
+	fks_call c = {NULL, method, path, headers, body, blen, NULL, 0};
+	return fks_do(s, &c);
 }
 
 fkr *fks_req_host(fks *s, const char *host, const char *method, const char *path,
                   const char *const *headers, const void *body, size_t blen)
 {
-	return request(s, host, method, path, headers, body, blen);
+	fks_call c = {host, method, path, headers, body, blen, NULL, 0};
+	return fks_do(s, &c);
 }
 
 void fkr_free(fkr *r)

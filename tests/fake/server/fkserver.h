@@ -5,6 +5,7 @@
 #ifndef FKSERVER_H
 #define FKSERVER_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,7 +47,21 @@ fkr *fks_req(fks *s, const char *method, const char *path, const char *const *he
 /* The same to https?://<host>:PORT<path>, <host> resolved to 127.0.0.1 (CURLOPT_RESOLVE). */
 fkr *fks_req_host(fks *s, const char *host, const char *method, const char *path,
                   const char *const *headers, const void *body, size_t blen);
+/* A request with every option: fks_req's, a host as fks_req_host's (NULL: the server's URL), a
+ * multipart body (`mime` instead of `body`), a timeout (0: 60 s). */
+typedef struct fks_call {
+	const char *host, *method, *path;
+	const char *const *headers;
+	const void *body;
+	size_t blen;
+	curl_mime *mime;
+	long timeout_ms;
+} fks_call;
+fkr *fks_do(fks *s, const fks_call *c);
 void fkr_free(fkr *r);
+/* A CURLOPT_WRITEFUNCTION appending to the body (and len) of the fkr given as its
+ * CURLOPT_WRITEDATA, NUL-terminated, for a test's own handles (curl_multi). */
+size_t fkr_write_body(char *p, size_t sz, size_t n, void *fkr_ptr);
 /* The value of a response header (case-insensitive name), copied into buf; NULL if absent. */
 const char *fkr_header(const fkr *r, const char *name, char *buf, size_t cap);
 
