@@ -19,6 +19,10 @@ typedef struct fk_app {
 	fk_faults *faults;
 	fk_reqlog *log;
 	const char *api_key; /* NULL: any key starting with e2b_ (--any-api-key, tests only) */
+	/* GET /teams's access token (E2B's AccessTokenAuth, `Authorization: Bearer sk_e2b_...`);
+	 * "" when none was given (every token is refused); NULL: any well-formed one (--any-api-key
+	 * without a token given, tests only) */
+	const char *access_token;
 	uint64_t max_upload; /* most bytes of one POST /files body */
 	int quiet;
 	int legacy_routes;  /* serve only the pre-v2 control routes (an older self-hosted API) */

@@ -3,7 +3,9 @@
  *
  *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
- *            [--tls] [--domain e2b.localhost] [--max-upload-mb N] [--idle-timeout-s N]
+ *            [--access-token TOKEN | --access-token-file FILE] [--tls] [--domain e2b.localhost]
+ * [--max-upload-mb N]
+ * [--idle-timeout-s N]
  *            [--sandbox-disk-mb N]
  *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
  *            [--image IMAGE=TEMPLATE]... [--quiet]
@@ -41,7 +43,9 @@ static void usage(FILE *f)
 	        "[--port-file FILE]\n"
 	        "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
 	        "[--allow-remote]\n"
-	        "                [--tls] [--domain e2b.localhost] [--max-upload-mb N] "
+	        "                [--access-token sk_e2b_HEX | --access-token-file FILE] [--tls] "
+	        "[--domain e2b.localhost] "
+	        "[--max-upload-mb N] "
 	        "[--idle-timeout-s N]\n"
 	        "                [--sandbox-disk-mb N] [--legacy-routes] [--stream-end pipes|exit] "
 	        "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
@@ -52,6 +56,8 @@ typedef struct cli_opts {
 	const char *host;
 	unsigned port;
 	const char *api_key, *api_key_file, *state_dir, *port_file, *domain;
+	/* --access-token, --access-token-file: GET /teams's (E2B's AccessTokenAuth) */
+	const char *access_token, *access_token_file;
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
 	int unsafe_shared_network;
@@ -76,6 +82,8 @@ enum {
 	OPT_EGRESS_HOST,
 	OPT_IMAGE,
 	OPT_UNSAFE_SHARED_NETWORK,
+	OPT_ACCESS_TOKEN,
+	OPT_ACCESS_TOKEN_FILE,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -90,6 +98,15 @@ static int parse_number(const char *name, const char *s, long lo, long hi, long 
 	return 0;
 }
 
+/* sk_e2b_ and 16..128 hex digits, an even number of them (E2B's keys.VerifyKey decodes hex). */
+static int access_token_ok(const char *t)
+{
+	if (strncmp(t, "sk_e2b_", 7) != 0)
+		return 0;
+	size_t n = strlen(t + 7);
+	return n >= 16 && n <= 128 && n % 2 == 0 && strspn(t + 7, "0123456789abcdef") == n;
+}
+
 static int parse_args(cli_opts *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -100,6 +117,8 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"api-key", required_argument, NULL, 'k'},
 	    {"api-key-file", required_argument, NULL, OPT_API_KEY_FILE},
 	    {"any-api-key", no_argument, NULL, OPT_ANY_API_KEY},
+	    {"access-token", required_argument, NULL, OPT_ACCESS_TOKEN},
+	    {"access-token-file", required_argument, NULL, OPT_ACCESS_TOKEN_FILE},
 	    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
 	    {"sandbox-disk-mb", required_argument, NULL, OPT_SANDBOX_DISK},
@@ -141,6 +160,12 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_ANY_API_KEY:
 			o->any_api_key = 1;
+			break;
+		case OPT_ACCESS_TOKEN:
+			o->access_token = optarg;
+			break;
+		case OPT_ACCESS_TOKEN_FILE:
+			o->access_token_file = optarg;
 			break;
 		case OPT_ALLOW_REMOTE:
 			o->allow_remote = 1;
@@ -234,6 +259,17 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "fake-e2b: --api-key must be at least 8 characters on one line\n");
 		return -1;
 	}
+	if (o->access_token && o->access_token_file) {
+		fprintf(stderr, "fake-e2b: give only one of --access-token, --access-token-file\n");
+		return -1;
+	}
+	if (o->access_token && !access_token_ok(o->access_token)) {
+		/* E2B's access tokens: sk_e2b_ and the hex of random bytes (shared/pkg/keys) */
+		fprintf(stderr,
+		        "fake-e2b: --access-token must be sk_e2b_ and 16 to 128 hex digits (an "
+		        "even number)\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -259,15 +295,16 @@ static int write_port_file(const char *path, unsigned port)
 	return 0;
 }
 
-/* A fresh random key, "e2b_" + 40 hex digits. */
-static int make_api_key(char out[45])
+/* A fresh random key, `prefix` + 40 hex digits (E2B's keys: 20 random bytes in hex). */
+static int make_key(const char *prefix, char *out, size_t cap)
 {
 	unsigned char rnd[20];
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	size_t n = strlen(prefix);
+	if (cap < n + 41 || RAND_bytes(rnd, sizeof(rnd)) != 1)
 		return -1;
-	memcpy(out, "e2b_", 4);
+	memcpy(out, prefix, n);
 	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(out + 4 + 2 * i, 3, "%02x", rnd[i]);
+		snprintf(out + n + 2 * i, 3, "%02x", rnd[i]);
 	return 0;
 }
 
@@ -289,14 +326,14 @@ static int write_key_file(const char *path, const char *key)
 	return 0;
 }
 
-/* Read a key from a file (first line). 0 or -1 (message on stderr). */
-static int read_key_file(const char *path, char *out, size_t cap)
+/* Read a key from a file (first line) given by option `opt`. 0 or -1 (message on stderr). */
+static int read_key_file(const char *opt, const char *path, char *out, size_t cap)
 {
 	FILE *f = fopen(path, "r");
 	if (!f || !fgets(out, (int)cap, f)) {
 		if (f)
 			fclose(f);
-		fprintf(stderr, "fake-e2b: cannot read --api-key-file %s\n", path);
+		fprintf(stderr, "fake-e2b: cannot read %s %s\n", opt, path);
 		return -1;
 	}
 	fclose(f);
@@ -325,7 +362,7 @@ int main(int argc, char **argv)
 	              .idle_timeout_s = 30,
 	              .domain = "e2b.localhost"};
 	unsigned char seed[32];
-	char key[256] = "", key_path[4096] = "";
+	char key[256] = "", key_path[4096] = "", atok[160] = "";
 	fk_app app = {0};
 	fk_http *http = NULL;
 	fk_reaper *reaper = NULL;
@@ -343,11 +380,27 @@ int main(int argc, char **argv)
 		            : "refused without --allow-remote (and TLS)");
 		return 2;
 	}
-	if (o.api_key_file && read_key_file(o.api_key_file, key, sizeof(key)) < 0)
+	if (o.api_key_file && read_key_file("--api-key-file", o.api_key_file, key, sizeof(key)) < 0)
 		return 2;
+	if (o.access_token_file) {
+		if (read_key_file("--access-token-file", o.access_token_file, atok, sizeof(atok)) <
+		    0)
+			return 2;
+		if (!access_token_ok(atok)) {
+			fprintf(stderr,
+			        "fake-e2b: the token in %s is not sk_e2b_ and 16 to 128 hex digits "
+			        "(an even number)\n",
+			        o.access_token_file);
+			return 2;
+		}
+	}
 	if (o.api_key)
 		snprintf(key, sizeof(key), "%s", o.api_key);
 	app.api_key = o.any_api_key ? NULL : key;
+	if (o.access_token)
+		snprintf(atok, sizeof(atok), "%s", o.access_token);
+	/* no token given: none is a user's (every one is refused), unless --any-api-key */
+	app.access_token = o.any_api_key && !atok[0] ? NULL : atok;
 	app.quiet = o.quiet;
 	app.legacy_routes = o.legacy_routes;
 	app.max_upload = (uint64_t)o.max_upload_mb << 20;
@@ -383,7 +436,7 @@ int main(int argc, char **argv)
 		else
 			snprintf(key_path, sizeof(key_path), "%s/fake-e2b-%d.api-key",
 			         tmp && *tmp ? tmp : "/tmp", (int)getpid());
-		if (make_api_key(key) < 0 || write_key_file(key_path, key) < 0) {
+		if (make_key("e2b_", key, sizeof(key)) < 0 || write_key_file(key_path, key) < 0) {
 			fprintf(stderr, "fake-e2b: cannot write the API key file %s\n", key_path);
 			return 1;
 		}

@@ -28,8 +28,9 @@ enum surface { S_CONTROL, S_ENVD, S_ADMIN, S_PROXY };
 #define ENVD_PORT 49983
 
 /* route flags: R_RAW: {id} is not a sandbox id (no ShortID check); R_SIGNED: no API key, the
- * handler checks the request's own signature (upload links) */
-enum { R_RAW = 1, R_SIGNED = 2 };
+ * handler checks the request's own signature (upload links); R_TOKEN: an access token instead
+ * of the API key (E2B's AccessTokenAuth: GET /teams) */
+enum { R_RAW = 1, R_SIGNED = 2, R_TOKEN = 4 };
 
 typedef struct route {
 	const char *method;
@@ -73,6 +74,7 @@ static const route control_routes[] = {
     {"GET", "/templates/{id}", fk_control_template_get, R_RAW},
     {"PATCH", "/templates/{id}", fk_control_template_update, R_RAW},
     {"PATCH", "/v2/templates/{id}", fk_control_template_update_v2, R_RAW},
+    {"GET", "/teams", fk_control_teams, R_TOKEN},
 };
 
 static const route admin_routes[] = {
@@ -231,6 +233,41 @@ static enum MHD_Result key_refused(fk_call *c)
 	return fk_reply_error(c->req, 401, "Invalid API key, it must start with 'e2b_'");
 }
 
+/* E2B's AccessTokenAuth (infra packages/auth/pkg/auth/internal/middleware/middleware.go): the
+ * Authorization header less a "Bearer " prefix, trimmed, must start with sk_e2b_ and be hex
+ * after it (shared/pkg/keys VerifyKey), then name a user's token. NULL when this server's
+ * token (constant time; --any-api-key without --access-token: any well-formed one), else
+ * E2B's message (none given at start: every token is one of no user): the one of the first
+ * scheme tried (auth/security.go ProcessSecurityErrors:
+ * without the header both schemes lack it; with it, AccessTokenAuth's failure). The token is
+ * never part of the message. */
+static const char *access_refusal(fk_call *c)
+{
+#define INVALID_TOKEN "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	const char *h = fk_header(c->req, "Authorization");
+	if (!h || !*h)
+		return "authorization header is missing";
+	if (!strncmp(h, "Bearer ", 7))
+		h += 7;
+	while (*h == ' ' || *h == '\t')
+		h++;
+	size_t n = strlen(h);
+	while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+		n--;
+	if (n < 7 || strncmp(h, "sk_e2b_", 7))
+		return "authorization header is malformed";
+	int hex = (n - 7) % 2 == 0;
+	for (size_t i = 7; i < n; i++)
+		hex = hex && strchr("0123456789abcdefABCDEF", h[i]) != NULL;
+	if (!hex)
+		return INVALID_TOKEN "Invalid access token format";
+	const char *want = c->app->access_token; /* "": no token is a user's */
+	if (want ? (*want && strlen(want) == n && CRYPTO_memcmp(h, want, n) == 0) : n > 7)
+		return NULL;
+	return INVALID_TOKEN "Cannot get the user for the given access token";
+#undef INVALID_TOKEN
+}
+
 static enum MHD_Result control_dispatch(fk_call *c)
 {
 	int wrong = 0;
@@ -240,8 +277,13 @@ static enum MHD_Result control_dispatch(fk_call *c)
 		return wrong ? fk_reply_error(c->req, 405, "validation error: method not allowed")
 		             : fk_reply_error(c->req, 404,
 		                              "validation error: no matching operation was found");
-	if (!(rt->flags & R_SIGNED) && !key_ok(c))
+	if (rt->flags & R_TOKEN) {
+		const char *why = access_refusal(c);
+		if (why)
+			return fk_reply_error(c->req, 401, "%s", why);
+	} else if (!(rt->flags & R_SIGNED) && !key_ok(c)) {
 		return key_refused(c);
+	}
 	memcpy(raw, c->id, sizeof(raw));
 	if (!(rt->flags & R_RAW) && *raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
 		return fk_reply_error(c->req, 400, "Invalid sandbox ID");

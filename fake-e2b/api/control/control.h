@@ -10,7 +10,8 @@
 #include "app.h"
 
 /* The one team fake-e2b has (its one API key): GET /templates?teamID= must name it. */
-#define FK_TEAM_ID "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001"
+#define FK_TEAM_ID   "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001"
+#define FK_TEAM_NAME "fake-e2b" /* its name (GET /teams) */
 
 /* auth.c */
 /* ShortID (§1.2): "<id>" or legacy "<id>-<clientID>"; 0 and the short id in out, or -1. */
@@ -90,5 +91,7 @@ enum MHD_Result fk_control_template_get(fk_call *c);        /* GET /templates/{i
 enum MHD_Result fk_control_template_update(fk_call *c);     /* PATCH /templates/{id} */
 enum MHD_Result fk_control_template_update_v2(fk_call *c);  /* PATCH /v2/templates/{id} */
 enum MHD_Result fk_control_template_build_logs(fk_call *c); /* GET .../builds/{id2}/logs */
+/* teams.c */
+enum MHD_Result fk_control_teams(fk_call *c); /* GET /teams (access token, not the API key) */
 
 #endif

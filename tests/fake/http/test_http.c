@@ -586,6 +586,21 @@ static void test_control__sandbox_limits_and_alias_follow_template(void **state)
 	                       "{\"fromTemplate\":\"base\",\"steps\":[]}", &tid, &bid);
 	assert_string_equal(json_string_value(json_object_get(st, "status")), "ready");
 	json_decref(st);
+	/* E2B's createdBy of a template built through /v3/templates: null (no user registered,
+	 * infra handlers/template_request_build_v3.go), whoever called */
+	json_t *tl = get_json("/templates");
+	size_t ti;
+	json_t *te, *mine = NULL;
+	json_array_foreach(tl, ti, te)
+	{
+		if (!strcmp(json_string_value(json_object_get(te, "templateID")), tid))
+			mine = te;
+	}
+	assert_non_null(mine);
+	assert_true(json_is_null(json_object_get(mine, "createdBy")));
+	assert_int_equal(json_integer_value(json_object_get(mine, "cpuCount")), 1);
+	assert_int_equal(json_integer_value(json_object_get(mine, "memoryMB")), 256);
+	json_decref(tl);
 	r = http("POST", "/v2/sandboxes",
 	         "{\"templateID\":\"lim-tpl\",\"metadata\":{\"k\":\"v\"}}");
 	assert_int_equal(r->status, 201);

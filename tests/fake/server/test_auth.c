@@ -2,7 +2,8 @@
  * tests/fake/server/test_auth.c: fake-e2b asks for a real API key (issue 11 "The
  * server"): without --api-key it makes a random one and writes it 0600 beside
  * the port file; any e2b_ key only with --any-api-key; the admin API needs the key;
- * a non-loopback --host is refused.
+ * a non-loopback --host is refused. GET /teams takes the access token --access-token(-file)
+ * gives (E2B's AccessTokenAuth), and refuses anything else with E2B's words.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -107,6 +108,132 @@ static void test_auth__short_or_conflicting_keys_are_refused(void **state)
 	fks_stop(&s);
 }
 
+/* GET /teams with the headers given (NULL-terminated); the response (caller frees). */
+static fkr *teams(fks *s, const char *const *headers)
+{
+	fkr *r = fks_req(s, "GET", "/teams", headers, NULL, 0);
+	assert_int_equal(r->curl_rc, 0);
+	return r;
+}
+
+static void assert_refused(fks *s, const char *const *headers, const char *message)
+{
+	fkr *r = teams(s, headers);
+	assert_int_equal(r->status, 401);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 401);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), message);
+	assert_int_equal(json_object_size(r->json), 2);
+	fkr_free(r);
+}
+
+/* The one team, E2B's Team {teamID, name, apiKey, isDefault}, apiKey a key the server takes. */
+static void assert_team(fks *s, const char *const *headers, const char *key)
+{
+	fkr *r = teams(s, headers);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 1);
+	json_t *t = json_array_get(r->json, 0);
+	assert_int_equal(json_object_size(t), 4);
+	assert_string_equal(json_string_value(json_object_get(t, "teamID")),
+	                    "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001");
+	assert_string_equal(json_string_value(json_object_get(t, "name")), "fake-e2b");
+	assert_true(json_is_true(json_object_get(t, "isDefault")));
+	const char *api_key = json_string_value(json_object_get(t, "apiKey"));
+	assert_non_null(api_key);
+	if (key)
+		assert_string_equal(api_key, key);
+	assert_int_equal(status_with_key(s, "GET", "/v2/sandboxes", api_key), 200);
+	fkr_free(r);
+}
+
+static void test_auth__teams_takes_the_access_token_not_the_api_key(void **state)
+{
+	(void)state;
+	fks s;
+	const char *tok = "sk_e2b_0123456789abcdef0123456789abcdef01234567";
+	char dir[] = "/tmp/fake-auth-token-XXXXXX", tf[64], bearer[300];
+	assert_non_null(mkdtemp(dir));
+	snprintf(tf, sizeof(tf), "%s/token", dir);
+	FILE *f = fopen(tf, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", tok);
+	fclose(f);
+	const char *flags[] = {"--quiet", "--api-key", "e2b_given_key_1", "--access-token-file",
+	                       tf,        NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	snprintf(bearer, sizeof(bearer), "Authorization: Bearer %s", tok);
+	const char *good[] = {bearer, NULL};
+	assert_team(&s, good, "e2b_given_key_1");
+	/* "Bearer " may be left out, as E2B only strips it */
+	char bare[300];
+	snprintf(bare, sizeof(bare), "Authorization: %s", tok);
+	const char *no_bearer[] = {bare, NULL};
+	assert_team(&s, no_bearer, "e2b_given_key_1");
+
+	/* E2B's refusals (infra auth middleware): the API key is not this route's scheme */
+	const char *key_only[] = {"X-API-Key: e2b_given_key_1", NULL};
+	assert_refused(&s, key_only, "authorization header is missing");
+	assert_refused(&s, NULL, "authorization header is missing");
+	const char *not_token[] = {"Authorization: Bearer e2b_given_key_1", NULL};
+	assert_refused(&s, not_token, "authorization header is malformed");
+	const char *not_hex[] = {"Authorization: Bearer sk_e2b_xyz1", NULL};
+	assert_refused(&s, not_hex,
+	               "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	               "Invalid access token format");
+	const char *odd[] = {"Authorization: Bearer sk_e2b_abc", NULL};
+	assert_refused(&s, odd,
+	               "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	               "Invalid access token format");
+	const char *other[] = {"Authorization: Bearer sk_e2b_00112233445566778899aabbccddeeff0011",
+	                       NULL};
+	assert_refused(&s, other,
+	               "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	               "Cannot get the user for the given access token");
+	/* the token is not an API key either */
+	char as_key[300];
+	snprintf(as_key, sizeof(as_key), "X-API-Key: %s", tok);
+	const char *tok_as_key[] = {as_key, NULL};
+	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", tok_as_key, NULL, 0);
+	assert_int_equal(r->status, 401);
+	fkr_free(r);
+	assert_int_equal(fks_stop(&s), 0);
+	unlink(tf);
+	rmdir(dir);
+
+	/* no token given: every token is one of no user */
+	const char *none[] = {"--quiet", "--api-key", "e2b_given_key_1", NULL};
+	assert_int_equal(fks_start(&s, g_bin, none), 0);
+	assert_refused(&s, good,
+	               "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	               "Cannot get the user for the given access token");
+	assert_refused(&s, key_only, "authorization header is missing");
+	assert_int_equal(fks_stop(&s), 0);
+
+	/* --access-token gives it; --any-api-key alone takes any well-formed one and mints keys */
+	const char *given[] = {"--quiet", "--any-api-key", "--access-token",
+	                       "sk_e2b_0123456789abcdef0123", NULL};
+	assert_int_equal(fks_start(&s, g_bin, given), 0);
+	const char *given_ok[] = {"Authorization: Bearer sk_e2b_0123456789abcdef0123", NULL};
+	assert_team(&s, given_ok, NULL);
+	assert_refused(&s, other,
+	               "Invalid Access token, try to login again by running `e2b auth login`.\n"
+	               "Cannot get the user for the given access token");
+	assert_int_equal(fks_stop(&s), 0);
+	const char *any[] = {"--quiet", "--any-api-key", NULL};
+	assert_int_equal(fks_start(&s, g_bin, any), 0);
+	assert_team(&s, other, NULL);
+	assert_refused(&s, key_only, "authorization header is missing");
+	assert_int_equal(fks_stop(&s), 0);
+	const char *bad[] = {"--quiet", "--access-token", "sk_e2b_short", NULL};
+	assert_int_equal(fks_start(&s, g_bin, bad), -1);
+	assert_int_equal(WEXITSTATUS(s.exit_status), 2);
+	fks_stop(&s);
+	const char *both[] = {"--quiet", "--access-token", tok, "--access-token-file", tf, NULL};
+	assert_int_equal(fks_start(&s, g_bin, both), -1);
+	assert_int_equal(WEXITSTATUS(s.exit_status), 2);
+	fks_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -116,6 +243,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_auth__given_key_and_any_key_flag),
 	    cmocka_unit_test(test_auth__non_loopback_host_is_refused),
 	    cmocka_unit_test(test_auth__short_or_conflicting_keys_are_refused),
+	    cmocka_unit_test(test_auth__teams_takes_the_access_token_not_the_api_key),
 	};
 	return cmocka_run_group_tests_name("fake_auth", tests, NULL, NULL);
 }
