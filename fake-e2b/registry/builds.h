@@ -151,9 +151,9 @@ int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **name
 /* A sandbox was created from template_id (a templateID): its spawn count and last spawn. */
 void fk_tstore_spawned(fk_tstore *s, const char *template_id);
 
-/* The canonical templateID of a built template named by ref (templateID or name, ":tag"
- * ignored), and whether it is a snapshot. FK_T_NOTFOUND, FK_T_FORBIDDEN (a served one). */
-int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21], bool *snapshot);
+/* The canonical templateID of a built template or snapshot named by ref (templateID or name,
+ * ":tag" ignored). FK_T_NOTFOUND, FK_T_FORBIDDEN (a served one). */
+int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21]);
 
 /* GET /templates/aliases/{alias}: *reply TemplateAliasResponse. FK_T_NOTFOUND. */
 int fk_tstore_alias(fk_tstore *s, const char *alias, json_t **reply);

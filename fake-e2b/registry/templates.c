@@ -715,7 +715,7 @@ int fk_tstore_build_logs(fk_tstore *s, const char *template_id, const char *buil
 	return *reply ? FK_T_OK : FK_T_FAILED;
 }
 
-int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21], bool *snapshot)
+int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21])
 {
 	size_t n = strcspn(ref, ":");
 	char ident[129];
@@ -727,10 +727,8 @@ int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21], bool *sna
 		return FK_T_FORBIDDEN;
 	pthread_mutex_lock(&s->lock);
 	fk_ttemplate *t = fk__tstore_find_template(s, ident, n);
-	if (t) {
+	if (t)
 		memcpy(out, t->id, 21);
-		*snapshot = t->snapshot_of != NULL;
-	}
 	pthread_mutex_unlock(&s->lock);
 	return t ? FK_T_OK : FK_T_NOTFOUND;
 }

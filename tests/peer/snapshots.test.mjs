@@ -81,7 +81,10 @@ describe('snapshots', { concurrency: false }, () => {
     assert.equal((await p.nextItems()).length, 1)
     assert.equal(p.hasNext, false)
     // both tags boot
-    await track(Sandbox.create('peer-snap:v2'))
+    const fromTag = await track(Sandbox.create('peer-snap:v2'))
+    // a sandbox made from the snapshot holds it (E2B: its base template)
+    await assert.rejects(Sandbox.deleteSnapshot(named.snapshotId), /because there are running sandboxes using it/)
+    await fromTag.kill()
 
     assert.equal(await Sandbox.deleteSnapshot(named.snapshotId), true)
     assert.equal(await Sandbox.deleteSnapshot(named.snapshotId), false)

@@ -310,6 +310,28 @@ describe('templates: listing, details, updates, build logs, deletion', { concurr
     assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
   })
 
+  test('a snapshot is in use while sandboxes made from it exist; its source template is not', T, async () => {
+    const held = uniqueName('held')
+    const built = await Template.build(Template().fromBaseImage(), held)
+    const src = await track(Sandbox.create(held))
+    const snap = await src.createSnapshot()
+    const fromSnap = await track(Sandbox.create(snap.snapshotId))
+    const [snapTemplateID] = snap.snapshotId.split(':')
+    assert.equal((await fromSnap.getInfo()).templateId, snapTemplateID) // its base template
+    await src.kill()
+    const inUse = (state) =>
+      new RegExp(`cannot delete template '${snapTemplateID}' because there are ${state} sandboxes using it`)
+    await assert.rejects(Sandbox.deleteSnapshot(snap.snapshotId), inUse('running'))
+    await fromSnap.pause()
+    await assert.rejects(Sandbox.deleteSnapshot(snap.snapshotId), inUse('paused'))
+    // the template the snapshot was taken from is free: nothing has it as its base
+    const raw = await api('DELETE', `/templates/${built.templateId}`)
+    assert.equal(raw.status, 204)
+    await fromSnap.kill()
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false)
+  })
+
   test('DELETE /templates/{id}: refused while a running or paused sandbox uses it, as E2B', T, async () => {
     const sbx = await track(Sandbox.create(name))
     const words = (state) =>

@@ -149,15 +149,18 @@ static void count_use(fk_sandbox *sb, void *ud)
 	}
 }
 
-/* DELETE /templates/{templateID}: as E2B, refused (400) while a running or paused sandbox was
- * made from the template (its base template); a snapshot's sandboxes have the snapshotted
- * sandbox's template as their base on E2B, so they do not hold a snapshot. */
+/* DELETE /templates/{templateID}: as E2B (infra handlers/template_delete.go), refused (400)
+ * while a sandbox's base template is this one: first a running one ("running"), then a paused
+ * one ("paused": ExistsTemplateSnapshots, a snapshot row of base_env_id = the template). A
+ * sandbox's base template is the template it was created from (handlers/sandbox_create.go
+ * BaseTemplateID: env.TemplateID), a snapshot when created from one, and a fork keeps its
+ * source's (sandbox_resume.go snap.BaseEnvID): so a snapshot is held by the sandboxes created
+ * from it, and the template the snapshotted sandbox came from is not. */
 enum MHD_Result fk_control_template_delete(fk_call *c)
 {
 	char msg[300] = "", id[21];
-	bool snapshot = false;
-	int rc = fk_tstore_template_id(c->app->templates, c->id, id, &snapshot);
-	if (rc == FK_T_OK && !snapshot) {
+	int rc = fk_tstore_template_id(c->app->templates, c->id, id);
+	if (rc == FK_T_OK) {
 		in_use u = {id, 0, 0};
 		fk_registry_foreach(c->app->reg, count_use, &u);
 		if (u.running || u.paused)

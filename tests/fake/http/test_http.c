@@ -748,6 +748,82 @@ static void test_control__build_log_entries_carry_step(void **state)
 	free(bid);
 }
 
+static void assert_delete_refused(const char *tid, const char *state)
+{
+	char path[160], want[200];
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	resp *r = http("DELETE", path, NULL);
+	assert_e2b_error(r, 400);
+	snprintf(want, sizeof(want),
+	         "cannot delete template '%s' because there are %s sandboxes using it", tid, state);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), want);
+	resp_free(r);
+}
+
+static void assert_deleted(const char *tid)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	resp *r = http("DELETE", path, NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+}
+
+/* A template is in use while a running, then a paused, sandbox has it as its base template
+ * (E2B's template_delete.go), the template it was created from: a snapshot is held by the
+ * sandboxes created from it, the template of the sandbox it was taken of is not. */
+static void test_control__template_delete_in_use_follows_base_template(void **state)
+{
+	(void)state;
+	char *tid, *bid, body[200], path[160];
+	json_t *st =
+	    run_build("hold-tpl", "", "{\"fromTemplate\":\"base\",\"steps\":[]}", &tid, &bid);
+	assert_string_equal(json_string_value(json_object_get(st, "status")), "ready");
+	json_decref(st);
+	char *src = create_sandbox("{\"templateID\":\"hold-tpl\"}");
+	snprintf(path, sizeof(path), "/sandboxes/%s/snapshots", src);
+	resp *r = http("POST", path, "{}");
+	assert_int_equal(r->status, 201);
+	const char *snap_id = json_string_value(json_object_get(r->json, "snapshotID"));
+	char snap[21];
+	assert_int_equal(strlen(snap_id), 28); /* <templateID>:default */
+	memcpy(snap, snap_id, 20);
+	snap[20] = '\0';
+	resp_free(r);
+	assert_delete_refused(tid, "running");
+
+	snprintf(body, sizeof(body), "{\"templateID\":\"%s\"}", snap);
+	r = http("POST", "/v2/sandboxes", body);
+	assert_int_equal(r->status, 201);
+	assert_string_equal(json_string_value(json_object_get(r->json, "templateID")), snap);
+	char *from_snap = strdup(json_string_value(json_object_get(r->json, "sandboxID")));
+	resp_free(r);
+	delete_sandbox(src);
+	assert_delete_refused(snap, "running");
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", from_snap);
+	r = http("POST", path, "{}");
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	assert_delete_refused(snap, "paused");
+	/* the snapshot's sandbox does not hold the template the snapshot came from */
+	assert_deleted(tid);
+	/* and the snapshot boots without it */
+	char *again = create_sandbox(body);
+	delete_sandbox(again);
+	assert_delete_refused(snap, "paused");
+	delete_sandbox(from_snap);
+	assert_deleted(snap);
+	snprintf(path, sizeof(path), "/templates/%s", snap);
+	r = http("DELETE", path, NULL);
+	assert_e2b_error(r, 404);
+	resp_free(r);
+	free(again);
+	free(from_snap);
+	free(src);
+	free(tid);
+	free(bid);
+}
+
 static void test_control__connect_pause_delete_lifecycle(void **state)
 {
 	(void)state;
@@ -1874,6 +1950,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__template_build_requests),
 	    cmocka_unit_test(test_control__sandbox_limits_and_alias_follow_template),
 	    cmocka_unit_test(test_control__build_log_entries_carry_step),
+	    cmocka_unit_test(test_control__template_delete_in_use_follows_base_template),
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
