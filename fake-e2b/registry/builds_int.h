@@ -88,6 +88,14 @@ bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id);
 void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *reason,
                       const char *step);
 
+/* Writes the message (printf) to msg (NULL or cap 0: none) and returns rc. */
+int fk__tstore_fail(char *msg, size_t cap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A template reference "templateID_or_name[:tag]": its part before ':' in ident, FK_T_OK;
+ * FK_T_NOTFOUND (empty, or longer than a name) or FK_T_FORBIDDEN (a template fake-e2b serves,
+ * E2B's answer for another team's) with E2B's message in msg. */
+int fk__tstore_ref_ident(const char *ref, char ident[129], char *msg, size_t cap);
+
 /* Name rules and ids. */
 bool fk__tstore_name_ok(const char *s, size_t n);
 bool fk__tstore_tag_ok(const char *s);

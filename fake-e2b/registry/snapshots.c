@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +18,6 @@
 #include "template.h"
 
 typedef struct fk_ttemplate fk_ttemplate;
-
-static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, cap, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static fk_ttemplate *find_by_name(fk_tstore *s, const char *name)
-{
-	for (fk_ttemplate *t = s->list; t; t = t->next)
-		if (!strcmp(t->name, name) || !strcmp(t->id, name))
-			return t;
-	return NULL;
-}
 
 /* SnapshotInfo of (template, tag) (E2B: "<name>:<tag>", or "<templateID>:<tag>" unnamed). */
 static json_t *snapshot_info(const fk_ttemplate *t, const char *tag)
@@ -62,30 +42,31 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 		const char *colon = strchr(name, ':');
 		size_t n = colon ? (size_t)(colon - name) : strlen(name);
 		if (!fk__tstore_name_ok(name, n))
-			return fail_msg(
+			return fk__tstore_fail(
 			    msg, cap, FK_T_INVALID,
 			    "Invalid name: use 1 to 128 lower-case letters, digits, '-', '_' "
 			    "or '.', then optionally ':' and a tag");
 		if (colon && !fk__tstore_tag_ok(colon + 1))
-			return fail_msg(msg, cap, FK_T_INVALID,
-			                "Invalid name: invalid tag '%.128s'", colon + 1);
+			return fk__tstore_fail(msg, cap, FK_T_INVALID,
+			                       "Invalid name: invalid tag '%.128s'", colon + 1);
 		memcpy(alias, name, n);
 		alias[n] = '\0';
 		if (colon)
 			snprintf(tag, sizeof(tag), "%s", colon + 1);
 		if (fk_template_find(alias))
-			return fail_msg(msg, cap, FK_T_INVALID,
-			                "Invalid name: '%s' is a template fake-e2b serves", alias);
+			return fk__tstore_fail(msg, cap, FK_T_INVALID,
+			                       "Invalid name: '%s' is a template fake-e2b serves",
+			                       alias);
 	}
 	fk_tboot boot;
 	if (fk_tstore_resolve(s, template_ref, &boot) < 0)
-		return fail_msg(msg, cap, FK_T_FAILED, "the sandbox's template is gone");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "the sandbox's template is gone");
 	fk_tbuild *b = calloc(1, sizeof(*b));
 	char *layer = NULL;
 	if (!b || !(b->logs = json_array()) || !s->layers_dir) {
 		free(b);
 		fk_tboot_clear(&boot);
-		return fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	fk__tstore_random_uuid(b->id);
 	if (asprintf(&layer, "%s/%s", s->layers_dir, b->id) < 0)
@@ -97,8 +78,9 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 		free(b);
 		free(layer);
 		fk_tboot_clear(&boot);
-		return took == -1 ? fail_msg(msg, cap, FK_T_NOTFOUND, "sandbox not running")
-		                  : fail_msg(msg, cap, FK_T_FAILED,
+		return took == -1
+		           ? fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "sandbox not running")
+		           : fk__tstore_fail(msg, cap, FK_T_FAILED,
 		                             "Error creating snapshot template: %s", err.message);
 	}
 	free(boot.layer);
@@ -113,7 +95,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 
 	pthread_mutex_lock(&s->lock);
 	/* E2B: a name already taken gets a new build, tagged, on that template */
-	fk_ttemplate *t = name ? find_by_name(s, alias) : NULL;
+	fk_ttemplate *t = name ? fk__tstore_find_template(s, alias, strlen(alias)) : NULL;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
 		if (t) {
@@ -146,7 +128,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 		fk_tboot_clear(&boot);
 		json_decref(b->logs);
 		free(b);
-		return fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	char ts[48];
 	fk_format_time(ts, sizeof(ts), b->created_ns);
@@ -161,7 +143,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	t->updated_ns = b->created_ns;
 	*reply = snapshot_info(t, tag);
 	pthread_mutex_unlock(&s->lock);
-	return *reply ? FK_T_OK : fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+	return *reply ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 
 int fk_tstore_snapshots(fk_tstore *s, const char *sandbox_id, const char *name, json_t **reply)
@@ -203,19 +185,13 @@ int fk_tstore_snapshots(fk_tstore *s, const char *sandbox_id, const char *name, 
 int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 {
 	char ident[129];
-	size_t n = strcspn(ref, ":");
-	if (n == 0 || n >= sizeof(ident))
-		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%.128s' not found", ref);
-	memcpy(ident, ref, n);
-	ident[n] = '\0';
-	if (fk_template_find(ident))
-		return fail_msg(msg, cap, FK_T_FORBIDDEN, "You don't have access to template '%s'",
-		                ident);
+	int rc = fk__tstore_ref_ident(ref, ident, msg, cap);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&s->lock);
-	fk_ttemplate **pp = &s->list;
-	while (*pp && strcmp((*pp)->id, ident) && strcmp((*pp)->name, ident))
+	fk_ttemplate *t = fk__tstore_find_template(s, ident, strlen(ident)), **pp = &s->list;
+	while (*pp && *pp != t)
 		pp = &(*pp)->next;
-	fk_ttemplate *t = *pp;
 	int busy = 0;
 	for (fk_tbuild *b = t ? t->builds : NULL; b; b = b->next)
 		busy |=
@@ -224,10 +200,10 @@ int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 		*pp = t->next;
 	pthread_mutex_unlock(&s->lock);
 	if (!t)
-		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
+		return fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
 	if (busy)
-		return fail_msg(msg, cap, FK_T_CONFLICT, "template '%s' has a build in progress",
-		                ident);
+		return fk__tstore_fail(msg, cap, FK_T_CONFLICT,
+		                       "template '%s' has a build in progress", ident);
 	/* unlinked: nobody finds it now; a sandbox made from it has its own copy of the files */
 	for (fk_tbuild *b = t->builds; b; b = b->next) {
 		if (b->has_thread)

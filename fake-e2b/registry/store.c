@@ -207,6 +207,29 @@ void fk_tstore_free(fk_tstore *s)
 	free(s);
 }
 
+int fk__tstore_fail(char *msg, size_t cap, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (msg && cap)
+		vsnprintf(msg, cap, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int fk__tstore_ref_ident(const char *ref, char ident[129], char *msg, size_t cap)
+{
+	size_t n = strcspn(ref, ":");
+	if (n == 0 || n > 128)
+		return fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%.128s' not found", ref);
+	memcpy(ident, ref, n);
+	ident[n] = '\0';
+	if (fk_template_find(ident)) /* E2B: another team's template */
+		return fk__tstore_fail(msg, cap, FK_T_FORBIDDEN,
+		                       "You don't have access to template '%s'", ident);
+	return FK_T_OK;
+}
+
 /* The template with this templateID or name (under the lock). */
 fk_ttemplate *fk__tstore_find_template(fk_tstore *s, const char *id_or_name, size_t n)
 {

@@ -11,7 +11,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +26,6 @@ static int entry_level(json_t *e);
 
 /* ---- requests and builds ------------------------------------------------------------------- */
 
-static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail_msg(char *msg, size_t cap, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, cap, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* Points `tag` of template t at build b (under the lock). */
 static int set_tag(fk_ttemplate *t, const char *tag, const fk_tbuild *b)
 {
@@ -51,35 +39,37 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 {
 	*reply = NULL;
 	if (!name)
-		return fail_msg(msg, cap, FK_T_INVALID, "name is required");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "name is required");
 	const char *colon = strchr(name, ':');
 	size_t n = colon ? (size_t)(colon - name) : strlen(name);
 	if (!fk__tstore_name_ok(name, n))
-		return fail_msg(msg, cap, FK_T_INVALID,
-		                "invalid template name '%.*s': use 1 to 128 lower-case letters, "
-		                "digits, '-', '_' or '.'",
-		                (int)(n > 200 ? 200 : n), name);
+		return fk__tstore_fail(
+		    msg, cap, FK_T_INVALID,
+		    "invalid template name '%.*s': use 1 to 128 lower-case letters, "
+		    "digits, '-', '_' or '.'",
+		    (int)(n > 200 ? 200 : n), name);
 	if (colon && !fk__tstore_tag_ok(colon + 1))
-		return fail_msg(msg, cap, FK_T_INVALID, "invalid tag '%.200s'", colon + 1);
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "invalid tag '%.200s'", colon + 1);
 	char alias[129];
 	memcpy(alias, name, n);
 	alias[n] = '\0';
 	if (fk_template_find(alias))
-		return fail_msg(msg, cap, FK_T_INVALID,
-		                "template name '%s' is taken by a template fake-e2b serves", alias);
+		return fk__tstore_fail(msg, cap, FK_T_INVALID,
+		                       "template name '%s' is taken by a template fake-e2b serves",
+		                       alias);
 	size_t n_tags = json_is_array(tags) ? json_array_size(tags) : 0;
 	if (tags && !json_is_null(tags) && !json_is_array(tags))
-		return fail_msg(msg, cap, FK_T_INVALID, "tags must be an array of strings");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "tags must be an array of strings");
 	for (size_t i = 0; i < n_tags; i++)
 		if (!fk__tstore_tag_ok(json_string_value(json_array_get(tags, i))))
-			return fail_msg(msg, cap, FK_T_INVALID, "invalid tag in tags");
+			return fk__tstore_fail(msg, cap, FK_T_INVALID, "invalid tag in tags");
 
 	fk_tbuild *b = calloc(1, sizeof(*b));
 	json_t *tag_list = json_array();
 	if (!b || !tag_list || !(b->logs = json_array())) {
 		free(b);
 		json_decref(tag_list);
-		return fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	fk__tstore_random_uuid(b->id);
 	b->created_ns = b->updated_ns = fk_now_ns();
@@ -113,7 +103,7 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 		json_decref(b->logs);
 		free(b);
 		json_decref(tag_list);
-		return fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	b->tmpl = t;
 	memcpy(b->template_id, t->id, sizeof(b->template_id));
@@ -127,7 +117,7 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 	*reply = json_pack("{s:s,s:s,s:b,s:[s],s:[s],s:o}", "templateID", t->id, "buildID", b->id,
 	                   "public", 0, "names", t->name, "aliases", t->name, "tags", tag_list);
 	pthread_mutex_unlock(&s->lock);
-	return *reply ? FK_T_OK : fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+	return *reply ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 
 static void *build_thread(void *arg)
@@ -144,21 +134,24 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
                           char *msg, size_t cap)
 {
 	if (!json_is_object(spec))
-		return fail_msg(msg, cap, FK_T_INVALID, "request body must be a JSON object");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID,
+		                       "request body must be a JSON object");
 	json_t *steps = json_object_get(spec, "steps");
 	if (steps && !json_is_array(steps) && !json_is_null(steps))
-		return fail_msg(msg, cap, FK_T_INVALID, "steps must be an array");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "steps must be an array");
 	pthread_mutex_lock(&s->lock);
 	fk_ttemplate *t = fk__tstore_find_template(s, template_id, strlen(template_id));
 	fk_tbuild *b = t && !strcmp(t->id, template_id) ? fk__tstore_find_build(t, build_id) : NULL;
 	int rc = FK_T_OK;
 	if (!b)
-		rc = fail_msg(msg, cap, FK_T_NOTFOUND,
-		              "build '%.64s' of template '%.64s' not found", build_id, template_id);
+		rc = fk__tstore_fail(msg, cap, FK_T_NOTFOUND,
+		                     "build '%.64s' of template '%.64s' not found", build_id,
+		                     template_id);
 	else if (b->status != FK_TB_WAITING || b->has_thread)
-		rc = fail_msg(msg, cap, FK_T_CONFLICT, "build '%s' was already started", b->id);
+		rc = fk__tstore_fail(msg, cap, FK_T_CONFLICT, "build '%s' was already started",
+		                     b->id);
 	else if (s->stopping)
-		rc = fail_msg(msg, cap, FK_T_FAILED, "server shutting down");
+		rc = fk__tstore_fail(msg, cap, FK_T_FAILED, "server shutting down");
 	void **arg = rc == FK_T_OK ? malloc(2 * sizeof(void *)) : NULL;
 	if (rc == FK_T_OK && arg) {
 		b->spec = json_deep_copy(spec);
@@ -186,10 +179,10 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 				s->running--;
 			b->has_slot = false;
 			free(arg);
-			rc = fail_msg(msg, cap, FK_T_FAILED, "cannot start the build");
+			rc = fk__tstore_fail(msg, cap, FK_T_FAILED, "cannot start the build");
 		}
 	} else if (rc == FK_T_OK) {
-		rc = fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		rc = fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -267,14 +260,14 @@ int fk_tstore_alias(fk_tstore *s, const char *alias, json_t **reply)
 static int check_tags(json_t *tags, char *msg, size_t cap)
 {
 	if (!json_is_array(tags) || json_array_size(tags) == 0)
-		return fail_msg(msg, cap, FK_T_INVALID,
-		                "tags must be a non-empty array of strings");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID,
+		                       "tags must be a non-empty array of strings");
 	size_t i;
 	json_t *tg;
 	json_array_foreach(tags, i, tg)
 	{
 		if (!fk__tstore_tag_ok(json_string_value(tg)))
-			return fail_msg(
+			return fk__tstore_fail(
 			    msg, cap, FK_T_INVALID,
 			    "invalid tag '%.128s': use 1 to 128 letters, digits, '-', '_' "
 			    "or '.'",
@@ -288,7 +281,7 @@ int fk_tstore_tags_assign(fk_tstore *s, const char *target, json_t *tags, json_t
 {
 	*reply = NULL;
 	if (!target || !*target)
-		return fail_msg(msg, cap, FK_T_INVALID, "target is required");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "target is required");
 	int rc = check_tags(tags, msg, cap);
 	if (rc < 0)
 		return rc;
@@ -297,7 +290,8 @@ int fk_tstore_tags_assign(fk_tstore *s, const char *target, json_t *tags, json_t
 	fk_tbuild *b = fk__tstore_find_ref(s, target, &t);
 	if (!b) {
 		pthread_mutex_unlock(&s->lock);
-		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%.200s' not found", target);
+		return fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%.200s' not found",
+		                       target);
 	}
 	size_t i;
 	json_t *tg;
@@ -311,7 +305,7 @@ int fk_tstore_tags_assign(fk_tstore *s, const char *target, json_t *tags, json_t
 	if (rc < 0 || !*reply) {
 		json_decref(*reply);
 		*reply = NULL;
-		return fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	return FK_T_OK;
 }
@@ -319,7 +313,7 @@ int fk_tstore_tags_assign(fk_tstore *s, const char *target, json_t *tags, json_t
 int fk_tstore_tags_remove(fk_tstore *s, const char *name, json_t *tags, char *msg, size_t cap)
 {
 	if (!name || !*name)
-		return fail_msg(msg, cap, FK_T_INVALID, "name is required");
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "name is required");
 	int rc = check_tags(tags, msg, cap);
 	if (rc < 0)
 		return rc;
@@ -331,7 +325,8 @@ int fk_tstore_tags_remove(fk_tstore *s, const char *name, json_t *tags, char *ms
 		json_array_foreach(tags, i, tg) json_object_del(t->tags, json_string_value(tg));
 	}
 	pthread_mutex_unlock(&s->lock);
-	return t ? FK_T_OK : fail_msg(msg, cap, FK_T_NOTFOUND, "template '%.200s' not found", name);
+	return t ? FK_T_OK
+	         : fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%.200s' not found", name);
 }
 
 int fk_tstore_tags_list(fk_tstore *s, const char *template_id, json_t **reply)
@@ -647,17 +642,12 @@ int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **name
                      size_t cap)
 {
 	*names = NULL;
-	size_t n = strcspn(ref, ":");
-	if (n == 0 || n > 128)
-		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%.128s' not found", ref);
 	char ident[129];
-	memcpy(ident, ref, n);
-	ident[n] = '\0';
-	if (fk_template_find(ident))
-		return fail_msg(msg, cap, FK_T_FORBIDDEN, "You don't have access to template '%s'",
-		                ident);
+	int rc = fk__tstore_ref_ident(ref, ident, msg, cap);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&s->lock);
-	fk_ttemplate *t = fk__tstore_find_template(s, ident, n);
+	fk_ttemplate *t = fk__tstore_find_template(s, ident, strlen(ident));
 	if (t && is_public >= 0) {
 		t->is_public = is_public;
 		t->updated_ns = fk_now_ns();
@@ -666,8 +656,8 @@ int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **name
 		*names = names_json(t);
 	pthread_mutex_unlock(&s->lock);
 	if (!t)
-		return fail_msg(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
-	return *names ? FK_T_OK : fail_msg(msg, cap, FK_T_FAILED, "out of memory");
+		return fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
+	return *names ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 
 void fk_tstore_spawned(fk_tstore *s, const char *template_id)
@@ -717,16 +707,12 @@ int fk_tstore_build_logs(fk_tstore *s, const char *template_id, const char *buil
 
 int fk_tstore_template_id(fk_tstore *s, const char *ref, char out[21])
 {
-	size_t n = strcspn(ref, ":");
 	char ident[129];
-	if (n == 0 || n >= sizeof(ident))
-		return FK_T_NOTFOUND;
-	memcpy(ident, ref, n);
-	ident[n] = '\0';
-	if (fk_template_find(ident))
-		return FK_T_FORBIDDEN;
+	int rc = fk__tstore_ref_ident(ref, ident, NULL, 0);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&s->lock);
-	fk_ttemplate *t = fk__tstore_find_template(s, ident, n);
+	fk_ttemplate *t = fk__tstore_find_template(s, ident, strlen(ident));
 	if (t)
 		memcpy(out, t->id, 21);
 	pthread_mutex_unlock(&s->lock);

@@ -824,6 +824,54 @@ static void test_control__template_delete_in_use_follows_base_template(void **st
 	free(bid);
 }
 
+static void assert_message(const char *method, const char *path, const char *body, long status,
+                           const char *message)
+{
+	resp *r = http(method, path, body);
+	assert_e2b_error(r, status);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), message);
+	resp_free(r);
+}
+
+/* PATCH and DELETE of /templates/{id} read a reference the same way (the store's one
+ * fk__tstore_ref_ident): the part before ':' names it, a served template is E2B's other
+ * team's (403), an unknown one is not found (404). */
+static void test_control__template_references_update_and_delete(void **state)
+{
+	(void)state;
+	const char *pub = "{\"public\":true}";
+	assert_message("PATCH", "/templates/base", pub, 403,
+	               "You don't have access to template 'base'");
+	assert_message("PATCH", "/v2/templates/base:v1", pub, 403,
+	               "You don't have access to template 'base'");
+	assert_message("DELETE", "/templates/capybara-sandbox:x", NULL, 403,
+	               "You don't have access to template 'capybara-sandbox'");
+	assert_message("PATCH", "/templates/no-such-tpl:v1", pub, 404,
+	               "template 'no-such-tpl' not found");
+	assert_message("DELETE", "/templates/no-such-tpl:v1", NULL, 404,
+	               "template 'no-such-tpl' not found");
+	char path[300], want[200];
+	/* a built one by name with a tag: the tag is ignored */
+	char *tid, *bid;
+	json_t *st =
+	    run_build("ref-tpl", "", "{\"fromTemplate\":\"base\",\"steps\":[]}", &tid, &bid);
+	json_decref(st);
+	resp *r = http("PATCH", "/templates/ref-tpl:whatever", pub);
+	assert_int_equal(r->status, 200);
+	resp_free(r);
+	json_t *t = get_json("/templates/%s", tid);
+	assert_true(json_is_true(json_object_get(t, "public")));
+	json_decref(t);
+	r = http("DELETE", "/templates/ref-tpl:whatever", NULL);
+	assert_int_equal(r->status, 204);
+	resp_free(r);
+	snprintf(path, sizeof(path), "/templates/%s", tid);
+	snprintf(want, sizeof(want), "template '%s' not found", tid);
+	assert_message("DELETE", path, NULL, 404, want);
+	free(tid);
+	free(bid);
+}
+
 static void test_control__connect_pause_delete_lifecycle(void **state)
 {
 	(void)state;
@@ -1951,6 +1999,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__sandbox_limits_and_alias_follow_template),
 	    cmocka_unit_test(test_control__build_log_entries_carry_step),
 	    cmocka_unit_test(test_control__template_delete_in_use_follows_base_template),
+	    cmocka_unit_test(test_control__template_references_update_and_delete),
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
