@@ -493,6 +493,7 @@ bool fk__build_set_box(fk_tstore *s, fk_tbuild *b, const char *box_id)
 
 bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b)
 {
+	bool waited = false;
 	pthread_mutex_lock(&s->lock);
 	while (!b->has_slot && !s->stopping) {
 		if (s->running < FK_BUILDS_RUNNING) {
@@ -500,12 +501,15 @@ bool fk__build_wait_slot(fk_tstore *s, fk_tbuild *b)
 			b->has_slot = true;
 			b->status = FK_TB_BUILDING;
 			b->updated_ns = fk_now_ns();
+			waited = true;
 		} else {
 			pthread_cond_wait(&s->slot_free, &s->lock);
 		}
 	}
 	bool ok = b->has_slot && !s->stopping;
 	pthread_mutex_unlock(&s->lock);
+	if (ok && waited) /* its start (one with a slot at once logged it when started) */
+		fk__build_log(s, b, "info", "Building template %s/%s", b->template_id, b->id);
 	return ok;
 }
 

@@ -161,11 +161,14 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 		if (b->has_slot)
 			s->running++;
 		b->status = b->has_slot ? FK_TB_BUILDING : FK_TB_WAITING;
-		/* logged here, so a status call right after this one already shows it */
-		json_array_append_new(b->logs, json_pack("{s:o,s:s,s:s+++}", "timestamp",
-		                                         fk__tstore_time(fk_now_ns()), "level",
-		                                         "info", "message", "Building template ",
-		                                         b->template_id, "/", b->id));
+		/* E2B's builder's first line, when the build starts: here, so a status call right
+		 * after this one already shows it; a waiting build logs it once it has a slot */
+		if (b->has_slot)
+			json_array_append_new(b->logs,
+			                      json_pack("{s:o,s:s,s:s+++}", "timestamp",
+			                                fk__tstore_time(fk_now_ns()), "level",
+			                                "info", "message", "Building template ",
+			                                b->template_id, "/", b->id));
 		b->updated_ns = fk_now_ns();
 		arg[0] = s;
 		arg[1] = b;
@@ -200,7 +203,8 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 		return FK_T_NOTFOUND;
 	}
 	json_t *entries = json_array();
-	size_t total = json_array_size(b->logs), seen = 0;
+	/* a build waiting for its start has no logs yet (E2B's status of a pending build) */
+	size_t total = b->status == FK_TB_WAITING ? 0 : json_array_size(b->logs), seen = 0;
 	/* the level filters first, then the offset counts what is left (E2B's query) */
 	for (size_t i = 0; i < total && json_array_size(entries) < limit; i++) {
 		json_t *e = json_array_get(b->logs, i);
