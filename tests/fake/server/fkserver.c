@@ -276,6 +276,12 @@ void fks_box_delete(fks *s, const char *key, fks_box *b)
 	const char *h[] = {hk, NULL};
 	snprintf(path, sizeof(path), "/sandboxes/%s", b->id);
 	fkr *r = fks_req(s, "DELETE", path, h, NULL, 0);
+	if (r->status != 204) { /* say why: a curl error (and whether the server still runs) */
+		int st = 0;
+		pid_t w = waitpid(s->pid, &st, WNOHANG);
+		fprintf(stderr, "DELETE %s: status %ld, curl %d, server %s (status %d)\n", path,
+		        r->status, r->curl_rc, w == s->pid ? "exited" : "running", st);
+	}
 	assert_int_equal(r->status, 204);
 	fkr_free(r);
 }
