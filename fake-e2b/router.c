@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "router.h"
 
+#include <ctype.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,9 +229,28 @@ static int key_ok(fk_call *c)
 	return strlen(key) == n && CRYPTO_memcmp(key, want, n) == 0;
 }
 
+/* E2B's words for a refused X-API-Key (infra packages/auth/pkg/auth/internal/middleware/
+ * middleware.go ApiKeyAuth, internal/service/service.go ValidateAPIKey, shared/pkg/keys
+ * VerifyKey, security.go ProcessSecurityErrors): no header (or an empty one) is "missing"; one
+ * without the e2b_ prefix is "malformed"; after the prefix E2B hex-decodes the key ("format")
+ * and then looks its team up ("Cannot get the team"). The key is never part of the message. */
 static enum MHD_Result key_refused(fk_call *c)
 {
-	return fk_reply_error(c->req, 401, "Invalid API key, it must start with 'e2b_'");
+#define INVALID_KEY                                                                                \
+	"Invalid API key, please visit https://e2b.dev/docs/api-key for more information.\n"
+	const char *key = fk_header(c->req, "X-API-Key");
+	if (!key || !*key)
+		return fk_reply_error(c->req, 401, "authorization header is missing");
+	if (strncmp(key, "e2b_", 4) != 0)
+		return fk_reply_error(c->req, 401, "authorization header is malformed");
+	size_t n = strlen(key + 4);
+	int hex = n % 2 == 0;
+	for (size_t i = 4; hex && key[i]; i++)
+		hex = isxdigit((unsigned char)key[i]) != 0;
+	return fk_reply_error(c->req, 401, "%s",
+	                      hex ? INVALID_KEY "Cannot get the team for the given API key"
+	                          : INVALID_KEY "Invalid API key format");
+#undef INVALID_KEY
 }
 
 /* E2B's AccessTokenAuth (infra packages/auth/pkg/auth/internal/middleware/middleware.go): the

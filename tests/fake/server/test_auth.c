@@ -78,6 +78,46 @@ static void test_auth__given_key_and_any_key_flag(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* The message of a refused X-API-Key (NULL: no header), as E2B words each case. */
+static void assert_key_message(fks *s, const char *key, const char *message)
+{
+	char h[256];
+	snprintf(h, sizeof(h), "X-API-Key: %s", key ? key : "");
+	const char *hdr[] = {h, NULL};
+	fkr *r = fks_req(s, "GET", "/v2/sandboxes", key ? hdr : NULL, NULL, 0);
+	assert_int_equal(r->curl_rc, 0);
+	assert_int_equal(r->status, 401);
+	assert_int_equal(json_integer_value(json_object_get(r->json, "code")), 401);
+	assert_string_equal(json_string_value(json_object_get(r->json, "message")), message);
+	assert_int_equal(json_object_size(r->json), 2);
+	fkr_free(r);
+}
+
+static void test_auth__refused_keys_get_e2b_messages(void **state)
+{
+	(void)state;
+	fks s;
+	const char *flags[] = {"--quiet", NULL};
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	assert_key_message(&s, NULL, "authorization header is missing");
+	assert_key_message(&s, "sk_e2b_00ff", "authorization header is malformed");
+	assert_key_message(&s, "E2B_00ff", "authorization header is malformed");
+	const char *format = "Invalid API key, please visit https://e2b.dev/docs/api-key for more "
+	                     "information.\nInvalid API key format";
+	const char *team = "Invalid API key, please visit https://e2b.dev/docs/api-key for more "
+	                   "information.\nCannot get the team for the given API key";
+	assert_key_message(&s, "e2b_wrong", format); /* not hex */
+	assert_key_message(&s, "e2b_abc", format);   /* odd length */
+	assert_key_message(&s, "e2b_00ff00ff", team);
+	assert_key_message(&s, "e2b_", team); /* hex of nothing: no team has it */
+	/* the server's own key with one digit changed: well formed, another team's */
+	char other[sizeof(s.key)];
+	snprintf(other, sizeof(other), "%s", s.key);
+	other[4] = other[4] == '0' ? '1' : '0';
+	assert_key_message(&s, other, team);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 static void test_auth__non_loopback_host_is_refused(void **state)
 {
 	(void)state;
@@ -241,6 +281,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_auth__generated_key_file_is_0600_and_the_only_key),
 	    cmocka_unit_test(test_auth__given_key_and_any_key_flag),
+	    cmocka_unit_test(test_auth__refused_keys_get_e2b_messages),
 	    cmocka_unit_test(test_auth__non_loopback_host_is_refused),
 	    cmocka_unit_test(test_auth__short_or_conflicting_keys_are_refused),
 	    cmocka_unit_test(test_auth__teams_takes_the_access_token_not_the_api_key),
