@@ -212,11 +212,15 @@ static int count_processes(h_ctx *h)
 static job g_bomb;
 static bool g_bomb_running;
 
-/* Issue 11: a fork bomb is held by the sandbox's process cap (1,024), and kill_all, started
- * while the bomb holds every slot of the cap and most of the box's memory, ends it at its first
- * call: its script forks nothing (KILL_SCAN), and a start envd refuses or a script the box's OOM
- * killer ends is started again by the library. The sandbox then answers as before with a
- * handful of processes. */
+/* Issue 11: a fork bomb is held by the sandbox's process cap (1,024), and kill_all, started while
+ * the bomb holds every slot of the cap and most of the box's memory, ends it at its first call:
+ * its script forks nothing (KILL_SCAN), so once its shell runs no refused fork can stop it halfway
+ * (nor a killed pgrep make it "succeed" with nothing killed), and a start envd refuses or a script
+ * the box's OOM killer ends is started again by the library. The sandbox then answers as before
+ * with a handful of processes. What would still fail the call: envd refusing all 5 starts (1.5 s
+ * of waits), i.e. the box's 64 reserved slots all taken by other starts or its memory refusing a
+ * shell that long, or the box's OOM killer picking the kill script's shell 5 times in a row among
+ * the bomb's thousand shells. */
 static void test_kill_all__ends_a_fork_bomb(void **state)
 {
 	h_ctx *h = *state;
