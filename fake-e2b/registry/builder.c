@@ -744,6 +744,7 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 		fk__build_finish(s, b, NULL, "server shutting down", "base");
 		return;
 	}
+	int64_t started_ns = fk_now_ns(); /* its start: it has a build slot */
 	char layer[4200] = "";
 	bool box_made = false;
 
@@ -864,7 +865,19 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 		goto fail;
 	}
 	fk__build_step(s, b, NULL); /* the build's own lines have no step (E2B's builder.go) */
-	fk__build_log(s, b, "info", "Build finished: template %s, build %s", b->template_id, b->id);
+	/* E2B's words (orchestrator template/build/builder.go): the time since the build started,
+	 * truncated to the second, as Go prints a time.Duration ("0s", "42s", "1m5s", "1h0m3s") */
+	int64_t took = (fk_now_ns() - started_ns) / 1000000000;
+	char dur[48];
+	if (took >= 3600)
+		snprintf(dur, sizeof(dur), "%lldh%lldm%llds", (long long)(took / 3600),
+		         (long long)(took / 60 % 60), (long long)(took % 60));
+	else if (took >= 60)
+		snprintf(dur, sizeof(dur), "%lldm%llds", (long long)(took / 60),
+		         (long long)(took % 60));
+	else
+		snprintf(dur, sizeof(dur), "%llds", (long long)took);
+	fk__build_log(s, b, "info", "Build finished, took %s", dur);
 	fk__build_finish(s, b, &done, NULL, NULL);
 	goto out;
 
