@@ -114,7 +114,9 @@ function recoverSrc(pkgDir, sdkDir) {
 // Expected-failures list: tab-separated lines
 //   cause <key> <text>
 //   <project> <file> <test name (describe > ... > test)> <cause key>
-// '#' starts a comment line; blank lines are ignored.
+// '#' starts a comment line; blank lines are ignored. A cause whose key starts
+// with 'flaky-' names a test that may fail or pass (its failure is expected, its
+// pass is not reported).
 function readExpected(file) {
   const causes = new Map()
   const tests = new Map()
@@ -176,7 +178,9 @@ function summary(project, jsonPath, sdkDir, expectedPath, outDir) {
   }
   // listed tests of the files that ran (vitest may have been given a subset)
   const ran = new Set((report.testResults ?? []).map((f) => path.relative(sdkDir, f.name).split(path.sep).join('/')))
-  const listed = [...expected.keys()].filter((k) => k.startsWith(`${project}\t`) && ran.has(k.split('\t')[1]))
+  const listed = [...expected.keys()].filter(
+    (k) => k.startsWith(`${project}\t`) && ran.has(k.split('\t')[1]) && !expected.get(k).startsWith('flaky-')
+  )
   const failedKeys = new Set(failures.map((x) => `${project}\t${x.file}\t${x.name}`))
   const nowPassing = listed.filter((k) => !failedKeys.has(k))
 

@@ -146,6 +146,8 @@ const EXPECTED = [
   'unit\ttests/b.test.ts\tnow passes\tnet',
   'unit\ttests/other.test.ts\tnot run this time\tnet',
   'template\ttests/a.test.ts\tgroup > known failure\tskew',
+  'cause\tflaky-load\tslow under load',
+  'unit\ttests/a.test.ts\tfine\tflaky-load',
 ].join('\n')
 
 function report(sdk, success = false) {
@@ -209,6 +211,27 @@ test('summary: counts, expected and unexpected failures, files that failed to lo
       'tests/c.test.ts\t(file)\tFailed to load url ../src/gone\n'
   )
   assert.equal(fs.readFileSync(path.join(out, 'unit.counts'), 'utf8'), '2 3 2 2\n')
+})
+
+test('summary: a flaky test is expected when it fails and not reported when it passes', (t) => {
+  const d = tmpdir(t)
+  const sdk = path.join(d, 'js-sdk')
+  const rep = report(sdk)
+  rep.testResults[0].assertionResults.splice(1, 1) // no new failure
+  rep.testResults.pop() // no file failing to load
+  fs.writeFileSync(path.join(d, 'pass.json'), JSON.stringify(rep))
+  rep.testResults[0].assertionResults[1].status = 'failed' // 'fine' fails this time
+  rep.testResults[0].assertionResults[1].failureMessages = ['AssertionError: slow']
+  fs.writeFileSync(path.join(d, 'fail.json'), JSON.stringify(rep))
+  fs.writeFileSync(path.join(d, 'expected'), EXPECTED)
+  let r = run('summary', 'unit', path.join(d, 'pass.json'), sdk, path.join(d, 'expected'), path.join(d, 'out'))
+  assert.equal(r.status, 0)
+  assert.doesNotMatch(r.stdout, /fine/)
+  r = run('summary', 'unit', path.join(d, 'fail.json'), sdk, path.join(d, 'expected'), path.join(d, 'out'))
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /^== unit: 1 passed, 2 failed, 2 skipped \(2 expected, 0 not expected\)\n/)
+  assert.match(r.stdout, /\n {3}expected, flaky-load \(1\): slow under load\n/)
+  assert.match(r.stdout, /\n {3}expected \(flaky-load\): tests\/a\.test\.ts > fine\n/)
 })
 
 test('summary: only expected failures exit 0; the list is per project', (t) => {
