@@ -645,11 +645,23 @@ static void rt_disks(fk_rt *rt)
 	l.disk_bytes = (uint64_t)rt->default_disk_mb << 20;
 	int fd = disk_make(rt, img, l.disk_bytes);
 	int e = errno;
+	/* each boot clones the disk's detached mount for the box's PID 1 (open_tree), which Linux
+	 * allows from 6.15 on; an older kernel (Debian 12's 6.1) says EINVAL, and every create
+	 * would fail: no disks there */
+	int clone = fd < 0 ? -1
+	                   : (int)syscall(SYS_open_tree, fd, "",
+	                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	const char *why =
+	    fd < 0 ? "loop device, mke2fs" : "cloning a detached mount, Linux >= 6.15";
+	if (fd >= 0 && clone < 0)
+		e = errno;
+	if (clone >= 0)
+		close(clone);
 	if (fd >= 0)
 		close(fd);
 	unlink(img);
 	free(img);
-	rt->disks = fd >= 0;
+	rt->disks = clone >= 0;
 	struct statfs sf;
 	if (statfs(rt->state_dir, &sf) == 0 &&
 	    (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
@@ -659,9 +671,9 @@ static void rt_disks(fk_rt *rt)
 		        rt->state_dir);
 	if (!rt->disks)
 		fprintf(stderr,
-		        "fake-e2b: no per-sandbox disk (loop device, mke2fs): %s; sandboxes' files "
+		        "fake-e2b: no per-sandbox disk (%s): %s; sandboxes' files "
 		        "share the state dir's file system with NO size cap\n",
-		        fk_strerror(e));
+		        why, fk_strerror(e));
 }
 
 int fk__backend_box_prepare(fk_box *b, fk_err *err)

@@ -159,7 +159,10 @@ int h_server_start(h_server *s)
 	}
 	close(fd);
 	s->pid = pid;
-	uint64_t deadline = h_now_ms() + START_TIMEOUT_MS;
+	/* ITEST_START_TIMEOUT_MS: longer, for a server under emulation (tests/vm/v2-checks.sh) */
+	const char *st_env = getenv("ITEST_START_TIMEOUT_MS");
+	int start_ms = st_env && atoi(st_env) > 0 ? atoi(st_env) : START_TIMEOUT_MS;
+	uint64_t deadline = h_now_ms() + (uint64_t)start_ms;
 	while (h_now_ms() < deadline) {
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid) {
@@ -175,8 +178,7 @@ int h_server_start(h_server *s)
 		}
 		sleep_ms(20);
 	}
-	fprintf(stderr, "harness: fake-e2b did not print its listening line in %d ms\n",
-	        START_TIMEOUT_MS);
+	fprintf(stderr, "harness: fake-e2b did not print its listening line in %d ms\n", start_ms);
 	dump_output(s);
 	h_server_stop(s);
 	return -1;
