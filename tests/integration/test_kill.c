@@ -220,7 +220,11 @@ static bool g_bomb_running;
  * with a handful of processes. What would still fail the call: envd refusing all 5 starts (1.5 s
  * of waits), i.e. the box's 64 reserved slots all taken by other starts or its memory refusing a
  * shell that long, or the box's OOM killer picking the kill script's shell 5 times in a row among
- * the bomb's thousand shells. */
+ * the bomb's thousand shells. Open: seen once in 33 runs (TLS, loaded machine: a count took
+ * 16.6 s), kill_all answered 0 at its first start and the bomb lived on until its exec's 120 s
+ * timeout; the cause is not known (no wrapper found, e.g. its `timeout` or the wrapper ended by
+ * the box's OOM killer, which would hide it from the seed's pgrep too; or a bomb process outside
+ * timeout's group), and 12 runs with diagnostics did not reproduce it. */
 static void test_kill_all__ends_a_fork_bomb(void **state)
 {
 	h_ctx *h = *state;
