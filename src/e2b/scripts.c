@@ -92,7 +92,17 @@ const char sbx__e2b_kill_script[] =
  *                   `timeout` leads its own group, which holds the command and
  *                   a fork bomb: one kill(2) ends them all), their own groups,
  *                   every process of their sessions (pkill -s), the wrappers
- *                   themselves; then exits 0.
+ *                   themselves; then every process of the sessions in s; then
+ *                   exits 0;
+ *   orphans RE...   sets s to " SID SID ...": the sessions of wrappers that died
+ *                   before their commands (the box's OOM killer may pick one
+ *                   under a fork bomb), so no command line names them any more:
+ *                   the pid in each /tmp/.capybara-exec-*.pid whose
+ *                   "capybara-exec CTL" matches one of the REs and that is no
+ *                   live process (none, or a zombie). The wrapper leads its
+ *                   session (setsid), and Linux gives no new process a pid that
+ *                   is still a live session's id, so what is in such a session
+ *                   is that command's.
  * Errors are silenced: the targets may be gone.
  */
 #define KILL_SCAN                                                                                  \
@@ -106,18 +116,25 @@ const char sbx__e2b_kill_script[] =
 	"read -r x 2>/dev/null < \"$d/stat\" || continue; set -- ${x##*) }; [[ \"$w \" == *\" "    \
 	"${!f} \"* ]] && kill -9 $g${d#/proc/} 2>/dev/null; done; }; kill_trees() { local q; [ "   \
 	"-n "                                                                                      \
-	"\"$w\" ] || exit 0; kill_by 2 -; for q in $w; do kill -9 -$q 2>/dev/null; done; kill_by " \
-	"4; "                                                                                      \
-	"for q in $w; do kill -9 $q 2>/dev/null; done; exit 0; }; "
+	"\"$w$s\" ] || exit 0; kill_by 2 -; for q in $w; do kill -9 -$q 2>/dev/null; done; "       \
+	"kill_by 4; for q in $w; do kill -9 $q 2>/dev/null; done; w=$s; [ -n \"$w\" ] && kill_by " \
+	"4; exit 0; }; orphans() { s=; local f p l r x; for f in /tmp/.capybara-exec-*.pid; do "   \
+	"l=\"capybara-exec ${f%.pid}\"; for r; do [[ $l =~ $r ]] || continue; p=; read -r p "      \
+	"2>/dev/null < \"$f\"; if [[ $p =~ ^[0-9]+$ ]]; then x=; read -r x 2>/dev/null < "         \
+	"\"/proc/$p/stat\"; x=${x##*) }; [ -z \"$x\" ] || [ \"${x%% *}\" = Z ] && s+=\" $p\"; "    \
+	"fi; "                                                                                     \
+	"break; done; done; }; "
 
 /*
  * KILL_ALL_SCRIPT (as the sandbox user; bash, KILL_SCAN): the seed's: kills
  * every exec wrapper (any "capybara-exec /tmp/.capybara-exec-..." process,
- * tagged or not) with its whole tree. Commands not started through exec are
+ * tagged or not) with its whole tree, and the sessions of wrappers that died
+ * before their commands (orphans). Commands not started through exec are
  * left alone. Exits 0.
  */
 const char sbx__e2b_kill_all_script[] =
-    KILL_SCAN "wrappers \"capybara-exec /tmp/[.]capybara-exec-\"; kill_trees";
+    KILL_SCAN "wrappers \"capybara-exec /tmp/[.]capybara-exec-\"; orphans \"capybara-exec "
+              "/tmp/[.]capybara-exec-\"; kill_trees";
 
 /*
  * KILL_TAGGED_SCRIPT TAG... (as the sandbox user; bash, KILL_SCAN): the
@@ -130,7 +147,7 @@ const char sbx__e2b_kill_all_script[] =
 const char sbx__e2b_kill_tagged_script[] =
     KILL_SCAN "u='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'; r=(); for t; "
               "do r+=(\"capybara-exec /tmp/[.]capybara-exec-$t-$u( |$)\"); done; wrappers "
-              "\"${r[@]}\"; kill_trees";
+              "\"${r[@]}\"; orphans \"${r[@]}\"; kill_trees";
 
 /*
  * READ_SCRIPT PATH N (as the sandbox user): exit 3 when PATH does not exist,

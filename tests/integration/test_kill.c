@@ -222,9 +222,10 @@ static bool g_bomb_running;
  * shell that long, or the box's OOM killer picking the kill script's shell 5 times in a row among
  * the bomb's thousand shells. Open: seen once in 33 runs (TLS, loaded machine: a count took
  * 16.6 s), kill_all answered 0 at its first start and the bomb lived on until its exec's 120 s
- * timeout; the cause is not known (no wrapper found, e.g. its `timeout` or the wrapper ended by
- * the box's OOM killer, which would hide it from the seed's pgrep too; or a bomb process outside
- * timeout's group), and 12 runs with diagnostics did not reproduce it. */
+ * timeout; the likeliest cause (no wrapper found: the wrapper ended by the box's OOM killer,
+ * which would hide it from the seed's pgrep too) is closed since: the kill scripts also end the
+ * sessions of dead wrappers named in their .pid files (unit.scripts); 12 runs with diagnostics
+ * did not reproduce it. */
 static void test_kill_all__ends_a_fork_bomb(void **state)
 {
 	h_ctx *h = *state;

@@ -512,6 +512,74 @@ static void test_scripts__kill_scripts_fork_nothing(void **state)
 	assert_int_equal(count_uid(uid), 0);
 }
 
+/* Both sleeps of w's command have ended, within 10 s. */
+static void assert_sleeps_ended(const wrapper *w)
+{
+	struct timespec ms10 = {0, 10 * 1000 * 1000};
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 1000 && !ended(w->sleep[k]); i++) {
+			reap_all();
+			nanosleep(&ms10, NULL);
+		}
+		if (!ended(w->sleep[k]))
+			fail_msg("%s: sleep %d of its command did not end in 10 s", w->ctl, k + 1);
+	}
+}
+
+/* w's wrapper dies (as the box's OOM killer may pick it under a fork bomb) and is reaped; its
+ * command's processes live on in its session, its pid file names that session. */
+static void wrapper_orphan(wrapper *w)
+{
+	int st;
+	assert_int_equal(kill(w->pid, SIGKILL), 0);
+	assert_int_equal(waitpid(w->pid, &st, 0), w->pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(kill(w->sleep[0], 0), 0);
+	assert_int_equal(kill(w->sleep[1], 0), 0);
+}
+
+/*
+ * A command whose wrapper died first is still an exec's: KILL_TAGGED_SCRIPT and KILL_ALL_SCRIPT
+ * find its session through the wrapper's pid file (a session id is not reused while a process
+ * of it lives) and kill every process of it, a tag's only its own, at the process cap.
+ */
+static void test_scripts__kill_scripts_end_orphaned_commands(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	uid_t uid = kill_uid();
+	char *dir = g_kill_dir, tag[32], other[40];
+	snprintf(g_kill_dir, sizeof(g_kill_dir), "/tmp/sbx-unit-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chown(dir, uid, uid), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	snprintf(tag, sizeof(tag), "orph%d", (int)getpid());
+	snprintf(other, sizeof(other), "%sx", tag);
+	wrapper *w = g_kill_wrappers;
+	wrapper_start(&w[0], uid, dir, tag, 0);
+	wrapper_start(&w[1], uid, dir, other, 1);
+	for (int i = 0; i < 2; i++) {
+		wrapper_wait_ready(&w[i]);
+		wrapper_orphan(&w[i]);
+	}
+	assert_int_equal(
+	    run_kill_script_at_cap(uid, sbx__e2b_kill_tagged_script, "capybara-killtagged", tag),
+	    0);
+	assert_sleeps_ended(&w[0]);
+	assert_int_equal(kill(w[1].sleep[0], 0), 0);
+	assert_int_equal(kill(w[1].sleep[1], 0), 0);
+	assert_int_equal(
+	    run_kill_script_at_cap(uid, sbx__e2b_kill_all_script, "capybara-killall", NULL), 0);
+	assert_sleeps_ended(&w[1]);
+	for (int i = 0; i < 2; i++) {
+		char pidfile[200];
+		snprintf(pidfile, sizeof(pidfile), "%s.pid", w[i].ctl);
+		unlink(pidfile);
+		unlink(w[i].ready);
+	}
+}
+
 /* Whatever the test did: every process of its user killed and reaped, its files removed. */
 static int kill_scripts_teardown(void **state)
 {
@@ -558,6 +626,8 @@ int main(void)
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
 	    cmocka_unit_test(test_scripts__exec_wrapper_runs_bash_and_keeps_the_status),
 	    cmocka_unit_test_teardown(test_scripts__kill_scripts_fork_nothing,
+	                              kill_scripts_teardown),
+	    cmocka_unit_test_teardown(test_scripts__kill_scripts_end_orphaned_commands,
 	                              kill_scripts_teardown),
 	};
 	return cmocka_run_group_tests_name("scripts", tests, NULL, NULL);
