@@ -3,8 +3,10 @@
  * provider made from it.
  *
  * Sources, first found wins: --config FILE; SANDBOX_E2B_CONFIG (the JSON
- * itself); E2B_API_KEY with E2B_API_URL / E2B_DOMAIN and --template or
- * E2B_TEMPLATE, the variables E2B users already have. Every source becomes the
+ * itself); E2B_API_KEY. In each, --template sets the template and a key left
+ * out comes from E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN, the
+ * variables E2B users already have (as bindings/node and bindings/python do
+ * for the config they are given). Every source becomes the
  * seed's deployment-config JSON and goes through sbx_e2b_config_parse(), so one
  * validator decides. The API key is never printed.
  */
@@ -77,44 +79,44 @@ bool cli_have_credentials(const cli *c)
 	return c->config_path || env("SANDBOX_E2B_CONFIG") || env("E2B_API_KEY");
 }
 
-/* {"apiKey":...,"template":...,"apiUrl"?,"domain"?} from the E2B_* variables. */
-static json_t *config_from_env(const cli *c)
-{
-	json_t *o = json_object();
-	const char *tpl = c->template_id ? c->template_id : env("E2B_TEMPLATE");
-
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "apiKey", json_string(env("E2B_API_KEY")));
-	if (tpl)
-		json_object_set_new(o, "template", json_string(tpl));
-	if (env("E2B_API_URL"))
-		json_object_set_new(o, "apiUrl", json_string(env("E2B_API_URL")));
-	if (env("E2B_DOMAIN"))
-		json_object_set_new(o, "domain", json_string(env("E2B_DOMAIN")));
-	return o;
-}
-
-/* Apply --template to a config given as text; text that is not an object is left to the validator.
+/*
+ * The rule of every front end (README "Configuration"), as E2B's SDKs do: --template
+ * replaces the template; a key the config leaves out is taken from its variable when
+ * that is set and not empty. Text that is not an object is left to the validator.
  */
-static int override_template(cli *c, char **json, size_t len)
+static int complete_from_env(cli *c, char **json, size_t len)
 {
+	static const char *const keys[][2] = {{"apiKey", "E2B_API_KEY"},
+	                                      {"template", "E2B_TEMPLATE"},
+	                                      {"apiUrl", "E2B_API_URL"},
+	                                      {"domain", "E2B_DOMAIN"}};
 	json_error_t jerr;
 	json_t *o;
 	char *text;
+	bool changed = false;
 
-	if (!c->template_id)
-		return 0;
 	o = json_loadb(*json, len, 0, &jerr);
 	if (!o || !json_is_object(o)) {
 		json_decref(o);
 		return 0;
 	}
-	json_object_set_new(o, "template", json_string(c->template_id));
-	text = json_dumps(o, JSON_COMPACT);
+	if (c->template_id) {
+		json_object_set_new(o, "template", json_string(c->template_id));
+		changed = true;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_object_get(o, keys[i][0]) && env(keys[i][1])) {
+			json_object_set_new(o, keys[i][0], json_string(env(keys[i][1])));
+			changed = true;
+		}
+	}
+	text = changed ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
+	if (!changed)
+		return 0;
 	if (!text)
 		return cli_oom(c);
+	memset(*json, 0, len); /* holds the API key */
 	free(*json);
 	*json = text;
 	return 0;
@@ -137,20 +139,16 @@ int cli_config_json(cli *c, char **out)
 			return cli_oom(c);
 		len = strlen(text);
 	} else if (env("E2B_API_KEY")) {
-		json_t *o = config_from_env(c);
-		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
-		if (!text)
+		if (!(text = strdup("{}"))) /* every key from its variable */
 			return cli_oom(c);
-		*out = text;
-		return 0;
+		len = 2;
 	} else {
 		return cli_usage_error(
 		    c, "no E2B configuration: set E2B_API_KEY and E2B_TEMPLATE (or --template), "
 		       "or pass --config FILE, or set SANDBOX_E2B_CONFIG to the config JSON "
 		       "(try 'sandbox-e2b demo', which needs none)");
 	}
-	if ((rc = override_template(c, &text, len)) != 0) {
+	if ((rc = complete_from_env(c, &text, len)) != 0) {
 		free(text);
 		return rc;
 	}

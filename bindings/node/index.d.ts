@@ -1,11 +1,18 @@
 // Types of the sandbox-e2b Node package (plain ESM JavaScript, no build step).
 
-/** The deployment config: the seed plugin's, checked by the C parser (extra keys are errors). */
+/**
+ * The deployment config: the seed plugin's, checked by the C parser (extra keys are errors).
+ * A key left out is taken from its variable when set: apiKey E2B_API_KEY, template E2B_TEMPLATE,
+ * apiUrl E2B_API_URL, domain E2B_DOMAIN (README "Configuration").
+ */
 export interface E2BDeploymentConfig {
-  apiKey: string
-  template: string
+  /** else E2B_API_KEY */
+  apiKey?: string
+  /** else E2B_TEMPLATE */
+  template?: string
+  /** else E2B_API_URL, else https://api.<domain> */
   apiUrl?: string
-  /** default "e2b.app" */
+  /** else E2B_DOMAIN, else "e2b.app" */
   domain?: string
   /** 60..86400, default 3600 */
   timeoutSeconds?: number

@@ -239,6 +239,15 @@ test_config() {
 
 	SANDBOX_E2B_CONFIG='{"apiKey":"x","template":"j"}' run config check "$tmp/valid.json"
 	expect_rc "an explicit file wins over SANDBOX_E2B_CONFIG" 0
+
+	# a key the config leaves out comes from its variable; one it has wins
+	SANDBOX_E2B_CONFIG='{"template":"j","apiUrl":"http://kept:1"}' E2B_API_KEY=$SECRET \
+	    E2B_API_URL=http://ignored:2 E2B_DOMAIN=example.org run config check
+	expect_rc "SANDBOX_E2B_CONFIG completed from E2B_* exits 0" 0
+	expect_eq "the config's own apiUrl wins" "$("$jget" apiUrl <"$tmp/out")" "http://kept:1"
+	expect_eq "domain from E2B_DOMAIN" "$("$jget" domain <"$tmp/out")" "example.org"
+	expect_eq "apiKey from E2B_API_KEY (redacted)" "$("$jget" apiKey <"$tmp/out")" "[redacted]"
+	no_secret "SANDBOX_E2B_CONFIG completed from E2B_*"
 	finish
 }
 

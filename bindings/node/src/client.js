@@ -14,6 +14,22 @@ function withoutConfigSources(env) {
   return e
 }
 
+// The rule of every front end (README "Configuration"), as E2B's SDKs do: a key
+// the config leaves out is taken from its variable when that is set and not empty.
+const ENV_KEYS = [
+  ['apiKey', 'E2B_API_KEY'],
+  ['template', 'E2B_TEMPLATE'],
+  ['apiUrl', 'E2B_API_URL'],
+  ['domain', 'E2B_DOMAIN'],
+]
+
+export function configWithEnv(config, env) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return config
+  const c = { ...config }
+  for (const [key, name] of ENV_KEYS) if (c[key] === undefined && env[name]) c[key] = env[name]
+  return c
+}
+
 export class Client {
   // config: the deployment config object (checked by the C parser);
   // envdUrl: envd address override (tests, self-hosted); log: { debug, info,
@@ -33,16 +49,17 @@ export class Client {
 
   ensure() {
     if (this.conn && !this.conn.exited) return this.ready
-    const bin = this.bin ?? findBinary(this.env ?? process.env)
+    const env = this.env ?? process.env
+    const bin = this.bin ?? findBinary(env)
     const conn = startChild({
       bin,
-      env: this.config === undefined ? this.env : withoutConfigSources(this.env ?? process.env),
+      env: this.config === undefined ? this.env : withoutConfigSources(env),
       log: this.log,
       onNotification: (method, params) => this.onNotification(method, params),
     })
     this.conn = conn
     const params = { log: 'notify', log_level: this.logLevel }
-    if (this.config !== undefined) params.config = this.config
+    if (this.config !== undefined) params.config = configWithEnv(this.config, env)
     if (this.envdUrl !== undefined) params.envd_url = this.envdUrl
     this.ready = conn.rpc.request('initialize', params).then(
       (r) => r,

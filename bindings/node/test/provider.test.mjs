@@ -101,6 +101,26 @@ describe('lifecycle', () => {
     }
   })
 
+  test('keys the config leaves out come from E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL; envd from E2B_SANDBOX_URL', async () => {
+    const vars = { E2B_API_KEY: 'e2b_node_test', E2B_TEMPLATE: 'capybara-sandbox', E2B_API_URL: env.url, E2B_SANDBOX_URL: env.url }
+    const q = createE2BSandbox({}, {}, { env: { ...process.env, SANDBOX_E2B_ENVD_URL: '', ...vars } })
+    // an explicit key wins over its variable
+    const w = createE2BSandbox({ apiUrl: 'http://127.0.0.1:1' }, {}, { env: { ...process.env, ...vars } })
+    try {
+      assert.equal(await sh(q, h, 'echo via-env'), 'via-env\n')
+      const t = await q.create({ name: 'node-env', limits: LIMITS, signal: sig() })
+      assert.equal(await q.destroy(t, sig()), undefined)
+      await assert.rejects(w.resume(h, sig()), (e) => {
+        assert.equal(e.code, 'network')
+        assert.match(e.message, /connect failed: Failed to connect to 127\.0\.0\.1 port 1 /)
+        return true
+      })
+    } finally {
+      q.close()
+      w.close()
+    }
+  })
+
   test('an invalid deployment config is refused by the C parser, naming the key', async () => {
     const bad = createE2BSandbox(config(env.url, { timeoutSeconds: 5, extra: 1 }), {}, { envdUrl: env.url })
     try {

@@ -233,6 +233,21 @@ class SyncClientTest(unittest.TestCase):
         self.assertIn("timeoutSeconds", str(cm.exception))
         self.assertNotIn("e2b_py_test", str(cm.exception))
 
+    def test_keys_the_config_leaves_out_come_from_the_e2b_variables(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "SANDBOX_E2B_CONFIG"))}
+        env.update(E2B_API_KEY="e2b_py_test", E2B_TEMPLATE="capybara-sandbox", E2B_API_URL=fake.url,
+                   E2B_SANDBOX_URL=fake.url, SANDBOX_E2B_ENVD_URL="")
+        for config in ({}, None):
+            with self.subTest(config=config), Client(config, env=env) as c:
+                self.assertEqual(c.exec(self.sid, "echo via-env").stdout, "via-env\n")
+                self.assertEqual(c.server_info["config"]["apiUrl"], fake.url)
+                self.assertEqual(c.server_info["config"]["template"], "capybara-sandbox")
+        with Client({"apiUrl": "http://127.0.0.1:1"}, env=env) as c:  # an explicit key wins
+            with self.assertRaises(SandboxError) as cm:
+                c.resume(self.sid)
+            self.assertEqual(cm.exception.code, "network")
+            self.assertIn("connect failed: Failed to connect to 127.0.0.1 port 1 ", str(cm.exception))
+
     def test_library_warnings_reach_the_sandbox_e2b_logger(self) -> None:
         with Client(fake.config(domainAllowlist=False), envd_url=fake.url) as c:
             with self.assertLogs("sandbox_e2b", level="WARNING") as cm:

@@ -74,11 +74,26 @@ def bytes_of(obj: Mapping[str, Any], key: str) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else b""
 
 
+# The rule of every front end (README "Configuration"), as E2B's SDKs do: a key
+# the config leaves out is taken from its variable when that is set and not empty.
+ENV_KEYS = (("apiKey", "E2B_API_KEY"), ("template", "E2B_TEMPLATE"), ("apiUrl", "E2B_API_URL"),
+            ("domain", "E2B_DOMAIN"))
+
+
+def config_with_env(config: Mapping[str, Any], env: Optional[Mapping[str, str]]) -> Dict[str, Any]:
+    env = os.environ if env is None else env
+    c = dict(config)
+    for key, name in ENV_KEYS:
+        if key not in c and env.get(name):
+            c[key] = env[name]
+    return c
+
+
 def initialize_params(config: Optional[Mapping[str, Any]], envd_url: Optional[str],
-                      log_level: str = "info") -> Dict[str, Any]:
+                      log_level: str = "info", env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     p: Dict[str, Any] = {"log": "notify", "log_level": log_level}
     if config is not None:
-        p["config"] = dict(config)
+        p["config"] = config_with_env(config, env)
     if envd_url is not None:
         p["envd_url"] = envd_url
     return p

@@ -55,7 +55,7 @@ class AsyncClient:
             bin = self._bin or proto.find_binary(self._env)
             conn = await AsyncConnection.start(bin, proto.child_env(self._env, self._config is not None), self._logger)
             try:
-                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
+                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level, self._env))
             except BaseException:
                 await conn.close()
                 raise

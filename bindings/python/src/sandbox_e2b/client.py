@@ -22,9 +22,10 @@ Bytes = Union[bytes, bytearray, memoryview, str]
 class Client:
     """A sandbox-e2b client. ``config``: the deployment config (``apiKey``,
     ``template``, ``apiUrl``, ``domain``, ``timeoutSeconds``,
-    ``domainAllowlist``, ``allowOpenEgress``), checked by the C parser; None
-    uses the CLI's sources (``E2B_API_KEY`` + ``E2B_TEMPLATE``,
-    ``SANDBOX_E2B_CONFIG``). ``envd_url``: envd address override (fake-e2b,
+    ``domainAllowlist``, ``allowOpenEgress``), checked by the C parser; a key
+    it leaves out comes from ``E2B_API_KEY`` / ``E2B_TEMPLATE`` /
+    ``E2B_API_URL`` / ``E2B_DOMAIN`` when set; None uses the CLI's sources
+    (the same variables, ``SANDBOX_E2B_CONFIG``). ``envd_url``: envd address override (fake-e2b,
     self-hosted). ``bin``: the sandbox-e2b binary (default SANDBOX_E2B_BIN,
     else PATH). ``logger`` (default "sandbox_e2b") gets the library's log lines
     from ``log_level`` up ("debug" adds one per HTTP request). The child starts
@@ -63,7 +64,7 @@ class Client:
             bin = self._bin or proto.find_binary(self._env)
             conn = SyncConnection(bin, proto.child_env(self._env, self._config is not None), self._logger)
             try:
-                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
+                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level, self._env))
             except BaseException:
                 conn.close()
                 raise
