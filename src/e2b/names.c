@@ -20,6 +20,11 @@ static bool is_lower_alnum(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
+/* The seed's message is "invalid sandbox name: NAME"; the rule after it is ours. */
+#define NAME_RULE                                                                                  \
+	"a name is 1 to 101 letters, digits, '_', '.' or '-', starting with a letter or digit: "   \
+	"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$"
+
 /* ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$ */
 int sbx__e2b_validate_name(const char *name, sbx_error *err)
 {
@@ -34,8 +39,9 @@ int sbx__e2b_validate_name(const char *name, sbx_error *err)
 	if (ok)
 		return 0;
 	if (!name)
-		return sbx__error_set(err, SBX_EINVALID, "invalid sandbox name: (null)");
-	return sbx__error_set(err, SBX_EINVALID, "invalid sandbox name: %s",
+		return sbx__error_set(err, SBX_EINVALID,
+		                      "invalid sandbox name: (null) (" NAME_RULE ")");
+	return sbx__error_set(err, SBX_EINVALID, "invalid sandbox name: %s (" NAME_RULE ")",
 	                      sbx__quote(q, sizeof(q), name, strlen(name)));
 }
 

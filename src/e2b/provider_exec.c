@@ -696,6 +696,61 @@ static const char *stderr_of(run_result *r, char *buf, size_t buflen)
 	return sbx__e2b_stderr_text(&r->err, buf, buflen);
 }
 
+/*
+ * The in-sandbox scripts run as `sh -c SCRIPT capybara-NAME ...`, so dash names
+ * its errors "capybara-write: 1: cannot create /etc/passwd: Permission denied".
+ * Drop that prefix (an internal name), and say a refused permission as
+ * "permission denied for PATH".
+ */
+static void reword_script_error(char *buf, size_t buflen)
+{
+	static const char denied[] = ": Permission denied";
+	static const char *const leads[] = {"cannot create directory ", "cannot create ",
+	                                    "cannot open directory ",   "cannot open ",
+	                                    "cannot remove ",           "can't cd to "};
+	char subject[STDERR_MESSAGE_MAX + 1];
+	size_t n, dl = sizeof(denied) - 1, sl;
+	const char *from = NULL;
+
+	if (strncmp(buf, "capybara-", 9) == 0) {
+		const char *p = buf + 9;
+		while (*p && *p != ':' && *p != ' ')
+			p++;
+		if (p[0] == ':' && p[1] == ' ' && p[2] >= '0' && p[2] <= '9') {
+			p += 2;
+			while (*p >= '0' && *p <= '9')
+				p++;
+			if (p[0] == ':' && p[1] == ' ')
+				memmove(buf, p + 2, strlen(p + 2) + 1);
+		}
+	}
+	n = strlen(buf);
+	if (strchr(buf, '\n') || n <= dl || strcmp(buf + n - dl, denied) != 0 ||
+	    n - dl >= sizeof(subject))
+		return;
+	for (size_t i = 0; !from && i < sizeof(leads) / sizeof(leads[0]); i++) {
+		const char *at = strstr(buf, leads[i]);
+		if (at && at + strlen(leads[i]) <= buf + n - dl)
+			from = at + strlen(leads[i]);
+	}
+	if (!from) { /* "cat: /root/x: Permission denied": the tool's name first */
+		const char *colon = strstr(buf, ": ");
+		from = colon && colon < buf + n - dl ? colon + 2 : buf;
+	}
+	sl = (size_t)(buf + n - dl - from);
+	memcpy(subject, from, sl);
+	subject[sl] = '\0';
+	if (subject[0] == '\'' || subject[0] == '"') { /* "'/x' for reading": the quoted part */
+		char *close = strchr(subject + 1, subject[0]);
+		if (close) {
+			*close = '\0';
+			memmove(subject, subject + 1, strlen(subject + 1) + 1);
+		}
+	}
+	if (subject[0] && strlen("permission denied for ") + strlen(subject) < buflen)
+		snprintf(buf, buflen, "permission denied for %s", subject);
+}
+
 const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen)
 {
 	const unsigned char *s = err->ptr ? err->ptr : (const unsigned char *)"";
@@ -713,6 +768,7 @@ const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen)
 	for (size_t i = 0; i < n; i++)
 		buf[i] = s[a + i] ? (char)s[a + i] : ' ';
 	buf[n] = '\0';
+	reword_script_error(buf, buflen);
 	return buf;
 }
 

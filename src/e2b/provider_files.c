@@ -332,7 +332,8 @@ int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *pat
 	if (exited_with(&r, 3))
 		goto done; /* missing: NULL */
 	if (exited_with(&r, 4)) {
-		error = sbx__error_set(err, SBX_ESANDBOX, "cannot list %s: not a directory", path);
+		error = sbx__error_set(err, SBX_ESANDBOX,
+		                       "cannot list %s: it is a file, not a directory", path);
 		goto done;
 	}
 	if (!exited_with(&r, 0)) {

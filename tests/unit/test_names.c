@@ -21,7 +21,10 @@ static void test_names__sandbox_name_edges(void **state)
 	assert_int_equal(sbx__e2b_validate_name(n, NULL), SBX_EINVALID);
 	sbx_error e = {0};
 	sbx__e2b_validate_name("bad name", &e);
-	assert_string_equal(e.message, "invalid sandbox name: bad name");
+	assert_string_equal(e.message,
+	                    "invalid sandbox name: bad name (a name is 1 to 101 letters, "
+	                    "digits, '_', '.' or '-', starting with a letter or digit: "
+	                    "^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$)");
 	assert_int_equal(sbx__e2b_validate_name(NULL, NULL), SBX_EINVALID);
 }
 
