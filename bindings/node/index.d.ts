@@ -205,5 +205,5 @@ export class Client {
   close(): void
 }
 
-/** The sandbox-e2b binary: SANDBOX_E2B_BIN, else sandbox-e2b on PATH; throws when neither. */
+/** The sandbox-e2b binary: SANDBOX_E2B_BIN, else sandbox-e2b on PATH; throws a SandboxError (code "bridge") when neither. */
 export function findBinary(env?: NodeJS.ProcessEnv): string

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import { BridgeError } from './errors.js'
+import { BridgeError, SandboxError } from './errors.js'
 import { RpcConnection } from './rpc.js'
 
 export function findBinary(env = process.env) {
@@ -22,8 +22,9 @@ export function findBinary(env = process.env) {
       // not here
     }
   }
-  throw new Error(
+  throw new SandboxError(
     'sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH',
+    { code: 'bridge' },
   )
 }
 

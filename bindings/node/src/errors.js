@@ -32,10 +32,28 @@ export class BridgeError extends Error {
   }
 }
 
+// serve's -32001 says what a JSON-RPC client sends; say what a package user does.
+export function notConfiguredMessage(message) {
+  const head = 'no deployment config; '
+  const tail = message.indexOf(': send initialize')
+  if (message.startsWith(head) && tail > 0) {
+    return (
+      `no deployment config: the one from the environment was refused (${message.slice(head.length, tail)}); ` +
+      'pass one to createE2BSandbox(config) / new Client({ config }) or fix E2B_API_KEY / E2B_TEMPLATE / ' +
+      'E2B_API_URL / E2B_DOMAIN (README "Configuration")'
+    )
+  }
+  return (
+    'no deployment config: pass one to createE2BSandbox(config) / new Client({ config }) ' +
+    '({ apiKey, template, ... }) or set E2B_API_KEY and E2B_TEMPLATE (README "Configuration")'
+  )
+}
+
 // A JSON-RPC error object from `sandbox-e2b serve` as an Error.
 export function errorFromRpc(e) {
   const data = e && typeof e.data === 'object' && e.data !== null ? e.data : {}
-  const message = typeof e?.message === 'string' ? e.message : 'sandbox-e2b serve failed'
+  let message = typeof e?.message === 'string' ? e.message : 'sandbox-e2b serve failed'
+  if (data.code === 'not_configured') message = notConfiguredMessage(message)
   if (data.code === 'gone') return new SandboxGoneError(message)
   return new SandboxError(message, {
     code: data.code ?? rpcCodeName(e?.code),

@@ -121,6 +121,24 @@ describe('lifecycle', () => {
     }
   })
 
+  test('no config anywhere: the error says what a package user does', async () => {
+    const bare = { PATH: process.env.PATH, SANDBOX_E2B_BIN: process.env.SANDBOX_E2B_BIN }
+    const q = createE2BSandbox(undefined, {}, { env: bare })
+    try {
+      await assert.rejects(q.list({ signal: sig() }), (e) => {
+        assert.ok(e instanceof SandboxError)
+        assert.equal(e.code, 'not_configured')
+        assert.equal(
+          e.message,
+          'no deployment config: pass one to createE2BSandbox(config) / new Client({ config }) ({ apiKey, template, ... }) or set E2B_API_KEY and E2B_TEMPLATE (README "Configuration")',
+        )
+        return true
+      })
+    } finally {
+      q.close()
+    }
+  })
+
   test('an invalid deployment config is refused by the C parser, naming the key', async () => {
     const bad = createE2BSandbox(config(env.url, { timeoutSeconds: 5, extra: 1 }), {}, { envdUrl: env.url })
     try {
@@ -439,7 +457,12 @@ describe('the serve child', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sbx-path-'))
     try {
       assert.equal(findBinary({ SANDBOX_E2B_BIN: '/x/y', PATH: dir }), '/x/y')
-      assert.throws(() => findBinary({ PATH: dir }), /SANDBOX_E2B_BIN .*or put it on PATH/)
+      assert.throws(() => findBinary({ PATH: dir }), (e) => {
+        assert.ok(e instanceof SandboxError)
+        assert.equal(e.code, 'bridge')
+        assert.equal(e.message, 'sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH')
+        return true
+      })
       symlinkSync(process.env.SANDBOX_E2B_BIN, join(dir, 'sandbox-e2b'))
       assert.equal(findBinary({ PATH: `/nonexistent${delimiter}${dir}` }), join(dir, 'sandbox-e2b'))
       // a provider whose environment has only PATH finds and runs it

@@ -248,6 +248,22 @@ class SyncClientTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, "network")
             self.assertIn("connect failed: Failed to connect to 127.0.0.1 port 1 ", str(cm.exception))
 
+    def test_no_config_says_what_a_package_user_does(self) -> None:
+        bare = {"PATH": os.environ["PATH"], "SANDBOX_E2B_BIN": os.environ["SANDBOX_E2B_BIN"]}
+        with Client(env=bare) as c:
+            with self.assertRaises(SandboxError) as cm:
+                c.list()
+        self.assertEqual(cm.exception.code, "not_configured")
+        self.assertEqual(str(cm.exception), 'no deployment config: pass one to Client(config) ({"apiKey": ..., '
+                         '"template": ...}) or set E2B_API_KEY and E2B_TEMPLATE (README "Configuration")')
+        with Client(env=dict(bare, E2B_API_KEY="e2b_py_test")) as c, self.assertLogs("sandbox_e2b", "WARNING"):
+            with self.assertRaises(SandboxError) as cm:
+                c.list()
+        self.assertEqual(str(cm.exception), "no deployment config: the one from the environment was refused "
+                         "(invalid deployment config: template: required); pass one to Client(config) or fix "
+                         'E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN (README "Configuration")')
+        self.assertNotIn("e2b_py_test", str(cm.exception))
+
     def test_library_warnings_reach_the_sandbox_e2b_logger(self) -> None:
         with Client(fake.config(domainAllowlist=False), envd_url=fake.url) as c:
             with self.assertLogs("sandbox_e2b", level="WARNING") as cm:
