@@ -219,6 +219,35 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 	funlockfile(stderr);
 }
 
+/*
+ * Only create sends the template (the create body's templateID). The seed's schema
+ * requires it at load, so for every other command a config without one gets this
+ * stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README "Where
+ * sandbox-e2b differs from the seed"). `config check` still requires it.
+ */
+#define CLI_NO_TEMPLATE "(none: this command creates no sandbox)"
+
+static int stand_in_template(cli *c, char **json)
+{
+	json_error_t jerr;
+	json_t *o = json_loads(*json, 0, &jerr);
+	char *text;
+
+	if (!o || !json_is_object(o) || json_object_get(o, "template")) {
+		json_decref(o);
+		return 0;
+	}
+	json_object_set_new(o, "template", json_string(CLI_NO_TEMPLATE));
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return cli_oom(c);
+	memset(*json, 0, strlen(*json)); /* holds the API key */
+	free(*json);
+	*json = text;
+	return 0;
+}
+
 int cli_provider(cli *c)
 {
 	sbx_e2b_options opts = SBX_E2B_OPTIONS_INIT;
@@ -230,6 +259,10 @@ int cli_provider(cli *c)
 		return 0;
 	if ((rc = cli_config_json(c, &json)) != 0)
 		return rc;
+	if ((!c->cmd || strcmp(c->cmd, "create") != 0) && (rc = stand_in_template(c, &json)) != 0) {
+		free(json);
+		return rc;
+	}
 	rc = cli_config_parse(c, json, false, &c->cfg);
 	free(json);
 	if (rc != 0)

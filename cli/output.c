@@ -67,6 +67,21 @@ static const char *http_hint(int status)
 	return "check the arguments and the config (the message above has the HTTP status)";
 }
 
+/*
+ * Whether a network error is the control plane's: src/e2b/api.c names its calls
+ * "E2B <METHOD> /path"; envd's calls are "E2B process start", "E2B file upload", ...
+ */
+static bool control_plane_message(const char *msg)
+{
+	static const char *const methods[] = {"E2B GET /", "E2B POST /", "E2B DELETE /",
+	                                      "E2B PUT /", "E2B PATCH /"};
+
+	for (size_t i = 0; msg && i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strncmp(msg, methods[i], strlen(methods[i])) == 0)
+			return true;
+	return false;
+}
+
 const char *cli_hint(const cli *c, int code, const sbx_error *err)
 {
 	switch (code) {
@@ -92,10 +107,17 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 	case SBX_EHTTP:
 		return http_hint(err ? err->http_status : 0);
 	case SBX_ENETWORK:
-		return c->envd_url ? "could not reach the server; check the network, apiUrl / "
-		                     "E2B_API_URL and --envd-url / SANDBOX_E2B_ENVD_URL"
-		                   : "could not reach the server; check the network and apiUrl / "
-		                     "E2B_API_URL (or domain / E2B_DOMAIN)";
+		if (c->envd_url)
+			return "could not reach the server; check the network, apiUrl / "
+			       "E2B_API_URL and --envd-url / SANDBOX_E2B_ENVD_URL";
+		if (err && err->message[0] && !control_plane_message(cli_lib_message(err->message)))
+			return "could not reach envd at https://49983-<sandbox id>.<domain>; check "
+			       "the "
+			       "network and domain / E2B_DOMAIN, or set --envd-url / "
+			       "SANDBOX_E2B_ENVD_URL to your envd address (fake-e2b: its own URL)";
+		return "could not reach the server; check the network and apiUrl / E2B_API_URL (or "
+		       "domain / E2B_DOMAIN), and --envd-url / SANDBOX_E2B_ENVD_URL for a local "
+		       "or self-hosted envd";
 	case SBX_ESANDBOX:
 		return "a step inside the sandbox failed; check the path and its permissions "
 		       "(the sandbox user owns /workspace; /skills is root's)";

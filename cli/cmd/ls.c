@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 static int ls_run(cli *c, const cli_args *a)
 {
@@ -14,8 +15,17 @@ static int ls_run(cli *c, const cli_args *a)
 	sbx_error err = {0};
 	int rc;
 
-	if ((rc = sbx_sandbox_list_dir(&d, c->prov, a->pos[0], a->pos[1], c->sig, &err)) < 0)
+	if ((rc = sbx_sandbox_list_dir(&d, c->prov, a->pos[0], a->pos[1], c->sig, &err)) < 0) {
+		size_t n = strlen(err.message);
+		static const char file[] = ": it is a file, not a directory";
+		if (rc == SBX_ESANDBOX && n >= sizeof(file) - 1 &&
+		    strcmp(err.message + n - (sizeof(file) - 1), file) == 0)
+			return cli_fail_hint(
+			    c, rc, &err,
+			    "read a file with 'sandbox-e2b read ID PATH', or give ls "
+			    "its directory");
 		return cli_fail(c, rc, &err);
+	}
 	if (!d) {
 		if (c->json)
 			cli_json_print(json_pack("{s:s,s:b}", "path", a->pos[1], "exists", 0));

@@ -109,10 +109,21 @@ static int read_run(cli *c, const cli_args *a)
 		goto done;
 	}
 	if (!rr.found) {
+		/* the contract says only "none" for both: one stat, on this path alone, tells */
+		sbx_stat st = {0};
+		sbx_error serr = {0};
+		int src = sbx_sandbox_stat(&st, c->prov, a->pos[0], a->pos[1], c->sig, &serr);
 		if (c->json)
 			cli_json_print(cli_shape_file(a->pos[1], NULL));
-		fprintf(stderr, "%s read: %s: no such file (or it is a directory)\n", c->prog,
-		        a->pos[1]);
+		if (src == 0 && st.exists && st.is_dir)
+			fprintf(stderr,
+			        "%s read: %s is a directory; list it with 'sandbox-e2b ls %s %s'\n",
+			        c->prog, a->pos[1], a->pos[0], a->pos[1]);
+		else if (src == 0)
+			fprintf(stderr, "%s read: %s: no such file\n", c->prog, a->pos[1]);
+		else
+			fprintf(stderr, "%s read: %s: no such file, or a directory\n", c->prog,
+			        a->pos[1]);
 		rc = CLI_EXIT_NOTFOUND;
 		goto done;
 	}

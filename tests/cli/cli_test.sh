@@ -623,8 +623,15 @@ test_files() { # ID
 
 	run read "$id" /workspace/nope.txt
 	expect_rc "read missing exits 3" 3
+	expect_eq "read missing says no such file" "$(cat "$tmp/err")" "sandbox-e2b read: /workspace/nope.txt: no such file"
 	run read "$id" /workspace/dir
 	expect_rc "read directory exits 3" 3
+	expect_eq "read directory says it is one" "$(cat "$tmp/err")" \
+		"sandbox-e2b read: /workspace/dir is a directory; list it with 'sandbox-e2b ls $id /workspace/dir'"
+	run write "$id" /etc/passwd "$tmp/a.txt"
+	expect_rc "write where the user may not exits 1" 1
+	expect_eq "write refused: permission denied for the path, no script name" "$(head -n 1 "$tmp/err")" \
+		"sandbox-e2b write: cannot write /etc/passwd: permission denied for /etc/passwd (SBX_ESANDBOX)"
 	run read "$id" relative/path
 	expect_rc "read relative path exits 2" 2
 
@@ -656,6 +663,8 @@ test_files() { # ID
 	expect_rc "ls missing exits 3" 3
 	run ls "$id" /workspace/dir/a.txt
 	expect_rc "ls of a file exits 1" 1
+	expect_eq "ls of a file says so, with its own hint" "$(cat "$tmp/err")" "sandbox-e2b ls: cannot list /workspace/dir/a.txt: it is a file, not a directory (SBX_ESANDBOX)
+sandbox-e2b ls: read a file with 'sandbox-e2b read ID PATH', or give ls its directory"
 
 	run exec "$id" -- 'stat -c %U /workspace/dir/a.txt'
 	expect_eq "written as the sandbox user" "$(cat "$tmp/out")" "sandbox"
@@ -683,6 +692,8 @@ test_commands() {
 
 	run create 'bad name!'
 	expect_rc "create invalid name exits 2" 2
+	expect_eq "create invalid name: the rule" "$(head -n 1 "$tmp/err")" \
+		"sandbox-e2b create: invalid sandbox name: bad name! (a name is 1 to 101 letters, digits, '_', '.' or '-', starting with a letter or digit: ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}\$) (SBX_EINVALID)"
 	run create x --egress open
 	expect_rc "create open egress without allowOpenEgress exits 2" 2
 	expect_grep "open egress refusal explained" "allowOpenEgress" "$tmp/err"
@@ -803,6 +814,26 @@ test_commands() {
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_SANDBOX_URL=$url run stat "$c" /workspace -v
 	 expect_grep "-v: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200" "$tmp/err"
 	 no_secret "-v"
+	 # only create needs a template
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url run list --json
+	 expect_rc "list needs no template" 0
+	 expect_grep "list without a template lists the sandbox" "\"id\":\"$c\"" "$tmp/out"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_SANDBOX_URL=$url run exec "$c" -- echo no-template
+	 expect_eq "exec needs no template" "$(cat "$tmp/out")" "no-template"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url run create cli-test-nt
+	 expect_rc "create without a template exits 2" 2
+	 expect_eq "create without a template says so" "$(head -n 1 "$tmp/err")" "sandbox-e2b: invalid deployment config: template: required"
+	 # the control plane answers, envd's default address does not resolve: the hint names --envd-url
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_DOMAIN=sbx.invalid run exec "$c" -- true
+	 expect_rc "envd unreachable exits 1" 1
+	 expect_grep "envd unreachable: the error names envd's host" "^sandbox-e2b exec: .*49983-$c\.sbx\.invalid.* (SBX_ENETWORK)$" "$tmp/err"
+	 expect_eq "envd unreachable: the hint names --envd-url" "$(tail -n 1 "$tmp/err")" \
+	     "sandbox-e2b exec: could not reach envd at https://49983-<sandbox id>.<domain>; check the network and domain / E2B_DOMAIN, or set --envd-url / SANDBOX_E2B_ENVD_URL to your envd address (fake-e2b: its own URL)"
+	 # the control plane does not answer
+	 E2B_API_KEY=$SECRET E2B_API_URL=http://127.0.0.1:1 E2B_TEMPLATE=capybara-sandbox run list
+	 expect_rc "API unreachable exits 1" 1
+	 expect_eq "API unreachable: the hint names apiUrl, domain and --envd-url" "$(tail -n 1 "$tmp/err")" \
+	     "sandbox-e2b list: could not reach the server; check the network and apiUrl / E2B_API_URL (or domain / E2B_DOMAIN), and --envd-url / SANDBOX_E2B_ENVD_URL for a local or self-hosted envd"
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox SANDBOX_E2B_ENVD_URL=$url run destroy "$c"
 	 expect_rc "E2B_TEMPLATE + SANDBOX_E2B_ENVD_URL work" 0
 	 echo "$pass $fail" >"$tmp/counts")
