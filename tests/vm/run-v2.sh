@@ -163,9 +163,28 @@ mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# the checkout and the build may live under a directory the fresh tmpfs mounts below hide (a
+# clone in /tmp, as CI may make): held aside first, put back at the same paths after
+keep() {
+	local i=0 d
+	for d in "$SRC" "$BUILD"; do
+		case "\$d" in
+		/tmp/* | /var/tmp/* | /run/*)
+			if [ "\$1" = aside ]; then
+				mkdir -p /mnt/keep\$i && mount --bind "\$d" /mnt/keep\$i
+			else
+				mkdir -p "\$d" && mount --move /mnt/keep\$i "\$d"
+			fi
+			;;
+		esac
+		i=\$((i + 1))
+	done
+}
+keep aside
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /var/tmp
 mount -t tmpfs tmpfs /run
+keep back
 ip link set lo up
 hostname sbx-vm
 echo "vm: kernel \$(uname -r), /sys/fs/cgroup: \$(stat -f -c %T /sys/fs/cgroup), controllers: \$(cat /sys/fs/cgroup/cgroup.controllers)"
