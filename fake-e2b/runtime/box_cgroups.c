@@ -65,27 +65,30 @@ static void v2_missing(unsigned bit, const char *where)
 
 /* The unified hierarchy only: controllers enabled from /sys/fs/cgroup down to this runtime's
  * directory, which rt->cg2_dir and rt->cg_root name. */
+/* mkdir of a directory of fake-e2b's v2 tree (there already: fine); false, said once, when not
+ * made: the runtime then has no cgroup limits. */
+static bool v2_mkdir(const char *path)
+{
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return true;
+	fprintf(stderr,
+	        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops processes with "
+	        "SIGSTOP instead\n",
+	        path, fk_strerror(errno));
+	return false;
+}
+
 static void rt_init_v2(fk_rt *rt)
 {
 	char top[] = CG_BASE "/fake-e2b", dir[512];
 	snprintf(dir, sizeof(dir), CG_BASE "/%s", rt->cg_rel);
 	unsigned on = fk_lx_cg2_enable(CG_BASE, v2_names, N_V2);
-	if (mkdir(top, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr,
-		        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops "
-		        "processes with SIGSTOP instead\n",
-		        top, fk_strerror(errno));
+	if (!v2_mkdir(top))
 		return;
-	}
 	fk_lx_cg_sweep(top);
 	on &= fk_lx_cg2_enable(top, v2_names, N_V2);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr,
-		        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops "
-		        "processes with SIGSTOP instead\n",
-		        dir, fk_strerror(errno));
+	if (!v2_mkdir(dir))
 		return;
-	}
 	on &= fk_lx_cg2_enable(dir, v2_names, N_V2);
 	if (!(rt->cg2_dir = strdup(dir)) || !(rt->cg_root = strdup(dir))) {
 		free(rt->cg2_dir);

@@ -291,34 +291,36 @@ int fk_lx_cg2_kill(const char *dir)
 	return fk_lx_write_str(path, "1");
 }
 
+/* The memory of a cgroup in either hierarchy: its use (file total) less its page cache (key
+ * cache_key of memory.stat) and its limit (file limit); an unreadable figure is 0. */
+static void read_memory(const char *dir, const char *total, const char *cache_key,
+                        const char *limit, fk_lx_cg_usage *u)
+{
+	uint64_t use = 0;
+	if (fk_lx_cg_read_u64(dir, total, NULL, &use) < 0)
+		use = 0;
+	if (fk_lx_cg_read_u64(dir, "memory.stat", cache_key, &u->mem_cache) < 0)
+		u->mem_cache = 0;
+	u->mem_used = use > u->mem_cache ? use - u->mem_cache : 0;
+	if (fk_lx_cg_read_u64(dir, limit, NULL, &u->mem_limit) < 0)
+		u->mem_limit = 0;
+}
+
 void fk_lx_cg1_usage(const char *cpuacct_dir, const char *memory_dir, fk_lx_cg_usage *u)
 {
 	memset(u, 0, sizeof(*u));
 	if (cpuacct_dir && fk_lx_cg_read_u64(cpuacct_dir, "cpuacct.usage", NULL, &u->cpu_ns) < 0)
 		u->cpu_ns = 0;
-	if (!memory_dir)
-		return;
-	uint64_t usage = 0;
-	if (fk_lx_cg_read_u64(memory_dir, "memory.usage_in_bytes", NULL, &usage) < 0)
-		usage = 0;
-	if (fk_lx_cg_read_u64(memory_dir, "memory.stat", "total_cache", &u->mem_cache) < 0)
-		u->mem_cache = 0;
-	u->mem_used = usage > u->mem_cache ? usage - u->mem_cache : 0;
-	if (fk_lx_cg_read_u64(memory_dir, "memory.limit_in_bytes", NULL, &u->mem_limit) < 0)
-		u->mem_limit = 0;
+	if (memory_dir)
+		read_memory(memory_dir, "memory.usage_in_bytes", "total_cache",
+		            "memory.limit_in_bytes", u);
 }
 
 void fk_lx_cg2_usage(const char *dir, fk_lx_cg_usage *u)
 {
 	memset(u, 0, sizeof(*u));
-	uint64_t usec = 0, current = 0;
+	uint64_t usec = 0;
 	if (fk_lx_cg_read_u64(dir, "cpu.stat", "usage_usec", &usec) == 0)
 		u->cpu_ns = usec * 1000;
-	if (fk_lx_cg_read_u64(dir, "memory.current", NULL, &current) < 0)
-		current = 0;
-	if (fk_lx_cg_read_u64(dir, "memory.stat", "file", &u->mem_cache) < 0)
-		u->mem_cache = 0;
-	u->mem_used = current > u->mem_cache ? current - u->mem_cache : 0;
-	if (fk_lx_cg_read_u64(dir, "memory.max", NULL, &u->mem_limit) < 0)
-		u->mem_limit = 0;
+	read_memory(dir, "memory.current", "file", "memory.max", u);
 }
