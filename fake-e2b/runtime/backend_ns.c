@@ -805,6 +805,7 @@ struct init_args {
 	int etc_lower_fd;     /* idmapped copy of the /etc template, -1 if none */
 	int userns_fd;        /* the box's user namespace, -1 if none */
 	char dev_opts[128];   /* /dev and /dev/shm tmpfs options (owner: the box's root) */
+	uid_t dev_owner;      /* the box's root on the host: owner of its /dev nodes */
 	char shm_opts[128];
 	int ready_fd;              /* write end: {stage, errno} */
 	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join */
@@ -842,9 +843,18 @@ static void init_dev(struct init_args *a)
 {
 	if (mount("tmpfs", a->dev, "tmpfs", MS_NOSUID | MS_NOEXEC, a->dev_opts) < 0)
 		init_fail(a, 20);
+	/* nodes of the box's own (its /dev/tty opens the caller's controlling terminal, which no
+	 * box process shares with the server); bound from the host's only where mknod is refused
+	 * (a server in a container without CAP_MKNOD) */
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		char src[32] = "/dev/";
 		memcpy(src + 5, dev_nodes[i], strlen(dev_nodes[i]) + 1);
+		struct stat st;
+		if (stat(src, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    mknod(a->dev_files[i], S_IFCHR | 0666, st.st_rdev) == 0 &&
+		    chmod(a->dev_files[i], 0666) == 0 &&
+		    chown(a->dev_files[i], a->dev_owner, a->dev_owner) == 0)
+			continue;
 		int fd = open(a->dev_files[i], O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
 		if (fd >= 0)
 			close(fd);
@@ -881,17 +891,6 @@ static void init_lo_up(struct init_args *a)
 	close(s);
 }
 
-/* Closes every fd but `a` and `b` (a < b): the init must not hold other processes' pipes
- * (their end events wait for EOF). */
-static void close_all_but(int a, int b)
-{
-	if (a > 0)
-		close_range(0, (unsigned)a - 1, 0);
-	if (b > a + 1)
-		close_range((unsigned)a + 1, (unsigned)b - 1, 0);
-	close_range((unsigned)b + 1, ~0U, 0);
-}
-
 /* Reaps orphans; exits when the server is gone (EOF on `life_fd`, whose write end only the
  * server holds), which makes the kernel kill every process of the box: a crashed fake-e2b
  * leaves no sandbox running. */
@@ -925,6 +924,10 @@ static void init_loop(int life_fd)
 static int init_main(void *arg)
 {
 	struct init_args *a = arg;
+	/* out of the server's session: it may have a controlling terminal (fake-e2b started from
+	 * a shell), which PID 1 and every process it adopts would otherwise share */
+	if (setsid() < 0)
+		init_fail(a, 26);
 	for (int i = 0; i < a->n_cg; i++)
 		if (write(a->cg_fds[i], "0", 1) < 0)
 			init_fail(a, 1);
@@ -1009,19 +1012,23 @@ static int init_main(void *arg)
 		init_fail(a, 14);
 	if (fk_lx_caps_limit(0, a->last_cap) < 0)
 		init_fail(a, 15);
+	/* stdin, stdout and stderr (the server's: its terminal, perhaps) become the box's
+	 * /dev/null before the box can run anything; the pipes it keeps move above them */
+	int life = fcntl(a->life_fd, F_DUPFD_CLOEXEC, 10);
+	int ready = fcntl(a->ready_fd, F_DUPFD_CLOEXEC, 10);
+	if (ready >= 0)
+		a->ready_fd = ready;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (life < 0 || ready < 0 || fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 ||
+	    dup2(fd, 2) < 0)
+		init_fail(a, 25);
 	int ok[2] = {0, 0};
 	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
 		_exit(126);
-	int life = fcntl(a->life_fd, F_DUPFD_CLOEXEC, 10);
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || life < 0)
-		_exit(125);
-	close_all_but(fd < life ? fd : life, fd < life ? life : fd);
-	dup2(fd, 0);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	if (fd > 2)
-		close(fd);
+	/* nothing else: the init must not hold other processes' pipes (their end events wait
+	 * for EOF) */
+	close_range(3, (unsigned)life - 1, 0);
+	close_range((unsigned)life + 1, ~0U, 0);
 	init_loop(life);
 	return 0;
 }
@@ -1069,6 +1076,7 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 		bd->tree_fd = -1;
 	}
 	a->userns_fd = b->userns_fd;
+	a->dev_owner = (uid_t)b->id_base;
 	snprintf(a->dev_opts, sizeof(a->dev_opts), "mode=755,size=65536k,uid=%u,gid=%u",
 	         (unsigned)b->id_base, (unsigned)b->id_base);
 	/* /dev/shm is RAM: capped (its pages count against the box's memory cgroup too) */
@@ -1352,8 +1360,7 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 	if (rt->isolated) {
 		fk__cg_rt_init(rt);
 		rt->caps_keep = fk__policy_caps_keep(&rt->last_cap);
-		if (fk_lx_seccomp_compile(fk__policy_seccomp_deny, fk__policy_n_seccomp_deny,
-		                          &rt->seccomp) < 0) {
+		if (fk_lx_seccomp_compile(&fk__policy_seccomp, &rt->seccomp) < 0) {
 			int e = errno;
 			return fk__fail(err, FK_EIO, e, "seccomp filter: %s", fk_strerror(e));
 		}

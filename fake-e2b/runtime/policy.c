@@ -7,8 +7,9 @@
 
 #include <errno.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 
-const fk_lx_seccomp_rule fk__policy_seccomp_deny[] = {
+static const fk_lx_seccomp_rule seccomp_deny[] = {
     /* mounts and namespaces: host paths stay read-only, no new views of the system */
     {"mount", EPERM},
     {"umount", EPERM},
@@ -73,8 +74,20 @@ const fk_lx_seccomp_rule fk__policy_seccomp_deny[] = {
     {"process_vm_writev", EPERM},
     {"pidfd_getfd", EPERM},
 };
-const size_t fk__policy_n_seccomp_deny =
-    sizeof(fk__policy_seccomp_deny) / sizeof(fk__policy_seccomp_deny[0]);
+
+/* Terminal requests no box process may make, even on its own PTY: TIOCSTI pushes bytes into a
+ * terminal's input as if typed (into whatever shell reads it: CVE-2017-5226, which bubblewrap and
+ * flatpak close the same way), TIOCLINUX reaches the virtual console (its selection paste does the
+ * same). */
+static const unsigned long ioctl_deny[] = {TIOCSTI, TIOCLINUX};
+
+const fk_lx_seccomp_policy fk__policy_seccomp = {
+    .deny = seccomp_deny,
+    .n_deny = sizeof(seccomp_deny) / sizeof(seccomp_deny[0]),
+    .ioctl_deny = ioctl_deny,
+    .n_ioctl_deny = sizeof(ioctl_deny) / sizeof(ioctl_deny[0]),
+    .ioctl_errnum = EPERM,
+};
 
 static const char *const caps_keep_names[] = {
     "cap_chown",  "cap_dac_override",     "cap_fsetid",     "cap_fowner",

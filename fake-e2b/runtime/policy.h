@@ -11,11 +11,11 @@
 
 #include <stdint.h>
 
-/* The seccomp deny list (modelled on the default profile of Docker/containerd/podman, as a
- * deny list: mount and namespace calls, kernel modules, keyrings, BPF, perf, kexec, reboot,
- * clocks, swap, syslog, handle-based opens, io_uring, userfaultfd). */
-extern const fk_lx_seccomp_rule fk__policy_seccomp_deny[];
-extern const size_t fk__policy_n_seccomp_deny;
+/* The seccomp policy (modelled on the default profile of Docker/containerd/podman, as a deny
+ * list: mount and namespace calls, kernel modules, keyrings, BPF, perf, kexec, reboot, clocks,
+ * swap, syslog, handle-based opens, io_uring, userfaultfd; and the terminal requests TIOCSTI and
+ * TIOCLINUX). */
+extern const fk_lx_seccomp_policy fk__policy_seccomp;
 
 /* Capabilities kept by root inside a box (bit n = capability n): the default set of container
  * runtimes minus CAP_NET_RAW and CAP_MKNOD. *last_cap_out: the highest capability this kernel

@@ -476,7 +476,7 @@ typedef struct spawn_plan {
 	int pid_w;                          /* helper -> server: host pid of the child */
 	int life_w;                         /* the runtime's life pipe, closed in the helper */
 	bool isolated;
-	bool pty;          /* stdin/stdout/stderr are a terminal: new session, controlling tty */
+	bool pty;          /* stdin/stdout/stderr are a terminal, the session's controlling tty */
 	char *child_stack; /* top of the process's stack while it shares our memory */
 } spawn_plan;
 
@@ -525,8 +525,12 @@ static void child_main(const spawn_plan *sp)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(sp->stdin_fd, 0) < 0 || dup2(sp->stdout_fd, 1) < 0 || dup2(sp->stderr_fd, 2) < 0)
 		child_fail(sp, STEP_FDS);
-	/* a terminal: its own session with the terminal as controlling tty, like a login */
-	if (sp->pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+	/* a session of its own, always (bubblewrap's --new-session): the server's session may
+	 * have a controlling terminal (fake-e2b started from a shell, the demo, tmux), which a
+	 * process left in it could open as /dev/tty and type into with TIOCSTI. Without a PTY
+	 * it has no controlling terminal at all (/dev/tty: ENXIO); with one, that terminal is
+	 * its own, like a login's. */
+	if (setsid() < 0 || (sp->pty && ioctl(0, TIOCSCTTY, 0) < 0))
 		child_fail(sp, STEP_FDS);
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)

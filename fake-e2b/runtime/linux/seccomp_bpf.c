@@ -50,7 +50,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
 	return 0;
 }
 
-int fk_lx_seccomp_compile(const fk_lx_seccomp_rule *deny, size_t n, struct sock_fprog *out)
+int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out)
 {
 	memset(out, 0, sizeof(*out));
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -59,12 +59,19 @@ int fk_lx_seccomp_compile(const fk_lx_seccomp_rule *deny, size_t n, struct sock_
 		return -1;
 	}
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		int nr = seccomp_syscall_resolve_name(deny[i].name);
+	for (size_t i = 0; rc == 0 && i < p->n_deny; i++) {
+		int nr = seccomp_syscall_resolve_name(p->deny[i].name);
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)deny[i].errnum), nr, 0);
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->deny[i].errnum), nr, 0);
 	}
+	/* the kernel reads an ioctl's request as 32 bits: compare only those, or a request with
+	 * high bits set would pass the filter and still reach the driver (flatpak's CVE-2019-10063
+	 * for TIOCSTI) */
+	for (size_t i = 0; rc == 0 && i < p->n_ioctl_deny; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->ioctl_errnum),
+		                      SCMP_SYS(ioctl), 1,
+		                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, p->ioctl_deny[i]));
 	for (size_t i = 0; rc == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));

@@ -13,11 +13,20 @@ typedef struct fk_lx_seccomp_rule {
 	int errnum;       /* the errno it fails with */
 } fk_lx_seccomp_rule;
 
-/* Compiles "allow everything but these" for the native architecture (calls from any other ABI
- * kill the process), and denies clone() with any namespace flag (EPERM) and clone3 (ENOSYS, so
- * libc falls back to clone). Names this kernel/libseccomp does not know are skipped. 0 and
- * *out filled (free out->filter with free()), or -1 with errno. */
-int fk_lx_seccomp_compile(const fk_lx_seccomp_rule *deny, size_t n, struct sock_fprog *out);
+typedef struct fk_lx_seccomp_policy {
+	const fk_lx_seccomp_rule *deny; /* system calls refused whatever their arguments */
+	size_t n_deny;
+	/* ioctl requests refused (compared on the low 32 bits, all the kernel reads of them) */
+	const unsigned long *ioctl_deny;
+	size_t n_ioctl_deny;
+	int ioctl_errnum;
+} fk_lx_seccomp_policy;
+
+/* Compiles "allow everything but what `p` refuses" for the native architecture (calls from any
+ * other ABI kill the process), and denies clone() with any namespace flag (EPERM) and clone3
+ * (ENOSYS, so libc falls back to clone). Names this kernel/libseccomp does not know are skipped.
+ * 0 and *out filled (free out->filter with free()), or -1 with errno. */
+int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out);
 
 /* Installs `prog` on the calling thread (needs CAP_SYS_ADMIN or no_new_privs). Only system
  * calls: safe between clone and exec. 0 or -1 with errno. */
