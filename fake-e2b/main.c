@@ -34,6 +34,7 @@
 #include "app.h"
 #include "clock.h"
 #include "router.h"
+#include "state.h"
 #include "tls.h"
 
 static void usage(FILE *f)
@@ -345,6 +346,24 @@ static int read_key_file(const char *opt, const char *path, char *out, size_t ca
 	return 0;
 }
 
+/* The state directory `dir` made (0711, as the runtime keeps it) when missing, and locked for
+ * this server: NULL with the reason on stderr. */
+static fk_state *lock_state_dir(const char *dir)
+{
+	char why[512];
+	fk_state *st = NULL;
+	if (mkdir(dir, 0711) < 0 && errno != EEXIST) {
+		fprintf(stderr, "fake-e2b: cannot create the state directory %s: %s\n", dir,
+		        strerror_r(errno, why, sizeof(why)));
+		return NULL;
+	}
+	if (fk_state_open(dir, &st, why, sizeof(why)) < 0) {
+		fprintf(stderr, "fake-e2b: %s\n", why);
+		return NULL;
+	}
+	return st;
+}
+
 /* Thousands of connections need thousands of descriptors: soft limit up to the hard one. */
 static void raise_fd_limit(void)
 {
@@ -366,6 +385,7 @@ int main(int argc, char **argv)
 	fk_app app = {0};
 	fk_http *http = NULL;
 	fk_reaper *reaper = NULL;
+	fk_state *state = NULL;
 	unsigned port = 0;
 	int status = 1;
 	if (parse_args(&o, argc, argv) < 0)
@@ -408,8 +428,12 @@ int main(int argc, char **argv)
 	app.tls = o.tls;
 	fk_tls_pem pem = {0};
 	char why[256];
+	/* before anything touches the directory: two servers never share one */
+	if (o.state_dir && !(state = lock_state_dir(o.state_dir)))
+		return 1;
 	if (o.tls && fk_tls_setup(o.state_dir, o.domain, &pem, why, sizeof(why)) < 0) {
 		fprintf(stderr, "fake-e2b: --tls: %s\n", why);
+		fk_state_close(state);
 		return 1;
 	}
 	raise_fd_limit();
@@ -457,6 +481,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);
 		goto done;
 	}
+	fprintf(stderr, "fake-e2b: state directory %s (%s)\n", fk_rt_state_dir(app.rt),
+	        o.state_dir ? "kept after exit" : "temporary: removed at exit");
 	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
 	    fk_registry_new(&app.reg, app.rt, seed) < 0 ||
 	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
@@ -498,6 +524,7 @@ done:
 	fk_faults_free(app.faults);
 	if (app.rt)
 		fk_rt_free(app.rt);
+	fk_state_close(state); /* the lock last: the directory is no longer ours */
 	if (key_path[0])
 		unlink(key_path);
 	fk_tls_pem_free(&pem);

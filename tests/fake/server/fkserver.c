@@ -35,7 +35,31 @@ static void read_file(const char *path, char *buf, size_t cap)
 	fclose(f);
 }
 
+/* The server's output so far, the last sizeof(s->out) - 1 bytes of it, in s->out. */
+static void read_file_tail(fks *s)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/out", s->dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	if (size > (long)sizeof(s->out) - 1)
+		fseek(f, size - (long)sizeof(s->out) + 1, SEEK_SET);
+	else
+		fseek(f, 0, SEEK_SET);
+	size_t n = fread(s->out, 1, sizeof(s->out) - 1, f);
+	s->out[n] = '\0';
+	fclose(f);
+}
+
 int fks_start(fks *s, const char *bin, const char *const *flags)
+{
+	return fks_start_in(s, bin, NULL, flags);
+}
+
+int fks_start_in(fks *s, const char *bin, const char *state_dir, const char *const *flags)
 {
 	char portfile[128], out[128], sdir[128];
 	const char *argv[64];
@@ -48,6 +72,9 @@ int fks_start(fks *s, const char *bin, const char *const *flags)
 	snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
 	snprintf(out, sizeof(out), "%s/out", s->dir);
 	snprintf(sdir, sizeof(sdir), "%s/state", s->dir);
+	if (state_dir)
+		snprintf(sdir, sizeof(sdir), "%s", state_dir);
+	snprintf(s->state, sizeof(s->state), "%s", sdir);
 	argv[n++] = bin;
 	argv[n++] = "--port";
 	argv[n++] = "0";
@@ -107,6 +134,19 @@ int fks_start(fks *s, const char *bin, const char *const *flags)
 	return -1;
 }
 
+int fks_kill(fks *s)
+{
+	int st = 0;
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &st, 0);
+	s->exit_status = st;
+	s->pid = -1;
+	read_file_tail(s);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : -1;
+}
+
 int fks_stop(fks *s)
 {
 	int st = 0, rc = 0;
@@ -125,6 +165,7 @@ int fks_stop(fks *s)
 		s->pid = -1;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			rc = -1;
+		read_file_tail(s);
 	}
 	if (s->dir[0]) {
 		char cmd[128];

@@ -20,13 +20,21 @@ typedef struct fks {
 	char out[8192];   /* the server's stdout+stderr when it failed to start */
 	int exit_status;  /* after fks_stop / a failed start: waitpid status */
 	char cafile[160]; /* --tls: <state>/ca.pem, trusted by every request */
+	char state[128];  /* the --state-dir it was given */
 } fks;
 
 /* Start `bin` with the flags (NULL-terminated) plus --port 0 --port-file --state-dir.
  * 0 when listening; -1 when it exited first (s->out, s->exit_status) or did not start. */
 int fks_start(fks *s, const char *bin, const char *const *flags);
-/* SIGTERM, wait, remove the dir. 0 when it exited 0. */
+/* fks_start with --state-dir `state_dir` (NULL: a private one in s->dir), which fks_stop leaves
+ * in place: a later server can be started on it. */
+int fks_start_in(fks *s, const char *bin, const char *state_dir, const char *const *flags);
+/* SIGTERM, wait, remove the dir (and a private state dir). 0 when it exited 0. s->out: the
+ * server's output (its last 8 KiB). */
 int fks_stop(fks *s);
+/* SIGKILL (a crash), wait; the dir stays for fks_stop, s->out as fks_stop's. 0 when it died of
+ * that signal. */
+int fks_kill(fks *s);
 /* fks_start for a group setup: -1 with the server's output on stderr when it did not start. */
 int fks_up(fks *s, const char *bin, const char *const *flags);
 /* The fake-e2b binary a test program is given (argv[1]); NULL with the usage on stderr. */
