@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 static const fk_lx_seccomp_rule seccomp_deny[] = {
     /* mounts and namespaces: host paths stay read-only, no new views of the system */
@@ -81,12 +82,30 @@ static const fk_lx_seccomp_rule seccomp_deny[] = {
  * same). */
 static const unsigned long ioctl_deny[] = {TIOCSTI, TIOCLINUX};
 
+/* The address families a box may open sockets of; socket() of any other fails EAFNOSUPPORT, as
+ * on a kernel built without it (what programs probing a family expect). Each one is confined by
+ * the box's namespaces:
+ * - AF_UNIX: local IPC (paths live in the box's mount namespace, abstract names in its network
+ *   namespace); everything from shells to Python uses it.
+ * - AF_INET, AF_INET6: the network, in the box's network namespace behind its egress proxy.
+ * - AF_NETLINK: the box's own network namespace's routing and addresses (`ip`, getaddrinfo's
+ *   AI_ADDRCONFIG); it cannot change them (no CAP_NET_ADMIN over that namespace).
+ * Refused: AF_VSOCK (no network namespace: boxes and the host share one port space, and on a VM
+ * host it reaches the hypervisor), AF_PACKET (no CAP_NET_RAW anyway), AF_ALG (the kernel's
+ * crypto API, a history of kernel bugs), AF_KEY, AF_XDP, AF_TIPC, AF_RDS, AF_BLUETOOTH, AF_CAN
+ * and every other: none is needed by a program of a box, several reach past the namespace. Docker's
+ * default profile refuses AF_VSOCK alone; this is an allowlist. */
+static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+
 const fk_lx_seccomp_policy fk__policy_seccomp = {
     .deny = seccomp_deny,
     .n_deny = sizeof(seccomp_deny) / sizeof(seccomp_deny[0]),
     .ioctl_deny = ioctl_deny,
     .n_ioctl_deny = sizeof(ioctl_deny) / sizeof(ioctl_deny[0]),
     .ioctl_errnum = EPERM,
+    .families = socket_families,
+    .n_families = sizeof(socket_families) / sizeof(socket_families[0]),
+    .family_errnum = EAFNOSUPPORT,
 };
 
 static const char *const caps_keep_names[] = {

@@ -9,6 +9,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +51,14 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out)
 	return 0;
 }
 
+static bool family_allowed(const fk_lx_seccomp_policy *p, int family)
+{
+	for (size_t i = 0; i < p->n_families; i++)
+		if (p->families[i] == family)
+			return true;
+	return false;
+}
+
 int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -72,6 +81,17 @@ int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->ioctl_errnum),
 		                      SCMP_SYS(ioctl), 1,
 		                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, p->ioctl_deny[i]));
+	/* socket(family): each family below 64 that is not listed, and every value from 64 up (the
+	 * kernel reads an int; the filter sees 64 bits: a value with any higher bit set, high half
+	 * included, is at least 64 and refused, so no listed family can be faked by high bits) */
+	for (int f = 0; rc == 0 && p->n_families && f < 64; f++)
+		if (!family_allowed(p, f))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->family_errnum),
+			                      SCMP_SYS(socket), 1,
+			                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f));
+	if (rc == 0 && p->n_families)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->family_errnum),
+		                      SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, 64));
 	for (size_t i = 0; rc == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));

@@ -20,6 +20,11 @@ typedef struct fk_lx_seccomp_policy {
 	const unsigned long *ioctl_deny;
 	size_t n_ioctl_deny;
 	int ioctl_errnum;
+	/* socket() address families allowed, every other refused with family_errnum (so is any
+	 * value of 64 or more, high 32 bits included); n_families 0: all */
+	const int *families;
+	size_t n_families;
+	int family_errnum;
 } fk_lx_seccomp_policy;
 
 /* Compiles "allow everything but what `p` refuses" for the native architecture (calls from any
