@@ -797,15 +797,14 @@ struct init_args {
 	char dev_links[4][4200];
 	char proc[4200], proc_sys[4300], proc_sysrq[4300];
 	char boot_id[4200], proc_boot_id[4300]; /* this boot's id, bound over the kernel's */
-	char etc[4200];       /* overlay mount point, "" when /etc is a plain copy */
-	char etc_opts[4096];  /* its mount options */
-	char dir[4200];       /* the box's dir: where disk_tree_fd is attached */
-	int disk_tree_fd;     /* a copy of the box's disk, -1 if it has none */
-	char etc_lower[4200]; /* where etc_lower_fd is attached */
-	int etc_lower_fd;     /* idmapped copy of the /etc template, -1 if none */
-	int userns_fd;        /* the box's user namespace, -1 if none */
-	char dev_opts[128];   /* /dev and /dev/shm tmpfs options (owner: the box's root) */
-	uid_t dev_owner;      /* the box's root on the host: owner of its /dev nodes */
+	char etc[4200];          /* overlay mount point, "" when /etc is a plain copy */
+	char etc_template[4200]; /* the /etc template on the host (bound when no etc_lower_fd) */
+	char dir[4200];          /* the box's dir: where disk_tree_fd is attached */
+	int disk_tree_fd;        /* a copy of the box's disk, -1 if it has none */
+	int etc_lower_fd;        /* idmapped copy of the /etc template, -1 if none */
+	int userns_fd;           /* the box's user namespace, -1 if none */
+	char dev_opts[128];      /* /dev and /dev/shm tmpfs options (owner: the box's root) */
+	uid_t dev_owner;         /* the box's root on the host: owner of its /dev nodes */
 	char shm_opts[128];
 	int ready_fd;              /* write end: {stage, errno} */
 	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join */
@@ -940,10 +939,20 @@ static int init_main(void *arg)
 		init_fail(a, 19);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
 		init_fail(a, 3);
-	if (a->etc_lower_fd >= 0 && fk_lx_mount_move(a->etc_lower_fd, a->etc_lower) < 0)
-		init_fail(a, 16);
-	if (a->etc[0] && mount("overlay", a->etc, "overlay", MS_NOSUID, a->etc_opts) < 0)
-		init_fail(a, 11);
+	if (a->etc[0]) {
+		/* the overlay's options name its layers relative to the box's dir (the cwd here):
+		 * the box's mountinfo shows them, and no host path may be seen there. The template
+		 * is attached at etc-lower (idmapped, or bound), which the pivot below detaches. */
+		if (chdir(a->dir) < 0 || (mkdir("etc-lower", 0755) < 0 && errno != EEXIST))
+			init_fail(a, 16);
+		if (a->etc_lower_fd >= 0
+		        ? fk_lx_mount_move(a->etc_lower_fd, "etc-lower") < 0
+		        : mount(a->etc_template, "etc-lower", NULL, MS_BIND, NULL) < 0)
+			init_fail(a, 16);
+		if (mount("overlay", a->etc, "overlay", MS_NOSUID,
+		          "lowerdir=etc-lower,upperdir=etc-upper,workdir=etc-work") < 0)
+			init_fail(a, 11);
+	}
 	for (int i = 0; i < a->n_binds; i++) {
 		if (a->binds[i].tree_fd >= 0) {
 			/* made read-only and idmapped by the server */
@@ -1119,9 +1128,7 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 	if (box_etc_template(b)) {
 		snprintf(a->etc, sizeof(a->etc), "%s/etc", b->root);
-		snprintf(a->etc_lower, sizeof(a->etc_lower), "%s/etc-lower", b->dir);
-		overlay_opts(a->etc_opts, sizeof(a->etc_opts),
-		             b->userns_fd >= 0 ? a->etc_lower : box_etc_template(b), b->dir);
+		snprintf(a->etc_template, sizeof(a->etc_template), "%s", box_etc_template(b));
 	}
 	/* argv[0] (program_invocation_name) starts the kernel's arg area; its length is that of
 	 * /proc/self/cmdline. Only used when the first string matches. */
