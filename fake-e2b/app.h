@@ -42,9 +42,9 @@ typedef struct fk_call {
 	char id2[128];  /* the {id2} of the path (a build id, a file hash), "" when none */
 	fk_sandbox *sb; /* envd: the addressed running sandbox (a reference the router releases) */
 	char *user;     /* envd: the Basic username, NULL when none; owned */
-	json_t *log_headers;
-	json_t *log_entry; /* our reference to the log entry, reserved at arrival */
-	int log_ready;     /* the entry shows in GET /_fake/requests (response queued) */
+	fk_reqlog_entry *log_entry; /* our handle of the log entry, reserved at arrival */
+	int log_ready;              /* the entry shows in GET /_fake/requests (response queued) */
+	int admitted; /* passed its surface's authentication: its body may be logged */
 } fk_call;
 
 typedef enum MHD_Result (*fk_handler)(fk_call *c);

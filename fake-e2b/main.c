@@ -5,7 +5,7 @@
  *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
  *            [--access-token TOKEN | --access-token-file FILE] [--tls] [--domain e2b.localhost]
  * [--max-upload-mb N]
- * [--idle-timeout-s N]
+ * [--idle-timeout-s N] [--request-log-mb N]
  *            [--sandbox-disk-mb N]
  *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
  *            [--image IMAGE=TEMPLATE]... [--quiet]
@@ -47,7 +47,7 @@ static void usage(FILE *f)
 	        "                [--access-token sk_e2b_HEX | --access-token-file FILE] [--tls] "
 	        "[--domain e2b.localhost] "
 	        "[--max-upload-mb N] "
-	        "[--idle-timeout-s N]\n"
+	        "[--idle-timeout-s N] [--request-log-mb N]\n"
 	        "                [--sandbox-disk-mb N] [--legacy-routes] [--stream-end pipes|exit] "
 	        "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
 	        "                [--unsafe-shared-network] [--quiet]\n");
@@ -62,7 +62,7 @@ typedef struct cli_opts {
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
 	int unsafe_shared_network;
-	long max_upload_mb, idle_timeout_s, sandbox_disk_mb;
+	long max_upload_mb, idle_timeout_s, sandbox_disk_mb, request_log_mb;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
 	const char *images[16]; /* --image IMAGE=TEMPLATE: stand-ins for fromImage */
@@ -85,6 +85,7 @@ enum {
 	OPT_UNSAFE_SHARED_NETWORK,
 	OPT_ACCESS_TOKEN,
 	OPT_ACCESS_TOKEN_FILE,
+	OPT_REQUEST_LOG,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -124,6 +125,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
 	    {"sandbox-disk-mb", required_argument, NULL, OPT_SANDBOX_DISK},
 	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"request-log-mb", required_argument, NULL, OPT_REQUEST_LOG},
 	    {"tls", no_argument, NULL, OPT_TLS},
 	    {"domain", required_argument, NULL, OPT_DOMAIN},
 	    {"image", required_argument, NULL, OPT_IMAGE},
@@ -183,6 +185,11 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			break;
 		case OPT_IDLE_TIMEOUT:
 			if (parse_number("--idle-timeout-s", optarg, 1, 3600, &o->idle_timeout_s) <
+			    0)
+				return -1;
+			break;
+		case OPT_REQUEST_LOG:
+			if (parse_number("--request-log-mb", optarg, 1, 4096, &o->request_log_mb) <
 			    0)
 				return -1;
 			break;
@@ -483,7 +490,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "fake-e2b: state directory %s (%s)\n", fk_rt_state_dir(app.rt),
 	        o.state_dir ? "kept after exit" : "temporary: removed at exit");
-	if (!(app.faults = fk_faults_new()) || !(app.log = fk_reqlog_new()) ||
+	if (!(app.faults = fk_faults_new()) ||
+	    !(app.log = fk_reqlog_new((size_t)o.request_log_mb << 20)) ||
 	    fk_registry_new(&app.reg, app.rt, seed) < 0 ||
 	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
 	    fk_tstore_add_images(app.templates, o.images, (size_t)o.n_images) < 0 ||

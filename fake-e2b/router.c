@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,8 +302,11 @@ static enum MHD_Result control_dispatch(fk_call *c)
 		const char *why = access_refusal(c);
 		if (why)
 			return fk_reply_error(c->req, 401, "%s", why);
-	} else if (!(rt->flags & R_SIGNED) && !key_ok(c)) {
-		return key_refused(c);
+		c->admitted = 1;
+	} else if (!(rt->flags & R_SIGNED)) {
+		if (!key_ok(c))
+			return key_refused(c);
+		c->admitted = 1;
 	}
 	memcpy(raw, c->id, sizeof(raw));
 	if (!(rt->flags & R_RAW) && *raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
@@ -373,6 +377,7 @@ static enum MHD_Result envd_dispatch(fk_call *c)
 		return is_get ? fk_envd_files_get(c) : fk_reply_error(r, 405, "method not allowed");
 	if (!fk_envd_token_ok(c->sb, fk_header(r, "X-Access-Token")))
 		return fk_envd_unauthorized(r);
+	c->admitted = 1;
 	if (!is_post)
 		return fk_reply_error(r, 405, "method not allowed");
 	int bad = 0;
@@ -410,9 +415,13 @@ static json_t *capture_headers(fk_req *r)
 	return h;
 }
 
-static json_t *log_body(fk_req *r)
+/* The body as JSON, parsed within its budget (http.h), only for a request that passed its
+ * surface's authentication (c->admitted) and only if small enough to be kept: a refused
+ * request's body is never kept (nor, since it is refused from its headers, read). */
+static json_t *log_body(fk_call *c)
 {
-	if (!r->body || !r->body_len)
+	fk_req *r = c->req;
+	if (!c->admitted || !r->body || !r->body_len || r->body_len > FK_LOG_ENTRY_MAX)
 		return NULL;
 	const char *ct = fk_header(r, "content-type");
 	if (ct && strncasecmp(ct, "application/connect+json", 24) == 0) {
@@ -421,32 +430,71 @@ static json_t *log_body(fk_req *r)
 		if (fk_connect_envelope(r->body, r->body_len, &flags, &n) < 0 ||
 		    n > r->body_len - 5)
 			return NULL;
-		return json_loadb((const char *)r->body + 5, n, JSON_DECODE_ANY, NULL);
+		return fk_json_parse(r->body + 5, n, JSON_DECODE_ANY);
 	}
-	return json_loadb((const char *)r->body, r->body_len, JSON_DECODE_ANY, NULL);
+	return fk_json_parse(r->body, r->body_len, JSON_DECODE_ANY);
 }
 
-static char *decoded_path(fk_req *r)
+/* Most bytes of the path a log entry or line shows; a longer one ends in "...(N bytes)". */
+#define LOG_PATH_MAX  1024u
+#define LINE_PATH_MAX 200u
+
+/* The decoded path, cut to `max` bytes with a marker; caller frees. */
+static char *shown_path(fk_req *r, size_t max)
 {
 	char *path = strndup(r->uri, strcspn(r->uri, "?"));
-	if (path)
-		fk_url_decode(path, 0);
+	if (!path)
+		return NULL;
+	fk_url_decode(path, 0); /* a bad escape stays as it came */
+	size_t n = strlen(path);
+	if (n > max) {
+		char *cut = NULL;
+		if (asprintf(&cut, "%.*s...(%zu bytes)", (int)max, path, n) < 0)
+			cut = NULL;
+		free(path);
+		path = cut;
+	}
 	return path;
 }
 
-/* The request's log entry, reserved at its arrival so the log is in arrival order. */
+/* The request's place in the log, reserved at its arrival so the log is in arrival order. */
 static void log_begin(fk_call *c)
 {
-	fk_req *r = c->req;
-	char *path = decoded_path(r);
-	json_t *e =
-	    json_pack("{s:s,s:s,s:o,s:i,s:o,s:I,s:I}", "method", r->method ? r->method : "", "path",
-	              path ? path : "", "query", fk_query_json(r), "status", 0, "headers",
-	              c->log_headers ? json_deep_copy(c->log_headers) : json_null(), "arrived_ms",
-	              (json_int_t)r->t0.tv_sec * 1000 + r->t0.tv_nsec / 1000000, "duration_ms",
-	              (json_int_t)0);
+	c->log_entry = fk_reqlog_begin(c->app->log);
+}
+
+/* Unauthenticated refusals (401, 403) write at most this many lines a second to stderr; the
+ * rest are counted and summed up in one line. */
+#define REFUSED_LINES_PER_S 20
+
+static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
+static long line_second;
+static unsigned line_refused, line_skipped;
+
+static void log_line(fk_req *r)
+{
+	int refused = r->status == 401 || r->status == 403;
+	unsigned skipped = 0;
+	int show = 1;
+	pthread_mutex_lock(&line_lock);
+	long now = (long)(fk_mono_ms() / 1000);
+	if (now != line_second) {
+		skipped = line_skipped;
+		line_second = now;
+		line_refused = line_skipped = 0;
+	}
+	if (refused && ++line_refused > REFUSED_LINES_PER_S) {
+		line_skipped++;
+		show = 0;
+	}
+	pthread_mutex_unlock(&line_lock);
+	if (skipped)
+		fprintf(stderr, "fake-e2b: %u more refused requests not shown\n", skipped);
+	if (!show)
+		return;
+	char *path = shown_path(r, LINE_PATH_MAX);
+	fprintf(stderr, "fake-e2b: %.32s %s %u\n", r->method, path ? path : "", r->status);
 	free(path);
-	c->log_entry = fk_reqlog_begin(c->app->log, e);
 }
 
 /* Shows the request in the log once its response is queued (before the client can see it, so
@@ -460,22 +508,22 @@ static void log_ready(fk_call *c)
 	c->log_ready = 1;
 	if (!c->log_entry)
 		log_begin(c);
-	json_t *f = json_pack("{s:i,s:I}", "status", (int)r->status, "duration_ms",
-	                      (json_int_t)fk_req_elapsed_ms(r));
-	json_t *b = log_body(r);
-	if (f && b)
+	char *path = shown_path(r, LOG_PATH_MAX);
+	char method[64];
+	snprintf(method, sizeof(method), "%.32s%s", r->method ? r->method : "",
+	         r->method && strlen(r->method) > 32 ? "..." : "");
+	json_t *f = json_pack("{s:s,s:s,s:o,s:i,s:o,s:I,s:I}", "method", method, "path",
+	                      path ? path : "", "query", fk_query_json(r), "status", (int)r->status,
+	                      "headers", capture_headers(r), "arrived_ms",
+	                      (json_int_t)r->t0.tv_sec * 1000 + r->t0.tv_nsec / 1000000,
+	                      "duration_ms", (json_int_t)fk_req_elapsed_ms(r));
+	free(path);
+	json_t *b = f ? log_body(c) : NULL;
+	if (b)
 		json_object_set_new(f, "body", b);
-	else
-		json_decref(b);
-	if (!c->app->quiet) {
-		char *path = decoded_path(r);
-		fprintf(stderr, "fake-e2b: %s %s %u\n", r->method, path ? path : "", r->status);
-		free(path);
-	}
-	if (c->log_entry && f)
-		fk_reqlog_ready(c->app->log, c->log_entry, f);
-	else
-		json_decref(f);
+	if (!c->app->quiet)
+		log_line(r);
+	fk_reqlog_ready(c->app->log, c->log_entry, f);
 }
 
 /* ---- hooks --------------------------------------------------------------------------------- */
@@ -496,7 +544,6 @@ static void on_begin(void *cls, fk_req *r)
 	    fk_envd_signed_sandbox(c, c->host_id, sizeof(c->host_id)) == 0)
 		c->sandbox_id = c->host_id;
 	if (c->route != S_ADMIN) {
-		c->log_headers = capture_headers(r);
 		log_begin(c);
 		fk_faults_match(app->faults, r->method, r->path, &c->fault);
 	}
@@ -554,7 +601,6 @@ static void on_done(void *cls, fk_req *r)
 	fk_sandbox_release(c->app->reg, c->sb);
 	free(c->user);
 	fk_fault_dispose(&c->fault);
-	json_decref(c->log_headers);
 	free(c);
 	r->call = NULL;
 }

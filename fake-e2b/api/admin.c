@@ -3,6 +3,8 @@
  */
 #include "admin.h"
 
+#include <stdlib.h>
+
 enum MHD_Result fk_admin_faults_add(fk_call *c)
 {
 	json_t *j = fk_body_json(c->req, 0);
@@ -27,7 +29,18 @@ enum MHD_Result fk_admin_faults_clear(fk_call *c)
 
 enum MHD_Result fk_admin_requests_list(fk_call *c)
 {
-	return fk_reply_json(c->req, 200, fk_reqlog_list(c->app->log));
+	size_t len = 0;
+	char *text = fk_reqlog_list_text(c->app->log, &len);
+	if (!text)
+		return fk_reply_error(c->req, 500, "out of memory");
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	return fk_reply_response(c->req, 200, resp);
 }
 
 enum MHD_Result fk_admin_requests_clear(fk_call *c)

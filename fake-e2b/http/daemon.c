@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -37,6 +38,8 @@
 /* Open connections (not yet cut) past which a new one evicts the longest idle: a quarter below
  * the cap, room for the evicted ones' threads to close while a flood keeps arriving. */
 #define EVICT_AT 3000u
+/* A request whose body took this much gives the freed memory back to the system. */
+#define TRIM_AFTER (1024u * 1024u)
 
 /* One open connection, known between MHD's STARTED and CLOSED notifications (its fd stays
  * open in between). */
@@ -210,6 +213,8 @@ static int body_append(fk_req *r, const char *data, size_t len)
 		size_t cap = r->body_cap ? r->body_cap : 1024;
 		while (cap < r->body_len + len + 1)
 			cap *= 2;
+		if (cap > FK_MAX_BODY + 1)
+			cap = FK_MAX_BODY + 1; /* never twice the cap for a body at the cap */
 		unsigned char *p = realloc(r->body, cap);
 		if (!p) {
 			r->body_too_large = 1;
@@ -272,9 +277,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		r->sink_free(r->sink_state);
 	if (r->started && h->hooks.done)
 		h->hooks.done(h->hooks.cls, r);
+	int large = r->body_cap >= TRIM_AFTER;
 	free(r->body);
 	free(r->uri);
 	free(r);
+	/* each connection thread allocates in one of glibc's arenas, which keep what a large body
+	 * and its parse freed: give it back, or every arena keeps tens of MB */
+	if (large)
+		malloc_trim(0);
 }
 
 /* Connections one client address may hold at once: MHD refuses the excess as it accepts it,

@@ -103,6 +103,11 @@ json_t *fk_query_json(fk_req *r);
 /* Percent-decode in place; plus != 0 also maps '+' to ' '. Returns the new length, -1 on a
  * bad escape. The result may hold NUL bytes (see the returned length). */
 long fk_url_decode(char *s, int plus);
+/* Most bytes jansson may hold while it parses `len` bytes of JSON (fk_json_parse): a text of
+ * strings needs about three times its size (the lexer's buffer and the value). */
+#define FK_JSON_BUDGET(len) (4 * (size_t)(len) + ((size_t)1 << 20))
+/* json_loadb(buf, len, flags) within FK_JSON_BUDGET(len): NULL past it (as for bad JSON). */
+json_t *fk_json_parse(const void *buf, size_t len, size_t flags);
 /* Parse the body as JSON (NULL body → empty object when allow_empty). New reference or NULL. */
 json_t *fk_body_json(fk_req *r, int allow_empty);
 /* ms since the request arrived. */

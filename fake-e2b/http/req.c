@@ -3,10 +3,56 @@
  * from the raw URI, the JSON body. See http.h.
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
+
+/* ---- bounded JSON parsing ----------------------------------------------------------------------
+ * jansson's parser costs far more than the text for small values: an empty array is three bytes
+ * of `[],` and about 130 of memory (its struct and an 8-slot table), so 8 MiB of them took
+ * ~370 MB. Its depth limit (2048) bounds recursion, not size. So every request body is parsed
+ * under a byte budget: jansson's allocator is ours, and while this thread parses, what it holds
+ * (malloc_usable_size, freed blocks given back) may not pass FK_JSON_BUDGET(len); past it the
+ * allocation fails and so does the parse (the caller's "not JSON" answer). */
+static __thread int budget_on;
+static __thread size_t budget_used, budget_max;
+
+static void *budget_malloc(size_t n)
+{
+	if (budget_on && (n > budget_max || budget_used > budget_max - n))
+		return NULL;
+	void *p = malloc(n);
+	if (p && budget_on)
+		budget_used += malloc_usable_size(p);
+	return p;
+}
+
+static void budget_free(void *p)
+{
+	if (p && budget_on) {
+		size_t n = malloc_usable_size(p);
+		budget_used = n < budget_used ? budget_used - n : 0;
+	}
+	free(p);
+}
+
+/* Before main: no jansson value exists yet and no other thread runs. */
+__attribute__((constructor)) static void budget_install(void)
+{
+	json_set_alloc_funcs(budget_malloc, budget_free);
+}
+
+json_t *fk_json_parse(const void *buf, size_t len, size_t flags)
+{
+	budget_on = 1;
+	budget_used = 0;
+	budget_max = FK_JSON_BUDGET(len);
+	json_t *v = json_loadb(buf, len, flags, NULL);
+	budget_on = 0;
+	return v;
+}
 
 const char *fk_header(fk_req *r, const char *name)
 {
@@ -169,7 +215,7 @@ json_t *fk_body_json(fk_req *r, int allow_empty)
 {
 	if (!r->body || r->body_len == 0)
 		return allow_empty ? json_object() : NULL;
-	return json_loadb((const char *)r->body, r->body_len, 0, NULL);
+	return fk_json_parse(r->body, r->body_len, 0);
 }
 
 long fk_req_elapsed_ms(fk_req *r)

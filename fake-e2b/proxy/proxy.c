@@ -159,6 +159,7 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		free(mask);
 		return fk_reply_error(r, 403, "missing or invalid e2b-traffic-access-token");
 	}
+	c->admitted = 1;
 	upstream u = {.fd = -1};
 	fk_err err = {0};
 	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u.fd, &err) < 0) {

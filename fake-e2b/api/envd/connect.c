@@ -164,5 +164,5 @@ json_t *fk_connect_request(fk_req *r, int stream)
 	if (fk_connect_envelope(r->body, r->body_len, &flags, &n) < 0 || flags != 0 ||
 	    n != r->body_len - 5)
 		return NULL;
-	return json_loadb((const char *)r->body + 5, n, 0, NULL);
+	return fk_json_parse(r->body + 5, n, 0);
 }

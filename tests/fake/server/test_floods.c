@@ -1,0 +1,402 @@
+/*
+ * tests/fake/server/test_floods.c: what unauthenticated and hostile clients
+ * cost the server: bodies of many small JSON values (the request log kept
+ * their parsed JSON; jansson's parse costs ~40 times the text), the request
+ * log's byte caps, bodies that stall after their headers, the port proxy's
+ * memory under concurrent large answers, oversized Start fields. The server's
+ * memory is read from /proc/<pid>/status (VmRSS, VmHWM).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "fkserver.h"
+
+#define KEY "e2b_floods_test_key"
+#define MIB (1024L * 1024L)
+
+static const char *g_bin;
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+/* A /proc/<pid>/status field in kB (VmRSS, VmHWM). */
+static long status_kb(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	long kb = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			kb = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	assert_true(kb > 0);
+	return kb;
+}
+
+static void start(fks *s, const char *const *extra)
+{
+	const char *flags[16] = {"--api-key", KEY, "--quiet"};
+	int n = 3;
+	for (; extra && *extra && n < 15; extra++)
+		flags[n++] = *extra;
+	flags[n] = NULL;
+	assert_int_equal(fks_start(s, g_bin, flags), 0);
+}
+
+/* A connection from 127.0.0.`src` (0: the kernel's choice). */
+static int tcp_connect_from(unsigned port, unsigned src)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in me = {.sin_family = AF_INET};
+	me.sin_addr.s_addr = htonl(0x7f000000u | src);
+	if ((src && bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read an HTTP answer's status line from fd (up to max_ms): the status, 0 when the connection
+ * closed (or reset) without one, -1 on timeout. */
+static int read_status(int fd, long max_ms)
+{
+	char buf[512];
+	size_t got = 0;
+	long t0 = fk_mono_ms();
+	while (got < 12) {
+		long left = max_ms - (fk_mono_ms() - t0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
+}
+
+/* ms until the server closes fd (EOF or reset, whatever it answered first), -1 after max_ms. */
+static __attribute__((unused)) long ms_until_closed(int fd, long max_ms)
+{
+	long t0 = fk_mono_ms();
+	char buf[4096];
+	for (;;) {
+		long left = max_ms - (fk_mono_ms() - t0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		if (read(fd, buf, sizeof(buf)) <= 0)
+			return fk_mono_ms() - t0;
+	}
+}
+
+/* POST `body` with `headers` (each ending in \r\n) on a raw connection, writing the body only
+ * while the server has not answered; the answer's status (0: closed without one). */
+static int raw_post(unsigned port, const char *path, const char *headers, const void *body,
+                    size_t len)
+{
+	int fd = tcp_connect_from(port, 0);
+	assert_true(fd >= 0);
+	char head[1024];
+	int hn = snprintf(head, sizeof(head),
+	                  "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n",
+	                  path, headers, len);
+	assert_int_equal(send(fd, head, (size_t)hn, MSG_NOSIGNAL), hn);
+	size_t off = 0;
+	while (off < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
+		assert_true(poll(&p, 1, 60000) > 0);
+		if (p.revents & (POLLIN | POLLERR | POLLHUP))
+			break; /* answered (or cut) before the whole body: stop sending */
+		ssize_t n = send(fd, (const char *)body + off, len - off, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	int st = read_status(fd, 60000);
+	close(fd);
+	return st;
+}
+
+/* `[[],[],...,[]]` of about n bytes: jansson's most expensive text per byte. */
+static char *empty_arrays(size_t n)
+{
+	char *b = malloc(n + 4);
+	assert_non_null(b);
+	size_t o = 0;
+	b[o++] = '[';
+	while (o + 4 < n) {
+		memcpy(b + o, "[],", 3);
+		o += 3;
+	}
+	memcpy(b + o, "[]]", 3);
+	o += 3;
+	b[o] = '\0';
+	return b;
+}
+
+/* A Connect envelope (flags 0) around `json`. */
+static char *envelope(const char *json, size_t n)
+{
+	char *b = malloc(n + 5);
+	assert_non_null(b);
+	b[0] = 0;
+	b[1] = (char)(n >> 24);
+	b[2] = (char)(n >> 16);
+	b[3] = (char)(n >> 8);
+	b[4] = (char)n;
+	memcpy(b + 5, json, n);
+	return b;
+}
+
+static json_t *request_log(fks *s)
+{
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	fkr *r = fks_req(s, "GET", "/_fake/requests", h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	json_t *log = json_incref(r->json);
+	assert_true(json_is_array(log));
+	fkr_free(r);
+	return log;
+}
+
+/* The bytes an entry is counted for: its compact text without duration_ms (reqlog.h). */
+static size_t entry_bytes(json_t *e)
+{
+	json_t *c = json_copy(e);
+	json_object_del(c, "duration_ms");
+	char *t = json_dumps(c, JSON_COMPACT);
+	size_t n = strlen(t);
+	free(t);
+	json_decref(c);
+	return n;
+}
+
+/* ---- request bodies and the request log ----------------------------------------------------- */
+
+/* Before: the log kept the parsed JSON of every body, 401s included, and one 8 MiB body of
+ * empty arrays cost ~370 MB that stayed. Now a refused request's body is neither kept nor read,
+ * and 16 such bodies (8 to the control plane, 8 Connect ones to an envd path) leave the server
+ * within 64 MiB of where it started (its high-water mark within 96 MiB). */
+static void test_floods__unauthenticated_array_bodies_keep_the_server_small(void **state)
+{
+	(void)state;
+	fks s;
+	start(&s, NULL);
+	long rss0 = status_kb(s.pid, "VmRSS");
+	size_t n = 8 * MIB - 16;
+	char *arrays = empty_arrays(n), *framed = envelope(arrays, strlen(arrays));
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(raw_post(s.port, "/v2/sandboxes",
+		                          "Content-Type: application/json\r\n", arrays,
+		                          strlen(arrays)),
+		                 401);
+		assert_int_equal(raw_post(s.port, "/process.Process/List",
+		                          "Content-Type: application/connect+json\r\n"
+		                          "E2b-Sandbox-Id: inosuchsandboxnosuchsand\r\n",
+		                          framed, strlen(arrays) + 5),
+		                 502);
+	}
+	long rss = status_kb(s.pid, "VmRSS"), hwm = status_kb(s.pid, "VmHWM");
+	print_message("server RSS %ld -> %ld kB (peak %ld kB) after 16 bodies of 8 MiB\n", rss0,
+	              rss, hwm);
+	assert_true(rss - rss0 < 64 * 1024);
+	assert_true(hwm - rss0 < 96 * 1024);
+	json_t *log = request_log(&s);
+	assert_int_equal(json_array_size(log), 16);
+	size_t i;
+	json_t *e;
+	json_array_foreach(log, i, e) assert_null(json_object_get(e, "body"));
+	json_decref(log);
+	free(arrays);
+	free(framed);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* With the key, the same body is parsed, within its budget (4 bytes of memory per byte of text
+ * and 1 MiB): past it the parse fails as for bad JSON (400), and the server's peak stays within
+ * 96 MiB of where it started. */
+static void test_floods__an_authenticated_array_body_is_parsed_within_its_budget(void **state)
+{
+	(void)state;
+	fks s;
+	start(&s, NULL);
+	long rss0 = status_kb(s.pid, "VmRSS");
+	char *arrays = empty_arrays(8 * MIB - 16);
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	for (int i = 0; i < 4; i++) {
+		fkr *r = fks_req(&s, "POST", "/v2/sandboxes", h, arrays, strlen(arrays));
+		assert_int_equal(r->curl_rc, 0);
+		assert_int_equal(r->status, 400);
+		fkr_free(r);
+	}
+	long hwm = status_kb(s.pid, "VmHWM");
+	print_message("server RSS %ld kB, peak %ld kB after 4 parses\n", rss0, hwm);
+	assert_true(hwm - rss0 < 96 * 1024);
+	/* a body of that size that is not pathological still parses */
+	size_t n = 4 * MIB;
+	char *big = malloc(n + 64);
+	assert_non_null(big);
+	int o = snprintf(big, 64, "{\"templateID\":\"nosuchtemplate\",\"x\":\"");
+	memset(big + o, 'a', n);
+	memcpy(big + o + n, "\"}", 3);
+	fkr *r = fks_req(&s, "POST", "/v2/sandboxes", h, big, strlen(big));
+	assert_int_equal(r->status, 404); /* parsed: the template is what is missing */
+	fkr_free(r);
+	free(big);
+	free(arrays);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* A refused request's body is not in the log; an admitted one's is. */
+static void test_floods__the_log_keeps_no_body_of_a_refused_request(void **state)
+{
+	(void)state;
+	fks s;
+	start(&s, NULL);
+	const char *body = "{\"timeout\":30}";
+	const char *nokey[] = {"Content-Type: application/json", NULL};
+	const char *key[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	fkr *r =
+	    fks_req(&s, "POST", "/sandboxes/inosuchsandbox/timeout", nokey, body, strlen(body));
+	assert_int_equal(r->status, 401);
+	fkr_free(r);
+	r = fks_req(&s, "POST", "/sandboxes/inosuchsandbox/timeout", key, body, strlen(body));
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	json_t *log = request_log(&s);
+	assert_int_equal(json_array_size(log), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(log, 0), "status")),
+	                 401);
+	assert_null(json_object_get(json_array_get(log, 0), "body"));
+	json_t *b = json_object_get(json_array_get(log, 1), "body");
+	assert_int_equal(json_integer_value(json_object_get(b, "timeout")), 30);
+	json_decref(log);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* POST /sandboxes/<id>/timeout (404: no such sandbox) whose log entry is `target` bytes: the body
+ * {"timeout":30,"pad":"aaa..."} is sized from a first entry of the same shape (`base` bytes
+ * with a pad of `base_pad`). */
+static void post_entry_of(fks *s, size_t target, size_t base, size_t base_pad)
+{
+	size_t pad = base_pad + target - base;
+	char *body = malloc(pad + 64);
+	assert_non_null(body);
+	int o = snprintf(body, 64, "{\"timeout\":30,\"pad\":\"");
+	memset(body + o, 'a', pad);
+	memcpy(body + o + pad, "\"}", 3);
+	const char *key[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	fkr *r = fks_req(s, "POST", "/sandboxes/inosuchsandbox/timeout", key, body, strlen(body));
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	free(body);
+}
+
+/* An entry's size of one with a pad of 10 (what post_entry_of sizes from). */
+static size_t calibrate(fks *s)
+{
+	const char *del[] = {"X-API-Key: " KEY, NULL};
+	post_entry_of(s, 100, 100, 10);
+	json_t *log = request_log(s);
+	size_t n = entry_bytes(json_array_get(log, json_array_size(log) - 1));
+	json_decref(log);
+	fkr_free(fks_req(s, "DELETE", "/_fake/requests", del, NULL, 0));
+	return n;
+}
+
+/* One entry holds at most 65,536 bytes of text: at exactly that it keeps its body, one byte
+ * more and the body goes (the entry says "truncated":["body"]). */
+static void test_floods__a_log_entry_is_capped_at_64_kib(void **state)
+{
+	(void)state;
+	fks s;
+	start(&s, NULL);
+	size_t base = calibrate(&s);
+	post_entry_of(&s, 65536, base, 10);
+	post_entry_of(&s, 65537, base, 10);
+	json_t *log = request_log(&s);
+	assert_int_equal(json_array_size(log), 2);
+	json_t *kept = json_array_get(log, 0), *cut = json_array_get(log, 1);
+	assert_int_equal(entry_bytes(kept), 65536);
+	assert_non_null(json_object_get(kept, "body"));
+	assert_null(json_object_get(kept, "truncated"));
+	assert_null(json_object_get(cut, "body"));
+	assert_string_equal(json_string_value(json_array_get(json_object_get(cut, "truncated"), 0)),
+	                    "body");
+	assert_int_equal(json_array_size(json_object_get(cut, "truncated")), 1);
+	assert_int_equal(json_integer_value(json_object_get(cut, "status")), 404);
+	json_decref(log);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* --request-log-mb 1: the log keeps at most 1,048,576 bytes of entries: 16 entries of exactly
+ * 65,536 bytes all stay; a 17th drops the oldest; one byte more than what fits drops another. */
+static void test_floods__the_log_is_capped_in_bytes(void **state)
+{
+	(void)state;
+	fks s;
+	const char *extra[] = {"--request-log-mb", "1", NULL};
+	start(&s, extra);
+	size_t base = calibrate(&s);
+	for (int i = 0; i < 16; i++)
+		post_entry_of(&s, 65536, base, 10);
+	json_t *log = request_log(&s);
+	assert_int_equal(json_array_size(log), 16);
+	size_t sum = 0, i;
+	json_t *e;
+	json_array_foreach(log, i, e) sum += entry_bytes(e);
+	assert_int_equal(sum, 1048576);
+	json_decref(log);
+	post_entry_of(&s, 65536, base, 10); /* 17 x 65,536: the first goes */
+	log = request_log(&s);
+	assert_int_equal(json_array_size(log), 16);
+	json_decref(log);
+	post_entry_of(&s, 1000, base, 10); /* 1,049,576 > cap: the oldest 65,536 go */
+	log = request_log(&s);
+	assert_int_equal(json_array_size(log), 16);
+	sum = 0;
+	json_array_foreach(log, i, e) sum += entry_bytes(e);
+	assert_int_equal(sum, 15 * 65536 + 1000);
+	json_decref(log);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (!(g_bin = fks_bin_arg(argc, argv)))
+		return 2;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_floods__unauthenticated_array_bodies_keep_the_server_small),
+	    cmocka_unit_test(test_floods__an_authenticated_array_body_is_parsed_within_its_budget),
+	    cmocka_unit_test(test_floods__the_log_keeps_no_body_of_a_refused_request),
+	    cmocka_unit_test(test_floods__a_log_entry_is_capped_at_64_kib),
+	    cmocka_unit_test(test_floods__the_log_is_capped_in_bytes),
+	};
+	return cmocka_run_group_tests_name("fake_floods", tests, NULL, NULL);
+}
