@@ -979,8 +979,10 @@ static int init_main(void *arg)
 			mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
 	}
 	/* what container runtimes mask: kernel memory, keys, timers, the kernel log */
+	/* (behind the box's own /dev/null: a bind of the host's would let a box's root without a
+	 * user namespace chmod the host's node) */
 	for (int i = 0; i < a->n_masked; i++)
-		if (mount("/dev/null", a->masked[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+		if (mount(a->dev_files[0], a->masked[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
 			init_fail(a, 13);
 	if (a->own_net)
 		init_lo_up(a);

@@ -1049,17 +1049,18 @@ static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
 	assert_int_equal(fk_file_stat(rt, "ua", "/usr/bin", "sandbox", &e, &err), 0);
 	assert_string_equal(e.owner, "root");
 	fk_entry_clear(&e);
+	/* the box's own node (mknod), its root's */
 	assert_int_equal(fk_file_stat(rt, "ua", "/dev/null", "sandbox", &e, &err), 0);
-	assert_string_equal(e.owner, "nobody");
+	assert_string_equal(e.owner, "root");
 	fk_entry_clear(&e);
 
-	/* inside: host files look root's (idmapped, read-only), setuid still works; what the host's
-	 * root owns outside those trees is nobody's and root inside has no power over it */
+	/* inside: host files look root's (idmapped, read-only: root inside has no power over them),
+	 * setuid still works; /dev's nodes are the box's own, its root's */
 	char *view = sh("ua", "root",
 	                "stat -c '%u:%g %A %n' / /usr/bin/su /etc/passwd /workspace/s "
 	                "/root/api-root /workspace/api-sb /dev/null; "
-	                "chown 0:0 /dev/null 2>/dev/null || echo chown-refused; "
-	                "chmod 666 /dev/null 2>/dev/null || echo chmod-refused; "
+	                "chown 1000 /usr/bin/su 2>/dev/null || echo chown-refused; "
+	                "chmod 755 /usr/bin/su 2>/dev/null || echo chmod-refused; "
 	                "su -s /bin/sh sandbox -c 'su -c true root </dev/null 2>&1 | head -c 200 | "
 	                "grep -c -i -E \"authentication|password|terminal\"'");
 	assert_string_equal(view, "0:0 drwxr-xr-x /\n"
@@ -1068,7 +1069,7 @@ static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
 	                          "1000:1000 -rw-r--r-- /workspace/s\n"
 	                          "0:0 -rw-r--r-- /root/api-root\n"
 	                          "1000:1000 -rw-r--r-- /workspace/api-sb\n"
-	                          "65534:65534 crw-rw-rw- /dev/null\n"
+	                          "0:0 crw-rw-rw- /dev/null\n"
 	                          "chown-refused\nchmod-refused\n1\n");
 	free(view);
 
@@ -1319,7 +1320,7 @@ static void test_isolation__files_remove_refuses_the_box_mount_points(void **sta
 	NEED_ISOLATION(rt);
 	box_create("rmmnt");
 	fk_err err = {0};
-	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/null", "/proc", "/dev/shm"};
+	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/pts", "/proc", "/dev/shm"};
 	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
 		assert_int_equal(fk_file_remove(rt, "rmmnt", mounts[i], "root", &err), FK_EINVAL);
 		char want[200];
@@ -1349,7 +1350,7 @@ static void test_isolation__files_move_refuses_the_box_mount_points(void **state
 	box_create("mvmnt");
 	fk_err err = {0};
 	fk_entry e;
-	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/null", "/proc", "/dev/shm"};
+	const char *const mounts[] = {"/usr", "/etc", "/dev", "/dev/pts", "/proc", "/dev/shm"};
 	char *o = sh("mvmnt", "root", "mkdir -p /tmp/d /tmp/e && echo ok");
 	assert_string_equal(o, "ok\n");
 	free(o);
