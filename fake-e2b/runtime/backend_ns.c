@@ -4,8 +4,8 @@
  * system call filter and capability limits of everything inside (policy.c).
  *
  * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
- * pause, resume and reboot): a private /etc with the user `sandbox` (an overlay whose lower
- * layer is the runtime's template, <state>/.etc-template, mounted by the init; or a copy), the
+ * pause, resume and reboot): a private /etc (an overlay whose lower layer is the template's
+ * /etc, <state>/.etc-<template>, made by etc_layer.c and mounted by the init; or a copy), the
  * template's directories (seed README "Template") and empty mount points. Its PID 1 is cloned
  * into new PID + mount + network namespaces (egress none: only `lo`; allowlist and open: `lo`
  * with every IPv4 address local, whose connections the egress proxy takes, egress.h); in its mount
@@ -31,6 +31,7 @@
 #include "backend.h"
 #include "box_cgroups.h"
 #include "egress_int.h"
+#include "etc_layer.h"
 #include "linux/caps.h"
 #include "linux/cgroup.h"
 #include "linux/loopfs.h"
@@ -159,117 +160,6 @@ static int run_cp(const char *src, const char *dst, bool quiet)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int run_cp_etc(const char *dst)
-{
-	/* unreadable host files are not fatal */
-	return run_cp("/etc", dst, geteuid() != 0) < 0 ? -1 : 0;
-}
-
-/* Rewrites <etc>/<name>: drops lines whose name is `user` or whose id field (field
- * `idfield`, 0-based) is `id`, then appends `line`. */
-static int rewrite_db(const char *etc, const char *name, const char *user, int idfield, unsigned id,
-                      const char *line)
-{
-	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/%s", etc, name);
-	snprintf(tmp, sizeof(tmp), "%s.fk-new", path);
-	FILE *in = fopen(path, "re");
-	FILE *out = fopen(tmp, "we");
-	if (!out) {
-		if (in)
-			fclose(in);
-		return -1;
-	}
-	char buf[4096], ids[16];
-	snprintf(ids, sizeof(ids), "%u", id);
-	while (in && fgets(buf, sizeof(buf), in)) {
-		char copy[4096];
-		snprintf(copy, sizeof(copy), "%s", buf);
-		char *save = NULL, *f = strtok_r(copy, ":", &save);
-		bool drop = f && !strcmp(f, user);
-		for (int i = 1; f && i <= idfield; i++)
-			f = strtok_r(NULL, ":", &save);
-		if (idfield > 0 && f && !strcmp(f, ids))
-			drop = true;
-		if (!drop)
-			fputs(buf, out);
-	}
-	fputs(line, out);
-	if (in)
-		fclose(in);
-	struct stat st;
-	if (stat(path, &st) == 0) {
-		fchmod(fileno(out), st.st_mode & 07777);
-		if (fchown(fileno(out), st.st_uid, st.st_gid) < 0 && geteuid() == 0)
-			fprintf(stderr, "fake-e2b: chown %s: %s\n", tmp, fk_strerror(errno));
-	}
-	if (fclose(out) != 0)
-		return -1;
-	return rename(tmp, path);
-}
-
-/* Writes <etc>/<rel> (mode 0440, root) with `text`; -1 on failure. */
-static int write_etc_file(const char *etc, const char *rel, const char *text)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", etc, rel);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0440);
-	if (fd < 0)
-		return -1;
-	size_t len = strlen(text);
-	int rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
-	fchmod(fd, 0440);
-	close(fd);
-	return rc;
-}
-
-/* The box's resolver: E2B's (8.8.8.8); in a box's own network namespace every address on
- * port 53/udp is the egress proxy's DNS, so nothing leaves the machine unchecked. */
-static int write_resolv_conf(const char *etc)
-{
-	char p[4200];
-	snprintf(p, sizeof(p), "%s/resolv.conf", etc);
-	unlink(p); /* may be a symlink into the host's /run */
-	FILE *f = fopen(p, "we");
-	if (!f)
-		return -1;
-	fputs("# fake-e2b: answered by the sandbox's egress proxy\nnameserver 8.8.8.8\n", f);
-	fchmod(fileno(f), 0644);
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-/* A copy of the host's /etc at `dst` with the template's user (its uid and gid, HOME, a group
- * of the same name) and, when the template says so, passwordless sudo for that user; with
- * `own_dns`, the resolver of a box's own network namespace. */
-static int make_etc(const char *dst, const fk_template *t, bool own_dns)
-{
-	if (run_cp_etc(dst) < 0)
-		return -1;
-	if (own_dns && write_resolv_conf(dst) < 0)
-		return -1;
-	char pw[512], gr[256], sh[256], gs[256];
-	snprintf(pw, sizeof(pw), "%s:x:%u:%u:%s:%s:/bin/bash\n", t->user, t->uid, t->gid, t->user,
-	         t->home);
-	snprintf(gr, sizeof(gr), "%s:x:%u:\n", t->user, t->gid);
-	snprintf(sh, sizeof(sh), "%s:!:19000:0:99999:7:::\n", t->user);
-	snprintf(gs, sizeof(gs), "%s:!::\n", t->user);
-	int rc = rewrite_db(dst, "passwd", t->user, 2, t->uid, pw);
-	rc |= rewrite_db(dst, "group", t->user, 2, t->gid, gr);
-	rc |= rewrite_db(dst, "shadow", t->user, 0, 0, sh);
-	rewrite_db(dst, "gshadow", t->user, 0, 0, gs);
-	if (t->sudo) {
-		/* sudo reads /etc/sudoers.d when the host's sudoers includes it (Debian's does) */
-		char dir[4200], line[256];
-		snprintf(dir, sizeof(dir), "%s/sudoers.d", dst);
-		mkdir(dir, 0755);
-		snprintf(line, sizeof(line), "%s ALL=(ALL:ALL) NOPASSWD: ALL\n", t->user);
-		char rel[128];
-		snprintf(rel, sizeof(rel), "sudoers.d/fake-e2b-%s", t->user);
-		rc |= write_etc_file(dst, rel, line);
-	}
-	return rc;
-}
-
 static void overlay_opts(char *buf, size_t size, const char *lower, const char *dir)
 {
 	int n = snprintf(buf, size, "lowerdir=%s,upperdir=%s/etc-upper,workdir=%s/etc-work", lower,
@@ -326,7 +216,7 @@ static void rt_etc_templates(fk_rt *rt)
 			break;
 		}
 		fk__rm_rf_at(AT_FDCWD, v[i]);
-		ok = make_etc(v[i], &t[i], rt->egress_ns) == 0;
+		ok = fk__etc_make(v[i], &t[i], rt->egress_ns) == 0;
 	}
 	if (ok && overlay_works(rt->state_dir, v[0], -1)) {
 		rt->etc_templates = v;
@@ -676,6 +566,21 @@ static void rt_disks(fk_rt *rt)
 		        why, fk_strerror(e));
 }
 
+/* A machine id of the box's own in its /etc (the upper layer of its overlay, or its copy): a new
+ * box, from a layer or not, is a new machine. */
+static int box_machine_id(fk_box *b, fk_err *err)
+{
+	char p[4200];
+	if (box_etc_template(b))
+		snprintf(p, sizeof(p), "%s/etc-upper/machine-id", b->hdir);
+	else
+		snprintf(p, sizeof(p), "%s/etc/machine-id", b->hroot);
+	if (fk__etc_machine_id(p, fk__host_id(b, 0)) < 0)
+		return fk__fail(err, FK_EIO, errno, "the sandbox's machine id: %s",
+		                fk_strerror(errno));
+	return 0;
+}
+
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
 	int rc = box_userns(b, err);
@@ -699,7 +604,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 		if (rc < 0)
 			return rc;
 		box_prepare_fs(b);
-		return 0;
+		return box_machine_id(b, err);
 	}
 	bool fresh = mkdir(b->hroot, 0755) == 0;
 	if (!fresh && errno != EEXIST)
@@ -725,11 +630,11 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	} else if (fresh) {
 		char etc[4200];
 		snprintf(etc, sizeof(etc), "%s/etc", b->hroot);
-		if (make_etc(etc, b->tpl, b->rt->egress_ns) != 0)
+		if (fk__etc_make(etc, b->tpl, b->rt->egress_ns) != 0)
 			return fk__fail(err, FK_EIO, errno, "writing the box's /etc failed");
 	}
 	box_prepare_fs(b);
-	return 0;
+	return fresh ? box_machine_id(b, err) : 0;
 }
 
 int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
@@ -982,7 +887,8 @@ static int init_main(void *arg)
 	/* (behind the box's own /dev/null: a bind of the host's would let a box's root without a
 	 * user namespace chmod the host's node) */
 	for (int i = 0; i < a->n_masked; i++)
-		if (mount(a->dev_files[0], a->masked[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+		if (mount(a->dev_files[0], a->masked[i], NULL, MS_BIND, NULL) < 0 &&
+		    errno != ENOENT)
 			init_fail(a, 13);
 	if (a->own_net)
 		init_lo_up(a);
@@ -1017,6 +923,9 @@ static int init_main(void *arg)
 		init_fail(a, 17);
 	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		init_fail(a, 18);
+	/* E2B's host name (its /etc/hostname and /etc/hosts say the same) */
+	if (sethostname(FK_BOX_HOSTNAME, sizeof(FK_BOX_HOSTNAME) - 1) < 0)
+		init_fail(a, 27);
 	prctl(PR_SET_DUMPABLE, 0);
 	/* PID 1 only reaps from now on: no capabilities, the boxes' system call filter */
 	if (a->seccomp && fk_lx_seccomp_install(a->seccomp) < 0)

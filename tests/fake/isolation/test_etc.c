@@ -2,9 +2,13 @@
  * tests/fake/isolation/test_etc.c — a box's /etc is made for it, and its mount table names no
  * host path.
  *
- * The box's mountinfo must show neither the state directory nor any host path of the box's files
- * (the /etc overlay's options used to name <state>/<id>/etc-upper and the template's path). Runs
- * the linked-in runtime, as root; skips without isolation.
+ * The host's /etc used to be copied whole into every box (its shadow, SSH host keys, TLS private
+ * keys; its hostname). main() puts markers in the host's /etc before the runtime makes its
+ * templates (removed at the end): a public file outside the allowlist, a 0600 file inside an
+ * allowed directory, and a public file inside one (which must come through). The box's mountinfo
+ * must show neither the state directory nor any host path of the box's files (the /etc overlay's
+ * options used to name <state>/<id>/etc-upper). Runs the linked-in runtime, as root; skips
+ * without isolation.
  */
 #define _GNU_SOURCE
 #include "box_run.h"
@@ -27,6 +31,8 @@
 
 static fk_rt *rt;
 static char state_dir[] = "/var/tmp/fk-etc-XXXXXX";
+/* the host's markers: outside the allowlist, private in an allowed directory, public in one */
+static char secret[128], private_in_allowed[128], public_in_allowed[128];
 
 static char *sh(const char *box, const char *user, const char *script)
 {
@@ -95,6 +101,177 @@ static void test_etc__mountinfo_names_no_host_path(void **state)
 	assert_int_equal(fk_box_destroy(rt, "mi", NULL), 0);
 }
 
+/* ------------------------------------------------------------ what comes from the host */
+
+/* What the box shows of `path`: its contents or "<absent>". */
+static char *box_cat(const char *box, const char *user, const char *path)
+{
+	box_result r;
+	assert_int_equal(
+	    box_bash(rt, box, user, false, &r, "cat %s 2>/dev/null || echo '<absent>'", path), 0);
+	free(r.err);
+	return r.out;
+}
+
+static char *host_read(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+static void test_etc__nothing_of_the_host_etc_but_the_allowlist(void **state)
+{
+	(void)state;
+	NEED_ISOLATION(rt);
+	box_create("sec", "base");
+	char *o = box_cat("sec", "root", secret);
+	assert_string_equal(o, "<absent>\n");
+	free(o);
+	o = box_cat("sec", "root", private_in_allowed);
+	assert_string_equal(o, "<absent>\n");
+	free(o);
+	o = box_cat("sec", "root", public_in_allowed);
+	assert_string_equal(o, "# fk-test public\n");
+	free(o);
+	/* secrets of an ordinary host: none, whatever this one has */
+	o = sh("sec", "root",
+	       "ls -d /etc/ssl/private /etc/ssh/ssh_host_* /etc/krb5.keytab /etc/apt /etc/pip.conf "
+	       "/etc/npmrc /etc/gitconfig /etc/subuid /etc/fstab /etc/shadow- /etc/passwd- "
+	       "2>/dev/null; ls /etc/ssh 2>/dev/null | tr '\\n' ' '; echo; "
+	       /* no file in the box's /etc is a host file others may not read */
+	       "find /etc -xdev -type f ! -perm -o=r ! -name shadow ! -name gshadow "
+	       "! -name sudoers ! -path '/etc/sudoers.d/*'; echo done");
+	char want[256];
+	snprintf(want, sizeof(want), "%s%s\ndone\n",
+	         access("/etc/ssh/ssh_config", F_OK) == 0 ? "ssh_config " : "",
+	         access("/etc/ssh/ssh_config.d", F_OK) == 0 ? "ssh_config.d " : "");
+	assert_string_equal(o, want);
+	free(o);
+	/* /etc/shadow is the box's: every account locked, the template's user without a password;
+	 * the same through base's passwordless sudo */
+	static const char shadow[] = "root:*\ndaemon:*\nbin:*\nsys:*\nsync:*\ngames:*\nman:*\n"
+	                             "lp:*\nmail:*\nnews:*\nuucp:*\nproxy:*\nwww-data:*\n"
+	                             "backup:*\nlist:*\nirc:*\n_apt:*\nnobody:*\nuser:!\n";
+	o = sh("sec", "root", "cut -d: -f1,2 /etc/shadow");
+	assert_string_equal(o, shadow);
+	free(o);
+	o = sh("sec", "user", "sudo -n cut -d: -f1,2 /etc/shadow");
+	assert_string_equal(o, shadow);
+	free(o);
+	char *host_shadow = host_read("/etc/shadow");
+	o = sh("sec", "root", "cat /etc/shadow");
+	assert_true(strcmp(o, host_shadow) != 0);
+	/* not one line of the host's, but for the system accounts' locked entries */
+	for (char *line = host_shadow; *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char *pw = strchr(line, ':');
+		if (pw && pw[1] != '*' && pw[1] != '!' && pw[1] != ':')
+			assert_null(strstr(o, line)); /* an account with a password hash */
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	free(o);
+	free(host_shadow);
+	assert_int_equal(fk_box_destroy(rt, "sec", NULL), 0);
+}
+
+/* ------------------------------------------------------------ what is made for the box */
+
+static void test_etc__hostname_hosts_users_are_the_boxs(void **state)
+{
+	(void)state;
+	NEED_ISOLATION(rt);
+	box_create("hn", "capybara-sandbox");
+	/* E2B's: e2b.local for the host name, /etc/hostname and /etc/hosts */
+	char *o =
+	    sh("hn", "sandbox", "hostname; uname -n; cat /etc/hostname; getent hosts e2b.local");
+	assert_string_equal(o, "e2b.local\ne2b.local\ne2b.local\n127.0.1.1       e2b.local\n");
+	free(o);
+	o = sh("hn", "sandbox", "cat /etc/hosts");
+	assert_string_equal(o, "127.0.0.1\tlocalhost\n"
+	                       "::1\tlocalhost ip6-localhost ip6-loopback\n"
+	                       "fe00::\tip6-localnet\n"
+	                       "ff00::\tip6-mcastprefix\n"
+	                       "ff02::1\tip6-allnodes\n"
+	                       "ff02::2\tip6-allrouters\n"
+	                       "127.0.1.1\te2b.local\n");
+	free(o);
+	/* the users of a Debian base system and the template's */
+	o = sh("hn", "sandbox",
+	       "cut -d: -f1,3,4,6 /etc/passwd | tr '\\n' ' '; echo; "
+	       "getent passwd sandbox; getent group sandbox; id");
+	assert_string_equal(
+	    o, "root:0:0:/root daemon:1:1:/usr/sbin bin:2:2:/bin sys:3:3:/dev sync:4:65534:/bin "
+	       "games:5:60:/usr/games man:6:12:/var/cache/man lp:7:7:/var/spool/lpd "
+	       "mail:8:8:/var/mail news:9:9:/var/spool/news uucp:10:10:/var/spool/uucp "
+	       "proxy:13:13:/bin www-data:33:33:/var/www backup:34:34:/var/backups "
+	       "list:38:38:/var/list irc:39:39:/run/ircd _apt:42:65534:/nonexistent "
+	       "nobody:65534:65534:/nonexistent sandbox:1000:1000:/workspace \n"
+	       "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash\n"
+	       "sandbox:x:1000:\n"
+	       "uid=1000(sandbox) gid=1000(sandbox) groups=1000(sandbox)\n");
+	free(o);
+	/* UTC, E2B's; nsswitch of files; a resolver of the box's network; no sudo for sandbox */
+	o = sh("hn", "sandbox",
+	       "date +%Z; readlink /etc/localtime; grep -c files "
+	       "/etc/nsswitch.conf; grep -v '^#' /etc/resolv.conf; "
+	       "sudo -n true 2>/dev/null || echo no-sudo");
+	assert_string_equal(o, "UTC\n/usr/share/zoneinfo/Etc/UTC\n10\nnameserver 8.8.8.8\n"
+	                       "no-sudo\n");
+	free(o);
+	/* a machine id of its own: not the host's, not another box's */
+	box_create("hn2", "capybara-sandbox");
+	char *a = sh("hn", "sandbox", "cat /etc/machine-id"),
+	     *b = sh("hn2", "root", "cat /etc/machine-id");
+	assert_int_equal(strlen(a), 33);
+	assert_int_equal(strspn(a, "0123456789abcdef"), 32);
+	assert_true(strcmp(a, b) != 0);
+	if (access("/etc/machine-id", R_OK) == 0) {
+		char *h = host_read("/etc/machine-id");
+		assert_true(strcmp(a, h) != 0 && strcmp(b, h) != 0);
+		free(h);
+	}
+	free(a);
+	free(b);
+	assert_int_equal(fk_box_destroy(rt, "hn", NULL), 0);
+	assert_int_equal(fk_box_destroy(rt, "hn2", NULL), 0);
+}
+
+/* The host's /usr still works with the box's /etc: the compiler and make, Python with TLS
+ * certificates, alternatives, sudo and runuser through PAM, the dynamic linker's cache. */
+static void test_etc__the_userland_works(void **state)
+{
+	(void)state;
+	NEED_ISOLATION(rt);
+	box_create("ul", "base");
+	fk_writer *w;
+	fk_err err = {0};
+	static const char src[] =
+	    "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n";
+	assert_int_equal(fk_file_write_open(rt, "ul", "/home/user/m/hi.c", "user", &w, NULL, &err),
+	                 0);
+	assert_int_equal(fk_writer_write(w, src, strlen(src), &err), 0);
+	assert_int_equal(fk_writer_close(w, &err), 0);
+	char *o =
+	    sh("ul", "user",
+	       "cd ~/m && printf 'hi: hi.c\\n\\tcc -o hi hi.c\\n' > Makefile && make -s && ./hi && "
+	       "python3 -c 'import ssl; c = ssl.create_default_context(); "
+	       "print(len(c.get_ca_certs()) > 0 or c.cert_store_stats()[\"x509_ca\"] > 0)' && "
+	       "test -L /etc/alternatives/cc -o -L /etc/alternatives/python3 -o "
+	       "-d /etc/alternatives && ldconfig -p | grep -q 'libc.so.6' && echo ld-ok && "
+	       "sudo -n id -un && sudo -n runuser -u user -- id -un");
+	assert_string_equal(o, "hi\nTrue\nld-ok\nroot\nuser\n");
+	free(o);
+	assert_int_equal(fk_box_destroy(rt, "ul", NULL), 0);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -117,11 +294,54 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+static bool put(const char *path, mode_t mode, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return false;
+	}
+	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text) && fchmod(fd, mode) == 0;
+	close(fd);
+	return ok;
+}
+
+static void markers_remove(void)
+{
+	unlink(secret);
+	unlink(private_in_allowed);
+	unlink(public_in_allowed);
+}
+
+/* The host's markers, before the runtime makes its templates from the host's /etc. */
+static bool markers_put(void)
+{
+	int pid = (int)getpid();
+	snprintf(secret, sizeof(secret), "/etc/fk-test-secret-%d", pid);
+	snprintf(private_in_allowed, sizeof(private_in_allowed),
+	         "/etc/profile.d/fk-test-private-%d", pid);
+	snprintf(public_in_allowed, sizeof(public_in_allowed),
+	         "/etc/profile.d/fk-test-public-%d.sh", pid);
+	bool ok = put(secret, 0644, "fk-test secret\n") &&
+	          put(private_in_allowed, 0600, "fk-test private\n") &&
+	          put(public_in_allowed, 0644, "# fk-test public\n");
+	if (!ok)
+		markers_remove();
+	return ok;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_etc__mountinfo_names_no_host_path),
+	    cmocka_unit_test(test_etc__nothing_of_the_host_etc_but_the_allowlist),
+	    cmocka_unit_test(test_etc__hostname_hosts_users_are_the_boxs),
+	    cmocka_unit_test(test_etc__the_userland_works),
 	};
-	return fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup,
-	                        group_teardown);
+	bool markers = geteuid() == 0 && markers_put();
+	int rc =
+	    fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup, group_teardown);
+	if (markers)
+		markers_remove();
+	return rc;
 }
