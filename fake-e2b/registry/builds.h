@@ -36,6 +36,7 @@ enum {
 	FK_T_CONFLICT = -3,  /* the build was already started */
 	FK_T_FAILED = -4,    /* out of memory, disk, a thread */
 	FK_T_FORBIDDEN = -5, /* a template fake-e2b serves (E2B: another team's) */
+	FK_T_NOSPACE = -6,   /* the state directory's file system cannot hold it (507) */
 };
 
 #define FK_ENVD_VERSION "0.6.13" /* the envd whose wire fake-e2b speaks (README "Which envd") */
@@ -96,7 +97,8 @@ int fk_tstore_file_link(fk_tstore *s, const char *template_id, const char *hash,
                         char token[65]);
 
 /* The upload of one archive (PUT to the link): begin checks the token (FK_T_NOTFOUND when it is
- * not this server's), write appends (FK_T_FAILED past max bytes or on a disk error), finish
+ * not this server's), write appends (FK_T_FAILED past max bytes or on a disk error,
+ * FK_T_NOSPACE when the state directory's file system is full), finish
  * keeps the file under its hash (or drops it when ok is 0). */
 typedef struct fk_upload fk_upload;
 int fk_tstore_upload_begin(fk_tstore *s, const char *template_id, const char *hash,

@@ -80,7 +80,8 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 		fk_tboot_clear(&boot);
 		return took == -1
 		           ? fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "sandbox not running")
-		           : fk__tstore_fail(msg, cap, FK_T_FAILED,
+		           : fk__tstore_fail(msg, cap,
+		                             err.code == FK_ENOSPC ? FK_T_NOSPACE : FK_T_FAILED,
 		                             "Error creating snapshot template: %s", err.message);
 	}
 	free(boot.layer);

@@ -457,7 +457,8 @@ int fk_tstore_upload_write(fk_upload *u, const void *data, size_t len)
 			continue;
 		if (n <= 0) {
 			u->failed = true;
-			return FK_T_FAILED;
+			return n < 0 && (errno == ENOSPC || errno == EDQUOT) ? FK_T_NOSPACE
+			                                                     : FK_T_FAILED;
 		}
 		p += n;
 		len -= (size_t)n;

@@ -59,6 +59,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -476,21 +477,48 @@ static const char *disk_template(fk_rt *rt, uint64_t bytes)
 	return t ? t->path : NULL;
 }
 
+/* The state dir's file system's free space for an unprivileged writer (f_bavail: the root
+ * reserve stays the host's), in bytes; 0 when it cannot be read. */
+static uint64_t state_free(const fk_rt *rt)
+{
+	struct statvfs sv;
+	return statvfs(rt->state_dir, &sv) == 0 ? (uint64_t)sv.f_bavail * sv.f_frsize : 0;
+}
+
+/* FK_ENOSPC: `what` needs `need` bytes of the state dir's file system, which has less. */
+static int no_room(const fk_rt *rt, const char *what, uint64_t need, fk_err *err)
+{
+	return fk__fail(err, FK_ENOSPC, ENOSPC,
+	                "not enough disk space for %s: it needs %llu MiB, the state directory's "
+	                "file system has %llu MiB free",
+	                what, (unsigned long long)((need + (1u << 20) - 1) >> 20),
+	                (unsigned long long)(state_free(rt) >> 20));
+}
+
 /* A box's disk of `bytes` at `img` (a sparse copy of the template, made fresh), mounted
- * detached: its fd. */
-static int disk_make(fk_rt *rt, const char *img, uint64_t bytes)
+ * detached: its fd. With `reserve`, the image's whole size is allocated first (fallocate: its
+ * holes become unwritten extents, which read as zeros and take no time to make), so the box's
+ * writes never need space of the state dir's file system that someone else may have taken;
+ * ENOSPC when it does not fit. *discard_err as fk_lx_loop_mount's. */
+static int disk_make(fk_rt *rt, const char *img, uint64_t bytes, bool reserve, int *discard_err)
 {
 	const char *tpl = disk_template(rt, bytes);
 	if (!tpl)
 		return -1;
 	unlink(img); /* no sandbox of ours has this id: a crashed run's */
-	if (fk_lx_sparse_copy(tpl, img) < 0) {
-		int e = errno;
-		unlink(img);
+	int fd = -1, mnt = -1;
+	if (fk_lx_sparse_copy(tpl, img) == 0 &&
+	    (!reserve ||
+	     ((fd = open(img, O_RDWR | O_CLOEXEC)) >= 0 && fallocate(fd, 0, 0, (off_t)bytes) == 0)))
+		mnt = fk_lx_loop_mount(img, "ext4", discard_err);
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (mnt < 0) {
+		unlink(img); /* what fallocate took goes back with it */
 		errno = e;
-		return -1;
 	}
-	return fk_lx_loop_mount(img, "ext4");
+	return mnt;
 }
 
 /* The box's disk (its size cap): <state>/<id>.disk, an ext4 image holding everything of the
@@ -507,7 +535,9 @@ static int box_disk(fk_box *b, fk_err *err)
 		b->disk_img = NULL;
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	}
-	b->disk_fd = disk_make(rt, b->disk_img, b->limits.disk_bytes);
+	b->disk_fd = disk_make(rt, b->disk_img, b->limits.disk_bytes, rt->disk_reserve, NULL);
+	if (b->disk_fd < 0 && (errno == ENOSPC || errno == EDQUOT)) /* another create came first */
+		return no_room(rt, "the sandbox's disk", b->limits.disk_bytes, err);
 	if (b->disk_fd < 0)
 		return fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s", fk_strerror(errno));
 	/* /proc/<our pid>, not /proc/self: cp (run_cp) reaches the disk through it too */
@@ -533,8 +563,17 @@ static void rt_disks(fk_rt *rt)
 	fk_limits l;
 	fk__policy_limits(NULL, &l);
 	l.disk_bytes = (uint64_t)rt->default_disk_mb << 20;
-	int fd = disk_make(rt, img, l.disk_bytes);
+	/* not reserved: this file system need not hold a whole disk to tell what it can do */
+	int discard_err = 0;
+	int fd = disk_make(rt, img, l.disk_bytes, false, &discard_err);
 	int e = errno;
+	/* can its space be reserved (fallocate)? Tried on the probe's first MiB, which its file
+	 * system's metadata holds already */
+	int rfd = fd < 0 ? -1 : open(img, O_RDWR | O_CLOEXEC);
+	rt->disk_reserve = rfd >= 0 && fallocate(rfd, 0, 0, 1 << 20) == 0;
+	int reserve_err = errno;
+	if (rfd >= 0)
+		close(rfd);
 	/* each boot clones the disk's detached mount for the box's PID 1 (open_tree), which Linux
 	 * allows from 6.15 on; an older kernel (Debian 12's 6.1) says EINVAL, and every create
 	 * would fail: no disks there */
@@ -564,6 +603,20 @@ static void rt_disks(fk_rt *rt)
 		        "fake-e2b: no per-sandbox disk (%s): %s; sandboxes' files "
 		        "share the state dir's file system with NO size cap\n",
 		        why, fk_strerror(e));
+	if (rt->disks && !rt->disk_reserve)
+		fprintf(
+		    stderr,
+		    "fake-e2b: sandboxes' disks cannot be reserved on the state dir's file system "
+		    "(fallocate: %s): a create is refused when its disk does not fit the free "
+		    "space, but a full file system fails the writes of every sandbox\n",
+		    fk_strerror(reserve_err));
+	if (rt->disks && discard_err)
+		fprintf(
+		    stderr,
+		    "fake-e2b: discard stays on for sandboxes' loop devices (%s): a discard "
+		    "through one (only the host's root can ask for one) would give back part of "
+		    "its disk's reservation\n",
+		    fk_strerror(discard_err));
 }
 
 /* A machine id of the box's own in its /etc (the upper layer of its overlay, or its copy): a new
@@ -583,6 +636,10 @@ static int box_machine_id(fk_box *b, fk_err *err)
 
 int fk__backend_box_prepare(fk_box *b, fk_err *err)
 {
+	/* its disk must fit the state dir's file system (reserved below, disk_make): refused
+	 * before anything of the box is made */
+	if (b->rt->disks && b->disk_fd < 0 && b->limits.disk_bytes > state_free(b->rt))
+		return no_room(b->rt, "the sandbox's disk", b->limits.disk_bytes, err);
 	int rc = box_userns(b, err);
 	if (rc < 0)
 		return rc;
@@ -637,8 +694,40 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	return fresh ? box_machine_id(b, err) : 0;
 }
 
+#define COPY_WHAT "a copy of the sandbox's files"
+
+/* A copy of a box's files out of its disk (a layer: commit, snapshot) needs what the disk
+ * holds on the state dir's file system: refused up front when that is more than it has free.
+ * *need: those bytes (0 without a disk: commit then moves the files, a copy shares the file
+ * system the box already fills). */
+static int copy_room(fk_box *b, uint64_t *need, fk_err *err)
+{
+	struct statvfs sv;
+	*need = 0;
+	if (b->disk_fd < 0 || fstatvfs(b->disk_fd, &sv) < 0)
+		return 0;
+	*need = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
+	return *need > state_free(b->rt) ? no_room(b->rt, COPY_WHAT, *need, err) : 0;
+}
+
+/* After a failed copy into `layer_dir`: removes it, and says ENOSPC when the copy ran out of
+ * space (another writer took it meanwhile: less than a MiB is left), else `fallback`. */
+static int copy_failed(fk_box *b, const char *layer_dir, uint64_t need, int fallback_errno,
+                       const char *fallback, fk_err *err)
+{
+	bool full = need && state_free(b->rt) < (1u << 20);
+	fk__rm_rf_at(AT_FDCWD, layer_dir);
+	if (full)
+		return no_room(b->rt, COPY_WHAT, need, err);
+	return fk__fail(err, FK_EIO, fallback_errno, "%s", fallback);
+}
+
 int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 {
+	uint64_t need;
+	int rc = copy_room(b, &need, err);
+	if (rc < 0)
+		return rc;
 	if (mkdir(layer_dir, 0700) < 0)
 		return fk__fail(err, errno == EEXIST ? FK_EEXIST : FK_EIO, errno, "mkdir %s: %s",
 		                layer_dir, fk_strerror(errno));
@@ -656,9 +745,10 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 		}
 		if (failed) {
 			int e = errno;
-			fk__rm_rf_at(AT_FDCWD, layer_dir);
-			return fk__fail(err, FK_EIO, e, "moving the sandbox's files: %s",
-			                fk_strerror(e));
+			char why[160];
+			snprintf(why, sizeof(why), "moving the sandbox's files: %s",
+			         fk_strerror(e));
+			return copy_failed(b, layer_dir, need, e, why, err);
 		}
 	}
 	return 0;
@@ -666,6 +756,10 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 
 int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 {
+	uint64_t need;
+	int rc = copy_room(b, &need, err);
+	if (rc < 0)
+		return rc;
 	if (mkdir(layer_dir, 0700) < 0)
 		return fk__fail(err, errno == EEXIST ? FK_EEXIST : FK_EIO, errno, "mkdir %s: %s",
 		                layer_dir, fk_strerror(errno));
@@ -676,10 +770,9 @@ int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
 		if (access(src, F_OK) < 0 && errno == ENOENT)
 			continue;
-		if (run_cp(src, dst, false) != 0) {
-			fk__rm_rf_at(AT_FDCWD, layer_dir);
-			return fk__fail(err, FK_EIO, 0, "copying the sandbox's files failed");
-		}
+		if (run_cp(src, dst, false) != 0)
+			return copy_failed(b, layer_dir, need, 0,
+			                   "copying the sandbox's files failed", err);
 	}
 	return 0;
 }

@@ -205,7 +205,10 @@ typedef struct fk_box_options {
  * /lib... read-only; private /etc with the template's user, e.g. `sandbox` 1000:1000 HOME
  * /workspace for capybara-sandbox; the template's directories, e.g. /workspace, /skills 0755
  * root, /opt/capybara 0700 root; /tmp 1777), starts its init. FK_EEXIST if the id is taken,
- * FK_EINVAL for an unknown template. `opts` may be NULL. */
+ * FK_EINVAL for an unknown template, FK_ENOSPC when its disk (disk_mb, whose whole size is
+ * reserved on the state dir's file system when the box is made) does not fit that file
+ * system's free space ("not enough disk space for the sandbox's disk: it needs N MiB, ...").
+ * `opts` may be NULL. */
 int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err);
 
 /* Pause: every process of the box stops making progress (freezer cgroup FROZEN). Idempotent. */
@@ -227,14 +230,16 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
  * writable root and its /etc layer) move to `layer_dir` (created; must not exist) as a layer
  * other boxes start from (fk_box_options.layer_dir), and the box is destroyed. Nothing runs in
  * the box while its files move, so what the layer holds is what the box left. FK_ENOTFOUND,
- * FK_EEXIST (layer_dir exists), FK_EIO. On failure the box is destroyed too. */
+ * FK_EEXIST (layer_dir exists), FK_ENOSPC (a copy of what the box's disk holds does not fit the
+ * state dir's file system, where layer_dir is meant to be; nothing left in layer_dir), FK_EIO.
+ * On failure the box is destroyed too. */
 int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
 
 /* Snapshot (E2B's snapshots and forks): a copy of the box's files (as fk_box_commit lays them
  * out) in `layer_dir` (created; must not exist), taken while the box is frozen so its processes
  * change nothing meanwhile; the box then runs on (a paused one stays paused). Only files: a box
- * made from the layer boots its processes anew. FK_ENOTFOUND, FK_EEXIST, FK_EIO (nothing left
- * in layer_dir). */
+ * made from the layer boots its processes anew. FK_ENOTFOUND, FK_EEXIST, FK_ENOSPC (as
+ * fk_box_commit's), FK_EIO (nothing left in layer_dir). */
 int fk_box_snapshot(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err);
 
 /* Network update (E2B's PUT /sandboxes/{id}/network): box `id`'s egress rules become

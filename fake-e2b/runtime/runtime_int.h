@@ -139,6 +139,7 @@ struct fk_rt {
 	char *idrange_dir;
 	uint32_t idrange_cursor;
 	bool disks;                /* a file system image per box (loop devices work) */
+	bool disk_reserve;         /* each image's whole size is allocated (fallocate works) */
 	pthread_mutex_t disk_lock; /* guards disk_tpls */
 	fk_disk_tpl *disk_tpls;    /* the empty images boxes' disks are copied from, by size */
 };

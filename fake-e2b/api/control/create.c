@@ -126,7 +126,8 @@ json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
 	free(envs);
 	if (rc < 0) {
 		fk_sandbox_discard(sb);
-		*status = 500;
+		/* a disk that does not fit the state dir's file system: E2B's 507 shape (envd's) */
+		*status = err.code == FK_ENOSPC ? 507 : 500;
 		snprintf(msg, cap, "cannot start sandbox: %s", err.message);
 		return NULL;
 	}

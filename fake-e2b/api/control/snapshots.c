@@ -72,6 +72,8 @@ enum MHD_Result fk_control_snapshot_create(fk_call *c)
 		return fk_reply_error(r, 400, "%s", msg);
 	case FK_T_NOTFOUND:
 		return fk_control_not_found(c);
+	case FK_T_NOSPACE: /* E2B's shape for a full disk: envd's 507 */
+		return fk_reply_error(r, 507, "%s", msg);
 	default:
 		return fk_reply_error(r, 500, "%s", msg);
 	}
@@ -242,7 +244,8 @@ enum MHD_Result fk_control_fork(fk_call *c)
 		json_decref(create);
 		if (rc == -1)
 			return fk_control_not_found(c);
-		return fk_reply_error(r, 500, "Error forking sandbox: %s", err.message);
+		return fk_reply_error(r, err.code == FK_ENOSPC ? 507 : 500,
+		                      "Error forking sandbox: %s", err.message);
 	}
 	/* each fork succeeds or fails on its own; the results are in request order */
 	json_t *results = json_array();

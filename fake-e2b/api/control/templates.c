@@ -160,14 +160,15 @@ enum MHD_Result fk_control_template_file_link(fk_call *c)
 typedef struct upload_state {
 	fk_upload *u; /* NULL when the link was refused or after finish */
 	int refused;  /* the token or template did not check out */
-	int failed;   /* too large or a disk error */
+	int failed;   /* too large or a disk error: FK_T_FAILED, the disk is full: FK_T_NOSPACE */
 } upload_state;
 
 static void upload_sink(fk_req *r, const char *data, size_t len)
 {
 	upload_state *st = r->sink_state;
-	if (st->u && !st->failed && fk_tstore_upload_write(st->u, data, len) < 0)
-		st->failed = 1;
+	int rc = st->u && !st->failed ? fk_tstore_upload_write(st->u, data, len) : FK_T_OK;
+	if (rc < 0)
+		st->failed = rc;
 }
 
 static void upload_free(void *p)
@@ -224,8 +225,13 @@ enum MHD_Result fk_control_template_file_upload(fk_call *c)
 	if (!st || st->refused)
 		return fk_reply_error(r, 403, "the upload link is not valid");
 	if (st->failed) {
-		fk_tstore_upload_finish(st->u, 0);
+		fk_tstore_upload_finish(st->u, 0); /* nothing of it is kept */
 		st->u = NULL;
+		if (st->failed == FK_T_NOSPACE) /* envd's 507 for a full disk */
+			return fk_reply_error(
+			    r, 507,
+			    "not enough disk space to store the upload: the server's "
+			    "state directory is full");
 		return fk_reply_error(r, 413, "upload too large or not stored");
 	}
 	int rc = fk_tstore_upload_finish(st->u, 1);

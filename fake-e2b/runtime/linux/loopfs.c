@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <linux/mount.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,25 @@
 #define LOOP_MAJOR_NR 7
 #define COPY_BUF      (256 * 1024)
 
-/* A free loop device configured over `imgfd` (autoclear); its fd, and its path in `dev`. */
-static int loop_attach(int imgfd, char *dev, size_t size)
+/* Discard off on loop device `n`: a discard through it punches a hole in the image, which would
+ * give back space the image's reservation (fallocate) holds. 0, or -1 with errno. */
+static int loop_nodiscard(int n)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/block/loop%d/queue/discard_max_bytes", n);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t w = write(fd, "0", 1);
+	int e = errno;
+	close(fd);
+	errno = w == 1 ? 0 : e;
+	return w == 1 ? 0 : -1;
+}
+
+/* A free loop device configured over `imgfd` (autoclear, discard off: *discard_err is 0 or
+ * why discard stays on); its fd, and its path in `dev`. */
+static int loop_attach(int imgfd, char *dev, size_t size, int *discard_err)
 {
 	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0)
@@ -49,6 +67,7 @@ static int loop_attach(int imgfd, char *dev, size_t size)
 		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
 		if (ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
 			close(ctl);
+			*discard_err = loop_nodiscard(n) == 0 ? 0 : errno;
 			return fd;
 		}
 		e = errno;
@@ -61,13 +80,24 @@ static int loop_attach(int imgfd, char *dev, size_t size)
 	return -1;
 }
 
-int fk_lx_loop_mount(const char *img, const char *fstype)
+/* One option of the mount being made (fsconfig): 0, or -1 with errno. */
+static int fs_opt(int fs, const char *key, const char *value)
 {
+	return (int)syscall(SYS_fsconfig, fs, value ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key,
+	                    value, 0);
+}
+
+int fk_lx_loop_mount(const char *img, const char *fstype, int *discard_err)
+{
+	int unused;
+	if (!discard_err)
+		discard_err = &unused;
+	*discard_err = 0;
 	int imgfd = open(img, O_RDWR | O_CLOEXEC);
 	if (imgfd < 0)
 		return -1;
 	char dev[64];
-	int loopfd = loop_attach(imgfd, dev, sizeof(dev));
+	int loopfd = loop_attach(imgfd, dev, sizeof(dev), discard_err);
 	int e = errno;
 	close(imgfd); /* the loop device holds the file */
 	if (loopfd < 0) {
@@ -76,11 +106,15 @@ int fk_lx_loop_mount(const char *img, const char *fstype)
 	}
 	int mnt = -1;
 	int fs = (int)syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
-	/* ext4's lazy inode table init would zero every table in the background: the image's
-	 * holes read as zeros already */
-	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", dev, 0) == 0 &&
-	    (strcmp(fstype, "ext4") != 0 ||
-	     syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "noinit_itable", NULL, 0) == 0) &&
+	/* ext4: no lazy inode table init, which would zero every table in the background (the
+	 * image's holes read as zeros already); no discard, which would punch holes in the image;
+	 * an error in its metadata makes it read-only, so every later write fails (EROFS) rather
+	 * than seeming to succeed */
+	bool ext4 = strcmp(fstype, "ext4") == 0;
+	if (fs >= 0 && fs_opt(fs, "source", dev) == 0 &&
+	    (!ext4 ||
+	     (fs_opt(fs, "noinit_itable", NULL) == 0 && fs_opt(fs, "nodiscard", NULL) == 0 &&
+	      fs_opt(fs, "errors", "remount-ro") == 0)) &&
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
 	e = errno;

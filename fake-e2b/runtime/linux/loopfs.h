@@ -10,8 +10,11 @@
  * nowhere: returns the mount's fd (O_CLOEXEC), to reach it by path (/proc/self/fd/N/...) or
  * clone it (open_tree) into a mount namespace. The loop device frees itself when the last
  * reference to the mount is gone (LO_FLAGS_AUTOCLEAR): closing the fd and ending every
- * namespace it was attached in leaves nothing behind, even after a crash. */
-int fk_lx_loop_mount(const char *img, const char *fstype);
+ * namespace it was attached in leaves nothing behind, even after a crash. Discard is off on the
+ * loop device (its queue's discard_max_bytes 0; an ext4 is also mounted nodiscard, and
+ * errors=remount-ro): a discard would punch holes in `img`, handing back space reserved for it
+ * (fallocate). *discard_err (may be NULL) is 0, or the errno that kept discard on. */
+int fk_lx_loop_mount(const char *img, const char *fstype, int *discard_err);
 
 /* Copies file `src` to a new file `dst` (mode 0600, O_EXCL) as sparse as `src`: only its data
  * extents (SEEK_DATA/SEEK_HOLE) are read and written, its holes stay holes. 0, or -1 with errno
