@@ -195,7 +195,8 @@ static void test_disk_reserve__a_create_that_would_overcommit_is_refused(void **
 	assert_int_equal(access(p, F_OK), -1);
 	snprintf(p, sizeof(p), "%s/oc-c", state);
 	assert_int_equal(access(p, F_OK), -1);
-	assert_int_equal(free2, free1);
+	/* (a box's own writeback may take an extent block of the state file system meanwhile) */
+	assert_true(free2 + 1 >= free1 && free2 <= free1);
 	/* a smaller one fits; its disk is mounted without discard, read-only on an ext4 error */
 	create("oc-d", 16);
 	assert_reserved("oc-d", 16);
