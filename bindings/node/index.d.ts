@@ -205,5 +205,9 @@ export class Client {
   close(): void
 }
 
-/** The sandbox-e2b binary: SANDBOX_E2B_BIN, else sandbox-e2b on PATH; throws a SandboxError (code "bridge") when neither. */
-export function findBinary(env?: NodeJS.ProcessEnv): string
+/**
+ * The sandbox-e2b binary: SANDBOX_E2B_BIN, else sandbox-e2b on PATH, else the engine prebuilt for
+ * this platform in the package (`<root>/prebuilds/<platform>-<arch>/bin/sandbox-e2b`; root: the
+ * package's directory); throws a SandboxError (code "bridge") when none.
+ */
+export function findBinary(env?: NodeJS.ProcessEnv, root?: string): string

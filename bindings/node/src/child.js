@@ -1,5 +1,7 @@
 // Find and run one long-lived `sandbox-e2b serve` child: SANDBOX_E2B_BIN (a
-// path) or `sandbox-e2b` on PATH. Its stdin/stdout carry JSON-RPC, its stderr
+// path), else `sandbox-e2b` on PATH, else the engine prebuilt for this platform
+// inside the package (prebuilds/<platform>-<arch>/, which scripts/package.sh
+// puts in the npm tarball). Its stdin/stdout carry JSON-RPC, its stderr
 // goes to the logger line by line. When it exits, calls in flight reject with
 // a BridgeError and the next call starts a new child. The child never outlives
 // Node: it reads EOF when Node's end of its stdin closes (also on a crash),
@@ -7,23 +9,34 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { BridgeError, SandboxError } from './errors.js'
 import { RpcConnection } from './rpc.js'
 
-export function findBinary(env = process.env) {
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+function executable(p) {
+  try {
+    accessSync(p, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+// root: the package's directory (tests pass another).
+export function findBinary(env = process.env, root = PACKAGE_ROOT) {
   if (env.SANDBOX_E2B_BIN) return env.SANDBOX_E2B_BIN
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue
     const p = join(dir, 'sandbox-e2b')
-    try {
-      accessSync(p, constants.X_OK)
-      return p
-    } catch {
-      // not here
-    }
+    if (executable(p)) return p
   }
+  const platform = `${process.platform}-${process.arch}`
+  const bundled = join(root, 'prebuilds', platform, 'bin', 'sandbox-e2b')
+  if (executable(bundled)) return bundled
   throw new SandboxError(
-    'sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH',
+    `sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH (this package has no engine prebuilt for ${platform})`,
     { code: 'bridge' },
   )
 }

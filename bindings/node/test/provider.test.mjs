@@ -3,7 +3,7 @@
 // with the tree killed, abort, kill_tagged isolation, /skills writes), 64
 // concurrent execs and a killed serve child recovered.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -453,17 +453,28 @@ describe('the serve child', () => {
     await assert.rejects(q.resume(h, sig()), /could not be started/)
   })
 
-  test('the binary: SANDBOX_E2B_BIN first, else sandbox-e2b on PATH', async () => {
+  test('the binary: SANDBOX_E2B_BIN first, else sandbox-e2b on PATH, else the prebuilt engine', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sbx-path-'))
     try {
       assert.equal(findBinary({ SANDBOX_E2B_BIN: '/x/y', PATH: dir }), '/x/y')
       assert.throws(() => findBinary({ PATH: dir }), (e) => {
         assert.ok(e instanceof SandboxError)
         assert.equal(e.code, 'bridge')
-        assert.equal(e.message, 'sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH')
+        assert.equal(
+          e.message,
+          `sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b binary, or put it on PATH (this package has no engine prebuilt for ${process.platform}-${process.arch})`,
+        )
         return true
       })
+      // the package's own prebuilt engine comes last: PATH and SANDBOX_E2B_BIN override it
+      const root = join(dir, 'pkg')
+      const prebuilt = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'bin')
+      mkdirSync(prebuilt, { recursive: true })
+      symlinkSync(process.env.SANDBOX_E2B_BIN, join(prebuilt, 'sandbox-e2b'))
+      assert.equal(findBinary({ PATH: dir }, root), join(prebuilt, 'sandbox-e2b'))
+      assert.equal(findBinary({ SANDBOX_E2B_BIN: '/x/y', PATH: dir }, root), '/x/y')
       symlinkSync(process.env.SANDBOX_E2B_BIN, join(dir, 'sandbox-e2b'))
+      assert.equal(findBinary({ PATH: dir }, root), join(dir, 'sandbox-e2b'))
       assert.equal(findBinary({ PATH: `/nonexistent${delimiter}${dir}` }), join(dir, 'sandbox-e2b'))
       // a provider whose environment has only PATH finds and runs it
       const childEnv = { PATH: `${dir}${delimiter}/usr/bin:/bin` }
