@@ -78,6 +78,44 @@ class Serve:
         return rc
 
 
+class EngineTest(unittest.TestCase):
+    """Which engine the package runs: SANDBOX_E2B_BIN, else PATH, else its own bundled one."""
+
+    def test_order_and_version_report(self) -> None:
+        from sandbox_e2b import __version__
+        from sandbox_e2b._protocol import find_engine
+        from sandbox_e2b.errors import SandboxError
+
+        real = os.environ["SANDBOX_E2B_BIN"]
+        with tempfile.TemporaryDirectory() as d:
+            empty = os.path.join(d, "empty")
+            on_path = os.path.join(d, "path")
+            bundled = os.path.join(d, "_engine", "bin", "sandbox-e2b")
+            os.makedirs(empty)
+            os.makedirs(on_path)
+            with self.assertRaises(SandboxError) as cm:
+                find_engine({"PATH": empty}, bundled)
+            self.assertEqual(cm.exception.code, "bridge")
+            self.assertEqual(str(cm.exception), "sandbox-e2b not found: set SANDBOX_E2B_BIN to "
+                             "the path of the sandbox-e2b binary, or put it on PATH (this "
+                             "package has no bundled engine)")
+            os.makedirs(os.path.dirname(bundled))
+            os.symlink(real, bundled)
+            self.assertEqual(find_engine({"PATH": empty}, bundled), (bundled, "bundled"))
+            os.symlink(real, os.path.join(on_path, "sandbox-e2b"))
+            self.assertEqual(find_engine({"PATH": on_path}, bundled),
+                             (os.path.join(on_path, "sandbox-e2b"), "PATH"))
+            self.assertEqual(find_engine({"PATH": on_path, "SANDBOX_E2B_BIN": "/x/y"}, bundled),
+                             ("/x/y", "SANDBOX_E2B_BIN"))
+            out = subprocess.run([sys.executable, "-m", "sandbox_e2b", "--version"],
+                                 capture_output=True, text=True, timeout=60,
+                                 env={"SANDBOX_E2B_BIN": real, "PYTHONPATH": os.path.join(
+                                     HERE, "..", "src")})
+            self.assertEqual((out.returncode, out.stderr), (0, ""))
+            self.assertEqual(out.stdout, f"sandbox_e2b {__version__}\nengine: {real} "
+                             f"(SANDBOX_E2B_BIN): sandbox-e2b {__version__}\n")
+
+
 class ProtocolTest(unittest.TestCase):
     def test_recorded_exchanges(self) -> None:
         for name in sorted(os.listdir(PROTOCOL)):

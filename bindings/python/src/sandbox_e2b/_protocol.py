@@ -13,21 +13,34 @@ from .errors import SandboxError, SandboxGone
 from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
 BIN_ENV = "SANDBOX_E2B_BIN"
+# The engine scripts/package.sh puts in the wheel: _engine/bin/sandbox-e2b (its
+# shared libraries in _engine/lib, found through the binary's $ORIGIN RUNPATH).
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_engine", "bin", "sandbox-e2b")
 
 
-def find_binary(env: Optional[Mapping[str, str]] = None) -> str:
-    """SANDBOX_E2B_BIN, else ``sandbox-e2b`` on PATH."""
+def find_engine(env: Optional[Mapping[str, str]] = None,
+                bundled: str = BUNDLED) -> "tuple[str, str]":
+    """(path, where): SANDBOX_E2B_BIN, else ``sandbox-e2b`` on PATH, else the
+    engine bundled in the package; where is "SANDBOX_E2B_BIN", "PATH" or
+    "bundled"."""
     env = os.environ if env is None else env
     if env.get(BIN_ENV):
-        return env[BIN_ENV]
+        return env[BIN_ENV], BIN_ENV
     found = shutil.which("sandbox-e2b", path=env.get("PATH"))
-    if not found:
-        raise SandboxError(
-            "sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b "
-            "binary, or put it on PATH",
-            code="bridge",
-        )
-    return found
+    if found:
+        return found, "PATH"
+    if os.access(bundled, os.X_OK):
+        return bundled, "bundled"
+    raise SandboxError(
+        "sandbox-e2b not found: set SANDBOX_E2B_BIN to the path of the sandbox-e2b "
+        "binary, or put it on PATH (this package has no bundled engine)",
+        code="bridge",
+    )
+
+
+def find_binary(env: Optional[Mapping[str, str]] = None, bundled: str = BUNDLED) -> str:
+    """SANDBOX_E2B_BIN, else ``sandbox-e2b`` on PATH, else the bundled engine."""
+    return find_engine(env, bundled)[0]
 
 
 def encode(msg: Dict[str, Any]) -> bytes:
