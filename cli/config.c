@@ -268,6 +268,8 @@ int cli_provider(cli *c)
 	if (rc != 0)
 		return rc;
 	opts.envd_url = c->envd_url;
+	/* OpenSSL's variable: trust only this PEM bundle (docs/cli.md) */
+	opts.tls_ca_file = env("SSL_CERT_FILE");
 	opts.logger.fn = log_to_stderr;
 	opts.logger.payload = c;
 	if ((rc = sbx_e2b_provider_new(&c->prov, c->cfg, &opts, &err)) < 0)
