@@ -353,8 +353,15 @@ int fk_state_load(fk_state *st, const char *kind, void (*fn)(const char *id, jso
 			unlinkat(dfd, name, 0);
 			continue;
 		}
+		if (n > 4 && !strcmp(name + n - 4, ".bad")) {
+			char id[80];
+			snprintf(id, sizeof(id), "%.*s", (int)(n - 4), name);
+			if (id_ok(id))
+				fn(id, NULL, ud); /* set aside earlier: still its sandbox's files */
+			continue;
+		}
 		if (!id_ok(name))
-			continue; /* "." "..", set-aside <id>.bad */
+			continue; /* ".", ".." */
 		size_t len = 0;
 		char why[160] = "";
 		json_t *obj = NULL;
@@ -373,6 +380,7 @@ int fk_state_load(fk_state *st, const char *kind, void (*fn)(const char *id, jso
 			fprintf(stderr,
 			        "fake-e2b: state: %s/%s refused: %s; not loaded, kept as %s/%s\n",
 			        kind, name, why, dir, bad);
+			fn(name, NULL, ud);
 			continue;
 		}
 		fn(name, obj, ud);

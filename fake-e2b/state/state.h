@@ -43,8 +43,9 @@ int fk_state_put(fk_state *st, const char *kind, const char *id, json_t *obj);
 int fk_state_del(fk_state *st, const char *kind, const char *id);
 
 /* Calls fn for each record of kind that checks out (obj borrowed for the call). A record that
- * does not is renamed <id>.bad and reported on stderr with why; a temporary file a crash left
- * is removed. The number of records loaded. */
+ * does not is renamed <id>.bad and reported on stderr with why; fn gets obj NULL for it and for
+ * each <id>.bad set aside before (its object's files are not anyone else's). A temporary file a
+ * crash left is removed. The number of records loaded. */
 int fk_state_load(fk_state *st, const char *kind, void (*fn)(const char *id, json_t *obj, void *ud),
                   void *ud);
 

@@ -41,7 +41,7 @@ static int teardown(void **st)
 }
 
 typedef struct seen {
-	int n;
+	int n, bad;
 	char ids[8][80];
 	char names[8][80];
 } seen;
@@ -49,6 +49,10 @@ typedef struct seen {
 static void collect(const char *id, json_t *obj, void *ud)
 {
 	seen *s = ud;
+	if (!obj) { /* refused, or set aside before */
+		s->bad++;
+		return;
+	}
 	if (s->n < 8) {
 		snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", id);
 		snprintf(s->names[s->n], sizeof(s->names[0]), "%s",
@@ -195,6 +199,8 @@ static void test_state__damaged_files_set_aside(void **unused)
 	spit(path, "fake-e2b-state 1 sandb", 21);
 	seen s = {0};
 	assert_int_equal(fk_state_load(st, "sandboxes", collect, &s), 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.bad, 3);
 	assert_string_equal(s.ids[0], "igood");
 	assert_string_equal(s.names[0], "good");
 	assert_int_equal(access(path, F_OK), -1); /* the temporary file */
@@ -205,9 +211,10 @@ static void test_state__damaged_files_set_aside(void **unused)
 		assert_int_equal(access(path, F_OK), -1);
 		assert_int_equal(access(bad, F_OK), 0);
 	}
-	/* set aside stays aside */
+	/* set aside stays aside, and is still named */
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(fk_state_load(st, "sandboxes", collect, &s), 1);
+	assert_int_equal(s.bad, 3);
 	fk_state_close(st);
 }
 
