@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <openssl/rand.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,22 +79,12 @@ json_t *fk__tstore_time(int64_t ns)
 
 /* ---- the store ----------------------------------------------------------------------------- */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* rm -rf (never following a symlink: a layer holds whatever a sandbox left). */
+/* rm -rf (never following a symlink: a layer holds whatever a sandbox left; no recursion: it
+ * is as deep as the sandbox made it). */
 void fk__tstore_rm_tree(const char *dir)
 {
 	if (dir && *dir)
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		fk_tree_remove(AT_FDCWD, dir);
 }
 
 int64_t fk__tstore_tree_mb(const char *dir)

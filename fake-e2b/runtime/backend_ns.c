@@ -41,7 +41,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/magic.h>
 #include <net/if.h>
 #include <poll.h>
@@ -140,27 +139,6 @@ static void box_prepare_fs(fk_box *b)
 	}
 }
 
-/* cp -a src dst; the exit status of cp, -1 when it could not run. quiet: no messages (without
- * root some host files are unreadable: not worth a line each). */
-static int run_cp(const char *src, const char *dst, bool quiet)
-{
-	char *argv[] = {"/bin/cp", "-a", "--", (char *)src, (char *)dst, NULL};
-	pid_t pid;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	if (quiet)
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
-		return -1;
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void overlay_opts(char *buf, size_t size, const char *lower, const char *dir)
 {
 	int n = snprintf(buf, size, "lowerdir=%s,upperdir=%s/etc-upper,workdir=%s/etc-work", lower,
@@ -198,7 +176,7 @@ static bool overlay_works(const char *state_dir, const char *lower, int lower_fd
 			;
 		ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	}
-	fk__rm_rf_at(AT_FDCWD, dir);
+	fk_tree_remove(AT_FDCWD, dir);
 	return ok;
 }
 
@@ -216,7 +194,7 @@ static void rt_etc_templates(fk_rt *rt)
 			v[i] = NULL;
 			break;
 		}
-		fk__rm_rf_at(AT_FDCWD, v[i]);
+		fk_tree_remove(AT_FDCWD, v[i]);
 		ok = fk__etc_make(v[i], &t[i], rt->egress_ns) == 0;
 	}
 	if (ok && overlay_works(rt->state_dir, v[0], -1)) {
@@ -227,7 +205,7 @@ static void rt_etc_templates(fk_rt *rt)
 	                "create)\n");
 	for (size_t i = 0; v && i < n; i++) {
 		if (v[i])
-			fk__rm_rf_at(AT_FDCWD, v[i]);
+			fk_tree_remove(AT_FDCWD, v[i]);
 		free(v[i]);
 	}
 	free(v);
@@ -245,30 +223,30 @@ static const char *box_etc_template(const fk_box *b)
  * id N stored as another range's host id (or, from a box without a user namespace, as N
  * itself) becomes base + N. chown clears setuid bits: the mode is put back. */
 static int box_from_layer_copy(fk_box *b, fk_err *err);
-static __thread uid_t shift_base;
 
-static uid_t shift_one(uid_t id)
+static uid_t shift_one(uid_t base, uid_t id)
 {
 	uid_t n = id >= FK_IDS_FIRST ? (id - FK_IDS_FIRST) % FK_IDS_SIZE
 	                             : (id < FK_IDS_SIZE ? id : FK_ID_NOBODY);
-	return shift_base + n;
+	return base + n;
 }
 
-static int shift_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int shift_entry(const fk_tree_ent *e, void *ud)
 {
-	(void)flag;
-	(void)ftw;
-	uid_t u = shift_one(st->st_uid), g = shift_one(st->st_gid);
-	if ((u != st->st_uid || g != st->st_gid) && lchown(path, u, g) == 0 &&
-	    S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
-		chmod(path, st->st_mode & 07777);
-	return 0;
+	uid_t base = *(const uid_t *)ud;
+	const struct stat *st = e->st;
+	uid_t u = shift_one(base, st->st_uid), g = shift_one(base, st->st_gid);
+	if (!e->post && (u != st->st_uid || g != st->st_gid) &&
+	    fchownat(e->dirfd, e->name, u, g, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
+	    (st->st_mode & (S_ISUID | S_ISGID)))
+		fchmodat(e->dirfd, e->name, st->st_mode & 07777, 0);
+	return FK_TREE_GO;
 }
 
+/* Iterative (fstree.h): the layer is as deep as the sandbox that made it. */
 static int shift_ids(const char *path, uid_t base)
 {
-	shift_base = base;
-	return nftw(path, shift_entry, 16, FTW_PHYS | FTW_MOUNT);
+	return fk_tree_walk(AT_FDCWD, path, shift_entry, &base);
 }
 
 /* A new box's files from a committed layer (fk_box_commit): a copy of its root and, when boxes
@@ -295,15 +273,17 @@ static int box_from_layer_copy(fk_box *b, fk_err *err)
 {
 	char src[4200], dst[4200];
 	snprintf(src, sizeof(src), "%s/root", b->layer_dir);
-	if (run_cp(src, b->hroot, false) != 0)
-		return fk__fail(err, FK_EIO, 0, "copying the template's files failed");
+	if (fk_tree_copy(AT_FDCWD, src, AT_FDCWD, b->hroot) < 0)
+		return fk__fail(err, FK_EIO, errno, "copying the template's files: %s",
+		                fk_strerror(errno));
 	if (!box_etc_template(b))
 		return 0;
 	snprintf(src, sizeof(src), "%s/etc-upper", b->layer_dir);
 	snprintf(dst, sizeof(dst), "%s/etc-upper", b->hdir);
-	if (access(src, F_OK) == 0 ? run_cp(src, dst, false) != 0
+	if (access(src, F_OK) == 0 ? fk_tree_copy(AT_FDCWD, src, AT_FDCWD, dst) < 0
 	                           : mkdir(dst, 0755) < 0 && errno != EEXIST)
-		return fk__fail(err, FK_EIO, 0, "copying the template's /etc failed");
+		return fk__fail(err, FK_EIO, errno, "copying the template's /etc: %s",
+		                fk_strerror(errno));
 	snprintf(dst, sizeof(dst), "%s/etc-work", b->hdir);
 	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", dst, fk_strerror(errno));
@@ -540,7 +520,7 @@ static int box_disk(fk_box *b, fk_err *err)
 		return no_room(rt, "the sandbox's disk", b->limits.disk_bytes, err);
 	if (b->disk_fd < 0)
 		return fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s", fk_strerror(errno));
-	/* /proc/<our pid>, not /proc/self: cp (run_cp) reaches the disk through it too */
+	/* /proc/<our pid>, not /proc/self: the same path for every thread and any child */
 	if (asprintf(&hdir, "/proc/%d/fd/%d", (int)getpid(), b->disk_fd) < 0 ||
 	    asprintf(&hroot, "/proc/%d/fd/%d/root", (int)getpid(), b->disk_fd) < 0) {
 		free(hdir);
@@ -716,7 +696,7 @@ static int copy_failed(fk_box *b, const char *layer_dir, uint64_t need, int fall
                        const char *fallback, fk_err *err)
 {
 	bool full = need && state_free(b->rt) < (1u << 20);
-	fk__rm_rf_at(AT_FDCWD, layer_dir);
+	fk_tree_remove(AT_FDCWD, layer_dir);
 	if (full)
 		return no_room(b->rt, COPY_WHAT, need, err);
 	return fk__fail(err, FK_EIO, fallback_errno, "%s", fallback);
@@ -738,8 +718,8 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
 		bool failed;
 		if (b->disk_fd >= 0) { /* from the box's disk: a copy (another file system) */
-			failed = access(src, F_OK) == 0 && run_cp(src, dst, false) != 0;
-			errno = EIO;
+			failed = access(src, F_OK) == 0 &&
+			         fk_tree_copy(AT_FDCWD, src, AT_FDCWD, dst) < 0;
 		} else {
 			failed = rename(src, dst) < 0 && errno != ENOENT;
 		}
@@ -770,9 +750,13 @@ int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
 		if (access(src, F_OK) < 0 && errno == ENOENT)
 			continue;
-		if (run_cp(src, dst, false) != 0)
-			return copy_failed(b, layer_dir, need, 0,
-			                   "copying the sandbox's files failed", err);
+		if (fk_tree_copy(AT_FDCWD, src, AT_FDCWD, dst) < 0) {
+			int e = errno;
+			char why[160];
+			snprintf(why, sizeof(why), "copying the sandbox's files: %s",
+			         fk_strerror(e));
+			return copy_failed(b, layer_dir, need, e, why, err);
+		}
 	}
 	return 0;
 }
@@ -1424,7 +1408,7 @@ void fk__backend_rt_fini(fk_rt *rt)
 	size_t n;
 	fk_templates(&n);
 	for (size_t i = 0; rt->etc_templates && i < n; i++) {
-		fk__rm_rf_at(AT_FDCWD, rt->etc_templates[i]);
+		fk_tree_remove(AT_FDCWD, rt->etc_templates[i]);
 		free(rt->etc_templates[i]);
 	}
 	free(rt->etc_templates);

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "runtime_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -98,124 +97,6 @@ int64_t fk__now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Tries to remove entry `name` of `dirfd`: 0 when gone, 1 when it is a non-empty directory,
- * -1 on another error. */
-static int try_remove(int dirfd, const char *name)
-{
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -1;
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-		return 0;
-	return errno == ENOTEMPTY || errno == EEXIST ? 1 : -1;
-}
-
-typedef struct dev_ino {
-	dev_t dev;
-	ino_t ino;
-	char *child; /* the entry walked into */
-} dev_ino;
-
-/* rm -rf of `name` under `parent`, never following symlinks (the box's files are hostile), with
- * no recursion and two fds whatever the depth: it walks down into the first non-empty
- * directory and back up through "..", checking each parent against the (device, inode) it
- * came from, so a directory moved meanwhile stops the walk instead of leading it elsewhere.
- * An entry that cannot be removed stops it too (-1): no loop, no escape. */
-int fk__rm_rf_at(int parent, const char *name)
-{
-	int r = try_remove(parent, name);
-	if (r <= 0)
-		return r;
-	int cur = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (cur < 0)
-		return -1;
-	dev_ino *up = NULL; /* up[i]: the directory above level i+1 */
-	size_t depth = 0, cap = 0;
-	int rc = 0;
-	for (;;) {
-		DIR *d = fdopendir(dup(cur));
-		if (!d) {
-			rc = -1;
-			break;
-		}
-		rewinddir(d);
-		struct dirent *de;
-		int down = -1;
-		char *child = NULL;
-		while ((de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			if (try_remove(cur, de->d_name) != 1)
-				continue; /* gone, or not removable (then the parent's rmdir fails)
-				           */
-			down = openat(cur, de->d_name,
-			              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (down >= 0 && !(child = strdup(de->d_name))) {
-				close(down);
-				down = -1;
-				rc = -1;
-			}
-			if (down >= 0)
-				break;
-		}
-		closedir(d);
-		if (rc < 0)
-			break;
-		struct stat st;
-		if (down >= 0) {
-			if (depth == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				dev_ino *nu = realloc(up, nc * sizeof(*nu));
-				if (!nu) {
-					close(down);
-					free(child);
-					rc = -1;
-					break;
-				}
-				up = nu;
-				cap = nc;
-			}
-			if (fstat(cur, &st) < 0) {
-				close(down);
-				free(child);
-				rc = -1;
-				break;
-			}
-			up[depth++] = (dev_ino){st.st_dev, st.st_ino, child};
-			close(cur);
-			cur = down;
-			continue;
-		}
-		if (depth == 0)
-			break;
-		int p = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (p < 0 || fstat(p, &st) < 0 || st.st_dev != up[depth - 1].dev ||
-		    st.st_ino != up[depth - 1].ino) {
-			if (p >= 0)
-				close(p);
-			rc = -1;
-			break;
-		}
-		depth--;
-		close(cur);
-		cur = p;
-		int gone = try_remove(cur, up[depth].child);
-		free(up[depth].child);
-		if (gone != 0) {
-			rc = -1;
-			break;
-		}
-	}
-	close(cur);
-	for (size_t i = 0; i < depth; i++)
-		free(up[i].child);
-	free(up);
-	if (rc < 0)
-		return -1;
-	return unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 fk_box *fk__box_get(fk_rt *rt, const char *id)

@@ -746,8 +746,67 @@ typedef struct pending {
 	unsigned level; /* 1 = the listed directory itself */
 } pending;
 
+/* fk__open_in() of `abs` whatever its length: a box's tree goes deeper than the kernel takes a
+ * path (PATH_MAX, 4,096 bytes: 20 levels of 200-byte names). Past that length the first part
+ * (up to a '/' within it) opens as fk__open_in() does, and each further part below the one
+ * before without following any symlink: those directories are the listing's own, found by
+ * readdir a moment ago, and one swapped for a symlink meanwhile is not followed. */
+#define OPEN_PART_MAX 4000
+
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	while (*rel == '/')
+		rel++;
+	int fd;
+	do
+		fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	return fd;
+}
+
+static int open_in_long(int rootfd, const char *abs, int flags)
+{
+	size_t len = strlen(abs), at = 0;
+	if (len < OPEN_PART_MAX)
+		return fk__open_in(rootfd, abs, flags, 0);
+	int fd = -1;
+	for (;;) {
+		bool last = len - at < OPEN_PART_MAX;
+		size_t end = len;
+		if (!last) {
+			end = at + OPEN_PART_MAX;
+			while (end > at && abs[end] != '/')
+				end--;
+		}
+		char *part = end > at ? strndup(abs + at, end - at) : NULL;
+		int next = -1, e = end > at ? ENOMEM : ENAMETOOLONG;
+		if (part) {
+			int pflags = last ? flags : O_PATH | O_DIRECTORY;
+			next = fd < 0 ? fk__open_in(rootfd, part, pflags, 0)
+			              : open_beneath(fd, part, pflags);
+			e = errno;
+			free(part);
+		}
+		if (fd >= 0)
+			close(fd);
+		if (next < 0) {
+			errno = e;
+			return -1;
+		}
+		fd = next;
+		at = end;
+		if (last)
+			return fd;
+	}
+}
+
 /* Lists `dir_abs` (opened as `dfd`) and, breadth-first, its subdirectories down to `depth`
- * levels. Directories are reopened by path inside the box (never following a final symlink). */
+ * levels. Directories are reopened by path inside the box (never following a final symlink),
+ * paths past PATH_MAX too (open_in_long). */
 static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist *l, fk_err *err)
 {
 	pending *q = malloc(sizeof(*q));
@@ -762,8 +821,8 @@ static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist
 	for (; rc == 0 && head < n; head++) {
 		pending cur = q[head];
 		int fd = head == 0 ? openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-		                   : fk__open_in(c->rootfd, cur.abs,
-		                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+		                   : open_in_long(c->rootfd, cur.abs,
+		                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (fd < 0) {
 			if (head == 0)
 				rc = fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", cur.abs,
@@ -962,7 +1021,7 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 	/* O_PATH fds cannot be used with unlinkat's directory walk: reopen for reading */
 	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(pfd);
-	if (dfd < 0 || fk__rm_rf_at(dfd, base) < 0)
+	if (dfd < 0 || fk_tree_remove(dfd, base) < 0)
 		rc = fk__fail(err, fk__errno_code(errno), errno, "remove '%s': %s", c.abs,
 		              fk_strerror(errno));
 	if (dfd >= 0)

@@ -299,7 +299,7 @@ static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err
 	fk__backend_box_remove(b);
 	int dfd = open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
-		fk__rm_rf_at(dfd, b->id);
+		fk_tree_remove(dfd, b->id);
 		close(dfd);
 	}
 	pthread_rwlock_unlock(&b->life);
@@ -409,7 +409,7 @@ void fk_rt_free(fk_rt *rt)
 	}
 	fk__backend_rt_fini(rt);
 	if (rt->state_is_tmp && rt->state_dir)
-		fk__rm_rf_at(AT_FDCWD, rt->state_dir);
+		fk_tree_remove(AT_FDCWD, rt->state_dir);
 	free(rt->state_dir);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->disk_lock);

@@ -7,6 +7,7 @@
 #define FAKE_E2B_RUNTIME_INT_H
 
 #include "egress.h"
+#include "fstree.h"
 #include "policy.h"
 #include "runtime.h"
 #include "template.h"
@@ -154,7 +155,6 @@ bool fk__valid_id(const char *id); /* [A-Za-z0-9_-]{1,64} */
 fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts); /* refs 1, unlinked */
 void fk__box_free(fk_box *b); /* only for a box never linked into the table */
 int64_t fk__now_ms(void);
-int fk__rm_rf_at(int dirfd, const char *name);
 /* A box id (uid or gid) as the host stores it, and back; ids without a mapping are nobody. */
 uid_t fk__host_id(const fk_box *b, uid_t box_id);
 uid_t fk__box_id(const fk_box *b, uid_t host_id);
