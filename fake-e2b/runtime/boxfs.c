@@ -105,6 +105,16 @@ char *fk__path_resolve(const char *path, const char *home)
  * environment, its memory map), /proc/kallsyms holds real kernel addresses, /proc/irq and
  * /proc/mtrr set the host kernel's behaviour. The box's own users can do none of that; the
  * files API must not do it for them. */
+const char *fk__fd_refused(int fd)
+{
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return "cannot be checked, which the files API does not open";
+	if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
+		return "leads into /proc, which the files API does not open";
+	return NULL;
+}
+
 int fk__open_file_in(int rootfd, const char *path, int flags, mode_t mode, const char **why)
 {
 	*why = NULL;
@@ -117,20 +127,19 @@ int fk__open_file_in(int rootfd, const char *path, int flags, mode_t mode, const
 		return -1;
 	}
 	struct stat st;
-	struct statfs sf;
-	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0) {
+	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
 		return -1;
 	}
-	if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
-		*why = "leads into /proc, which the files API does not open";
-	else if (S_ISDIR(st.st_mode)) {
+	*why = fk__fd_refused(fd);
+	if (!*why && S_ISDIR(st.st_mode)) {
 		close(fd);
 		errno = EISDIR;
 		return -1;
-	} else if (!S_ISREG(st.st_mode))
+	}
+	if (!*why && !S_ISREG(st.st_mode))
 		*why = "is not a regular file";
 	if (*why) {
 		close(fd);

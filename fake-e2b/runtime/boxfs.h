@@ -21,6 +21,11 @@ typedef struct fk_user {
 
 /* openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) of `path` under `rootfd`; O_CLOEXEC added. */
 int fk__open_in(int rootfd, const char *path, int flags, mode_t mode);
+/* Why the files API does not go into what `fd` is open on (the box's /proc and /sys, which
+ * answer the server as the host's root: /proc/1 is a copy of the server, its map_files its memory
+ * layout, its exe and fd links host paths): "leads into /proc, ...", or NULL. Decided by the
+ * file system an open resolved to, never by the path's text. */
+const char *fk__fd_refused(int fd);
 /* fk__open_in() of a file's contents, as the server (the host's root) reads and writes them for
  * the box: only a regular file outside /proc. Opens without blocking (a FIFO the box put there
  * would hold the thread, and the box's lock, forever), then checks what it opened. -1 with errno

@@ -326,14 +326,19 @@ static int open_dir_in_box(fk_dirwatch *w, const char *rel, bool follow_top, fk_
 		rc = fk__box_rootfd(b, err);
 		if (rc >= 0) {
 			int rootfd = rc;
+			const char *why;
 			char *abs = join_abs(w->abs, rel);
 			rc = abs ? fk__open_in(
 			               rootfd, abs,
 			               O_RDONLY | O_DIRECTORY | (follow_top ? 0 : O_NOFOLLOW), 0)
 			         : -1;
-			if (rc < 0)
+			if (rc < 0) {
 				rc = fk__fail(err, abs ? fk__errno_code(errno) : FK_ENOMEM, errno,
 				              "path '%s' does not exist", abs ? abs : w->abs);
+			} else if ((why = fk__fd_refused(rc)) != NULL) {
+				close(rc); /* /proc is not watched, nor walked into */
+				rc = fk__fail(err, FK_EINVAL, 0, "path '%s' %s", abs, why);
+			}
 			free(abs);
 			close(rootfd);
 		}

@@ -351,6 +351,13 @@ static char *symlink_resolve(fctx *c, const char *abs_link, const char *text)
 			char save = path[end];
 			path[end] = 0;
 			int fd = fk__open_in(c->rootfd, path, O_PATH | O_NOFOLLOW, 0);
+			if (fd >= 0 && fk__fd_refused(fd)) {
+				/* /proc's links are the host's view (/proc/1/exe: the server's
+				 * path): the rest is kept as written */
+				close(fd);
+				path[end] = save;
+				return path;
+			}
 			struct stat st;
 			bool is_link = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode);
 			if (is_link) {
@@ -447,6 +454,14 @@ static int open_parent(fctx *c, const char *abs, const char **base_out)
 	errno = e;
 	*base_out = slash + 1;
 	return fd;
+}
+
+/* The /proc rule (fk__fd_refused) for `abs`, reached through `fd`: 0, or FK_EINVAL with the
+ * reason. */
+static int refuse_proc(int fd, const char *abs, fk_err *err)
+{
+	const char *why = fk__fd_refused(fd);
+	return why ? fk__fail(err, FK_EINVAL, 0, "path '%s' %s", abs, why) : 0;
 }
 
 /* mkdir -p of `abs`, every directory made owned by the user (envd upload / MakeDir). Returns an
@@ -683,7 +698,9 @@ static int stat_abs(fctx *c, const char *abs, fk_entry *out, fk_err *err)
 	if (pfd < 0)
 		return fk__fail(err, errno == ENOENT || errno == ENOTDIR ? FK_ENOTFOUND : FK_EIO,
 		                errno, "path '%s' does not exist", abs);
-	int rc = entry_fill(c, pfd, strcmp(base, ".") ? base : "", abs, out, err);
+	int rc = refuse_proc(pfd, abs, err);
+	if (rc == 0)
+		rc = entry_fill(c, pfd, strcmp(base, ".") ? base : "", abs, out, err);
 	close(pfd);
 	return rc;
 }
@@ -829,6 +846,10 @@ static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist
 				              fk_strerror(errno));
 			continue; /* a subdirectory that changed meanwhile: skipped */
 		}
+		if (head > 0 && fk__fd_refused(fd)) {
+			close(fd); /* /proc (or /sys) is listed, never walked into */
+			continue;
+		}
 		DIR *d = fdopendir(fd);
 		if (!d) {
 			close(fd);
@@ -930,7 +951,9 @@ int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *us
 		depth = 1;
 	if (depth > FK_LIST_DEPTH_MAX)
 		depth = FK_LIST_DEPTH_MAX;
-	rc = list_dir(&c, dfd, c.abs, depth, &l, err);
+	rc = refuse_proc(dfd, c.abs, err);
+	if (rc == 0)
+		rc = list_dir(&c, dfd, c.abs, depth, &l, err);
 	close(dfd);
 	if (rc < 0) {
 		fk_entries_free(l.v, l.n);
@@ -969,6 +992,13 @@ int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *u
 	if (out)
 		memset(out, 0, sizeof(*out));
 	int rc = fctx_open(&c, rt, box_id, path, user, err);
+	if (rc < 0)
+		goto done;
+	const char *base;
+	int pfd = open_parent(&c, c.abs, &base);
+	rc = pfd >= 0 ? refuse_proc(pfd, c.abs, err) : 0;
+	if (pfd >= 0)
+		close(pfd);
 	if (rc < 0)
 		goto done;
 	int fd = fk__open_in(c.rootfd, c.abs, O_PATH, 0);
@@ -1010,6 +1040,10 @@ int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *
 		if (errno != ENOENT && errno != ENOTDIR)
 			rc = fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs,
 			              fk_strerror(errno));
+		goto done;
+	}
+	if ((rc = refuse_proc(pfd, c.abs, err)) < 0) {
+		close(pfd);
 		goto done;
 	}
 	if (is_mount_point(pfd, base)) {
@@ -1058,6 +1092,8 @@ int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst
 		goto done;
 	}
 	dbase = base_of(dabs);
+	if ((rc = refuse_proc(sfd, c.abs, err)) < 0 || (rc = refuse_proc(dfd, dabs, err)) < 0)
+		goto done;
 	if (is_mount_point(sfd, sbase)) {
 		rc = fk__fail(err, FK_EINVAL, EBUSY,
 		              "move '%s' to '%s': a mount point of the sandbox", c.abs, dabs);
