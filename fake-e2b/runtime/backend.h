@@ -39,8 +39,18 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err);
 /* Snapshot: copies the files of a frozen box (root, /etc upper layer) into `layer_dir`
  * (created), laid out as a commit's. */
 int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err);
-/* Destroy: releases what the backend holds for the box on the host (cgroups). */
-void fk__backend_box_remove(fk_box *b);
+/* Destroy: releases what the backend holds for the box on the host (cgroups, its disk's
+ * mount), and its disk image unless `keep_files` (close). */
+void fk__backend_box_remove(fk_box *b, bool keep_files);
+/* Restore: the box's files as a closed box (or a dead server) left them in the state dir:
+ * its disk mounted again (checked first), its id range claimed (its files' own when free,
+ * else another, to which they are given), its template's directories made; PID 1 is not
+ * started. FK_ENOTFOUND when the files are not there. */
+int fk__backend_box_adopt(fk_box *b, fk_err *err);
+/* At start, for this state dir only: every process of a box whose files are here and whose
+ * runtime died (a crashed server's boxes, frozen ones too) is killed and its cgroups removed;
+ * then the files of boxes not in `keep` are removed. Each step logged on stderr. */
+void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep);
 
 /* What a process start needs to enter the box. */
 typedef struct fk_enter {

@@ -39,6 +39,7 @@
 #include "linux/userns.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -501,21 +502,86 @@ static int disk_make(fk_rt *rt, const char *img, uint64_t bytes, bool reserve, i
 	return mnt;
 }
 
+/* e2fsck -p of an image a restore mounts again: nothing to do for one unmounted cleanly (its
+ * server stopped, or died and the kernel let go of the mount); a host crash can leave one
+ * unclean (the disks have no journal), which preen mode repairs or refuses. 0 (clean, or
+ * repaired), -1 with errno EIO. */
+static int run_e2fsck(const char *img)
+{
+	char *argv[] = {"e2fsck", "-p", (char *)img, NULL};
+	static const char *const paths[] = {"/usr/sbin/e2fsck", "/sbin/e2fsck"};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid = -1;
+	int rc = ENOENT;
+	for (size_t i = 0; i < 2 && rc == ENOENT; i++)
+		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	/* 0 clean, 1 errors fixed; 2 and up: a reboot wanted, or not fixed */
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* The disk image `img` a closed box left, mounted again (detached): its fd, -1 with errno. Its
+ * whole size is reserved again where disks are (it was at create; a no-op then), so the
+ * promise holds for a disk kept across servers too. */
+static int disk_reopen(fk_rt *rt, const char *img)
+{
+	struct stat st;
+	if (stat(img, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (rt->disk_reserve) {
+		int fd = open(img, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		int ok = fd >= 0 && fallocate(fd, 0, 0, st.st_size) == 0;
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (!ok) {
+			errno = e;
+			return -1;
+		}
+	}
+	if (run_e2fsck(img) < 0)
+		return -1;
+	return fk_lx_loop_mount(img, "ext4", NULL);
+}
+
 /* The box's disk (its size cap): <state>/<id>.disk, an ext4 image holding everything of the
  * box (its "/", the /etc upper layer, its boot id), mounted detached for its whole life; its
  * init attaches a copy at <state>/<id> in the box's mount namespace. The host's mount table
  * never shows it, and a crashed server leaves only the image file. */
-static int box_disk(fk_box *b, fk_err *err)
+static int box_disk(fk_box *b, bool existing, fk_err *err)
 {
 	fk_rt *rt = b->rt;
 	if (!rt->disks || b->disk_fd >= 0)
 		return 0;
 	char *hdir = NULL, *hroot = NULL;
+	free(b->disk_img);
 	if (asprintf(&b->disk_img, "%s/%s.disk", rt->state_dir, b->id) < 0) {
 		b->disk_img = NULL;
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	}
-	b->disk_fd = disk_make(rt, b->disk_img, b->limits.disk_bytes, rt->disk_reserve, NULL);
+	/* existing (restore): the image a closed box or a dead server left, checked first */
+	b->disk_fd = existing
+	                 ? disk_reopen(rt, b->disk_img)
+	                 : disk_make(rt, b->disk_img, b->limits.disk_bytes, rt->disk_reserve, NULL);
 	if (b->disk_fd < 0 && (errno == ENOSPC || errno == EDQUOT)) /* another create came first */
 		return no_room(rt, "the sandbox's disk", b->limits.disk_bytes, err);
 	if (b->disk_fd < 0)
@@ -629,7 +695,7 @@ int fk__backend_box_prepare(fk_box *b, fk_err *err)
 	 * root and enters its user namespace; the box's processes never see this path. */
 	if ((mkdir(b->dir, 0700) < 0 && errno != EEXIST) || chmod(b->dir, 0700) < 0)
 		return fk__fail(err, FK_EIO, errno, "mkdir %s: %s", b->dir, fk_strerror(errno));
-	rc = box_disk(b, err);
+	rc = box_disk(b, false, err);
 	if (rc < 0)
 		return rc;
 	/* the disk's own top (attached at b->dir in the box's mount namespace): 0700 too */
@@ -1458,7 +1524,7 @@ int fk__backend_box_freeze(fk_box *b, bool freeze)
 	return fk__cg_box_freeze(b, freeze);
 }
 
-void fk__backend_box_remove(fk_box *b)
+void fk__backend_box_remove(fk_box *b, bool keep_files)
 {
 	if (b->rt->isolated)
 		fk__cg_box_remove(b);
@@ -1466,7 +1532,7 @@ void fk__backend_box_remove(fk_box *b)
 	if (b->disk_fd >= 0)
 		close(b->disk_fd);
 	b->disk_fd = -1;
-	if (b->disk_img)
+	if (b->disk_img && !keep_files)
 		unlink(b->disk_img);
 	/* hdir and hroot named the closed fd's number, which the next open may reuse */
 	char *hdir = strdup(b->dir), *hroot = strdup(b->root);
@@ -1496,4 +1562,163 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	if (!e->isolated)
 		return 0;
 	return fk__cg_box_open_tasks(b, e->cg_fds, &e->n_cg, &e->reserve_fd, err);
+}
+
+/* ------------------------------------------------------------ keeping boxes */
+
+/* The id range (index k) owning `path`, FK_IDS_RANGES when none does. */
+static uint32_t owner_range(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0 || st.st_uid < FK_IDS_FIRST)
+		return FK_IDS_RANGES;
+	uint32_t k = (st.st_uid - FK_IDS_FIRST) / FK_IDS_SIZE;
+	return k < FK_IDS_RANGES ? k : FK_IDS_RANGES;
+}
+
+int fk__backend_box_adopt(fk_box *b, fk_err *err)
+{
+	fk_rt *rt = b->rt;
+	struct stat st;
+	if (lstat(b->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fk__fail(err, FK_ENOTFOUND, errno ? errno : ENOTDIR,
+		                "sandbox %s has no files here", b->id);
+	if (rt->disks) {
+		int rc = box_disk(b, true, err);
+		if (rc < 0)
+			return rc == FK_EIO && errno == ENOENT
+			           ? fk__fail(err, FK_ENOTFOUND, ENOENT, "sandbox %s has no disk",
+			                      b->id)
+			           : rc;
+	}
+	if (lstat(b->hroot, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fk__fail(err, FK_ENOTFOUND, ENOENT, "sandbox %s has no root", b->id);
+	if (rt->userns) {
+		/* its files' own range when it is free (nothing to change), else another */
+		uint32_t k = owner_range(b->hroot);
+		if (k < FK_IDS_RANGES) {
+			pthread_mutex_lock(&rt->lock);
+			rt->idrange_cursor = k;
+			pthread_mutex_unlock(&rt->lock);
+		}
+		int rc = box_userns(b, err);
+		if (rc < 0)
+			return rc;
+		if (k != (b->id_base - FK_IDS_FIRST) / FK_IDS_SIZE) {
+			char p[4200];
+			snprintf(p, sizeof(p), "%s/etc-upper", b->hdir);
+			if (shift_ids(b->hroot, b->id_base) < 0 ||
+			    (access(p, F_OK) == 0 && shift_ids(p, b->id_base) < 0))
+				return fk__fail(err, FK_EIO, errno,
+				                "giving the sandbox's files its new ids: %s",
+				                fk_strerror(errno));
+		}
+	}
+	box_prepare_fs(b);
+	return 0;
+}
+
+typedef struct sweep_ctx {
+	fk_rt *rt;
+	const char *const *keep;
+	size_t n_keep;
+} sweep_ctx;
+
+/* Is `name` a box's entry of this state dir: <id>/ (a directory) or <id>.disk? *id gets the id. */
+static bool box_entry(int dfd, const char *name, char id[FK_BOX_ID_MAX + 1], bool *is_disk)
+{
+	size_t n = strlen(name);
+	*is_disk = n > 5 && !strcmp(name + n - 5, ".disk");
+	if (*is_disk)
+		n -= 5;
+	if (n == 0 || n > FK_BOX_ID_MAX)
+		return false;
+	snprintf(id, FK_BOX_ID_MAX + 1, "%.*s", (int)n, name);
+	struct stat st;
+	if (!fk__valid_id(id) || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return *is_disk ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode);
+}
+
+/* A box whose files are in this state dir (a dead runtime's box there is ours to end). */
+static bool sweep_ours(const char *id, void *ud)
+{
+	sweep_ctx *c = ud;
+	if (!fk__valid_id(id))
+		return false;
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s.disk", c->rt->state_dir, id);
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	snprintf(p, sizeof(p), "%s/%s", c->rt->state_dir, id);
+	return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void sweep_ended(const char *id, int pid, int n, void *ud)
+{
+	(void)ud;
+	fprintf(stderr,
+	        "fake-e2b: sweep: sandbox %s: %d process(es) left by a dead server (pid %d) "
+	        "killed, its cgroups removed\n",
+	        id, n, pid);
+}
+
+static bool kept(const sweep_ctx *c, const char *id)
+{
+	for (size_t i = 0; i < c->n_keep; i++)
+		if (!strcmp(c->keep[i], id))
+			return true;
+	return false;
+}
+
+/* Loop devices still backed by a file of this state dir (autoclear ones go with their last
+ * mount, which the killed boxes held): each detached, and said. */
+static void sweep_loops(fk_rt *rt)
+{
+	DIR *d = opendir("/sys/block");
+	size_t n = strlen(rt->state_dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		char p[300], file[4200] = "";
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
+		FILE *f = fopen(p, "re");
+		bool got = f && fgets(file, sizeof(file), f);
+		if (f)
+			fclose(f);
+		if (!got || strncmp(file, rt->state_dir, n) || file[n] != '/')
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		fprintf(stderr, "fake-e2b: sweep: /dev/%s still holds %s\n", de->d_name, file);
+	}
+	if (d)
+		closedir(d);
+}
+
+void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
+{
+	sweep_ctx c = {.rt = rt, .keep = keep, .n_keep = n_keep};
+	if (rt->isolated)
+		fk__cg_sweep_orphans(rt, sweep_ours, sweep_ended, &c);
+	int dfd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dup(dfd));
+	for (struct dirent *de; d && (de = readdir(d));) {
+		char id[FK_BOX_ID_MAX + 1];
+		bool is_disk;
+		if (de->d_name[0] == '.' || !box_entry(dfd, de->d_name, id, &is_disk) ||
+		    kept(&c, id))
+			continue;
+		if (is_disk)
+			unlinkat(dfd, de->d_name, 0);
+		else
+			fk__rm_rf_at(dfd, de->d_name);
+		fprintf(stderr, "fake-e2b: sweep: removed %s/%s (no sandbox of this server's)\n",
+		        rt->state_dir, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (dfd >= 0)
+		close(dfd);
+	sweep_loops(rt);
 }

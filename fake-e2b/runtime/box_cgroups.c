@@ -23,10 +23,12 @@
 #include "box_cgroups.h"
 #include "linux/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,4 +452,161 @@ void fk__cg_box_kill(fk_box *b)
 	box_dir2(b, "", dir, sizeof(dir));
 	/* best effort: without cgroup.kill (Linux < 5.14) PID 1's death ends them all the same */
 	fk_lx_cg2_kill(dir);
+}
+
+/* ---- what dead runtimes left (fk__cg_sweep_orphans) ---- */
+
+/* out = a "/" b; false when it does not fit (then nothing of it is used). */
+__attribute__((noinline)) static bool join(char out[4096], const char *a, const char *b)
+{
+	int n = snprintf(out, 4096, "%s/%s", a, b);
+	return n > 0 && n < 4096;
+}
+
+/* SIGKILL to every pid listed in `dir`/`file` and its subdirectories' (one level); the count. */
+static int kill_listed(const char *dir, const char *file)
+{
+	char path[4096];
+	int n = 0;
+	if (!join(path, dir, file))
+		return 0;
+	FILE *f = fopen(path, "re");
+	for (int pid; f && fscanf(f, "%d", &pid) == 1;)
+		if (pid > 1 && kill(pid, SIGKILL) == 0)
+			n++;
+	if (f)
+		fclose(f);
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		if (!join(sub, dir, de->d_name))
+			continue;
+		n += kill_listed(sub, file);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Does `dir` (or a subdirectory) still list a process in `file`? */
+static bool any_listed(const char *dir, const char *file)
+{
+	char path[4096];
+	if (!join(path, dir, file))
+		return false;
+	FILE *f = fopen(path, "re");
+	int pid;
+	bool any = f && fscanf(f, "%d", &pid) == 1;
+	if (f)
+		fclose(f);
+	DIR *d = opendir(dir);
+	for (struct dirent *de; !any && d && (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		if (!join(sub, dir, de->d_name))
+			continue;
+		any = any_listed(sub, file);
+	}
+	if (d)
+		closedir(d);
+	return any;
+}
+
+/* Removes a box's cgroup directory and its leaves (empty by now). */
+static void rmdir_box(const char *dir)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		if (!join(sub, dir, de->d_name))
+			continue;
+		rmdir(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* Kills what runs in box cgroup `dir` (of hierarchy `ctl`: "freezer", ..., or NULL for v2) and
+ * waits (at most 10 s) until nothing does: the number of processes signalled. */
+static int kill_box_dir(const char *dir, const char *ctl)
+{
+	char path[4096];
+	int n;
+	if (!ctl) {
+		n = kill_listed(dir, "cgroup.procs");
+		if (join(path, dir, "cgroup.kill"))
+			fk_lx_write_str(path, "1"); /* frozen ones too (Linux 5.14) */
+		if (join(path, dir, "cgroup.freeze"))
+			fk_lx_write_str(path, "0");
+	} else {
+		n = kill_listed(dir, "tasks");
+		/* a frozen task dies once thawed, its SIGKILL queued first */
+		if (!strcmp(ctl, "freezer"))
+			fk_lx_cg_freezer_set(dir, "THAWED");
+	}
+	const char *file = ctl ? "tasks" : "cgroup.procs";
+	for (int i = 0; i < 1000 && any_listed(dir, file); i++) {
+		if (i % 100 == 99)
+			kill_listed(dir, file);
+		usleep(10000);
+	}
+	return n;
+}
+
+/* The box directories of dead runtimes under `top` (<hierarchy>/fake-e2b) whose box `ours`
+ * claims: their processes killed, the directories removed. */
+static void sweep_top(const char *top, const char *ctl, bool (*ours)(const char *id, void *ud),
+                      void (*ended)(const char *id, int pid, int n, void *ud), void *ud)
+{
+	DIR *d = opendir(top);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		int pid = 0;
+		if (sscanf(de->d_name, "rt-%d-", &pid) != 1 || pid <= 0 ||
+		    (kill(pid, 0) == 0 || errno != ESRCH))
+			continue; /* a live runtime's: never touched */
+		char rtdir[4096];
+		if (!join(rtdir, top, de->d_name))
+			continue;
+		DIR *r = opendir(rtdir);
+		for (struct dirent *be; r && (be = readdir(r));) {
+			if (be->d_type != DT_DIR || be->d_name[0] == '.' || !ours(be->d_name, ud))
+				continue;
+			char dir[4096];
+			if (!join(dir, rtdir, be->d_name))
+				continue;
+			int n = kill_box_dir(dir, ctl);
+			if (n && ended)
+				ended(be->d_name, pid, n, ud);
+			rmdir_box(dir);
+		}
+		if (r)
+			closedir(r);
+		rmdir(rtdir); /* fails harmlessly while another box of it (not ours) is left */
+	}
+	if (d)
+		closedir(d);
+}
+
+void fk__cg_sweep_orphans(fk_rt *rt, bool (*ours)(const char *id, void *ud),
+                          void (*ended)(const char *id, int pid, int n, void *ud), void *ud)
+{
+	if (rt->cg_v2) {
+		sweep_top(CG_BASE "/fake-e2b", NULL, ours, ended, ud);
+		return;
+	}
+	/* v1: the freezer first (a frozen task dies only once thawed), then the others */
+	for (size_t i = 0; i < N_CTLS; i++) {
+		char top[256];
+		snprintf(top, sizeof(top), CG_BASE "/%s/fake-e2b", ctls[i].name);
+		sweep_top(top, ctls[i].name, ours, ended, ud);
+	}
+	static const char *const v2[] = {CG_BASE "/unified/fake-e2b", CG_BASE "/fake-e2b"};
+	for (size_t i = 0; i < 2; i++)
+		sweep_top(v2[i], NULL, ours, NULL, ud);
 }

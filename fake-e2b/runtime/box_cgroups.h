@@ -45,4 +45,12 @@ int fk__cg_box_freeze(fk_box *b, bool freeze);
  * effort, nothing on v1. */
 void fk__cg_box_kill(fk_box *b);
 
+/* At start: the box cgroups runtimes that died left (fake-e2b/rt-<dead pid>-<n>/<id>, never a
+ * live runtime's) whose box id `ours` claims (a box whose files are in this runtime's state
+ * dir): every process in them killed (frozen ones thawed after their SIGKILL is queued), waited
+ * for (at most 10 s), the directories removed. `ended` (may be NULL) hears of each box that had
+ * processes: its id, its runtime's pid, how many were signalled. */
+void fk__cg_sweep_orphans(fk_rt *rt, bool (*ours)(const char *id, void *ud),
+                          void (*ended)(const char *id, int pid, int n, void *ud), void *ud);
+
 #endif /* FAKE_E2B_BOX_CGROUPS_H */

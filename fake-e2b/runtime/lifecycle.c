@@ -132,7 +132,10 @@ static void box_kill_all(fk_box *b)
 	b->frozen = false;
 }
 
-int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err)
+static int box_end(fk_rt *rt, const char *id, const char *layer_dir, bool keep, fk_err *err);
+
+/* What fk_box_create and fk_box_restore refuse before making anything. */
+static int box_check(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err)
 {
 	if (!fk__valid_id(id))
 		return fk__fail(err, FK_EINVAL, 0, "invalid sandbox id");
@@ -151,6 +154,14 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 		return fk__fail(err, FK_EINVAL, 0, "template '%s' not found", opts->template_id);
 	if (!(opts && opts->net_none) && !fk_rt_egress_allowed(rt))
 		return fk__fail(err, FK_ESTATE, EOPNOTSUPP, "%s", FK_EGRESS_REFUSED_MSG);
+	return 0;
+}
+
+/* A new box in the table in *out, its life lock held (the caller unlocks it and puts the box):
+ * 0, FK_ENOMEM or FK_EEXIST (the id is taken). */
+static int box_register(fk_rt *rt, const char *id, const fk_box_options *opts, fk_box **out,
+                        fk_err *err)
+{
 	fk_box *b = fk__box_new(rt, id, opts);
 	if (!b)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
@@ -168,16 +179,43 @@ int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err 
 	}
 	b->next = rt->boxes;
 	rt->boxes = b;
-	b->refs++; /* ours until the end of this function */
+	b->refs++; /* the caller's until it puts it */
 	pthread_mutex_unlock(&rt->lock);
+	*out = b;
+	return 0;
+}
 
-	int rc = fk__backend_box_prepare(b, err);
+int fk_box_create(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err)
+{
+	int rc = box_check(rt, id, opts, err);
+	if (rc < 0)
+		return rc;
+	fk_box *b = NULL;
+	if ((rc = box_register(rt, id, opts, &b, err)) < 0)
+		return rc;
+	rc = fk__backend_box_prepare(b, err);
 	if (rc == 0)
 		rc = fk__backend_box_boot(b, err);
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);
 	if (rc < 0)
 		fk_box_destroy(rt, id, NULL);
+	return rc;
+}
+
+int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err)
+{
+	int rc = box_check(rt, id, opts, err);
+	if (rc < 0)
+		return rc;
+	fk_box *b = NULL;
+	if ((rc = box_register(rt, id, opts, &b, err)) < 0)
+		return rc;
+	rc = fk__backend_box_adopt(b, err);
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	if (rc < 0)
+		box_end(rt, id, NULL, true, NULL); /* out of the table; its files stay */
 	return rc;
 }
 
@@ -275,8 +313,9 @@ int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err)
 	return rc;
 }
 
-/* Destroy, after moving the box's files to layer_dir when it is not NULL (commit). */
-static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
+/* Destroy, after moving the box's files to layer_dir when it is not NULL (commit); with `keep`
+ * (close) the files stay in the state dir. */
+static int box_end(fk_rt *rt, const char *id, const char *layer_dir, bool keep, fk_err *err)
 {
 	fk_box *b = NULL, **pp;
 	pthread_mutex_lock(&rt->lock);
@@ -296,8 +335,8 @@ static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err
 	fk__box_procs_release(b);
 	/* the files first: removing lets go of the box's disk */
 	int rc = layer_dir ? fk__backend_box_commit(b, layer_dir, err) : 0;
-	fk__backend_box_remove(b);
-	int dfd = open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fk__backend_box_remove(b, keep);
+	int dfd = keep ? -1 : open(b->rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fk_tree_remove(dfd, b->id);
 		close(dfd);
@@ -309,14 +348,19 @@ static int box_end(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err
 
 int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 {
-	return box_end(rt, id, NULL, err);
+	return box_end(rt, id, NULL, false, err);
+}
+
+int fk_box_close(fk_rt *rt, const char *id, fk_err *err)
+{
+	return box_end(rt, id, NULL, true, err);
 }
 
 int fk_box_commit(fk_rt *rt, const char *id, const char *layer_dir, fk_err *err)
 {
 	if (!layer_dir || !*layer_dir)
 		return fk__fail(err, FK_EINVAL, 0, "no layer directory");
-	return box_end(rt, id, layer_dir, err);
+	return box_end(rt, id, layer_dir, false, err);
 }
 
 int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
@@ -390,6 +434,11 @@ pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);
 	return pid;
+}
+
+void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
+{
+	fk__backend_rt_sweep(rt, keep, n_keep);
 }
 
 void fk_rt_free(fk_rt *rt)

@@ -226,6 +226,27 @@ int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err);
  * get their end event. FK_ENOTFOUND if no such box. */
 int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
 
+/* Keeping boxes across runtimes (fake-e2b with a kept --state-dir: README "What survives
+ * what"). A box's processes and memory live and die with the runtime that started them (its
+ * PID 1 ends when the runtime's process does); its files live in the state dir
+ * (<state>/<id>.disk, or <state>/<id>/ without per-box disks) and outlast it. */
+/* Close: as destroy, every process ends (subscribers get their end event) and the runtime lets
+ * go of the box, but its files stay for fk_box_restore. FK_ENOTFOUND. */
+int fk_box_close(fk_rt *rt, const char *id, fk_err *err);
+/* Restore: box `id` known again from the files a closed box, or a runtime that died, left in
+ * the state dir, with the options it was created with (layer_dir ignored: its files are
+ * there). Not booted: nothing runs in it until fk_box_reboot boots it cold (thaw and process
+ * calls see a box without processes). FK_ENOTFOUND (no files), FK_EEXIST, FK_EIO (its disk
+ * would not mount or check). Call fk_rt_sweep first: a dead runtime's process may still hold
+ * the disk. */
+int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err);
+/* At start, before fk_box_restore: what runtimes that died left for this state dir, and only
+ * for it (other servers' boxes, cgroups and disks are never touched): every process of a box
+ * whose files are in this state dir is killed (a crashed server's boxes, its frozen ones too,
+ * which hold their disks), their cgroups and loop devices go; then the files of boxes whose id
+ * is not in `keep` are removed. Each step is logged on stderr. */
+void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep);
+
 /* Commit (a template build's last step): every process of the box ends, then its files (the
  * writable root and its /etc layer) move to `layer_dir` (created; must not exist) as a layer
  * other boxes start from (fk_box_options.layer_dir), and the box is destroyed. Nothing runs in

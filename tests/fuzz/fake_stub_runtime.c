@@ -252,6 +252,27 @@ int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err)
 	return i >= 0 ? 0 : fail(err, FK_ENOTFOUND, "no such box");
 }
 
+/* The stub keeps nothing across runs: a close is a destroy, nothing is there to restore. */
+int fk_box_close(fk_rt *rt, const char *id, fk_err *err)
+{
+	return fk_box_destroy(rt, id, err);
+}
+
+int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err)
+{
+	(void)rt;
+	(void)id;
+	(void)opts;
+	return fail(err, FK_ENOTFOUND, "no such box");
+}
+
+void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
+{
+	(void)rt;
+	(void)keep;
+	(void)n_keep;
+}
+
 int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
                       const char *const *deny_out, size_t n_deny_out, fk_err *err)
 {
