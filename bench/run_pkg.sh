@@ -44,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-fake_start "$fake" "$work" --state-dir "$work/state" ||
+fake_start "$fake" "$work" --state-dir "$work/state" --ephemeral ||
   { echo "run_pkg: fake-e2b did not start" >&2; exit 1; }
 
 results=$work/results.jsonl

@@ -8,12 +8,14 @@
  * [--idle-timeout-s N] [--request-log-mb N]
  *            [--sandbox-disk-mb N]
  *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
- *            [--image IMAGE=TEMPLATE]... [--quiet]
+ *            [--image IMAGE=TEMPLATE]... [--ephemeral] [--quiet]
  *
  * Flags are described in README.md "Command line".
  *
  * Prints exactly one line "fake-e2b listening on http://HOST:PORT" when ready.
- * SIGINT/SIGTERM: every sandbox destroyed, then exit 0.
+ * SIGINT/SIGTERM: with a kept --state-dir every sandbox is kept (paused with its files, found
+ * again by the next start on that directory); ephemeral (--ephemeral, or no --state-dir) every
+ * sandbox destroyed. Then exit 0.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,7 +52,7 @@ static void usage(FILE *f)
 	        "[--idle-timeout-s N] [--request-log-mb N]\n"
 	        "                [--sandbox-disk-mb N] [--legacy-routes] [--stream-end pipes|exit] "
 	        "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
-	        "                [--unsafe-shared-network] [--quiet]\n");
+	        "                [--unsafe-shared-network] [--ephemeral] [--quiet]\n");
 }
 
 typedef struct cli_opts {
@@ -61,6 +63,7 @@ typedef struct cli_opts {
 	const char *access_token, *access_token_file;
 	int any_api_key, allow_remote, quiet, legacy_routes, tls;
 	int stream_end_on_exit; /* --stream-end exit */
+	int ephemeral;          /* --ephemeral: keep nothing, even with --state-dir */
 	int unsafe_shared_network;
 	long max_upload_mb, idle_timeout_s, sandbox_disk_mb, request_log_mb;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
@@ -86,6 +89,7 @@ enum {
 	OPT_ACCESS_TOKEN,
 	OPT_ACCESS_TOKEN_FILE,
 	OPT_REQUEST_LOG,
+	OPT_EPHEMERAL,
 };
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
@@ -130,6 +134,7 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 	    {"domain", required_argument, NULL, OPT_DOMAIN},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"ephemeral", no_argument, NULL, OPT_EPHEMERAL},
 	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
 	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
 	    {"egress-host", required_argument, NULL, OPT_EGRESS_HOST},
@@ -214,6 +219,9 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case OPT_EPHEMERAL:
+			o->ephemeral = 1;
 			break;
 		case OPT_LEGACY_ROUTES:
 			o->legacy_routes = 1;
@@ -438,6 +446,16 @@ int main(int argc, char **argv)
 	/* before anything touches the directory: two servers never share one */
 	if (o.state_dir && !(state = lock_state_dir(o.state_dir)))
 		return 1;
+	int keep = o.state_dir && !o.ephemeral;
+	if (o.state_dir && o.ephemeral && fk_state_has_records(o.state_dir, "sandboxes")) {
+		/* an ephemeral start would delete them */
+		fprintf(stderr,
+		        "fake-e2b: --ephemeral: %s holds kept sandboxes; start without --ephemeral "
+		        "to use them, or give another --state-dir\n",
+		        o.state_dir);
+		fk_state_close(state);
+		return 1;
+	}
 	if (o.tls && fk_tls_setup(o.state_dir, o.domain, &pem, why, sizeof(why)) < 0) {
 		fprintf(stderr, "fake-e2b: --tls: %s\n", why);
 		fk_state_close(state);
@@ -489,10 +507,19 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	fprintf(stderr, "fake-e2b: state directory %s (%s)\n", fk_rt_state_dir(app.rt),
-	        o.state_dir ? "kept after exit" : "temporary: removed at exit");
+	        keep          ? "kept: sandboxes survive a restart"
+	        : o.state_dir ? "ephemeral: sandboxes deleted at exit"
+	                      : "ephemeral: removed at exit");
+	if (fk_registry_new(&app.reg, app.rt, seed) < 0) {
+		fprintf(stderr, "fake-e2b: out of memory\n");
+		goto done;
+	}
+	if (keep)
+		fk_registry_keep(app.reg, state);
+	/* what the records keep comes back, what dead servers left goes (logged) */
+	fk_registry_load(app.reg);
 	if (!(app.faults = fk_faults_new()) ||
 	    !(app.log = fk_reqlog_new((size_t)o.request_log_mb << 20)) ||
-	    fk_registry_new(&app.reg, app.rt, seed) < 0 ||
 	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
 	    fk_tstore_add_images(app.templates, o.images, (size_t)o.n_images) < 0 ||
 	    !(reaper = fk_reaper_start(app.reg))) {

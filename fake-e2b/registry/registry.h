@@ -61,12 +61,14 @@ typedef struct fk_sandbox {
 	int private_traffic; /* network.allowPublicTraffic:false: its ports need traffic_token */
 	char traffic_token[65];
 	int loopback_only;
-	json_t *metadata;        /* object */
-	json_t *network;         /* lock: object or NULL (PUT /network replaces it) */
-	json_t *allow_internet;  /* lock: true/false or NULL (absent) */
-	json_t *env_vars;        /* the create's envVars (object or NULL): a fork boots with them */
-	pthread_mutex_t op_lock; /* serialises lifecycle changes */
-	fk_watch *watches;       /* lock */
+	json_t *metadata;       /* object */
+	json_t *network;        /* lock: object or NULL (PUT /network replaces it) */
+	json_t *allow_internet; /* lock: true/false or NULL (absent) */
+	json_t *env_vars;       /* the create's envVars (object or NULL): a fork boots with them */
+	json_t *box; /* what its box boots with (envs, user, template, workdir), set at boot */
+	pthread_mutex_t op_lock;  /* serialises lifecycle changes */
+	pthread_mutex_t rec_lock; /* serialises writes of its record (kept servers) */
+	fk_watch *watches;        /* lock */
 	uint32_t immune[FK_MAX_IMMUNE];
 	size_t n_immune;        /* lock */
 	fk_metric *metrics;     /* lock: ring of FK_METRICS_KEPT samples (metrics.c), or NULL */
@@ -88,8 +90,9 @@ struct fk_watch {
 
 /* seed: 32 bytes that envd access tokens are derived from (HMAC-SHA256 of the id). */
 int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32]);
-/* Refuse new streams and destroy every sandbox (runtime included), breaking every stream.
- * Stop the reaper first. */
+/* Refuse new streams and end every sandbox, breaking every stream: a kept registry
+ * (fk_registry_keep) keeps each one paused with its files and record, an ephemeral one deletes
+ * them. Stop the reaper first. */
 void fk_registry_shutdown(fk_registry *g);
 void fk_registry_free(fk_registry *g);
 int fk_registry_stopping(fk_registry *g);
@@ -171,6 +174,19 @@ void fk_watch_set_sub(fk_registry *g, fk_watch *w, fk_sub *sub);
 int fk_watch_broken(fk_registry *g, fk_watch *w);
 /* Sleep up to ms or until the watch breaks; returns broken. */
 int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms);
+
+/* ---- durable.c: keeping sandboxes (README "What survives what") ---- */
+typedef struct fk_state fk_state;
+/* Keep every sandbox in `st`'s records from now on (fake-e2b --state-dir without --ephemeral):
+ * each change is written before the call that made it returns (create, pause, resume, timeout,
+ * network), a delete removes the record, and shutdown keeps the sandboxes. Before serving. */
+void fk_registry_keep(fk_registry *g, fk_state *st);
+/* Loads the kept registry's records: every sandbox comes back paused with its files (its
+ * processes ended with the server that ran them; the next resume boots it cold from its disk),
+ * one that was running past its end time without autoPause is deleted, as the reaper would
+ * have, and one whose files are gone is deleted. Each logged on stderr. Then the runtime
+ * removes what no kept sandbox owns (fk_rt_sweep). The number kept. */
+int fk_registry_load(fk_registry *g);
 
 /* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */
 typedef struct fk_reaper fk_reaper;

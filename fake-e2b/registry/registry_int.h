@@ -6,6 +6,7 @@
 #define FK_REGISTRY_INT_H
 
 #include "registry.h"
+#include "state.h"
 
 /* A pending Connect-Timeout-Ms kill of a process whose stream is gone. */
 typedef struct fk_kill_timer {
@@ -22,6 +23,14 @@ struct fk_registry {
 	pthread_mutex_t lock;
 	fk_sandbox *list;
 	int stopping;
+	fk_state *state; /* kept: the records (durable.c); NULL: ephemeral */
 };
+
+/* durable.c: write sb's record now (a no-op when ephemeral); remove it. */
+void fk__registry_persist(fk_registry *g, fk_sandbox *sb);
+void fk__registry_forget(fk_registry *g, fk_sandbox *sb);
+/* sandbox.c: sb's box made known to the runtime again from its files (fk_box_restore: not
+ * booted), with the options its record keeps. */
+int fk__registry_restore_box(fk_registry *g, fk_sandbox *sb, fk_err *err);
 
 #endif

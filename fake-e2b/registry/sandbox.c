@@ -29,6 +29,43 @@ int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 	return 0;
 }
 
+static void break_watches(fk_sandbox *sb);
+
+/* Shutdown of a kept registry: sb recorded paused with its files (a running one as autoPause
+ * without memory would leave it), its box closed (processes end, files stay), out of the table
+ * but not deleted. */
+static void keep_one(fk_registry *g, fk_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->op_lock);
+	pthread_mutex_lock(&g->lock);
+	int gone = sb->deleted;
+	if (!gone) {
+		if (sb->state == FK_SB_RUNNING) {
+			sb->state = FK_SB_PAUSED;
+			sb->paused_ns = fk_now_ns();
+		}
+		sb->paused_fs_only = 1;
+		break_watches(sb);
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (!gone) {
+		fk__registry_persist(g, sb);
+		fk_box_close(g->rt, sb->id, NULL);
+		pthread_mutex_lock(&g->lock);
+		sb->deleted = 1; /* out of this server's table; its record stays */
+		for (fk_sandbox **pp = &g->list; *pp; pp = &(*pp)->next) {
+			if (*pp == sb) {
+				*pp = sb->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&g->lock);
+	}
+	pthread_mutex_unlock(&sb->op_lock);
+	if (!gone)
+		fk_sandbox_release(g, sb); /* the registry's reference */
+}
+
 void fk_registry_shutdown(fk_registry *g)
 {
 	if (!g)
@@ -44,7 +81,10 @@ void fk_registry_shutdown(fk_registry *g)
 		pthread_mutex_unlock(&g->lock);
 		if (!sb)
 			break;
-		fk_registry_delete(g, sb, 0);
+		if (g->state)
+			keep_one(g, sb);
+		else
+			fk_registry_delete(g, sb, 0);
 		fk_sandbox_release(g, sb);
 	}
 }
@@ -111,8 +151,10 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	json_decref(sb->network);
 	json_decref(sb->allow_internet);
 	json_decref(sb->env_vars);
+	json_decref(sb->box);
 	free(sb->metrics);
 	pthread_mutex_destroy(&sb->op_lock);
+	pthread_mutex_destroy(&sb->rec_lock);
 	free(sb);
 }
 
@@ -184,6 +226,7 @@ fk_sandbox *fk_sandbox_new(fk_registry *g)
 		return NULL;
 	}
 	pthread_mutex_init(&sb->op_lock, NULL);
+	pthread_mutex_init(&sb->rec_lock, NULL);
 	make_token(g->seed, "", sb->id, sb->token);
 	make_token(g->seed, "traffic:", sb->id, sb->traffic_token);
 	sb->refs = 1;
@@ -238,6 +281,20 @@ static int egress_lists_none(const egress_lists *l)
 	return deny_all && l->n_allow == 0;
 }
 
+/* What a box boots with, as its record keeps it (fk__registry_restore_box reads it back). */
+static json_t *box_json(const fk_box_options *o)
+{
+	json_t *envs = json_array();
+	for (size_t i = 0; envs && i < o->n_envs; i++)
+		if (json_array_append_new(envs, json_string(o->envs[i])) < 0) {
+			json_decref(envs);
+			return NULL;
+		}
+	json_t *j = json_pack("{s:o,s:s?,s:s?,s:s?}", "envs", envs, "user", o->default_user,
+	                      "template", o->template_id, "workdir", o->workdir);
+	return j;
+}
+
 int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const char *const *extra,
                      size_t n_extra, fk_err *err)
 {
@@ -280,7 +337,9 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 	free(sb->alias);
 	sb->alias = strdup(boot && boot->alias ? boot->alias : "");
 	sb->disk_mb = fk_rt_default_disk_mb(g->rt);
-	int rc = sb->alias ? fk_box_create(g->rt, sb->id, &opts, err) : FK_ENOMEM;
+	json_decref(sb->box);
+	sb->box = box_json(&opts);
+	int rc = sb->alias && sb->box ? fk_box_create(g->rt, sb->id, &opts, err) : FK_ENOMEM;
 	egress_lists_free(&el);
 	for (size_t j = 0; j < i; j++)
 		free(envs[j]);
@@ -293,8 +352,40 @@ int fk_registry_boot(fk_registry *g, fk_sandbox *sb, const fk_tboot *boot, const
 	return rc;
 }
 
+int fk__registry_restore_box(fk_registry *g, fk_sandbox *sb, fk_err *err)
+{
+	json_t *box = sb->box, *envs = json_object_get(box, "envs");
+	size_t n = json_array_size(envs), k = 0;
+	const char **v = calloc(n ? n : 1, sizeof(char *));
+	if (!v)
+		return FK_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (json_is_string(json_array_get(envs, i)))
+			v[k++] = json_string_value(json_array_get(envs, i));
+	egress_lists el;
+	egress_lists_of(sb->network, sb->allow_internet, &el);
+	fk_box_options opts = {.net_none = sb->loopback_only,
+	                       .envs = v,
+	                       .n_envs = k,
+	                       .default_user = json_string_value(json_object_get(box, "user")),
+	                       .template_id = json_string_value(json_object_get(box, "template")),
+	                       .workdir = json_string_value(json_object_get(box, "workdir")),
+	                       .allow_out = el.allow,
+	                       .n_allow_out = el.n_allow,
+	                       .deny_out = el.deny,
+	                       .n_deny_out = el.n_deny,
+	                       .cpu_count = sb->cpu_count,
+	                       .memory_mb = sb->memory_mb,
+	                       .disk_mb = sb->disk_mb};
+	int rc = fk_box_restore(g->rt, sb->id, &opts, err);
+	egress_lists_free(&el);
+	free(v);
+	return rc;
+}
+
 void fk_registry_add(fk_registry *g, fk_sandbox *sb)
 {
+	fk__registry_persist(g, sb); /* before anyone else can see (and change) it */
 	pthread_mutex_lock(&g->lock);
 	sb->next = g->list;
 	g->list = sb;
@@ -433,6 +524,8 @@ int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_e
 	pthread_mutex_unlock(&g->lock);
 	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
 		rc = FK_LC_FAILED;
+	if (rc == FK_LC_OK)
+		fk__registry_persist(g, sb);
 	pthread_mutex_unlock(&sb->op_lock);
 	return rc;
 }
@@ -484,6 +577,7 @@ int fk_registry_update_network(fk_registry *g, fk_sandbox *sb, json_t *body, fk_
 		sb->allow_internet = json_incref(allow_internet);
 		sb->loopback_only = sb->loopback_only && egress_lists_none(&el);
 		pthread_mutex_unlock(&g->lock);
+		fk__registry_persist(g, sb);
 	}
 	egress_lists_free(&el);
 	json_decref(net);
@@ -516,8 +610,11 @@ int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when)
 		break_watches(sb);
 	}
 	pthread_mutex_unlock(&g->lock);
-	if (rc == FK_LC_OK)
+	if (rc == FK_LC_OK) {
+		fk__registry_forget(g,
+		                    sb); /* first: a crash meanwhile leaves files, not a record */
 		fk_box_destroy(g->rt, sb->id, NULL);
+	}
 	pthread_mutex_unlock(&sb->op_lock);
 	if (rc == FK_LC_OK)
 		fk_sandbox_release(g, sb); /* the registry's reference */
@@ -546,6 +643,7 @@ static int auto_resume(fk_registry *g, fk_sandbox *sb)
 		sb->started_ns = fk_now_ns();
 		sb->end_ns = capped_end(sb, sb->started_ns + 300 * FK_NS);
 		pthread_mutex_unlock(&g->lock);
+		fk__registry_persist(g, sb);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&sb->op_lock);
@@ -578,6 +676,8 @@ enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long
 	}
 	int cold = reboot || sb->paused_fs_only;
 	pthread_mutex_unlock(&g->lock);
+	if (!deleted && !paused && !resume)
+		fk__registry_persist(g, sb); /* its end time */
 	if (deleted) {
 		out = FK_CONNECT_GONE;
 	} else if (!paused) {
@@ -593,6 +693,7 @@ enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long
 		if (cold)
 			sb->n_immune = 0;
 		pthread_mutex_unlock(&g->lock);
+		fk__registry_persist(g, sb);
 		out = FK_CONNECT_RESUMED;
 	}
 	pthread_mutex_unlock(&sb->op_lock);
@@ -609,5 +710,7 @@ int fk_registry_set_timeout(fk_registry *g, fk_sandbox *sb, long secs, int exten
 			sb->end_ns = want;
 	}
 	pthread_mutex_unlock(&g->lock);
+	if (ok)
+		fk__registry_persist(g, sb); /* its end time */
 	return ok ? 0 : -1;
 }

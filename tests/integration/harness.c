@@ -129,9 +129,10 @@ int h_server_start(h_server *s)
 	const char *extra = getenv("ITEST_FAKE_E2B_ARG"), *tls = getenv("ITEST_TLS");
 	s->tls = tls && *tls && strcmp(tls, "0") != 0;
 	snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", state);
-	char *argv[12] = {(char *)bin,   "--port", "0",         "--state-dir", state,
-	                  "--port-file", portfile, "--api-key", H_API_KEY};
-	int argc = 9;
+	/* --ephemeral: a test's temporary state dir keeps nothing (README "What survives what") */
+	char *argv[13] = {(char *)bin,   "--port",      "0",      "--state-dir", state,
+	                  "--ephemeral", "--port-file", portfile, "--api-key",   H_API_KEY};
+	int argc = 10;
 	if (s->tls)
 		argv[argc++] = "--tls";
 	if (extra && *extra)

@@ -7,7 +7,7 @@ fake=$1
 live=$2
 dir=$(mktemp -d /tmp/sbx-live-XXXXXX)
 key=e2b_live0$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-"$fake" --port 0 --port-file "$dir/port" --state-dir "$dir/state" --api-key "$key" --quiet \
+"$fake" --port 0 --port-file "$dir/port" --state-dir "$dir/state" --ephemeral --api-key "$key" --quiet \
 	>"$dir/out.log" 2>&1 &
 pid=$!
 cleanup() {

@@ -14,7 +14,7 @@ const LISTEN_RE = /fake-e2b listening on (http:\/\/127\.0\.0\.1:\d+)/
 export async function startFake(path, { apiKey = 'e2b_peer', args = [] } = {}) {
   if (!path) throw new Error('fake-e2b path missing: set FAKE_E2B or pass it as an argument')
   const stateDir = mkdtempSync(join(tmpdir(), 'peer-fake-e2b-'))
-  const child = spawn(path, ['--port', '0', '--state-dir', stateDir, '--api-key', apiKey, ...args], {
+  const child = spawn(path, ['--port', '0', '--state-dir', stateDir, '--ephemeral', '--api-key', apiKey, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let log = ''

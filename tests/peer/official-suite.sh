@@ -255,7 +255,7 @@ start_fake() { # start_fake <project> [fake-e2b args...]
   shift
   port443_free || die "port 443 is in use ($(ss -Hltnp 'sport = :443' | head -n 1)); this script binds it itself and never stops another's server"
   fake_state=$(mktemp -d /var/tmp/official-suite-state.XXXXXX)
-  setsid "$fake" --tls --port 443 --domain e2b.localhost --state-dir "$fake_state" \
+  setsid "$fake" --tls --port 443 --domain e2b.localhost --state-dir "$fake_state" --ephemeral \
     --port-file "$fake_state/port" --quiet "$@" >"$results/$project.fake-e2b.log" 2>&1 </dev/null &
   fake_pid=$!
   # the port file is written once fake-e2b listens (its key file before it)

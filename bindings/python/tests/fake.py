@@ -17,7 +17,7 @@ class Fake:
         if not path:
             raise RuntimeError("set FAKE_E2B to the fake-e2b binary")
         self.state = tempfile.mkdtemp(prefix="py-fake-e2b-")
-        self.proc = subprocess.Popen([path, "--port", "0", "--state-dir", self.state, "--quiet",
+        self.proc = subprocess.Popen([path, "--port", "0", "--state-dir", self.state, "--ephemeral", "--quiet",
                                       "--api-key", "e2b_py_test"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30

@@ -73,15 +73,19 @@ int fks_start_in(fks *s, const char *bin, const char *state_dir, const char *con
 	snprintf(out, sizeof(out), "%s/out", s->dir);
 	snprintf(sdir, sizeof(sdir), "%s/state", s->dir);
 	if (state_dir)
-		snprintf(sdir, sizeof(sdir), "%s", state_dir);
+		snprintf(sdir, sizeof(sdir), "%s", state_dir); /* "": none (its own default) */
 	snprintf(s->state, sizeof(s->state), "%s", sdir);
 	argv[n++] = bin;
 	argv[n++] = "--port";
 	argv[n++] = "0";
 	argv[n++] = "--port-file";
 	argv[n++] = portfile;
-	argv[n++] = "--state-dir";
-	argv[n++] = sdir;
+	if (!state_dir || *state_dir) {
+		argv[n++] = "--state-dir";
+		argv[n++] = sdir;
+	}
+	if (!state_dir)
+		argv[n++] = "--ephemeral"; /* its private state goes with it: nothing kept */
 	for (const char *const *f = flags; f && *f && n < 62; f++) {
 		argv[n++] = *f;
 		if (!strcmp(*f, "--api-key") && f[1])

@@ -23,11 +23,12 @@ typedef struct fks {
 	char state[128];  /* the --state-dir it was given */
 } fks;
 
-/* Start `bin` with the flags (NULL-terminated) plus --port 0 --port-file --state-dir.
+/* Start `bin` with the flags (NULL-terminated) plus --port 0 --port-file --state-dir (a private
+ * one, with --ephemeral: nothing kept).
  * 0 when listening; -1 when it exited first (s->out, s->exit_status) or did not start. */
 int fks_start(fks *s, const char *bin, const char *const *flags);
-/* fks_start with --state-dir `state_dir` (NULL: a private one in s->dir), which fks_stop leaves
- * in place: a later server can be started on it. */
+/* fks_start with --state-dir `state_dir` (NULL: a private one in s->dir, --ephemeral; "": no
+ * --state-dir at all), which fks_stop leaves in place: a later server can be started on it. */
 int fks_start_in(fks *s, const char *bin, const char *state_dir, const char *const *flags);
 /* SIGTERM, wait, remove the dir (and a private state dir). 0 when it exited 0. s->out: the
  * server's output (its last 8 KiB). */

@@ -35,6 +35,324 @@ static void rm_state(const char *dir)
 	assert_int_equal(system(cmd), 0);
 }
 
+#define KEY "e2b_restart_test_key_0123456789"
+
+static const char *const kept_flags[] = {"--quiet", "--api-key", KEY, NULL};
+
+static fkr *api(fks *s, const char *method, const char *path, const char *body)
+{
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	return fks_req(s, method, path, h, body, body ? strlen(body) : 0);
+}
+
+/* The sandbox's state as GET /sandboxes/{id} says it ("running", "paused"), or the status
+ * when it is not 200 ("404"). */
+static void state_of(fks *s, const char *id, char *out, size_t cap)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s", id);
+	fkr *r = api(s, "GET", path, NULL);
+	if (r->status == 200)
+		snprintf(out, cap, "%s", json_string_value(json_object_get(r->json, "state")));
+	else
+		snprintf(out, cap, "%ld", r->status);
+	fkr_free(r);
+}
+
+static void assert_state(fks *s, const char *id, const char *want)
+{
+	char got[32];
+	state_of(s, id, got, sizeof(got));
+	assert_string_equal(got, want);
+}
+
+static void pause_box(fks *s, const char *id)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", id);
+	fkr *r = api(s, "POST", path, NULL);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+}
+
+/* connect: 201 when it resumed it */
+static long connect_box(fks *s, const char *id)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sandboxes/%s/connect", id);
+	fkr *r = api(s, "POST", path, "{\"timeout\":120}");
+	long st = r->status;
+	fkr_free(r);
+	return st;
+}
+
+static int count_listed(fks *s, const char *query)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/v2/sandboxes%s", query);
+	fkr *r = api(s, "GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	int n = (int)json_array_size(r->json);
+	fkr_free(r);
+	return n;
+}
+
+/* envd with an explicit token (the one create gave, or another) */
+static long envd_status_with(fks *s, fks_box *b, const char *token)
+{
+	char ht[200];
+	snprintf(ht, sizeof(ht), "X-Access-Token: %s", token);
+	const char *h[] = {b->hid, ht, NULL};
+	fkr *r = fks_req(s, "GET", "/files?path=/workspace/keep.txt&username=root", h, NULL, 0);
+	long st = r->status;
+	fkr_free(r);
+	return st;
+}
+
+/* The pids in the box's cgroups (freezer on v1, the box's directory on v2) of server `pid`. */
+static int box_pids(pid_t server, const char *id, pid_t *out, int cap)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+	         "cat /sys/fs/cgroup/freezer/fake-e2b/rt-%d-*/%s/tasks "
+	         "/sys/fs/cgroup/fake-e2b/rt-%d-*/%s/*/cgroup.procs 2>/dev/null",
+	         (int)server, id, (int)server, id);
+	FILE *f = popen(cmd, "r");
+	int n = 0;
+	for (int pid; f && n < cap && fscanf(f, "%d", &pid) == 1;)
+		out[n++] = pid;
+	if (f)
+		pclose(f);
+	return n;
+}
+
+static bool alive(pid_t pid)
+{
+	char path[64], st = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	int got = fscanf(f, "%*d (%*[^)]) %c", &st);
+	fclose(f);
+	return got == 1 && st != 'Z';
+}
+
+/* A running sandbox with /workspace/keep.txt holding `text`. */
+static void box_with_file(fks *s, fks_box *b, const char *text)
+{
+	fks_box_create(s, KEY, "{\"templateID\":\"base\",\"timeout\":600}", b);
+	char line[256];
+	snprintf(line, sizeof(line), "mkdir -p /workspace && printf %%s '%s' > /workspace/keep.txt",
+	         text);
+	fks_box_sh(s, b, line);
+}
+
+static void assert_file(fks *s, fks_box *b, const char *text)
+{
+	char line[256];
+	snprintf(line, sizeof(line), "test \"$(cat /workspace/keep.txt)\" = '%s'", text);
+	assert_true(fks_box_run(s, b, line));
+}
+
+/* The server's log (after it stopped) has this line. */
+static void assert_logged(fks *s, const char *line)
+{
+	if (!strstr(s->out, line))
+		fail_msg("not in the server's log: '%s'\nlog:\n%s", line, s->out);
+}
+
+/* Restart after `how` (0: SIGTERM, 1: kill -9): a running and a paused sandbox, each with a
+ * file, come back paused with their files; their envd tokens still work (others do not); a
+ * deleted one stays deleted. */
+static void restart_keeps(int crash)
+{
+	char dir[64], line[256];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box run, paused, del;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	box_with_file(&a, &run, "running-file");
+	box_with_file(&a, &paused, "paused-file");
+	box_with_file(&a, &del, "deleted-file");
+	fks_box_delete(&a, KEY, &del);
+	pause_box(&a, paused.id);
+	assert_int_equal(count_listed(&a, ""), 2);
+	if (crash)
+		assert_int_equal(fks_kill(&a), 0);
+	else
+		assert_int_equal(fks_stop(&a), 0);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	assert_state(&b, run.id, "paused");
+	assert_state(&b, paused.id, "paused");
+	assert_state(&b, del.id, "404");
+	assert_int_equal(count_listed(&b, "?state=paused"), 2);
+	assert_int_equal(count_listed(&b, "?state=running"), 0);
+	/* paused: envd answers as for a paused sandbox (502) until it is resumed */
+	assert_int_equal(envd_status_with(&b, &run, run.token), 502);
+	assert_int_equal(connect_box(&b, run.id), 201);
+	assert_int_equal(connect_box(&b, paused.id), 201);
+	assert_state(&b, run.id, "running");
+	assert_file(&b, &run, "running-file");
+	assert_file(&b, &paused, "paused-file");
+	/* the envd token create gave still opens it, another does not */
+	assert_int_equal(envd_status_with(&b, &run, run.token), 200);
+	assert_int_equal(envd_status_with(&b, &run, paused.token), 401);
+	/* and it lives on as any sandbox: pause, resume, delete */
+	pause_box(&b, run.id);
+	assert_int_equal(connect_box(&b, run.id), 201);
+	assert_file(&b, &run, "running-file");
+	fks_box_delete(&b, KEY, &run);
+	fks_box_delete(&b, KEY, &paused);
+	assert_int_equal(fks_stop(&b), 0);
+	/* a stop records it paused; a crash leaves its record running */
+	snprintf(line, sizeof(line),
+	         "fake-e2b: state: sandbox %s kept: was %s, paused with its files", run.id,
+	         crash ? "running" : "paused");
+	assert_logged(&b, line);
+	snprintf(line, sizeof(line),
+	         "fake-e2b: state: sandbox %s kept: was paused, paused with its files", paused.id);
+	assert_logged(&b, line);
+	/* nothing of them is left */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s.disk", dir, run.id);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s", dir, run.id);
+	assert_int_equal(access(path, F_OK), -1);
+	rm_state(dir);
+}
+
+static void test_restart__sigterm_keeps_running_and_paused_with_files(void **unused)
+{
+	(void)unused;
+	restart_keeps(0);
+}
+
+static void test_restart__crash_keeps_running_and_paused_with_files(void **unused)
+{
+	(void)unused;
+	restart_keeps(1);
+}
+
+/* A torn and a flipped record: refused with a log line, never loaded as a sandbox; its files
+ * stay. */
+static void test_restart__damaged_record_refused(void **unused)
+{
+	(void)unused;
+	char dir[64], line[512], path[256];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box torn, flip, good;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	box_with_file(&a, &torn, "t");
+	box_with_file(&a, &flip, "f");
+	box_with_file(&a, &good, "g");
+	assert_int_equal(fks_stop(&a), 0);
+	/* cut the one record short, flip a byte of the other's body */
+	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s", dir, torn.id);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size - 7), 0);
+	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s", dir, flip.id);
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, -20, SEEK_END), 0);
+	int c = fgetc(f);
+	assert_int_equal(fseek(f, -20, SEEK_END), 0);
+	fputc(c ^ 0x01, f);
+	fclose(f);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	assert_state(&b, torn.id, "404");
+	assert_state(&b, flip.id, "404");
+	assert_state(&b, good.id, "paused");
+	assert_int_equal(count_listed(&b, ""), 1);
+	assert_int_equal(connect_box(&b, good.id), 201);
+	assert_file(&b, &good, "g");
+	assert_int_equal(fks_stop(&b), 0);
+	snprintf(line, sizeof(line), "fake-e2b: state: sandboxes/%s refused: body is ", torn.id);
+	assert_logged(&b, line);
+	snprintf(line, sizeof(line),
+	         "fake-e2b: state: sandboxes/%s refused: checksum mismatch (a damaged byte); not "
+	         "loaded, kept as %s/.state/sandboxes/%s.bad",
+	         flip.id, dir, flip.id);
+	assert_logged(&b, line);
+	/* their files are kept for whoever looks: never swept */
+	snprintf(path, sizeof(path), "%s/%s", dir, flip.id);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s.bad", dir, torn.id);
+	assert_int_equal(access(path, F_OK), 0);
+	rm_state(dir);
+}
+
+/* The test's "reboot": the server and every process of its boxes killed. Every sandbox comes
+ * back paused with its files; resume boots it cold (its processes are gone). A frozen box the
+ * crash left (a paused sandbox's PID 1) is swept by the next start: killed, its cgroups gone. */
+static void test_restart__reboot_and_orphans(void **unused)
+{
+	(void)unused;
+	char dir[64], line[512];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box run, paused;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	box_with_file(&a, &run, "r");
+	box_with_file(&a, &paused, "p");
+	/* a background process that marks the boot it runs in */
+	fks_box_sh(&a, &paused, "sleep 100000 </dev/null >/dev/null 2>&1 &");
+	pause_box(&a, paused.id);
+	pid_t server = a.pid, frozen[64];
+	int n_frozen = box_pids(server, paused.id, frozen, 64);
+	assert_true(n_frozen >= 2); /* its PID 1 and the sleep */
+	assert_int_equal(fks_kill(&a), 0);
+	/* the crash leaves the paused box frozen, holding its disk */
+	for (int i = 0; i < n_frozen; i++)
+		assert_true(alive(frozen[i]));
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	for (int i = 0; i < n_frozen; i++)
+		assert_false(alive(frozen[i]));
+	assert_int_equal(box_pids(server, paused.id, frozen, 64), 0);
+	assert_state(&b, run.id, "paused");
+	assert_state(&b, paused.id, "paused");
+	assert_int_equal(connect_box(&b, paused.id), 201);
+	assert_file(&b, &paused, "p");
+	/* cold: what ran before is gone */
+	assert_false(fks_box_run(&b, &paused, "pgrep -x sleep"));
+	assert_int_equal(connect_box(&b, run.id), 201);
+	assert_file(&b, &run, "r");
+	pid_t live[64];
+	int n_live = box_pids(b.pid, run.id, live, 64);
+	assert_true(n_live >= 1);
+	/* now the reboot: the server and every box process die at once */
+	kill(b.pid, SIGKILL);
+	for (int i = 0; i < n_live; i++)
+		kill(live[i], SIGKILL);
+	assert_int_equal(fks_kill(&b), 0); /* reaped here */
+	snprintf(line, sizeof(line), "fake-e2b: sweep: sandbox %s: ", paused.id);
+	assert_logged(&b, line);
+	/* files no record names (a sandbox deleted as the server crashed) go at the next start */
+	char stray[128], stray_disk[160];
+	snprintf(stray, sizeof(stray), "%s/istray0000000000000000", dir);
+	snprintf(stray_disk, sizeof(stray_disk), "%s.disk", stray);
+	assert_int_equal(mkdir(stray, 0700), 0);
+	FILE *f = fopen(stray_disk, "w");
+	assert_non_null(f);
+	fclose(f);
+	fks c;
+	assert_int_equal(fks_start_in(&c, g_bin, dir, kept_flags), 0);
+	assert_int_equal(access(stray, F_OK), -1);
+	assert_int_equal(access(stray_disk, F_OK), -1);
+	assert_state(&c, run.id, "paused");
+	assert_state(&c, paused.id, "paused");
+	assert_int_equal(connect_box(&c, run.id), 201);
+	assert_file(&c, &run, "r");
+	assert_int_equal(fks_stop(&c), 0);
+	snprintf(line, sizeof(line), "fake-e2b: sweep: removed %s (no sandbox of this server's)",
+	         stray_disk);
+	assert_logged(&c, line);
+	fks_stop(&a);
+	fks_stop(&b);
+	rm_state(dir);
+}
 static void test_restart__second_server_on_a_directory_refused(void **unused)
 {
 	(void)unused;
@@ -61,11 +379,63 @@ static void test_restart__second_server_on_a_directory_refused(void **unused)
 	/* a crash frees the directory: the next server starts on it */
 	assert_int_equal(fks_kill(&a), 0);
 	assert_int_equal(fks_start_in(&b, g_bin, dir, flags), 0);
-	snprintf(want, sizeof(want), "fake-e2b: state directory %s (kept after exit)\n", dir);
+	snprintf(want, sizeof(want),
+	         "fake-e2b: state directory %s (kept: sandboxes survive a restart)\n", dir);
 	assert_int_equal(fks_stop(&b), 0);
 	assert_non_null(strstr(b.out, want));
 	fks_stop(&a);
 	rm_state(dir);
+}
+
+/* Anything under /sys/fs/cgroup named for server `pid`'s runtimes? */
+static bool cgroups_of(pid_t pid)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd),
+	         "for d in /sys/fs/cgroup/*/fake-e2b/rt-%d-* /sys/fs/cgroup/fake-e2b/rt-%d-*; do "
+	         "[ -e \"$d\" ] && exit 0; done; exit 1",
+	         (int)pid, (int)pid);
+	return system(cmd) == 0;
+}
+
+/* A loop device backed by a file under dir? */
+static bool loops_of(const char *dir)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd),
+	         "cat /sys/block/loop*/loop/backing_file 2>/dev/null | grep -q '^%s/'", dir);
+	return system(cmd) == 0;
+}
+
+/* Without --state-dir: a temporary directory, printed, and nothing left after the stop (its
+ * directory, cgroups, loop devices), a paused sandbox's frozen box included. */
+static void test_restart__ephemeral_leaves_nothing(void **unused)
+{
+	(void)unused;
+	fks a;
+	fks_box run, paused;
+	assert_int_equal(fks_start_in(&a, g_bin, "", kept_flags), 0);
+	char out[160], text[8192] = "", dir[128] = "";
+	snprintf(out, sizeof(out), "%s/out", a.dir);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+	fclose(f);
+	const char *at = strstr(text, "fake-e2b: state directory ");
+	assert_non_null(at);
+	assert_int_equal(
+	    sscanf(at, "fake-e2b: state directory %127s (ephemeral: removed at exit)", dir), 1);
+	assert_non_null(strstr(at, "(ephemeral: removed at exit)\n"));
+	box_with_file(&a, &run, "x");
+	box_with_file(&a, &paused, "y");
+	pause_box(&a, paused.id);
+	pid_t pid = a.pid;
+	assert_true(cgroups_of(pid));
+	assert_int_equal(access(dir, F_OK), 0);
+	assert_int_equal(fks_stop(&a), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_false(cgroups_of(pid));
+	assert_false(loops_of(dir));
 }
 
 int main(int argc, char **argv)
@@ -74,6 +444,11 @@ int main(int argc, char **argv)
 		return 2;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_restart__second_server_on_a_directory_refused),
+	    cmocka_unit_test(test_restart__sigterm_keeps_running_and_paused_with_files),
+	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
+	    cmocka_unit_test(test_restart__damaged_record_refused),
+	    cmocka_unit_test(test_restart__reboot_and_orphans),
+	    cmocka_unit_test(test_restart__ephemeral_leaves_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
