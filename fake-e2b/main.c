@@ -1,14 +1,7 @@
 /*
  * fake-e2b/main.c: command line, start-up and clean shutdown of fake-e2b.
  *
- *   fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] [--port-file FILE]
- *            [--api-key KEY | --api-key-file FILE | --any-api-key] [--allow-remote]
- *            [--access-token TOKEN | --access-token-file FILE] [--tls] [--domain e2b.localhost]
- * [--max-upload-mb N]
- * [--idle-timeout-s N] [--request-log-mb N]
- *            [--sandbox-disk-mb N]
- *            [--legacy-routes] [--egress-host NAME=IP[,IP]]... [--unsafe-shared-network]
- *            [--image IMAGE=TEMPLATE]... [--ephemeral] [--quiet]
+ *   fake-e2b [options]: the options are opt_table below (`fake-e2b --help` prints them).
  *
  * Flags are described in README.md "Command line".
  *
@@ -26,6 +19,7 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +33,9 @@
 #include "state.h"
 #include "tls.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-	        "usage: fake-e2b [--host 127.0.0.1] [--port N] [--state-dir DIR] "
-	        "[--port-file FILE]\n"
-	        "                [--api-key KEY | --api-key-file FILE | --any-api-key] "
-	        "[--allow-remote]\n"
-	        "                [--access-token sk_e2b_HEX | --access-token-file FILE] [--tls] "
-	        "[--domain e2b.localhost] "
-	        "[--max-upload-mb N] "
-	        "[--idle-timeout-s N] [--request-log-mb N]\n"
-	        "                [--sandbox-disk-mb N] [--legacy-routes] [--stream-end pipes|exit] "
-	        "[--egress-host NAME=IP[,IP]]... [--image IMAGE=TEMPLATE]...\n"
-	        "                [--unsafe-shared-network] [--ephemeral] [--quiet]\n");
-}
-
 typedef struct cli_opts {
 	const char *host;
-	unsigned port;
+	long port;
 	const char *api_key, *api_key_file, *state_dir, *port_file, *domain;
 	/* --access-token, --access-token-file: GET /teams's (E2B's AccessTokenAuth) */
 	const char *access_token, *access_token_file;
@@ -69,28 +47,90 @@ typedef struct cli_opts {
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
 	const char *images[16]; /* --image IMAGE=TEMPLATE: stand-ins for fromImage */
-	int n_images;
+	size_t n_images;
 } cli_opts;
 
-enum {
-	OPT_API_KEY_FILE = 256,
-	OPT_ANY_API_KEY,
-	OPT_ALLOW_REMOTE,
-	OPT_MAX_UPLOAD,
-	OPT_SANDBOX_DISK,
-	OPT_LEGACY_ROUTES,
-	OPT_STREAM_END,
-	OPT_IDLE_TIMEOUT,
-	OPT_TLS,
-	OPT_DOMAIN,
-	OPT_EGRESS_HOST,
-	OPT_IMAGE,
-	OPT_UNSAFE_SHARED_NETWORK,
-	OPT_ACCESS_TOKEN,
-	OPT_ACCESS_TOKEN_FILE,
-	OPT_REQUEST_LOG,
-	OPT_EPHEMERAL,
+/* What an option does with its argument. */
+enum opt_kind {
+	OPT_STRING, /* the argument, kept as given */
+	OPT_FLAG,   /* no argument: the int field becomes 1 */
+	OPT_NUMBER, /* a decimal number in [lo, hi] */
+	OPT_EXIT,   /* "pipes" or "exit": the int field becomes 1 for "exit" */
+	OPT_LIST,   /* repeatable: appended to an array of at most `cap`, counted in `count` */
+	OPT_HELP,   /* the usage on stdout, exit 0 */
 };
+
+/* One option: the command line is this table (parse_args reads it, usage prints it). */
+typedef struct opt_spec {
+	const char *name; /* without "--" */
+	const char *arg;  /* the argument's name in the usage, NULL: none */
+	enum opt_kind kind;
+	size_t field; /* offsetof(cli_opts, ...) */
+	long lo, hi;  /* OPT_NUMBER */
+	size_t count; /* OPT_LIST: offsetof its count (size_t) */
+	size_t cap;   /* OPT_LIST */
+	int group;    /* options of one group share a usage bracket: "[--a | --b]" */
+} opt_spec;
+
+#define F(f) offsetof(cli_opts, f)
+static const opt_spec opt_table[] = {
+    {"host", "127.0.0.1", OPT_STRING, F(host), 0, 0, 0, 0, 0},
+    {"port", "N", OPT_NUMBER, F(port), 0, 65535, 0, 0, 0},
+    {"state-dir", "DIR", OPT_STRING, F(state_dir), 0, 0, 0, 0, 0},
+    {"port-file", "FILE", OPT_STRING, F(port_file), 0, 0, 0, 0, 0},
+    {"api-key", "KEY", OPT_STRING, F(api_key), 0, 0, 0, 0, 1},
+    {"api-key-file", "FILE", OPT_STRING, F(api_key_file), 0, 0, 0, 0, 1},
+    {"any-api-key", NULL, OPT_FLAG, F(any_api_key), 0, 0, 0, 0, 1},
+    {"allow-remote", NULL, OPT_FLAG, F(allow_remote), 0, 0, 0, 0, 0},
+    {"access-token", "sk_e2b_HEX", OPT_STRING, F(access_token), 0, 0, 0, 0, 2},
+    {"access-token-file", "FILE", OPT_STRING, F(access_token_file), 0, 0, 0, 0, 2},
+    {"tls", NULL, OPT_FLAG, F(tls), 0, 0, 0, 0, 0},
+    {"domain", "e2b.localhost", OPT_STRING, F(domain), 0, 0, 0, 0, 0},
+    {"max-upload-mb", "N", OPT_NUMBER, F(max_upload_mb), 1, 1 << 20, 0, 0, 0},
+    {"idle-timeout-s", "N", OPT_NUMBER, F(idle_timeout_s), 1, 3600, 0, 0, 0},
+    {"request-log-mb", "N", OPT_NUMBER, F(request_log_mb), 1, 4096, 0, 0, 0},
+    {"sandbox-disk-mb", "N", OPT_NUMBER, F(sandbox_disk_mb), 16, 1 << 20, 0, 0, 0},
+    {"legacy-routes", NULL, OPT_FLAG, F(legacy_routes), 0, 0, 0, 0, 0},
+    {"stream-end", "pipes|exit", OPT_EXIT, F(stream_end_on_exit), 0, 0, 0, 0, 0},
+    {"egress-host", "NAME=IP[,IP]", OPT_LIST, F(egress_hosts), 0, 0, F(n_egress_hosts), 64, 0},
+    {"image", "IMAGE=TEMPLATE", OPT_LIST, F(images), 0, 0, F(n_images), 16, 0},
+    {"unsafe-shared-network", NULL, OPT_FLAG, F(unsafe_shared_network), 0, 0, 0, 0, 0},
+    {"ephemeral", NULL, OPT_FLAG, F(ephemeral), 0, 0, 0, 0, 0},
+    {"quiet", NULL, OPT_FLAG, F(quiet), 0, 0, 0, 0, 0},
+    {"help", NULL, OPT_HELP, 0, 0, 0, 0, 0, 0},
+};
+#undef F
+#define N_OPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+
+/* The usage, from the table: "[--name ARG]" each (a group's options in one bracket, "..." for
+ * a repeatable one), wrapped under "usage: fake-e2b". */
+static void usage(FILE *f)
+{
+	const char *lead = "usage: fake-e2b ";
+	size_t col = (size_t)fprintf(f, "%s", lead);
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt_spec *o = &opt_table[i];
+		if (o->kind == OPT_HELP)
+			continue;
+		char item[200];
+		size_t n = 0;
+		int opens = !o->group || i == 0 || opt_table[i - 1].group != o->group;
+		int closes = !o->group || i + 1 == N_OPTS || opt_table[i + 1].group != o->group;
+		n +=
+		    (size_t)snprintf(item + n, sizeof(item) - n, "%s--%s%s%s%s%s", opens ? "[" : "",
+		                     o->name, o->arg ? " " : "", o->arg ? o->arg : "",
+		                     closes ? "]" : " |", o->kind == OPT_LIST ? "..." : "");
+		if (col + n + 1 > 96) {
+			fprintf(f, "\n%*s", (int)strlen(lead), "");
+			col = strlen(lead);
+		} else if (col > strlen(lead)) {
+			fputc(' ', f);
+			col++;
+		}
+		col += (size_t)fprintf(f, "%s", item);
+	}
+	fputc('\n', f);
+}
 
 static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
 {
@@ -113,150 +153,52 @@ static int access_token_ok(const char *t)
 	return n >= 16 && n <= 128 && n % 2 == 0 && strspn(t + 7, "0123456789abcdef") == n;
 }
 
-static int parse_args(cli_opts *o, int argc, char **argv)
+/* Option `o` with argument `arg` into the options: 0, or -1 with the message on stderr. */
+static int apply_opt(cli_opts *c, const opt_spec *o, const char *arg)
 {
-	static const struct option opts[] = {
-	    {"host", required_argument, NULL, 'h'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"state-dir", required_argument, NULL, 's'},
-	    {"port-file", required_argument, NULL, 'f'},
-	    {"api-key", required_argument, NULL, 'k'},
-	    {"api-key-file", required_argument, NULL, OPT_API_KEY_FILE},
-	    {"any-api-key", no_argument, NULL, OPT_ANY_API_KEY},
-	    {"access-token", required_argument, NULL, OPT_ACCESS_TOKEN},
-	    {"access-token-file", required_argument, NULL, OPT_ACCESS_TOKEN_FILE},
-	    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
-	    {"max-upload-mb", required_argument, NULL, OPT_MAX_UPLOAD},
-	    {"sandbox-disk-mb", required_argument, NULL, OPT_SANDBOX_DISK},
-	    {"idle-timeout-s", required_argument, NULL, OPT_IDLE_TIMEOUT},
-	    {"request-log-mb", required_argument, NULL, OPT_REQUEST_LOG},
-	    {"tls", no_argument, NULL, OPT_TLS},
-	    {"domain", required_argument, NULL, OPT_DOMAIN},
-	    {"image", required_argument, NULL, OPT_IMAGE},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"ephemeral", no_argument, NULL, OPT_EPHEMERAL},
-	    {"legacy-routes", no_argument, NULL, OPT_LEGACY_ROUTES},
-	    {"stream-end", required_argument, NULL, OPT_STREAM_END},
-	    {"egress-host", required_argument, NULL, OPT_EGRESS_HOST},
-	    {"unsafe-shared-network", no_argument, NULL, OPT_UNSAFE_SHARED_NETWORK},
-	    {"help", no_argument, NULL, 'H'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-	long v;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			o->host = optarg;
-			break;
-		case 'p':
-			if (parse_number("--port", optarg, 0, 65535, &v) < 0)
-				return -1;
-			o->port = (unsigned)v;
-			break;
-		case 's':
-			o->state_dir = optarg;
-			break;
-		case 'f':
-			o->port_file = optarg;
-			break;
-		case 'k':
-			o->api_key = optarg;
-			break;
-		case OPT_API_KEY_FILE:
-			o->api_key_file = optarg;
-			break;
-		case OPT_ANY_API_KEY:
-			o->any_api_key = 1;
-			break;
-		case OPT_ACCESS_TOKEN:
-			o->access_token = optarg;
-			break;
-		case OPT_ACCESS_TOKEN_FILE:
-			o->access_token_file = optarg;
-			break;
-		case OPT_ALLOW_REMOTE:
-			o->allow_remote = 1;
-			break;
-		case OPT_MAX_UPLOAD:
-			if (parse_number("--max-upload-mb", optarg, 1, 1 << 20, &o->max_upload_mb) <
-			    0)
-				return -1;
-			break;
-		case OPT_SANDBOX_DISK:
-			if (parse_number("--sandbox-disk-mb", optarg, 16, 1 << 20,
-			                 &o->sandbox_disk_mb) < 0)
-				return -1;
-			break;
-		case OPT_IDLE_TIMEOUT:
-			if (parse_number("--idle-timeout-s", optarg, 1, 3600, &o->idle_timeout_s) <
-			    0)
-				return -1;
-			break;
-		case OPT_REQUEST_LOG:
-			if (parse_number("--request-log-mb", optarg, 1, 4096, &o->request_log_mb) <
-			    0)
-				return -1;
-			break;
-		case OPT_TLS:
-			o->tls = 1;
-			break;
-		case OPT_DOMAIN:
-			o->domain = optarg;
-			break;
-		case OPT_IMAGE:
-			if (o->n_images == (int)(sizeof(o->images) / sizeof(o->images[0]))) {
-				fprintf(stderr, "fake-e2b: at most 16 --image\n");
-				return -1;
-			}
-			if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
-				fprintf(stderr,
-				        "fake-e2b: --image wants IMAGE=TEMPLATE, got '%s'\n",
-				        optarg);
-				return -1;
-			}
-			o->images[o->n_images++] = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case OPT_EPHEMERAL:
-			o->ephemeral = 1;
-			break;
-		case OPT_LEGACY_ROUTES:
-			o->legacy_routes = 1;
-			break;
-		case OPT_STREAM_END:
-			if (strcmp(optarg, "pipes") && strcmp(optarg, "exit")) {
-				fprintf(stderr,
-				        "fake-e2b: --stream-end must be 'pipes' or 'exit'\n");
-				return -1;
-			}
-			o->stream_end_on_exit = !strcmp(optarg, "exit");
-			break;
-		case OPT_EGRESS_HOST:
-			if (o->n_egress_hosts ==
-			    sizeof(o->egress_hosts) / sizeof(o->egress_hosts[0])) {
-				fprintf(stderr, "fake-e2b: at most 64 --egress-host\n");
-				return -1;
-			}
-			o->egress_hosts[o->n_egress_hosts++] = optarg;
-			break;
-		case OPT_UNSAFE_SHARED_NETWORK:
-			o->unsafe_shared_network = 1;
-			break;
-		case 'H':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
+	char *base = (char *)c;
+	char flag[64];
+	snprintf(flag, sizeof(flag), "--%s", o->name);
+	switch (o->kind) {
+	case OPT_STRING:
+		*(const char **)(base + o->field) = arg;
+		return 0;
+	case OPT_FLAG:
+		*(int *)(base + o->field) = 1;
+		return 0;
+	case OPT_NUMBER:
+		return parse_number(flag, arg, o->lo, o->hi, (long *)(base + o->field));
+	case OPT_EXIT:
+		if (strcmp(arg, "pipes") && strcmp(arg, "exit")) {
+			fprintf(stderr, "fake-e2b: %s must be 'pipes' or 'exit'\n", flag);
 			return -1;
 		}
+		*(int *)(base + o->field) = !strcmp(arg, "exit");
+		return 0;
+	case OPT_LIST: {
+		size_t *n = (size_t *)(base + o->count);
+		if (*n == o->cap) {
+			fprintf(stderr, "fake-e2b: at most %zu %s\n", o->cap, flag);
+			return -1;
+		}
+		const char *eq = strchr(arg, '=');
+		if (!strcmp(o->name, "image") && (!eq || eq == arg || !eq[1])) {
+			fprintf(stderr, "fake-e2b: --image wants IMAGE=TEMPLATE, got '%s'\n", arg);
+			return -1;
+		}
+		((const char **)(base + o->field))[(*n)++] = arg;
+		return 0;
 	}
-	if (optind < argc) {
-		usage(stderr);
-		return -1;
+	case OPT_HELP:
+	default:
+		usage(stdout);
+		exit(0);
 	}
+}
+
+/* What no single option can check: the options together. */
+static int check_opts(const cli_opts *o)
+{
 	if (!!o->api_key + !!o->api_key_file + o->any_api_key > 1) {
 		fprintf(stderr,
 		        "fake-e2b: give only one of --api-key, --api-key-file, --any-api-key\n");
@@ -287,6 +229,30 @@ static int parse_args(cli_opts *o, int argc, char **argv)
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_args(cli_opts *o, int argc, char **argv)
+{
+	struct option longs[N_OPTS + 1];
+	for (size_t i = 0; i < N_OPTS; i++)
+		longs[i] = (struct option){opt_table[i].name,
+		                           opt_table[i].arg ? required_argument : no_argument, NULL,
+		                           256 + (int)i};
+	longs[N_OPTS] = (struct option){NULL, 0, NULL, 0};
+	int c;
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		if (c < 256 || c >= 256 + (int)N_OPTS) {
+			usage(stderr);
+			return -1;
+		}
+		if (apply_opt(o, &opt_table[c - 256], optarg) < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return -1;
+	}
+	return check_opts(o);
 }
 
 /* Is host a loopback IPv4 address (127.0.0.0/8)? */
@@ -521,14 +487,14 @@ int main(int argc, char **argv)
 	if (!(app.faults = fk_faults_new()) ||
 	    !(app.log = fk_reqlog_new((size_t)o.request_log_mb << 20)) ||
 	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
-	    fk_tstore_add_images(app.templates, o.images, (size_t)o.n_images) < 0 ||
+	    fk_tstore_add_images(app.templates, o.images, o.n_images) < 0 ||
 	    !(reaper = fk_reaper_start(app.reg))) {
 		fprintf(stderr, "fake-e2b: out of memory\n");
 		goto done;
 	}
 	fk_http_hooks hooks = fk_router_hooks(&app);
 	fk_http_options ho = {.host = o.host,
-	                      .port = o.port,
+	                      .port = (unsigned)o.port,
 	                      .idle_ms = (unsigned)o.idle_timeout_s * 1000,
 	                      .tls_cert = pem.cert,
 	                      .tls_key = pem.key};
