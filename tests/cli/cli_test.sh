@@ -5,7 +5,8 @@
 #
 # SECTION: help (every --help, usage errors), config (config check, config
 # sources, the API key never printed), commands (every subcommand against a
-# fake-e2b started here, exit codes, --json), demo (sandbox-e2b demo).
+# fake-e2b started here, exit codes, --json), demo (sandbox-e2b demo), tls
+# (SSL_CERT_FILE against fake-e2b --tls).
 # Prints "N passed, N failed" and exits non-zero when a check failed.
 set -uo pipefail
 
@@ -951,11 +952,39 @@ test_demo() {
 	finish
 }
 
+# ---- tls: SSL_CERT_FILE names the CA bundle TLS trusts (docs/cli.md) --------------
+test_tls() {
+	(umask 077 && printf '%s\n' "$SECRET" >"$tmp/api-key")
+	mkdir -p "$tmp/fk"
+	"$fake" --port 0 --quiet --tls --state-dir "$tmp/fk" --api-key-file "$tmp/api-key" \
+		>"$tmp/fake.out" 2>"$tmp/fake.err" &
+	fake_pid=$!
+	for _ in $(seq 1 300); do
+		grep -q "listening on" "$tmp/fake.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	url=$(sed -n 's/.*listening on \(https:[^ ]*\).*/\1/p' "$tmp/fake.out")
+	[ -n "$url" ] || { echo "fake-e2b --tls did not start:"; cat "$tmp/fake.err"; exit 1; }
+	unset SANDBOX_E2B_CONFIG SANDBOX_E2B_ENVD_URL E2B_TEMPLATE E2B_DOMAIN SSL_CERT_FILE
+	export E2B_API_KEY=$SECRET E2B_API_URL=$url
+	run list
+	expect_rc "list over TLS with fake-e2b's CA untrusted exits 1" 1
+	expect_grep "the refusal is the certificate's" "certificate" "$tmp/err"
+	SSL_CERT_FILE=$tmp/fk/ca.pem run list
+	expect_rc "list with SSL_CERT_FILE=fake-e2b's ca.pem exits 0" 0
+	SSL_CERT_FILE=/nonexistent/ca.pem run list
+	expect_rc "list with SSL_CERT_FILE naming no file exits 1" 1
+	SSL_CERT_FILE='' run list
+	expect_rc "an empty SSL_CERT_FILE is unset: untrusted again" 1
+	finish
+}
+
 case "$section" in
 help) test_help ;;
 config) test_config ;;
 commands) test_commands ;;
 demo) test_demo ;;
+tls) test_tls ;;
 *)
 	echo "unknown section $section"
 	exit 2
