@@ -1712,7 +1712,7 @@ void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 		if (is_disk)
 			unlinkat(dfd, de->d_name, 0);
 		else
-			fk__rm_rf_at(dfd, de->d_name);
+			fk_tree_remove(dfd, de->d_name);
 		fprintf(stderr, "fake-e2b: sweep: removed %s/%s (no sandbox of this server's)\n",
 		        rt->state_dir, de->d_name);
 	}
