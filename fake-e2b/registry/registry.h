@@ -175,7 +175,7 @@ int fk_watch_broken(fk_registry *g, fk_watch *w);
 /* Sleep up to ms or until the watch breaks; returns broken. */
 int fk_watch_sleep(fk_registry *g, fk_watch *w, int ms);
 
-/* ---- durable.c: keeping sandboxes (README "What survives what") ---- */
+/* ---- records.c, restore.c: keeping sandboxes (README "What survives what") ---- */
 typedef struct fk_state fk_state;
 /* Keep every sandbox in `st`'s records from now on (fake-e2b --state-dir without --ephemeral):
  * each change is written before the call that made it returns (create, pause, resume, timeout,

@@ -23,10 +23,10 @@ struct fk_registry {
 	pthread_mutex_t lock;
 	fk_sandbox *list;
 	int stopping;
-	fk_state *state; /* kept: the records (durable.c); NULL: ephemeral */
+	fk_state *state; /* kept: the records (records.c); NULL: ephemeral */
 };
 
-/* durable.c: write sb's record now (a no-op when ephemeral); remove it. */
+/* records.c: write sb's record now (a no-op when ephemeral); remove it. */
 void fk__registry_persist(fk_registry *g, fk_sandbox *sb);
 void fk__registry_forget(fk_registry *g, fk_sandbox *sb);
 /* sandbox.c: sb's box made known to the runtime again from its files (fk_box_restore: not
