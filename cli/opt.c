@@ -251,3 +251,15 @@ bad:
 	return cli_usage_error(c, "%s needs a duration such as 1500ms, 5s or 2m, got '%s'", opt,
 	                       s ? s : "");
 }
+
+int cli_opt_user(cli *c, const char *s, sbx_user *out)
+{
+	if (s && strcmp(s, "sandbox") == 0)
+		*out = SBX_USER_SANDBOX;
+	else if (s && strcmp(s, "root") == 0)
+		*out = SBX_USER_ROOT;
+	else
+		return cli_usage_error(c, "--user must be 'sandbox' or 'root', got '%s'",
+		                       s ? s : "");
+	return 0;
+}

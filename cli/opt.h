@@ -81,4 +81,7 @@ int cli_opt_number(cli *c, const char *opt, const char *s, double max, double *o
 int cli_opt_duration_ms(cli *c, const char *opt, const char *s, uint64_t min_ms, uint64_t max_ms,
                         uint64_t *out);
 
+/* --user NAME: "sandbox" or "root" (sandbox/paths.h sbx_user): 0 or CLI_EXIT_USAGE. */
+int cli_opt_user(cli *c, const char *s, sbx_user *out);
+
 #endif

@@ -187,6 +187,48 @@ const char *cli_shape_entry_type_name(sbx_entry_type t)
 	}
 }
 
+/* protobuf-JSON Timestamp text: RFC 3339 UTC with 0, 3, 6 or 9 fraction digits. */
+static json_t *timestamp(int64_t sec, uint32_t nsec)
+{
+	char base[40], buf[64];
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm))
+		return json_null();
+	if (nsec == 0)
+		snprintf(buf, sizeof(buf), "%sZ", base);
+	else if (nsec % 1000000 == 0)
+		snprintf(buf, sizeof(buf), "%s.%03uZ", base, nsec / 1000000);
+	else if (nsec % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%s.%06uZ", base, nsec / 1000);
+	else
+		snprintf(buf, sizeof(buf), "%s.%09uZ", base, nsec);
+	return json_string(buf);
+}
+
+json_t *cli_shape_entry_info(const sbx_entry_info *e)
+{
+	json_t *o = json_object();
+	const char *tgt = e->symlink_target;
+
+	if (!o || cli_shape_bytes(o, "path", (const unsigned char *)e->path, strlen(e->path)) < 0 ||
+	    cli_shape_bytes(o, "name", (const unsigned char *)e->name, strlen(e->name)) < 0 ||
+	    json_object_set_new(o, "type", json_string(cli_shape_entry_type_name(e->type))) < 0 ||
+	    json_object_set_new(o, "size", json_integer((json_int_t)e->size)) < 0 ||
+	    json_object_set_new(o, "mode", json_integer((json_int_t)e->mode)) < 0 ||
+	    json_object_set_new(o, "permissions", json_string(e->permissions)) < 0 ||
+	    json_object_set_new(o, "owner", json_string(e->owner)) < 0 ||
+	    json_object_set_new(o, "group", json_string(e->group)) < 0 ||
+	    json_object_set_new(o, "mtime", timestamp(e->mtime_sec, e->mtime_nsec)) < 0 ||
+	    (tgt ? cli_shape_bytes(o, "symlink_target", (const unsigned char *)tgt, strlen(tgt))
+	         : json_object_set_new(o, "symlink_target", json_null())) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_t *cli_shape_dir(const char *path, const sbx_dir *dir)
 {
 	json_t *o =

@@ -22,6 +22,7 @@
 #include <sandbox.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/paths.h>
 #include <sandbox/process.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,6 +79,15 @@ json_t *cli_shape_dir(const char *path, const sbx_dir *dir);
 
 /* An entry type as a word: "file", "dir", "symlink", "other". */
 const char *cli_shape_entry_type_name(sbx_entry_type t);
+
+/*
+ * A path's entry (sandbox/paths.h): {"path","name","type","size","mode"
+ * (the permission bits as a number), "permissions","owner","group","mtime"
+ * (RFC 3339 UTC with 0, 3, 6 or 9 fraction digits, as protobuf's Timestamp),
+ * "symlink_target" (a string or null)}; path, name and symlink_target follow
+ * the bytes rule. NULL when out of memory.
+ */
+json_t *cli_shape_entry_info(const sbx_entry_info *e);
 
 /*
  * The running commands of a sandbox: {"id", "processes": [{"pid", "tag": string|null,

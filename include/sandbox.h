@@ -7,6 +7,7 @@
 #include "sandbox/files.h"
 #include "sandbox/info.h"
 #include "sandbox/log.h"
+#include "sandbox/paths.h"
 #include "sandbox/process.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/signal.h"

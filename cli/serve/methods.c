@@ -659,6 +659,89 @@ static int run_list_dir(serve_call *c, const serve_args *a, json_t **out, serve_
 	return rc;
 }
 
+/* ---- path_info, remove, make_dir, rename (sandbox/paths.h) ---------------------------------- */
+
+/* "user": "sandbox" (default) or "root" into a->popts. */
+static int parse_user(json_t *p, serve_args *a, serve_fail *f)
+{
+	const char *user = "sandbox";
+	a->popts = (sbx_path_options)SBX_PATH_OPTIONS_INIT;
+	if (get_str(p, "user", false, "params", &user, f) < 0)
+		return -1;
+	if (strcmp(user, "root") == 0)
+		a->popts.user = SBX_USER_ROOT;
+	else if (strcmp(user, "sandbox") != 0)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.user must be \"sandbox\" or \"root\"");
+	return 0;
+}
+
+static int parse_path_op(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", "user", NULL};
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "path", true, "params", &a->path, f) < 0)
+		return -1;
+	return parse_user(p, a, f);
+}
+
+static int parse_rename(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "from", "to", "user", NULL};
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "from", true, "params", &a->path, f) < 0 ||
+	    get_str(p, "to", true, "params", &a->to, f) < 0)
+		return -1;
+	return parse_user(p, a, f);
+}
+
+static json_t *entry_or_missing(const sbx_entry_info *e, const char *path)
+{
+	return e ? cli_shape_entry_info(e) : json_pack("{s:s,s:b}", "path", path, "exists", 0);
+}
+
+static int run_path_info(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_entry_info *e = NULL;
+	sbx_error err = {0};
+	int rc = sbx_sandbox_path_info(&e, c->prov, a->id, a->path, &a->popts, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : entry_or_missing(e, a->path), out, f);
+	sbx_entry_info_free(e);
+	return rc;
+}
+
+static int run_remove(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc = sbx_sandbox_remove(c->prov, a->id, a->path, &a->popts, c->sig, &err);
+
+	return finish(rc, &err, rc < 0 ? NULL : json_pack("{s:b,s:s}", "ok", 1, "path", a->path),
+	              out, f);
+}
+
+static int run_make_dir(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	bool created = false;
+	int rc = sbx_sandbox_make_dir(&created, c->prov, a->id, a->path, &a->popts, c->sig, &err);
+
+	return finish(rc, &err,
+	              rc < 0 ? NULL : json_pack("{s:s,s:b}", "path", a->path, "created", created),
+	              out, f);
+}
+
+static int run_rename(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_entry_info *e = NULL;
+	sbx_error err = {0};
+	int rc = sbx_sandbox_rename(&e, c->prov, a->id, a->path, a->to, &a->popts, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : entry_or_missing(e, a->path), out, f);
+	sbx_entry_info_free(e);
+	return rc;
+}
+
 /* ---- background commands: ps, wait, send_stdin, close_stdin, kill_process -------------------- */
 
 static int parse_pid(json_t *p, const char *const *keys, serve_args *a, serve_fail *f)
@@ -817,6 +900,10 @@ static const serve_method methods[] = {
     {"send_stdin", parse_send_stdin, run_send_stdin, true},
     {"close_stdin", parse_pid_only, run_close_stdin, true},
     {"kill_process", parse_pid_only, run_kill_process, true},
+    {"path_info", parse_path_op, run_path_info, true},
+    {"remove", parse_path_op, run_remove, true},
+    {"make_dir", parse_path_op, run_make_dir, true},
+    {"rename", parse_rename, run_rename, true},
 };
 
 const serve_method *serve_method_find(const char *name)

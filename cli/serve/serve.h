@@ -139,6 +139,8 @@ pthread_mutex_t *serve_lock_of(serve_server *s);
 /* The typed params of any method; strings are borrowed from the request's JSON. */
 typedef struct serve_args {
 	const char *id, *name, *command, *cwd, *tag, *path;
+	const char *to;         /* rename */
+	sbx_path_options popts; /* path_info, remove, make_dir, rename */
 	sbx_limits limits;
 	const char **hosts;
 	sbx_env_var *env;

@@ -13,6 +13,7 @@
 
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/paths.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 
@@ -51,6 +52,17 @@ typedef struct sbx_provider_vtable {
 	int (*write_stream)(void *impl, const char *id, const char *path, sbx_input_fn source,
 	                    void *payload, const sbx_file_options *opts, sbx_signal *sig,
 	                    sbx_error *err);
+	/* sandbox/paths.h (contract/paths.c); options arrive checked, never NULL. NULL: unsupported
+	 */
+	int (*path_info)(void *impl, sbx_entry_info **out, const char *id, const char *path,
+	                 const sbx_path_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*remove)(void *impl, const char *id, const char *path, const sbx_path_options *opts,
+	              sbx_signal *sig, sbx_error *err);
+	int (*make_dir)(void *impl, bool *created, const char *id, const char *path,
+	                const sbx_path_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*rename)(void *impl, sbx_entry_info **out, const char *id, const char *from,
+	              const char *to, const sbx_path_options *opts, sbx_signal *sig,
+	              sbx_error *err);
 	void (*free)(void *impl);
 	/*
 	 * Background commands (sandbox/process.h). `h` is the provider's handle

@@ -725,6 +725,8 @@ static void reword_script_error(char *buf, size_t buflen)
 		}
 	}
 	n = strlen(buf);
+	if (strstr(buf, "cannot move ")) /* mv names two paths: its own words say which */
+		return;
 	if (strchr(buf, '\n') || n <= dl || strcmp(buf + n - dl, denied) != 0 ||
 	    n - dl >= sizeof(subject))
 		return;

@@ -10,6 +10,7 @@
 #include <sandbox/e2b.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/paths.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 #include <stdatomic.h>
@@ -171,6 +172,16 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
                   sbx_error *err);
 int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
                       sbx_error *err);
+
+/* provider_paths.c: sandbox/paths.h (options checked by contract/paths.c). */
+int sbx__e2b_path_info(void *impl, sbx_entry_info **out, const char *id, const char *path,
+                       const sbx_path_options *o, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_remove(void *impl, const char *id, const char *path, const sbx_path_options *o,
+                    sbx_signal *sig, sbx_error *err);
+int sbx__e2b_make_dir(void *impl, bool *created, const char *id, const char *path,
+                      const sbx_path_options *o, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_rename(void *impl, sbx_entry_info **out, const char *id, const char *from,
+                    const char *to, const sbx_path_options *o, sbx_signal *sig, sbx_error *err);
 
 /* provider_transfer.c: streamed and raw file transfers (sandbox/files.h). */
 int sbx__e2b_read_stream(void *impl, sbx_read_result *out, const char *id, const char *path,

@@ -204,6 +204,51 @@ const char sbx__e2b_read_sized_script[] =
     "[ \"$(stat -L -c %s -- \"$1\" 2>/dev/null || echo 0)\" -gt \"$3\" ]; then exit 5; fi; exec "
     "head -c \"$2\" -- \"$1\"";
 
+/*
+ * ENTRY_FORMAT: find -printf's record of one path as lstat sees it, seven
+ * NUL-ended fields: type (%y: f d l p s c b), size, permission bits in octal,
+ * owner, group (names, or the ids without one), mtime as "<s>.<fraction>" and
+ * the symlink's target as stored (empty for others).
+ */
+#define ENTRY_FORMAT "'%y\\0%s\\0%m\\0%u\\0%g\\0%T@\\0%l\\0'"
+/*
+ * ENOENT_OR_FAIL: after a failed step whose stderr is in $e: exit 3 when it
+ * was "No such file or directory" (LC_ALL=C), else put $e on stderr, exit 1.
+ */
+#define ENOENT_OR_FAIL                                                                             \
+	"case $e in *'No such file or directory') exit 3;; esac; printf '%s\\n' \"$e\" >&2; exit " \
+	"1"
+/*
+ * PATH_INFO_SCRIPT PATH (as the call's user; ours): ENTRY_FORMAT's record of
+ * PATH (not followed) on stdout; exit 3 when PATH (or a parent) does not
+ * exist, 1 with find's message on stderr for any other failure (permission).
+ */
+const char sbx__e2b_path_info_script[] =
+    "export LC_ALL=C; { e=$(find \"$1\" -maxdepth 0 -printf " ENTRY_FORMAT
+    " 2>&1 >&3); s=$?; } 3>&1; [ $s -eq 0 ] && exit 0; " ENOENT_OR_FAIL;
+/* REMOVE_PATH_SCRIPT PATH (as the call's user; ours): rm -rf; a missing PATH is success. */
+const char sbx__e2b_remove_path_script[] = "export LC_ALL=C; exec rm -rf -- \"$1\"";
+/*
+ * MAKE_DIR_SCRIPT PATH (as the call's user; ours): makes PATH's parents, then
+ * PATH itself with one mkdir, so "made it" is exact: exit 0 made, 4 a
+ * directory (or a symlink to one) was there, 5 something else is in the
+ * way, 1 with mkdir's message otherwise.
+ */
+const char sbx__e2b_make_dir_script[] =
+    "export LC_ALL=C; e=$(mkdir -p -- \"$(dirname -- \"$1\")\" 2>&1) && e=$(mkdir -- \"$1\" "
+    "2>&1) && exit 0; [ -d \"$1\" ] && exit 4; { [ -e \"$1\" ] || [ -L \"$1\" ]; } && exit 5; "
+    "printf '%s\\n' \"$e\" >&2; exit 1";
+/*
+ * RENAME_SCRIPT FROM TO (as the call's user; ours): exit 3 when FROM does not
+ * exist; else makes TO's parents, `mv -T` (rename(2)'s meaning: TO is
+ * replaced, never entered) and prints ENTRY_FORMAT's record of TO; exit 1
+ * with the failing tool's message otherwise.
+ */
+const char sbx__e2b_rename_script[] =
+    "export LC_ALL=C; e=$(find \"$1\" -maxdepth 0 -printf '' 2>&1) || { " ENOENT_OR_FAIL
+    "; }; if ! e=$(mkdir -p -- \"$(dirname -- \"$2\")\" 2>&1) || ! e=$(mv -T -- \"$1\" \"$2\" "
+    "2>&1); then printf '%s\\n' \"$e\" >&2; exit 1; fi; exec find \"$2\" -maxdepth 0 "
+    "-printf " ENTRY_FORMAT;
 /* REMOVE_SCRIPT PATH (as root; ours): removes a staging file; a missing one is fine. */
 const char sbx__e2b_remove_script[] = "rm -f -- \"$1\"";
 

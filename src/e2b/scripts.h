@@ -28,6 +28,10 @@ extern const char sbx__e2b_stage_read_script[];   /* STAGE_READ_SCRIPT (ours: ra
 extern const char sbx__e2b_read_sized_script[];   /* READ_SIZED_SCRIPT (ours: raw reads) */
 extern const char sbx__e2b_remove_script[];       /* REMOVE_SCRIPT (ours: staging cleanup) */
 extern const char sbx__e2b_list_script[];         /* LIST_SCRIPT (ours: list_dir) */
+extern const char sbx__e2b_path_info_script[];    /* PATH_INFO_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_remove_path_script[];  /* REMOVE_PATH_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_make_dir_script[];     /* MAKE_DIR_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_rename_script[];       /* RENAME_SCRIPT (ours: paths.h) */
 extern const char sbx__e2b_user_write_script[];   /* USER_WRITE_SCRIPT */
 extern const char sbx__e2b_skills_write_script[]; /* SKILLS_WRITE_SCRIPT */
 

@@ -5,7 +5,8 @@
 #
 # SECTION: help (every --help, usage errors), config (config check, config
 # sources, the API key never printed), commands (every subcommand against a
-# fake-e2b started here, exit codes, --json), demo (sandbox-e2b demo), tls
+# fake-e2b started here, exit codes, --json), paths (rm, mkdir, mv, stat --long and
+# --user root against a fake-e2b started here), demo (sandbox-e2b demo), tls
 # (SSL_CERT_FILE against fake-e2b --tls).
 # Prints "N passed, N failed" and exits non-zero when a check failed.
 set -uo pipefail
@@ -68,7 +69,7 @@ test_help() {
 	expect_rc "--help exits 0" 0
 	expect_grep "--help lists exec" "exec" "$tmp/out"
 	expect_grep "--help documents exit 124" "124" "$tmp/out"
-	for c in create resume suspend destroy destroy-by-name list info exec ps wait kill kill-all kill-tagged read write stat ls config demo; do
+	for c in create resume suspend destroy destroy-by-name list info exec ps wait kill kill-all kill-tagged read write stat ls mkdir mv rm config demo; do
 		run "$c" --help
 		expect_rc "$c --help exits 0" 0
 		expect_grep "$c --help shows usage" "Usage: sandbox-e2b $c" "$tmp/out"
@@ -979,10 +980,102 @@ test_tls() {
 	finish
 }
 
+# ---- paths: rm, mkdir, mv, stat --long, --user root ------------------------------------
+test_paths() {
+	start_fake
+	run create cli-test-paths
+	expect_rc "paths: create exits 0" 0
+	local id
+	id=$(cat "$tmp/out")
+
+	run mkdir "$id" /workspace/p/a/b --json
+	expect_rc "mkdir exits 0" 0
+	expect_eq "mkdir --json created" "$(jq_out created)" "true"
+	run mkdir "$id" /workspace/p/a/b
+	expect_rc "mkdir of an existing directory exits 0" 0
+	expect_eq "mkdir existing says so" "$(cat "$tmp/err")" "sandbox-e2b mkdir: /workspace/p/a/b already exists"
+	run exec "$id" -- 'printf abc > /workspace/p/f; chmod 0640 /workspace/p/f; touch -d @1700000000.5 /workspace/p/f; ln -s f /workspace/p/l'
+	run mkdir "$id" /workspace/p/f
+	expect_rc "mkdir over a file exits 1" 1
+	expect_grep "mkdir over a file says why" "cannot make directory /workspace/p/f: a file is in the way (SBX_ESANDBOX)" "$tmp/err"
+	run mkdir "$id" /skills/cli
+	expect_rc "mkdir in /skills as the sandbox user exits 1" 1
+	expect_grep "mkdir denied" "permission denied for /skills/cli" "$tmp/err"
+	run mkdir "$id" /skills/cli --user root
+	expect_rc "mkdir --user root exits 0" 0
+	run mkdir "$id" /x --user admin
+	expect_rc "--user admin exits 2" 2
+	expect_eq "--user admin: the rule" "$(head -n 1 "$tmp/err")" "sandbox-e2b mkdir: --user must be 'sandbox' or 'root', got 'admin'"
+
+	run stat "$id" /workspace/p/f --long
+	expect_rc "stat --long exits 0" 0
+	expect_eq "stat --long fields" "$(cat "$tmp/out")" "path: /workspace/p/f
+type: file
+size: 3
+mode: 0640 (-rw-r-----)
+owner: sandbox
+group: sandbox
+mtime: 2023-11-14T22:13:20.500Z"
+	run stat "$id" /workspace/p/l -l --json
+	expect_eq "stat --long --json type of a symlink" "$(jq_out type)" "symlink"
+	expect_eq "stat --long --json symlink_target" "$(jq_out symlink_target)" "f"
+	expect_eq "stat --long --json permissions" "$(jq_out permissions)" "Lrwxrwxrwx"
+	run stat "$id" /skills/cli --long --user root --json
+	expect_eq "stat --long --user root owner" "$(jq_out owner)" "root"
+	run stat "$id" /workspace/p/none --long
+	expect_rc "stat --long missing exits 3" 3
+	expect_eq "stat --long missing says so" "$(cat "$tmp/err")" "sandbox-e2b stat: /workspace/p/none: no such file or directory"
+	run stat "$id" /workspace/p/f --user root
+	expect_rc "stat --user without --long exits 2" 2
+
+	run mv "$id" /workspace/p/f /workspace/p/n/g --json
+	expect_rc "mv exits 0" 0
+	expect_eq "mv --json path is TO" "$(jq_out path)" "/workspace/p/n/g"
+	expect_eq "mv --json size" "$(jq_out size)" "3"
+	run mv "$id" /workspace/p/f /workspace/p/h
+	expect_rc "mv of a missing path exits 3" 3
+	expect_eq "mv missing says so" "$(cat "$tmp/err")" "sandbox-e2b mv: /workspace/p/f: no such file or directory"
+
+	run rm "$id" /workspace/p/a
+	expect_rc "rm of a tree exits 0" 0
+	expect_eq "rm prints nothing" "$(cat "$tmp/out" "$tmp/err")" ""
+	run stat "$id" /workspace/p/a
+	expect_rc "rm removed the tree" 3
+	run rm "$id" /workspace/p/a --json
+	expect_rc "rm of a missing path exits 0" 0
+	expect_eq "rm --json ok" "$(jq_out ok)" "true"
+	run rm "$id" /skills/cli
+	expect_rc "rm of root's directory as the sandbox user exits 1" 1
+	run rm "$id" /skills/cli --user root
+	expect_rc "rm --user root exits 0" 0
+	run rm "$id" /
+	expect_rc "rm / exits 2" 2
+
+	# the same calls through serve (bindings/protocol/methods.md)
+	# (stdin stays open until the three answers are out: EOF would abort the calls in flight)
+	: >"$tmp/out"
+	{
+		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"make_dir","params":{"id":"'"$id"'","path":"/workspace/s/t"}}' \
+			'{"jsonrpc":"2.0","id":2,"method":"path_info","params":{"id":"'"$id"'","path":"/workspace/none"}}' \
+			'{"jsonrpc":"2.0","id":3,"method":"remove","params":{"id":"'"$id"'","path":"/workspace/s","user":"admin"}}'
+		for _ in $(seq 1 600); do
+			[ "$(wc -l <"$tmp/out")" -ge 3 ] && break
+			sleep 0.1
+		done
+	} | "$cli" serve >"$tmp/out" 2>"$tmp/err"
+	expect_eq "serve make_dir" "$(grep '"id":1' "$tmp/out")" '{"jsonrpc":"2.0","id":1,"result":{"path":"/workspace/s/t","created":true}}'
+	expect_eq "serve path_info of a missing path" "$(grep '"id":2' "$tmp/out")" '{"jsonrpc":"2.0","id":2,"result":{"path":"/workspace/none","exists":false}}'
+	expect_eq "serve remove with a bad user" "$(grep '"id":3' "$tmp/out")" '{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"params.user must be \"sandbox\" or \"root\""}}'
+	no_secret "paths"
+	run destroy "$id"
+	finish
+}
+
 case "$section" in
 help) test_help ;;
 config) test_config ;;
 commands) test_commands ;;
+paths) test_paths ;;
 demo) test_demo ;;
 tls) test_tls ;;
 *)
