@@ -16,11 +16,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib/fake.sh
 . "$here/lib/fake.sh"
+# shellcheck source=bench/lib/relay.sh
 . "$here/lib/relay.sh"
+# shellcheck source=bench/lib/certs.sh
 . "$here/lib/certs.sh"
+# shellcheck source=bench/lib/node_deps.sh
 . "$here/lib/node_deps.sh"
-smoke=0 rounds= only=abcdefg fake= benchc= rtts= tls=1 h2=1
+smoke=0 rounds="" only=abcdefg fake="" benchc="" rtts="" tls=1 h2=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;

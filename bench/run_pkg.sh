@@ -12,9 +12,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=bench/lib/fake.sh
 . "$here/lib/fake.sh"
+# shellcheck source=bench/lib/node_deps.sh
 . "$here/lib/node_deps.sh"
-smoke=0 rounds= fake= bin=
+smoke=0 rounds="" fake="" bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;

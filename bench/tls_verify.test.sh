@@ -6,8 +6,11 @@
 set -euo pipefail
 fake=$(realpath "$1") benchc=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib/fake.sh
 . "$here/lib/fake.sh"
+# shellcheck source=bench/lib/relay.sh
 . "$here/lib/relay.sh"
+# shellcheck source=bench/lib/certs.sh
 . "$here/lib/certs.sh"
 work=$(mktemp -d /tmp/sbx-tlsv.XXXXXX)
 cleanup() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# lint.sh: the source checks of style brief §2.9, §2.21 and §2.25.
+# lint.sh: the source checks CI runs before it builds (CONTRIBUTING.md "Lint"; the layers and
+# the header rule are docs/internals/architecture.md "Seams the lint enforces").
 #
 #   1. banned calls in src/, cli/, fake-e2b/: sprintf, vsprintf, strcpy, strcat,
 #      strtok, atoi, atol, gets, strerror (use strerror_r), system, signal (use
@@ -9,12 +10,20 @@
 #      src/util/alloc.c (all allocation goes through sbx__malloc and friends).
 #   3. clang-format --dry-run --Werror over every C file git knows (tracked or
 #      untracked and not ignored), with the repository's .clang-format.
-#   4. prints the 10 longest functions of src/, cli/ and fake-e2b/ (information
-#      only, never fails; universal-ctags, no extra package).
+#   4. header self-containment: every header under include/, src/, cli/ and
+#      fake-e2b/ compiles alone, included twice (so its guard works); the public
+#      ones under plain -std=c11 -pedantic, as a user's compiler sees them.
+#   5. the floors of src/: a file includes only headers of its own floor or a
+#      lower one (the table in src_floor below).
+#   6. shellcheck (severity warning and up) over every shell script git knows.
+#   7. functions over 80 lines in src/, cli/ and fake-e2b/: each must be listed in
+#      scripts/long-functions.txt, and every entry there must still be long (so
+#      the list only shrinks); the 10 longest are printed (universal-ctags).
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
-# written for) and, for step 4 only, universal-ctags:
-#   apt-get install -y clang-format universal-ctags
+# written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and
+# universal-ctags:
+#   apt-get install -y clang-format universal-ctags shellcheck
 # Usage: bash scripts/lint.sh        (from anywhere; exit 1 on any finding)
 #   LINT_TOP=N   how many longest functions to print (default 10)
 # A finding is printed as file:line: what, so editors can jump to it.
@@ -62,13 +71,13 @@ find_calls() {
 echo "== banned calls (src/ cli/ fake-e2b/)"
 mapfile -t code < <(in_dirs src cli fake-e2b)
 banned='(^|[^A-Za-z0-9_.>])(sprintf|vsprintf|strcpy|strcat|strtok|atoi|atol|gets|strerror|system|signal)\s*\('
-find_calls "$banned" "banned (use snprintf, strtoll, strerror_r, sigaction; style §2.25)" \
+find_calls "$banned" "banned (use snprintf, strtoll, strerror_r, sigaction: CONTRIBUTING.md, Lint)" \
 	"${code[@]}" || status=1
 
 echo "== raw allocation in src/ (outside src/util/alloc.c)"
 mapfile -t lib < <(in_dirs src | grep -vx 'src/util/alloc.c')
 raw='(^|[^A-Za-z0-9_.>])(malloc|calloc|realloc|free|strdup|strndup)\s*\('
-find_calls "$raw" "raw allocator: use sbx__malloc/calloc/realloc/free/strdup (style §2.9)" \
+find_calls "$raw" "raw allocator: use sbx__malloc/calloc/realloc/free/strdup (src/util/alloc.h)" \
 	"${lib[@]}" || status=1
 
 echo "== clang-format"
@@ -88,13 +97,121 @@ else
 	status=1
 fi
 
-echo "== ${LINT_TOP:-10} longest functions in src/ cli/ fake-e2b/ (lines; information, style §2.21)"
+echo "== headers compile alone (include/ src/ cli/ fake-e2b/)"
+# Each header is compiled as a translation unit of its own, included twice. Feature macros
+# (_GNU_SOURCE) belong to the .c file, before its first system header, so a header cannot set
+# them: the private headers are checked as the .c files compile them, with _GNU_SOURCE; the
+# public ones without it, as C11 with -pedantic, as a program using the library compiles them.
+# Include paths are the union of the build's: include/, src/, cli/, fake-e2b/ and each
+# fake-e2b/ folder that holds headers (every library there exports its folder).
+mapfile -t headers < <(printf '%s\n' "${all_c[@]}" | grep -E '^(include|src|cli|fake-e2b)/.*\.h$')
+existing_h=()
+for h in "${headers[@]}"; do [ -f "$h" ] && existing_h+=("$h"); done
+if command -v gcc >/dev/null; then
+	inc=(-Iinclude -Isrc -Icli -Ifake-e2b)
+	while read -r d; do inc+=("-I$d"); done < <(printf '%s\n' "${existing_h[@]}" |
+		grep '^fake-e2b/' | xargs -r -n1 dirname | sort -u)
+	# pkg-config's -I for the -dev packages the headers include (jansson, curl, microhttpd).
+	read -r -a pc <<<"$(pkg-config --cflags jansson libcurl libmicrohttpd 2>/dev/null)"
+	check_header() { # check_header FILE: print FILE's compiler errors, exit 1 if any
+		local h=$1 std=(-std=gnu11 -D_GNU_SOURCE) out
+		case "$h" in include/*) std=(-std=c11 -pedantic) ;; esac
+		out=$(printf '#include "%s"\n#include "%s"\n' "$root/$h" "$root/$h" |
+			gcc "${std[@]}" -fsyntax-only -Wall -Wextra -Werror "${inc[@]}" "${pc[@]}" \
+				-x c - 2>&1) && return 0
+		printf '%s:1: does not compile alone:\n%s\n' "$h" "$(printf '%s\n' "$out" | head -n 5)"
+		return 1
+	}
+	export -f check_header
+	export root
+	export INC="${inc[*]} ${pc[*]}"
+	# Two at a time (xargs -P2): about 2 s for the whole tree.
+	printf '%s\0' "${existing_h[@]}" |
+		xargs -0 -r -P2 -n1 bash -c 'read -r -a inc <<<"$INC"; check_header "$1"' _ || status=1
+else
+	echo "lint: gcc not installed" >&2
+	status=1
+fi
+
+echo "== src/ floors: no include reaches a higher floor"
+# Lowest first (docs/internals/architecture.md "The library"): the public headers, util/,
+# contract/, then src/e2b/ in three floors: the wire leaves (HTTP, Connect envelopes, names,
+# in-sandbox scripts, exit statuses), the two services (the control-plane API and envd, with
+# the config that names their addresses), and the provider that implements contract/'s table.
+# A new file in src/e2b/ lands on the provider floor unless it is listed lower here.
+src_floor() { # src_floor PATH (as included: "e2b/http.h", or a file "src/e2b/http.c")
+	local p=${1#src/}
+	case "$p" in
+	sandbox/* | sandbox.h) echo 0 ;;
+	util/*) echo 1 ;;
+	contract/*) echo 2 ;;
+	e2b/http.* | e2b/envelope.* | e2b/names.* | e2b/scripts.* | e2b/exit_status.*) echo 3 ;;
+	e2b/api.* | e2b/envd.* | e2b/envd_*.* | e2b/config.*) echo 4 ;;
+	e2b/*) echo 5 ;;
+	*) echo 9 ;;
+	esac
+}
+floor_bad=0
+while IFS=: read -r f n inc; do
+	from=$(src_floor "$f") to=$(src_floor "$inc")
+	if [ "$to" -gt "$from" ]; then
+		echo "$f:$n: includes \"$inc\" (floor $to) from floor $from: an upward include;" \
+			"move the code down, or hand it in as a callback (or list the file lower in src_floor)"
+		floor_bad=1
+	fi
+done < <(mapfile -t srcs < <(in_dirs src) && [ ${#srcs[@]} -gt 0 ] &&
+	grep -Hn -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "${srcs[@]}" |
+	sed 's/^\([^:]*:[0-9]*\):[^"]*"\([^"]*\)".*/\1:\2/')
+[ $floor_bad -eq 0 ] || status=1
+
+echo "== shellcheck (warnings and errors)"
+if command -v shellcheck >/dev/null; then
+	mapfile -t shells < <(git ls-files -co --exclude-standard -- '*.sh' .ci/run | sort -u)
+	existing_sh=()
+	for f in "${shells[@]}"; do [ -f "$f" ] && existing_sh+=("$f"); done
+	shellcheck -x -S warning -f gcc "${existing_sh[@]}" || status=1
+else
+	echo "lint: shellcheck not installed (apt-get install shellcheck)" >&2
+	status=1
+fi
+
+echo "== functions over 80 lines (src/ cli/ fake-e2b/; exemptions: scripts/long-functions.txt)"
+long_list=scripts/long-functions.txt
 if command -v ctags >/dev/null; then
-	ctags -x --c-kinds=f --fields=+ne --_xformat='%N %F %n %{end}' "${code[@]}" 2>/dev/null |
-		awk 'NF == 4 && $4 > $3 { printf "%5d  %s:%d  %s\n", $4 - $3 + 1, $2, $3, $1 }' |
+	# "file function lines" for every function longer than 80 lines, today.
+	mapfile -t lens < <(ctags -x --c-kinds=f --fields=+ne --_xformat='%N %F %n %{end}' \
+		"${code[@]}" 2>/dev/null | awk 'NF == 4 && $4 > $3 { print $2, $1, $3, $4 - $3 + 1 }')
+	long_bad=0
+	declare -A listed=()
+	while read -r f fn n _; do
+		case "$f" in '' | '#'*) continue ;; esac
+		listed["$f $fn"]=$n
+	done <"$long_list"
+	declare -A seen=()
+	for l in "${lens[@]}"; do
+		read -r f fn line n <<<"$l"
+		[ "$n" -gt 80 ] || continue
+		seen["$f $fn"]=1
+		if [ -z "${listed["$f $fn"]:-}" ]; then
+			echo "$f:$line: $fn() is $n lines (over 80): split it by what it does; if it must" \
+				"stay whole, write the reason above it and add \"$f $fn $n\" to $long_list"
+			long_bad=1
+		elif [ "$n" -gt "${listed["$f $fn"]}" ]; then
+			echo "$f:$line: note: $fn() grew from ${listed["$f $fn"]} to $n lines (exempt, but splitting it is due)"
+		fi
+	done
+	for k in "${!listed[@]}"; do
+		[ -n "${seen[$k]:-}" ] && continue
+		echo "$long_list: \"$k\" is no longer over 80 lines (or is gone): delete its line"
+		long_bad=1
+	done
+	[ $long_bad -eq 0 ] || status=1
+	echo "-- the ${LINT_TOP:-10} longest (lines)"
+	printf '%s\n' "${lens[@]}" | awk '{ printf "%5d  %s:%d  %s\n", $4, $1, $3, $2 }' |
 		sort -rn | head -n "${LINT_TOP:-10}"
 else
-	echo "(ctags not installed: skipped)"
+	echo "lint: ctags not installed (apt-get install universal-ctags)" >&2
+	status=1
 fi
 
 if [ $status -eq 0 ]; then

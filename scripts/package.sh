@@ -20,7 +20,6 @@
 # patchelf, npm, and Debian's python3-setuptools, python3-wheel and python3-pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 BUILD_DIR=${BUILD_DIR:-build-pkg}
 OUT=${OUT:-dist}
 PY=/usr/bin/python3 # Debian's, with its setuptools and wheel: nothing is fetched
