@@ -34,13 +34,22 @@ foreach(spec
 endforeach()
 file(WRITE ${PROJECT_BINARY_DIR}/version.txt "${PROJECT_VERSION}\n")
 
-# The unit file: fake-e2b's own when it has one, else the minimal one in packaging/.
-if(EXISTS ${PROJECT_SOURCE_DIR}/fake-e2b/fake-e2b.service)
-  set(SBX_FAKE_UNIT ${PROJECT_SOURCE_DIR}/fake-e2b/fake-e2b.service)
-else()
-  set(SBX_FAKE_UNIT ${PROJECT_SOURCE_DIR}/packaging/fake-e2b.service)
+# The unit: fake-e2b/fake-e2b.service, which fake-e2b/CMakeLists.txt installs as it is (its
+# ExecStart names /usr/local/bin, `cmake --install`'s default prefix). For another prefix (the
+# package's /usr) a copy naming this prefix's binary is installed over it: install rules run in
+# the order they are declared, subdirectories' at their add_subdirectory (policy CMP0082), so
+# this one, declared last, wins.
+file(READ ${PROJECT_SOURCE_DIR}/fake-e2b/fake-e2b.service SBX_FAKE_UNIT_TEXT)
+string(FIND "${SBX_FAKE_UNIT_TEXT}" "ExecStart=/usr/local/bin/fake-e2b " SBX_AT)
+if(SBX_AT LESS 0)
+  message(FATAL_ERROR "fake-e2b/fake-e2b.service: no 'ExecStart=/usr/local/bin/fake-e2b ' line "
+                      "to point at ${CMAKE_INSTALL_FULL_BINDIR}/fake-e2b")
 endif()
-install(FILES ${SBX_FAKE_UNIT} DESTINATION lib/systemd/system COMPONENT fake-e2b)
+string(REPLACE "ExecStart=/usr/local/bin/fake-e2b " "ExecStart=${CMAKE_INSTALL_FULL_BINDIR}/fake-e2b "
+               SBX_FAKE_UNIT_TEXT "${SBX_FAKE_UNIT_TEXT}")
+file(WRITE ${PROJECT_BINARY_DIR}/packaging/fake-e2b.service "${SBX_FAKE_UNIT_TEXT}")
+install(FILES ${PROJECT_BINARY_DIR}/packaging/fake-e2b.service DESTINATION lib/systemd/system
+        COMPONENT fake-e2b)
 
 # Each package's copyright file (Debian's place for the license): this project's
 # license and notice; the packages bundle nothing else.
@@ -95,7 +104,13 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION
 
 set(CPACK_DEBIAN_FAKE-E2B_PACKAGE_NAME fake-e2b)
 set(CPACK_DEBIAN_FAKE-E2B_PACKAGE_SECTION net)
+# postinst: the unit's API key file, made once (kept on upgrade); the unit is not enabled.
+configure_file(${PROJECT_SOURCE_DIR}/packaging/fake-e2b.postinst
+               ${PROJECT_BINARY_DIR}/packaging/postinst @ONLY FILE_PERMISSIONS OWNER_READ
+               OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+set(CPACK_DEBIAN_FAKE-E2B_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/packaging/postinst)
+set(CPACK_DEBIAN_FAKE-E2B_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_COMPONENT_FAKE-E2B_DESCRIPTION
-    "a local E2B-compatible server\n fake-e2b serves E2B's control plane and envd on one port and runs each sandbox\n in Linux namespaces on this machine (as root; it hosts untrusted code). Ships a\n systemd unit, not enabled on install.")
+    "a local E2B-compatible server\n fake-e2b serves E2B's control plane and envd on one port and runs each sandbox\n in Linux namespaces on this machine (as root; it hosts untrusted code). Ships a\n systemd unit, not enabled on install (systemctl enable --now fake-e2b: port 3000,\n the API key in /etc/fake-e2b/api-key, made on install).")
 
 include(CPack)

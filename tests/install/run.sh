@@ -187,7 +187,25 @@ so=$(ldd /tmp/t | awk '$1 == "libsandbox-e2b.so.0" {print $3}')
 same "$(readlink -f "$so")" "/usr/lib/x86_64-linux-gnu/libsandbox-e2b.so.$VERSION" "the library /tmp/t loads"
 fake-e2b --help >/tmp/fk-help
 grep -q -- '--port' /tmp/fk-help || fail "fake-e2b --help says nothing of --port"
-[ -f /usr/lib/systemd/system/fake-e2b.service ] || fail "no fake-e2b.service"
+unit=/usr/lib/systemd/system/fake-e2b.service
+exe=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$unit")
+same "$exe" /usr/bin/fake-e2b "the binary fake-e2b.service starts"
+same "$(stat -c '%a %U' /etc/fake-e2b /etc/fake-e2b/api-key | tr '\n' ' ')" "700 root 600 root " \
+	"the unit's API key file and its directory (postinst)"
+grep -qE '^e2b_[0-9a-f]{40}$' /etc/fake-e2b/api-key || fail "/etc/fake-e2b/api-key is not e2b_ and 40 hex digits"
+# the unit's command line, its state directory moved to /tmp and port 3000 to a free one,
+# starts (reading that key file) and says it listens
+read -ra cmd < <(sed -n 's/^ExecStart=//p' "$unit" | sed 's#/var/lib/fake-e2b#/tmp/fk-unit#; s#--port 3000#--port 0#')
+mkfifo /tmp/unit.out
+"${cmd[@]}" >/tmp/unit.out 2>/tmp/unit.err &
+upid=$!
+exec 4</tmp/unit.out
+read -r -t 60 uline <&4 || uline=
+kill "$upid"
+wait "$upid" || true
+exec 4<&-
+[[ $uline =~ ^fake-e2b\ listening\ on\ http://127\.0\.0\.1:[0-9]+$ ]] ||
+	fail "the unit's command line: '$uline' $(cat /tmp/unit.err)"
 ca
 E2B_API_KEY=e2b_local_key E2B_API_URL=$URL sandbox-e2b list >/dev/null || fail "sandbox-e2b list against fake-e2b"
 echo "== debs: OK"
