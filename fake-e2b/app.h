@@ -44,7 +44,8 @@ typedef struct fk_call {
 	char *user;     /* envd: the Basic username, NULL when none; owned */
 	fk_reqlog_entry *log_entry; /* our handle of the log entry, reserved at arrival */
 	int log_ready;              /* the entry shows in GET /_fake/requests (response queued) */
-	int admitted; /* passed its surface's authentication: its body may be logged */
+	int admitted;  /* passed its surface's authentication: its body may be logged */
+	int admitting; /* the router's check from the headers: dispatchers stop before handlers */
 } fk_call;
 
 typedef enum MHD_Result (*fk_handler)(fk_call *c);

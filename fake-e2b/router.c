@@ -311,6 +311,8 @@ static enum MHD_Result control_dispatch(fk_call *c)
 	memcpy(raw, c->id, sizeof(raw));
 	if (!(rt->flags & R_RAW) && *raw && fk_control_short_id(raw, c->id, sizeof(c->id)) < 0)
 		return fk_reply_error(c->req, 400, "Invalid sandbox ID");
+	if (c->admitting)
+		return MHD_YES;
 	return rt->fn(c);
 }
 
@@ -323,6 +325,8 @@ static enum MHD_Result admin_dispatch(fk_call *c)
 	if (!rt)
 		return wrong ? fk_reply_error(c->req, 405, "method not allowed")
 		             : fk_reply_error(c->req, 404, "no such admin route");
+	if (c->admitting)
+		return MHD_YES;
 	return rt->fn(c);
 }
 
@@ -365,25 +369,35 @@ static enum MHD_Result envd_dispatch(fk_call *c)
 {
 	fk_req *r = c->req;
 	int is_post = !strcmp(r->method, "POST"), is_get = !strcmp(r->method, "GET");
-	if (!strcmp(r->path, "/health"))
-		return is_get ? fk_envd_health(c) : fk_reply_error(r, 405, "method not allowed");
-	if (!strcmp(r->path, "/files") && is_post)
-		return fk_envd_files_post_finish(c);
+	if (!strcmp(r->path, "/health")) {
+		if (!is_get)
+			return fk_reply_error(r, 405, "method not allowed");
+		return c->admitting ? MHD_YES : fk_envd_health(c);
+	}
+	if (!strcmp(r->path, "/files") && is_post) /* checked by fk_envd_files_post_begin */
+		return c->admitting ? MHD_YES : fk_envd_files_post_finish(c);
 	const char *id = c->sandbox_id;
-	c->sb = id ? fk_registry_acquire(c->app->reg, id) : NULL;
+	if (!c->sb) /* acquired once: when admitted from the headers, kept for the route */
+		c->sb = id ? fk_registry_acquire(c->app->reg, id) : NULL;
 	if (!c->sb || !fk_sandbox_running(c->app->reg, c->sb))
 		return fk_envd_not_found_502(r, id);
-	if (!strcmp(r->path, "/files"))
-		return is_get ? fk_envd_files_get(c) : fk_reply_error(r, 405, "method not allowed");
+	if (!strcmp(r->path, "/files")) {
+		if (!is_get)
+			return fk_reply_error(r, 405, "method not allowed");
+		return c->admitting ? MHD_YES : fk_envd_files_get(c);
+	}
 	if (!fk_envd_token_ok(c->sb, fk_header(r, "X-Access-Token")))
 		return fk_envd_unauthorized(r);
 	c->admitted = 1;
 	if (!is_post)
 		return fk_reply_error(r, 405, "method not allowed");
 	int bad = 0;
+	free(c->user);
 	c->user = fk_envd_basic_user(fk_header(r, "Authorization"), &bad);
 	if (bad)
 		return fk_connect_error(r, "unauthenticated", "invalid Authorization header");
+	if (c->admitting)
+		return MHD_YES;
 	return procedure_call(c);
 }
 
@@ -528,6 +542,33 @@ static void log_ready(fk_call *c)
 
 /* ---- hooks --------------------------------------------------------------------------------- */
 
+/* Authentication is decided from the headers, before any body byte is read: each surface's
+ * dispatcher runs with c->admitting set, answers a refusal (or a 404, a 405, a 502) as it
+ * would after the body, and stops before its handler. 0 when answered (MHD then closes the
+ * connection without reading the body), 1 when the body is to be read. A request a fault rule
+ * answers or delays keeps the old order (the fault first, after the body). */
+static int admit(fk_call *c)
+{
+	if (c->fault.kind == FK_FAULT_RESPOND || c->fault.delay_ms > 0)
+		return 1;
+	c->admitting = 1;
+	switch (c->route) {
+	case S_ADMIN:
+		admin_dispatch(c);
+		break;
+	case S_ENVD:
+		envd_dispatch(c);
+		break;
+	case S_PROXY:
+		fk_proxy_forward(c);
+		break;
+	default:
+		control_dispatch(c);
+	}
+	c->admitting = 0;
+	return c->req->status == 0;
+}
+
 static void on_begin(void *cls, fk_req *r)
 {
 	fk_app *app = cls;
@@ -547,10 +588,18 @@ static void on_begin(void *cls, fk_req *r)
 		log_begin(c);
 		fk_faults_match(app->faults, r->method, r->path, &c->fault);
 	}
-	if (c->route == S_ENVD && !strcmp(r->method, "POST") && !strcmp(r->path, "/files"))
+	if (!admit(c))
+		return; /* answered from the headers: the body is not read */
+	if (c->route == S_ENVD && !strcmp(r->method, "POST") && !strcmp(r->path, "/files")) {
 		fk_envd_files_post_begin(c);
-	if (c->route == S_CONTROL && !strcmp(r->method, "PUT"))
+		if (fk_envd_files_post_refused(c))
+			fk_envd_files_post_finish(c);
+	}
+	if (c->route == S_CONTROL && !strcmp(r->method, "PUT")) {
 		fk_control_template_upload_begin(c); /* upload links: streamed to disk */
+		if (fk_control_template_upload_refused(c))
+			fk_control_template_file_upload(c);
+	}
 }
 
 static enum MHD_Result on_route(void *cls, fk_req *r)

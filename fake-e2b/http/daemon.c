@@ -18,9 +18,30 @@
  * instead of being refused at the cap: a flood, even from the address every
  * local client shares (127.0.0.1), churns its own connections while a client's
  * new connection gets in at its first try.
+ *
+ * A request's body is read only after `begin` has let it through (it decides
+ * authentication from the headers; a refused request is answered at once and
+ * its connection closed by MHD without reading the body). While a connection
+ * waits on its body it is "in body": it is cut when no body byte has arrived
+ * for body_idle_ms (again: never while bytes wait unread), at most
+ * BODY_PER_RANGE of them per address range (all of loopback is one range: any
+ * local process can bind 127.0.0.2, 127.0.0.3, ...) are kept, the one stalled
+ * longest giving way to a new one, and at the connection cap the one stalled
+ * longest is evicted when no connection is idle.
+ *
+ * A request answered from its headers while its client still sends the body
+ * gets a lingering close, as nginx and Go's server do: MHD sends the answer and
+ * shuts the socket's write side, and the watchdog keeps a duplicate of it open,
+ * reading and discarding what arrives (nothing kept), until the client stops
+ * (LINGER_IDLE_MS without a byte, LINGER_MS at most, LINGER_MAX sockets, the
+ * oldest closed first). Without it the close with unread bytes resets the
+ * connection, and a client that sends its body before reading (libcurl
+ * without Expect, the library's streamed uploads) loses the answer to EPIPE.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,6 +59,14 @@
 /* Open connections (not yet cut) past which a new one evicts the longest idle: a quarter below
  * the cap, room for the evicted ones' threads to close while a flood keeps arriving. */
 #define EVICT_AT 3000u
+/* Connections waiting on their bodies per address range (see range_of) before the one stalled
+ * longest (if for BODY_STALE_MS) is cut for a new one. */
+#define BODY_PER_RANGE 256u
+#define BODY_STALE_MS  1000
+/* Lingering closes (see above). */
+#define LINGER_MAX     512
+#define LINGER_MS      10000
+#define LINGER_IDLE_MS 2000
 /* A request whose body took this much gives the freed memory back to the system. */
 #define TRIM_AFTER (1024u * 1024u)
 
@@ -49,6 +78,9 @@ typedef struct fk_conn {
 	int busy;              /* in a request: headers complete, response not yet finished */
 	int64_t idle_since_ms; /* CLOCK_MONOTONIC; when it left its last request or opened */
 	int cut;
+	int in_body;         /* admitted, its body not yet complete */
+	int64_t progress_ms; /* in_body: when its last body bytes (or its headers) arrived */
+	uint64_t range;      /* the client's address range (range_of) */
 } fk_conn;
 
 struct fk_http {
@@ -59,9 +91,14 @@ struct fk_http {
 	fk_conn *conns;
 	size_t n_idle; /* connections not in a request */
 	size_t n_open; /* connections open and not cut */
-	unsigned idle_ms, crowd, crowd_idle_ms;
+	unsigned idle_ms, crowd, crowd_idle_ms, body_idle_ms;
 	pthread_t watchdog;
 	int watchdog_started, stopping;
+	struct {
+		int fd;
+		int64_t since_ms, last_ms;
+	} linger[LINGER_MAX];
+	size_t n_linger;
 };
 
 static int64_t mono_ms(void)
@@ -75,16 +112,66 @@ static int64_t mono_ms(void)
 static void conn_cut(fk_http *h, fk_conn *k)
 {
 	k->cut = 1;
+	k->in_body = 0;
 	h->n_open--;
 	shutdown(k->fd, SHUT_RDWR);
+}
+
+/* The address range a connection counts in for bodies: all of 127.0.0.0/8 and ::1 are one
+ * (every local process can bind any of them), other IPv4 addresses by /24, IPv6 by /64. */
+static uint64_t range_of(const struct sockaddr *sa)
+{
+	if (sa && sa->sa_family == AF_INET) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+		return (a >> 24) == 127 ? 1 : ((uint64_t)4 << 32) | (a >> 8);
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return 1;
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			uint32_t v4 = ((uint32_t)a->s6_addr[12] << 24) |
+			              ((uint32_t)a->s6_addr[13] << 16) |
+			              ((uint32_t)a->s6_addr[14] << 8) | a->s6_addr[15];
+			return (v4 >> 24) == 127 ? 1 : ((uint64_t)4 << 32) | (v4 >> 8);
+		}
+		uint64_t p = 0;
+		for (int i = 0; i < 8; i++)
+			p = (p << 8) | a->s6_addr[i];
+		return p | 2; /* never 1 */
+	}
+	return 0;
+}
+
+static int unread_bytes(const fk_conn *k)
+{
+	int unread = 0;
+	return ioctl(k->fd, FIONREAD, &unread) == 0 && unread > 0;
+}
+
+/* Whether k's body has stalled (h->lock held): in body, not cut, nothing unread. */
+static int body_stalled(const fk_conn *k)
+{
+	return k->in_body && !k->cut && !unread_bytes(k);
+}
+
+/* The connection in body (of `range`, or any when 0) whose body stalled longest, but `except`
+ * (h->lock held). */
+static fk_conn *stalled_longest(fk_http *h, uint64_t range, const fk_conn *except)
+{
+	fk_conn *oldest = NULL;
+	for (fk_conn *k = h->conns; k; k = k->next)
+		if (k != except && (!range || k->range == range) && body_stalled(k) &&
+		    (!oldest || k->progress_ms < oldest->progress_ms))
+			oldest = k;
+	return oldest;
 }
 
 /* Whether k may be cut for being idle (h->lock held): outside a request, not cut yet, and no
  * request bytes waiting unread in its socket. */
 static int conn_idle(const fk_conn *k)
 {
-	int unread = 0;
-	return !k->busy && !k->cut && !(ioctl(k->fd, FIONREAD, &unread) == 0 && unread > 0);
+	return !k->busy && !k->cut && !unread_bytes(k);
 }
 
 /* Past EVICT_AT, cut the connection idle longest (h->lock held; `except` is the new one). */
@@ -97,6 +184,8 @@ static void evict_if_crowded(fk_http *h, const fk_conn *except)
 		if (k != except && conn_idle(k) &&
 		    (!oldest || k->idle_since_ms < oldest->idle_since_ms))
 			oldest = k;
+	if (!oldest) /* every connection is in a request: the body stalled longest goes */
+		oldest = stalled_longest(h, 0, except);
 	if (oldest)
 		conn_cut(h, oldest);
 }
@@ -114,6 +203,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		}
 		k->fd = ci->connect_fd;
+		const union MHD_ConnectionInfo *ai =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		k->range = range_of(ai ? ai->client_addr : NULL);
 		/* small Connect frames and replies go out at once (no Nagle delay) */
 		int one = 1;
 		setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -147,15 +239,48 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	}
 }
 
-/* The connection enters (busy 1) or leaves (0) a request. */
-static void conn_busy(fk_http *h, struct MHD_Connection *c, int busy)
+static fk_conn *conn_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	fk_conn *k = ci ? ci->socket_context : NULL;
+	return ci ? ci->socket_context : NULL;
+}
+
+/* The connection starts (1) waiting on its request's body, got body bytes (2), or has it all
+ * (0). Past BODY_PER_RANGE in its range, the one there stalled longest (BODY_STALE_MS at
+ * least) is cut. */
+static void conn_body(fk_http *h, struct MHD_Connection *c, int state)
+{
+	fk_conn *k = conn_of(c);
 	if (!k)
 		return;
 	pthread_mutex_lock(&h->lock);
+	int64_t now = mono_ms();
+	if (state == 1 && !k->cut) {
+		k->in_body = 1;
+		k->progress_ms = now;
+		unsigned n = 0;
+		for (fk_conn *o = h->conns; o; o = o->next)
+			n += o->in_body && o->range == k->range;
+		fk_conn *old = n > BODY_PER_RANGE ? stalled_longest(h, k->range, k) : NULL;
+		if (old && now - old->progress_ms >= BODY_STALE_MS)
+			conn_cut(h, old);
+	} else if (state == 2) {
+		k->progress_ms = now;
+	} else if (state == 0) {
+		k->in_body = 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The connection enters (busy 1) or leaves (0) a request. */
+static void conn_busy(fk_http *h, struct MHD_Connection *c, int busy)
+{
+	fk_conn *k = conn_of(c);
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->lock);
+	k->in_body = 0;
 	if (k->busy != busy) {
 		k->busy = busy;
 		if (busy)
@@ -165,6 +290,47 @@ static void conn_busy(fk_http *h, struct MHD_Connection *c, int busy)
 	}
 	k->idle_since_ms = mono_ms();
 	pthread_mutex_unlock(&h->lock);
+}
+
+/* Keep a duplicate of fd open to drain it (h->lock held). */
+static void linger_add(fk_http *h, int fd)
+{
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return;
+	if (h->n_linger == LINGER_MAX) { /* full: the oldest goes */
+		close(h->linger[0].fd);
+		memmove(&h->linger[0], &h->linger[1], (LINGER_MAX - 1) * sizeof(h->linger[0]));
+		h->n_linger--;
+	}
+	int64_t now = mono_ms();
+	h->linger[h->n_linger].fd = dup_fd;
+	h->linger[h->n_linger].since_ms = h->linger[h->n_linger].last_ms = now;
+	h->n_linger++;
+}
+
+/* Read and drop what lingering sockets got; close those done (h->lock held). */
+static void linger_drain(fk_http *h, int64_t now)
+{
+	static char scratch[64 * 1024];
+	size_t w = 0;
+	for (size_t i = 0; i < h->n_linger; i++) {
+		int done = 0;
+		for (int n = 0; n < 16 && !done; n++) { /* at most 1 MiB a socket a tick */
+			ssize_t got = recv(h->linger[i].fd, scratch, sizeof(scratch), MSG_DONTWAIT);
+			if (got > 0)
+				h->linger[i].last_ms = now;
+			else
+				done =
+				    got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? 1 : 2;
+		}
+		if (done == 1 || now - h->linger[i].since_ms >= LINGER_MS ||
+		    now - h->linger[i].last_ms >= LINGER_IDLE_MS)
+			close(h->linger[i].fd);
+		else
+			h->linger[w++] = h->linger[i];
+	}
+	h->n_linger = w;
 }
 
 static void *watchdog_main(void *arg)
@@ -183,9 +349,14 @@ static void *watchdog_main(void *arg)
 		int64_t now = mono_ms();
 		unsigned limit = h->n_idle > h->crowd ? h->crowd_idle_ms : h->idle_ms;
 		for (fk_conn *k = h->conns; k; k = k->next)
-			if (now - k->idle_since_ms >= (int64_t)limit && conn_idle(k))
+			if ((now - k->idle_since_ms >= (int64_t)limit && conn_idle(k)) ||
+			    (now - k->progress_ms >= (int64_t)h->body_idle_ms && body_stalled(k)))
 				conn_cut(h, k);
+		linger_drain(h, now);
 	}
+	for (size_t i = 0; i < h->n_linger; i++)
+		close(h->linger[i].fd);
+	h->n_linger = 0;
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
@@ -229,6 +400,14 @@ static int body_append(fk_req *r, const char *data, size_t len)
 	return 0;
 }
 
+/* Whether the request announces a body (Content-Length above 0, or chunked). */
+static int has_body(struct MHD_Connection *c)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+	return (cl && strtoull(cl, NULL, 10) > 0) || (te && strcasestr(te, "chunked"));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -249,9 +428,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->path = url;
 		if (h->hooks.begin)
 			h->hooks.begin(h->hooks.cls, r);
+		/* answered from its headers (refused): MHD sends it and closes without the body */
+		if (r->status)
+			r->early = has_body(c);
+		else if (has_body(c))
+			conn_body(h, c, 1);
+		return MHD_YES;
+	}
+	if (r->status) { /* answered already: nothing more is read into memory */
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		conn_body(h, c, 2);
 		if (r->sink)
 			r->sink(r, upload_data, *upload_data_size);
 		else
@@ -259,6 +448,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	conn_body(h, c, 0);
 	return h->hooks.route(h->hooks.cls, r);
 }
 
@@ -273,6 +463,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 	if (r->started)
 		conn_busy(h, c, 0);
+	if (r->early) {
+		fk_conn *k = conn_of(c);
+		pthread_mutex_lock(&h->lock);
+		if (k && !k->cut)
+			linger_add(h, k->fd);
+		pthread_mutex_unlock(&h->lock);
+	}
 	if (r->sink_state && r->sink_free)
 		r->sink_free(r->sink_state);
 	if (r->started && h->hooks.done)
@@ -310,6 +507,7 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 	h->idle_ms = o->idle_ms ? o->idle_ms : 30000;
 	h->crowd = o->crowd ? o->crowd : CONNECTION_LIMIT / 4;
 	h->crowd_idle_ms = o->crowd_idle_ms ? o->crowd_idle_ms : 500;
+	h->body_idle_ms = o->body_idle_ms ? o->body_idle_ms : 10000;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
 	if (pthread_create(&h->watchdog, NULL, watchdog_main, h) != 0) {

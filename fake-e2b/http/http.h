@@ -4,8 +4,9 @@
  *
  * Every connection has its own thread (Connect streams block in content-reader
  * callbacks). The daemon calls the hooks handed to fk_http_start: `begin` once
- * the headers are known (it may set a body sink), `route` once the body is
- * complete, `replied` right after a response was queued, `done` when the
+ * the headers are known (it may set a body sink, or queue the answer: then the
+ * body is never read and the connection closes after it), `route` once the body
+ * is complete, `replied` right after a response was queued, `done` when the
  * request ends. `r->call` is the hooks' per-request state.
  */
 #ifndef FK_HTTP_H
@@ -39,6 +40,7 @@ struct fk_req {
 	unsigned char *body; /* NUL-terminated when non-NULL; owned */
 	size_t body_len, body_cap;
 	int body_too_large;
+	int early; /* answered from its headers while a body was announced (lingering close) */
 	unsigned status; /* status of the queued response */
 	struct timespec t0;
 	const fk_http_hooks *hooks;
@@ -58,6 +60,9 @@ typedef struct fk_http_options {
 	 * quarter of the 4000-connection cap), 500 ms. Never while request bytes wait unread.
 	 */
 	unsigned idle_ms, crowd, crowd_idle_ms;
+	/* A request's body that gets no byte for body_idle_ms (0: 10 s) is cut (never while its
+	 * bytes wait unread); see daemon.c for the per-range budget of connections in body. */
+	unsigned body_idle_ms;
 	/* HTTPS when both are set (PEM: the certificate chain and its key; see tls.h) */
 	const char *tls_cert, *tls_key;
 } fk_http_options;

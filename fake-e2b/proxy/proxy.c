@@ -160,6 +160,10 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		return fk_reply_error(r, 403, "missing or invalid e2b-traffic-access-token");
 	}
 	c->admitted = 1;
+	if (c->admitting) { /* the headers pass: the body is read, then this runs again */
+		free(mask);
+		return MHD_YES;
+	}
 	upstream u = {.fd = -1};
 	fk_err err = {0};
 	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u.fd, &err) < 0) {

@@ -80,6 +80,8 @@ enum MHD_Result fk_control_template_build_status(fk_call *c); /* GET .../builds/
 enum MHD_Result fk_control_template_file_link(fk_call *c);    /* GET /templates/{id}/files/{id2} */
 /* PUT to the link: the body sink is set by _begin (router's begin hook), the reply by _upload */
 void fk_control_template_upload_begin(fk_call *c);
+/* After _begin: the link did not check out; _upload then answers 403 at once. */
+int fk_control_template_upload_refused(fk_call *c);
 enum MHD_Result fk_control_template_file_upload(fk_call *c);
 enum MHD_Result fk_control_template_alias(fk_call *c);       /* GET /templates/aliases/{id} */
 enum MHD_Result fk_control_template_tags_assign(fk_call *c); /* POST /templates/tags */

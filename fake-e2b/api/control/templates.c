@@ -218,6 +218,12 @@ void fk_control_template_upload_begin(fk_call *c)
 	r->sink_free = upload_free;
 }
 
+int fk_control_template_upload_refused(fk_call *c)
+{
+	const upload_state *st = c->req->sink == upload_sink ? c->req->sink_state : NULL;
+	return st && st->refused;
+}
+
 enum MHD_Result fk_control_template_file_upload(fk_call *c)
 {
 	fk_req *r = c->req;

@@ -96,6 +96,9 @@ unsigned fk_envd_file_error_status(int rc);
 enum MHD_Result fk_envd_files_get(fk_call *c);
 /* POST /files: `begin` (headers known) sets the body sink; `finish` answers. */
 void fk_envd_files_post_begin(fk_call *c);
+/* After _begin: refused from the headers (no sandbox, bad path, user or token, too large,
+ * unsupported type); `finish` then answers at once and the body is never read. */
+int fk_envd_files_post_refused(fk_call *c);
 enum MHD_Result fk_envd_files_post_finish(fk_call *c);
 enum MHD_Result fk_envd_health(fk_call *c);
 

@@ -295,6 +295,12 @@ void fk_envd_files_post_begin(fk_call *c)
 	}
 }
 
+int fk_envd_files_post_refused(fk_call *c)
+{
+	const upload *u = c->req->sink == files_sink ? c->req->sink_state : NULL;
+	return u && u->status > 1; /* 1: a fault answers it */
+}
+
 enum MHD_Result fk_envd_files_post_finish(fk_call *c)
 {
 	fk_req *r = c->req;
