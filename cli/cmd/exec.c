@@ -14,7 +14,16 @@
 
 #define EXEC_MAX_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
 
-enum { OPT_CWD = 1, OPT_ENV, OPT_TIMEOUT, OPT_MAX_OUTPUT, OPT_TAG, OPT_STDIN, OPT_BACKGROUND };
+enum {
+	OPT_CWD = 1,
+	OPT_ENV,
+	OPT_TIMEOUT,
+	OPT_MAX_OUTPUT,
+	OPT_TAG,
+	OPT_STDIN,
+	OPT_BACKGROUND,
+	OPT_USER
+};
 
 static const cli_option exec_options[] = {
     {"cwd", 0, "DIR", "working directory (default /workspace)", OPT_CWD, NULL},
@@ -28,6 +37,10 @@ static const cli_option exec_options[] = {
      "and reported",
      OPT_MAX_OUTPUT, NULL},
     {"tag", 0, "T", "tag the command for kill-tagged", OPT_TAG, NULL},
+    {"user", 0, "USER",
+     "run as USER: sandbox (default) or root (HOME=/root);\nkill-all and kill-tagged do not "
+     "reach a root command",
+     OPT_USER, "sandbox root"},
     {"stdin", 'i', NULL,
      "forward this tool's stdin to the command (as docker exec -i);\nwithout it stdin is not "
      "read and the command reads EOF",
@@ -86,6 +99,8 @@ static int exec_opt(cli *c, exec_state *s, int id, const char *v)
 	case OPT_BACKGROUND:
 		s->background = true;
 		return 0;
+	case OPT_USER:
+		return cli_opt_user(c, v, &s->o.user);
 	}
 	return 0;
 }
@@ -157,6 +172,7 @@ static sbx_process_options process_options(const exec_state *s)
 	po.timeout_ms = s->o.timeout_ms;
 	po.max_output_bytes = s->o.max_output_bytes;
 	po.tag = s->o.tag;
+	po.user = s->o.user;
 	return po;
 }
 

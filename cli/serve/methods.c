@@ -302,12 +302,14 @@ static int get_bytes(json_t *p, const char *key, bool required, serve_args *a, s
 	}
 }
 
+static int parse_user(json_t *p, serve_args *a, serve_fail *f);
+
 static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 {
 	static const char *const keys[] = {
-	    "id",  "command", "cwd",   "env",       "timeout_ms", "max_output_bytes",
-	    "tag", "stream",  "stdin", "stdin_b64", "background", "stdin_open",
-	    NULL};
+	    "id",   "command", "cwd",   "env",       "timeout_ms", "max_output_bytes",
+	    "tag",  "stream",  "stdin", "stdin_b64", "background", "stdin_open",
+	    "user", NULL};
 	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
 	uint64_t n = d.max_output_bytes;
 	json_t *env;
@@ -322,7 +324,7 @@ static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 	    get_bool(p, "stream", "params", &a->stream, f) < 0 ||
 	    get_bytes(p, "stdin", false, a, f) < 0 ||
 	    get_bool(p, "background", "params", &a->background, f) < 0 ||
-	    get_bool(p, "stdin_open", "params", &a->stdin_open, f) < 0)
+	    get_bool(p, "stdin_open", "params", &a->stdin_open, f) < 0 || parse_user(p, a, f) < 0)
 		return -1;
 	if (a->background && a->data)
 		return serve_failf(f, RPC_INVALID_PARAMS,
@@ -520,6 +522,7 @@ static int run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	o.timeout_ms = a->timeout_ms;
 	o.max_output_bytes = a->max_output_bytes;
 	o.tag = a->tag;
+	o.user = a->popts.user;
 	if (a->stream) {
 		o.on_output = on_output;
 		o.output_payload = c;

@@ -61,6 +61,7 @@ int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_e
 	o.timeout_ms = a->timeout_ms;
 	o.max_output_bytes = a->max_output_bytes;
 	o.tag = a->tag;
+	o.user = a->popts.user;
 	o.stdin_open = a->stdin_open;
 	if (a->stream) {
 		o.on_output = on_output;

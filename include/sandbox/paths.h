@@ -28,11 +28,7 @@
 
 SBX_BEGIN_DECLS
 
-/** Who a call acts as inside the sandbox. */
-typedef enum sbx_user {
-	SBX_USER_SANDBOX = 0, /**< "sandbox" (uid 1000), the user of the agent's commands */
-	SBX_USER_ROOT = 1     /**< "root": explicit only */
-} sbx_user;
+/* sbx_user (SBX_USER_SANDBOX, SBX_USER_ROOT) is in sandbox/sandbox.h. */
 
 #define SBX_PATH_OPTIONS_VERSION 1
 

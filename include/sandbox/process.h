@@ -29,16 +29,17 @@ SBX_BEGIN_DECLS
 /** A background command; made by sbx_process_start() or sbx_process_attach(). */
 typedef struct sbx_process sbx_process;
 
-#define SBX_PROCESS_OPTIONS_VERSION 1
+#define SBX_PROCESS_OPTIONS_VERSION 2
 
 /**
  * Options of sbx_process_start() and sbx_process_attach(). Initialise with
  * SBX_PROCESS_OPTIONS_INIT (timeout 60000 ms, budget 1 MiB, stdin closed).
  * Pointers are borrowed for the start call, except output_payload, which is
- * used until the handle is freed.
+ * used until the handle is freed. Version 1 ends at output_payload; 2 adds
+ * `user`.
  */
 typedef struct sbx_process_options {
-	unsigned int version;   /**< SBX_PROCESS_OPTIONS_VERSION; another: SBX_EINVALID */
+	unsigned int version;   /**< SBX_PROCESS_OPTIONS_VERSION (1 or 2); another: SBX_EINVALID */
 	const char *cwd;        /**< start only: working directory; NULL = /workspace */
 	const sbx_env_var *env; /**< start only: extra environment, after HOME and LANG */
 	size_t env_count;       /**< entries in env */
@@ -61,11 +62,18 @@ typedef struct sbx_process_options {
 	 */
 	sbx_output_fn on_output;
 	void *output_payload; /**< passed back to on_output as is */
+	/* ---- version 2 ---- */
+	/**
+	 * start only: SBX_USER_SANDBOX (default) or SBX_USER_ROOT, as exec's.
+	 * sbx_process_kill() of a handle kills as that user; sbx_process_kill_pid()
+	 * and attach act as the sandbox user and cannot stop a root command.
+	 */
+	sbx_user user;
 } sbx_process_options;
 
 /* clang-format off */
 #define SBX_PROCESS_OPTIONS_INIT {SBX_PROCESS_OPTIONS_VERSION, NULL, NULL, 0, 60000, 1024 * 1024, \
-                                  NULL, false, NULL, NULL}
+                                  NULL, false, NULL, NULL, SBX_USER_SANDBOX}
 /* clang-format on */
 
 /**

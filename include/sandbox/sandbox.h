@@ -121,7 +121,17 @@ typedef int (*sbx_output_fn)(sbx_stream stream, const unsigned char *data, size_
  */
 typedef int (*sbx_input_fn)(size_t *len_out, unsigned char *buf, size_t cap, void *payload);
 
-#define SBX_EXEC_OPTIONS_VERSION 2
+/**
+ * Who a command or a path call runs as inside the sandbox: the sandbox user
+ * unless the caller says root (exec and background commands here,
+ * sandbox/process.h, sandbox/paths.h).
+ */
+typedef enum sbx_user {
+	SBX_USER_SANDBOX = 0, /**< "sandbox" (uid 1000), the user of the agent's commands */
+	SBX_USER_ROOT = 1     /**< "root": explicit only */
+} sbx_user;
+
+#define SBX_EXEC_OPTIONS_VERSION 3
 
 /**
  * Options of sbx_sandbox_exec(). Initialise with SBX_EXEC_OPTIONS_INIT
@@ -129,10 +139,11 @@ typedef int (*sbx_input_fn)(size_t *len_out, unsigned char *buf, size_t cap, voi
  * pointers borrowed for the call.
  *
  * Versions: 1 ends at `tag` (a caller built against 0.1 passes version 1
- * and the fields below it are never read); 2 adds streaming and stdin.
+ * and the fields below it are never read); 2 adds streaming and stdin; 3
+ * adds `user`.
  */
 typedef struct sbx_exec_options {
-	unsigned int version;   /**< SBX_EXEC_OPTIONS_VERSION (1 or 2); another: SBX_EINVALID */
+	unsigned int version;   /**< SBX_EXEC_OPTIONS_VERSION (1, 2 or 3); another: SBX_EINVALID */
 	const char *cwd;        /**< working directory; NULL = /workspace */
 	const sbx_env_var *env; /**< extra environment, applied after HOME and LANG */
 	size_t env_count;       /**< entries in env (env may be NULL when 0) */
@@ -155,11 +166,19 @@ typedef struct sbx_exec_options {
 	sbx_input_fn
 	    stdin_read;      /**< stdin pulled from a callback until it gives 0 bytes, or NULL */
 	void *stdin_payload; /**< passed back to stdin_read as is */
+	/* ---- version 3 ---- */
+	/**
+	 * SBX_USER_SANDBOX (default) or SBX_USER_ROOT (HOME=/root; the kill on a
+	 * timeout or an abort runs as root too). kill_all and kill_tagged act as
+	 * the sandbox user and do not reach a command run as root (docs/exec.md
+	 * "As root").
+	 */
+	sbx_user user;
 } sbx_exec_options;
 
 /* clang-format off */
 #define SBX_EXEC_OPTIONS_INIT {SBX_EXEC_OPTIONS_VERSION, NULL, NULL, 0, 60000, 1024 * 1024, NULL, \
-                               NULL, NULL, NULL, 0, NULL, NULL}
+                               NULL, NULL, NULL, 0, NULL, NULL, SBX_USER_SANDBOX}
 /* clang-format on */
 
 /**

@@ -6,6 +6,7 @@
  * rules), then call the provider's vtable. A handle is the provider's state
  * plus the vtable that knows it; it must not outlive its provider.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "contract/provider.h"
@@ -34,10 +35,15 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
 	static const sbx_process_options defaults = SBX_PROCESS_OPTIONS_INIT;
 	sbx_exec_options e = SBX_EXEC_OPTIONS_INIT;
 
-	*o = in ? *in : defaults;
-	if (o->version != SBX_PROCESS_OPTIONS_VERSION)
+	*o = defaults;
+	if (in && in->version == 1) /* up to output_payload: no `user` */
+		memcpy(o, in, offsetof(sbx_process_options, user));
+	else if (in)
+		*o = *in;
+	if (o->version != 1 && o->version != SBX_PROCESS_OPTIONS_VERSION)
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "unsupported sbx_process_options version %u", o->version);
+	o->version = SBX_PROCESS_OPTIONS_VERSION;
 	if (!start)
 		return 0; /* attach uses only the budget and the callback */
 	e.cwd = o->cwd;
@@ -46,6 +52,7 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
 	e.timeout_ms = o->timeout_ms;
 	e.max_output_bytes = o->max_output_bytes;
 	e.tag = o->tag;
+	e.user = o->user;
 	return sbx__exec_options_check(&e, err);
 }
 

@@ -230,6 +230,10 @@ int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 	if (o->stdin_data && o->stdin_read)
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "exec takes stdin_data or stdin_read, not both");
+	if (o->user != SBX_USER_SANDBOX && o->user != SBX_USER_ROOT)
+		return sbx__error_set(err, SBX_EINVALID,
+		                      "exec user must be SBX_USER_SANDBOX or SBX_USER_ROOT, not %d",
+		                      (int)o->user);
 	return 0;
 }
 
@@ -243,6 +247,8 @@ int sbx__exec_options_normalize(sbx_exec_options *o, const sbx_exec_options *in,
 	/* version 1 callers have the struct only up to `tag`: read no further */
 	if (in->version == 1)
 		memcpy(o, in, offsetof(sbx_exec_options, on_output));
+	else if (in->version == 2) /* up to stdin_payload: no `user` */
+		memcpy(o, in, offsetof(sbx_exec_options, user));
 	else if (in->version == SBX_EXEC_OPTIONS_VERSION)
 		*o = *in;
 	else

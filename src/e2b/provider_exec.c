@@ -480,7 +480,7 @@ static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	if (opts->env_count > SIZE_MAX / sizeof(*c->env) - 2 ||
 	    !(c->env = sbx__calloc(opts->env_count + 2, sizeof(*c->env))))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	c->env[0] = (sbx_env_var){"HOME", "/workspace"};
+	c->env[0] = (sbx_env_var){"HOME", opts->user == SBX_USER_ROOT ? "/root" : "/workspace"};
 	c->env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
 	for (size_t i = 0; i < opts->env_count; i++)
 		c->env[i + 2] = opts->env[i];
@@ -490,7 +490,8 @@ static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	                    : sbx__e2b_attach(p, &c->t, id, min_seconds, sig, err)) < 0)
 		return error;
 	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, opts->timeout_ms);
-	o->user = SBX_E2B_SANDBOX_USER;
+	o->user = opts->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
+	o->ctl_user = o->user; /* the kill on timeout or abort, as the command's user */
 	o->cmd = "setsid";
 	o->args = c->args;
 	o->nargs = SBX_E2B_EXEC_ARGC;

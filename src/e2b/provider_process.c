@@ -210,6 +210,7 @@ int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const ch
 	eo.tag = po->tag;
 	eo.on_output = po->on_output;
 	eo.output_payload = po->output_payload;
+	eo.user = po->user;
 	if ((error = bg_new(&b, p, po->max_output_bytes, err)) < 0)
 		return error;
 	if ((error = sbx__e2b_exec_begin(&b->c, p, id, command, &eo, sig, err)) < 0)

@@ -1051,6 +1051,17 @@ mtime: 2023-11-14T22:13:20.500Z"
 	run rm "$id" /
 	expect_rc "rm / exits 2" 2
 
+	run exec --user root "$id" -- 'id -un; echo $HOME'
+	expect_rc "exec --user root exits 0" 0
+	expect_eq "exec --user root runs as root" "$(cat "$tmp/out")" "root
+/root"
+	run exec --user root --background "$id" -- 'exec sleep 2222'
+	expect_rc "exec --user root --background exits 0" 0
+	run exec --user root "$id" -- 'ps -o user= -C sleep'
+	expect_eq "the background command runs as root" "$(cat "$tmp/out")" "root"
+	run exec --user nobody "$id" -- true
+	expect_rc "exec --user nobody exits 2" 2
+
 	# the same calls through serve (bindings/protocol/methods.md)
 	# (stdin stays open until the three answers are out: EOF would abort the calls in flight)
 	: >"$tmp/out"

@@ -246,11 +246,14 @@ static void test_provider__exec_checks_options_in_the_seed_order(void **state)
 	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
 	sbx_env_var env[] = {{"GOOD", "1"}, {"1BAD", "2"}};
 
-	o.version = 3;
-	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 3");
+	o.version = 4;
+	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 4");
 	o.version = 0;
 	expect_exec_invalid(x, &o, "unsupported sbx_exec_options version 0");
 	o.version = SBX_EXEC_OPTIONS_VERSION;
+	o.user = (sbx_user)5;
+	expect_exec_invalid(x, &o, "exec user must be SBX_USER_SANDBOX or SBX_USER_ROOT, not 5");
+	o.user = SBX_USER_SANDBOX;
 	o.stdin_len = 1;
 	expect_exec_invalid(x, &o, "stdin_data is NULL");
 	o.stdin_data = "x";
@@ -320,6 +323,27 @@ static void test_provider__exec_version_1_options_are_read_only_up_to_tag(void *
 	assert_null(x->f.exec_opts.on_output);
 	assert_null(x->f.exec_opts.stdin_data);
 	assert_null(x->f.exec_opts.stdin_read);
+	sbx_exec_result_free(&res);
+	free(o);
+}
+
+/* Version 2 ends at stdin_payload: `user` is never read, the command is the sandbox user's. */
+static void test_provider__exec_version_2_options_are_read_only_up_to_stdin(void **state)
+{
+	fixture *x = *state;
+	size_t v2 = offsetof(sbx_exec_options, user);
+	sbx_exec_options full = SBX_EXEC_OPTIONS_INIT;
+	void *o = malloc(v2); /* ASan flags any read past v2 */
+	sbx_exec_result res;
+
+	assert_non_null(o);
+	full.version = 2;
+	full.timeout_ms = 4321;
+	memcpy(o, &full, v2);
+	assert_int_equal(sbx_sandbox_exec(&res, x->p, "i", "echo", o, NULL, NULL), 0);
+	assert_int_equal(x->f.exec_opts.version, SBX_EXEC_OPTIONS_VERSION);
+	assert_int_equal(x->f.exec_opts.timeout_ms, 4321);
+	assert_int_equal(x->f.exec_opts.user, SBX_USER_SANDBOX);
 	sbx_exec_result_free(&res);
 	free(o);
 }
@@ -449,6 +473,8 @@ int main(void)
 	        test_provider__exec_dispatches_with_defaults_and_frees_on_failure, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_provider__exec_version_1_options_are_read_only_up_to_tag, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_provider__exec_version_2_options_are_read_only_up_to_stdin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_provider__exec_protocol_failure_keeps_the_output_for_the_caller, setup,
 	        teardown),
