@@ -14,7 +14,7 @@
 #      fake-e2b/ compiles alone, included twice (so its guard works); the public
 #      ones under plain -std=c11 -pedantic, as a user's compiler sees them.
 #   5. the floors of src/: a file includes only headers of its own floor or a
-#      lower one (the table in src_floor below).
+#      lower one (the table is scripts/src-floors.sh).
 #   6. shellcheck (severity warning and up) over every shell script git knows.
 #   7. functions over 80 lines in src/, cli/ and fake-e2b/: each must be listed in
 #      scripts/long-functions.txt, and every entry there must still be long (so
@@ -134,29 +134,15 @@ else
 fi
 
 echo "== src/ floors: no include reaches a higher floor"
-# Lowest first (docs/internals/architecture.md "The library"): the public headers, util/,
-# contract/, then src/e2b/ in three floors: the wire leaves (HTTP, Connect envelopes, names,
-# in-sandbox scripts, exit statuses), the two services (the control-plane API and envd, with
-# the config that names their addresses), and the provider that implements contract/'s table.
-# A new file in src/e2b/ lands on the provider floor unless it is listed lower here.
-src_floor() { # src_floor PATH (as included: "e2b/http.h", or a file "src/e2b/http.c")
-	local p=${1#src/}
-	case "$p" in
-	sandbox/* | sandbox.h) echo 0 ;;
-	util/*) echo 1 ;;
-	contract/*) echo 2 ;;
-	e2b/http.* | e2b/envelope.* | e2b/names.* | e2b/scripts.* | e2b/exit_status.*) echo 3 ;;
-	e2b/api.* | e2b/envd.* | e2b/envd_*.* | e2b/config.*) echo 4 ;;
-	e2b/*) echo 5 ;;
-	*) echo 9 ;;
-	esac
-}
+# The floor table is scripts/src-floors.sh (check-layers.sh checks the built objects with it).
+# shellcheck source=scripts/src-floors.sh
+. "$root/scripts/src-floors.sh"
 floor_bad=0
 while IFS=: read -r f n inc; do
 	from=$(src_floor "$f") to=$(src_floor "$inc")
 	if [ "$to" -gt "$from" ]; then
 		echo "$f:$n: includes \"$inc\" (floor $to) from floor $from: an upward include;" \
-			"move the code down, or hand it in as a callback (or list the file lower in src_floor)"
+			"move the code down, or hand it in as a callback (or list the file lower in scripts/src-floors.sh)"
 		floor_bad=1
 	fi
 done < <(mapfile -t srcs < <(in_dirs src) && [ ${#srcs[@]} -gt 0 ] &&
