@@ -1,11 +1,16 @@
 /*
  * fake-e2b/proxy/proxy.c: see proxy.h. libcurl speaks HTTP/1.1 to the
  * sandbox's port over the socket the runtime connected inside the sandbox's
- * network namespace (CURLOPT_OPENSOCKETFUNCTION); the answer is buffered and
- * replied with its status and end-to-end headers.
+ * network namespace (CURLOPT_OPENSOCKETFUNCTION); the answer is relayed with its
+ * status and end-to-end headers, streamed: MHD's content reader drives libcurl's
+ * multi handle through a 128 KiB ring, and libcurl is paused while the ring is
+ * full, so a slow client stops the reading from the sandbox (back-pressure) and
+ * each connection holds about 256 KiB whatever the answer's size.
  */
 #define _GNU_SOURCE
 #include "proxy.h"
+
+#include "clock.h"
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -15,12 +20,29 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* Most bytes of the answer held between the sandbox's server and the client (plus libcurl's
+ * receive buffer and MHD's block): past it libcurl is paused, so a slow client stops reading
+ * from upstream. */
+#define RING       (128u * 1024u)
+#define CURL_CHUNK (64L * 1024L)
+/* An upstream that sends nothing for this long, while the client waits for it, is cut. */
+#define UPSTREAM_IDLE_MS 300000
+
 typedef struct upstream {
 	int fd; /* connected in the box; handed to curl once */
-	unsigned char *body;
-	size_t len;
-	int too_big;
-	struct curl_slist *headers; /* response headers to relay, "Name: value" */
+	CURL *h;
+	CURLM *m;
+	struct curl_slist *req_headers; /* the request headers sent upstream */
+	struct curl_slist *headers;     /* response headers to relay, "Name: value" */
+	long status;                    /* of the last status line */
+	int headers_done;               /* the final (non-1xx) headers are complete */
+	long long clen;                 /* its Content-Length, -1 when none */
+	int done;                       /* the transfer ended (result) */
+	CURLcode result;
+	int paused; /* the write callback paused the transfer (the ring was full) */
+	int64_t last_ms;
+	size_t off, len; /* ring[off, len) not yet given to MHD */
+	unsigned char ring[RING];
 } upstream;
 
 static curl_socket_t open_socket(void *cls, curlsocktype purpose, struct curl_sockaddr *addr)
@@ -45,15 +67,20 @@ static size_t on_body(char *p, size_t sz, size_t n, void *cls)
 {
 	upstream *u = cls;
 	size_t len = sz * n;
-	if (len > FK_PROXY_MAX_BODY - u->len) {
-		u->too_big = 1;
-		return 0;
+	u->headers_done = 1;
+	u->last_ms = fk_mono_ms();
+	if (u->off && u->off == u->len)
+		u->off = u->len = 0;
+	if (len > RING - u->len && u->off) { /* room at the front: move the rest there */
+		memmove(u->ring, u->ring + u->off, u->len - u->off);
+		u->len -= u->off;
+		u->off = 0;
 	}
-	unsigned char *nb = realloc(u->body, u->len + len + 1);
-	if (!nb)
-		return 0;
-	memcpy(nb + u->len, p, len);
-	u->body = nb;
+	if (len > RING - u->len) { /* full: libcurl keeps this chunk until unpaused */
+		u->paused = 1;
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	memcpy(u->ring + u->len, p, len);
 	u->len += len;
 	return len;
 }
@@ -74,12 +101,30 @@ static size_t on_header(char *p, size_t sz, size_t n, void *cls)
 {
 	upstream *u = cls;
 	size_t len = sz * n;
+	u->last_ms = fk_mono_ms();
 	if (len >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new status line: a 1xx answer before */
 		curl_slist_free_all(u->headers);
 		u->headers = NULL;
+		u->clen = -1;
+		const char *sp = memchr(p, ' ', len);
+		u->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		return len;
+	}
+	if ((len == 2 && p[0] == '\r') || (len == 1 && p[0] == '\n')) { /* end of headers */
+		if (u->status >= 200)
+			u->headers_done = 1;
 		return len;
 	}
 	const char *colon = memchr(p, ':', len);
+	if (colon && (size_t)(colon - p) == 14 && !strncasecmp(p, "content-length", 14)) {
+		char v[32];
+		size_t vl = len - 15 < sizeof(v) - 1 ? len - 15 : sizeof(v) - 1;
+		memcpy(v, colon + 1, vl);
+		v[vl] = '\0';
+		char *end;
+		long long cl = strtoll(v, &end, 10);
+		u->clen = cl >= 0 && end != v ? cl : -1;
+	}
 	if (!colon || hop_header(p, (size_t)(colon - p)))
 		return len;
 	size_t e = len;
@@ -136,6 +181,89 @@ static int traffic_ok(fk_call *c, const fk_sandbox *sb)
 	return t && strlen(t) == n && CRYPTO_memcmp(t, sb->traffic_token, n) == 0;
 }
 
+/* Drive the transfer once: whatever libcurl can do now, else wait up to 1 s for the sandbox's
+ * server. -1 when it has been silent for UPSTREAM_IDLE_MS or the server is stopping. */
+static int pump(upstream *u)
+{
+	int running = 0, n = 0;
+	size_t before = u->len;
+	int had_headers = u->headers_done;
+	curl_multi_perform(u->m, &running);
+	CURLMsg *msg;
+	while ((msg = curl_multi_info_read(u->m, &n)))
+		if (msg->msg == CURLMSG_DONE) {
+			u->done = 1;
+			u->result = msg->data.result;
+		}
+	if (u->done || u->len != before || u->headers_done != had_headers)
+		return 0;
+	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS)
+		return -1;
+	curl_multi_poll(u->m, NULL, 0, 1000, NULL);
+	return 0;
+}
+
+static void upstream_free(void *p)
+{
+	upstream *u = p;
+	if (!u)
+		return;
+	if (u->m && u->h)
+		curl_multi_remove_handle(u->m, u->h);
+	if (u->h)
+		curl_easy_cleanup(u->h); /* closes the socket */
+	if (u->m)
+		curl_multi_cleanup(u->m);
+	if (u->fd >= 0)
+		close(u->fd);
+	curl_slist_free_all(u->req_headers);
+	curl_slist_free_all(u->headers);
+	free(u);
+}
+
+/* MHD's content reader: the ring's bytes, refilled from upstream as the client takes them;
+ * libcurl stays paused (and the sandbox's server blocked) while the ring is full. */
+static ssize_t upstream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	upstream *u = cls;
+	(void)pos;
+	for (;;) {
+		size_t avail = u->len - u->off;
+		if (avail) {
+			size_t n = avail < max ? avail : max;
+			memcpy(buf, u->ring + u->off, n);
+			u->off += n;
+			if (u->off == u->len)
+				u->off = u->len = 0;
+			return (ssize_t)n;
+		}
+		if (u->paused) { /* the ring is empty: take the chunk libcurl holds */
+			u->paused = 0;
+			curl_easy_pause(u->h, CURLPAUSE_CONT);
+			continue;
+		}
+		if (u->done)
+			return u->result == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM
+			                             : MHD_CONTENT_READER_END_WITH_ERROR;
+		if (pump(u) < 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+}
+
+static void add_response_headers(struct MHD_Response *resp, upstream *u)
+{
+	for (struct curl_slist *l = u->headers; resp && l; l = l->next) {
+		char *colon = strchr(l->data, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		const char *v = colon + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		MHD_add_response_header(resp, l->data, v);
+	}
+}
+
 enum MHD_Result fk_proxy_forward(fk_call *c)
 {
 	fk_req *r = c->req;
@@ -164,13 +292,19 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		free(mask);
 		return MHD_YES;
 	}
-	upstream u = {.fd = -1};
-	fk_err err = {0};
-	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u.fd, &err) < 0) {
+	upstream *u = calloc(1, sizeof(*u));
+	if (!u) {
 		free(mask);
+		return fk_reply_error(r, 500, "out of memory");
+	}
+	u->fd = -1;
+	u->clen = -1;
+	fk_err err = {0};
+	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u->fd, &err) < 0) {
+		free(mask);
+		free(u);
 		return reply_502(c, "The sandbox is running but port is not open");
 	}
-	CURL *h = curl_easy_init();
 	char url[8192];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", c->port, r->uri);
 	fwd f = {NULL};
@@ -188,59 +322,60 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		free(host);
 		free(mask);
 	}
-	enum MHD_Result ret;
-	if (!h) {
-		close(u.fd);
-		curl_slist_free_all(f.list);
+	u->req_headers = f.list;
+	u->h = curl_easy_init();
+	u->m = curl_multi_init();
+	if (!u->h || !u->m) {
+		upstream_free(u);
 		return fk_reply_error(r, 500, "out of memory");
 	}
+	CURL *h = u->h;
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &u);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, u);
 	curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, sockopt);
 	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, f.list);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, u->req_headers);
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 300000L);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, CURL_CHUNK);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &u);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, u);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &u);
-	if (r->body_len) {
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, u);
+	int head = !strcmp(r->method, "HEAD");
+	if (r->body_len) { /* r->body outlives the transfer: it ends before the answer does */
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-	} else if (!strcmp(r->method, "HEAD")) {
+	} else if (head) {
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	}
-	CURLcode rc = curl_easy_perform(h);
-	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h); /* closes the socket */
-	if (u.fd >= 0)
-		close(u.fd);
-	curl_slist_free_all(f.list);
-	if (rc != CURLE_OK || status < 100) {
-		ret = u.too_big ? fk_reply_error(r, 502, "the answer is larger than %u MiB",
-		                                 FK_PROXY_MAX_BODY >> 20)
-		                : reply_502(c, "The sandbox's server did not answer");
-	} else {
-		struct MHD_Response *resp = MHD_create_response_from_buffer(
-		    u.len, u.body ? u.body : (void *)"", MHD_RESPMEM_MUST_COPY);
-		for (struct curl_slist *l = u.headers; resp && l; l = l->next) {
-			char *colon = strchr(l->data, ':');
-			if (!colon)
-				continue;
-			*colon = '\0';
-			const char *v = colon + 1;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			MHD_add_response_header(resp, l->data, v);
-		}
-		ret = fk_reply_response(r, (unsigned)status, resp);
+	curl_multi_add_handle(u->m, h);
+	u->last_ms = fk_mono_ms();
+	while (!u->headers_done && !u->done)
+		if (pump(u) < 0)
+			break;
+	if (!u->headers_done || u->status < 100 || (u->done && u->result != CURLE_OK)) {
+		upstream_free(u);
+		return reply_502(c, "The sandbox's server did not answer");
 	}
-	curl_slist_free_all(u.headers);
-	free(u.body);
-	return ret;
+	struct MHD_Response *resp;
+	unsigned status = (unsigned)u->status;
+	if (u->done || head) { /* the whole answer is in the ring already */
+		resp = MHD_create_response_from_buffer(u->len - u->off, u->ring + u->off,
+		                                       MHD_RESPMEM_MUST_COPY);
+		add_response_headers(resp, u);
+		upstream_free(u);
+	} else { /* streamed: MHD pulls it as the client takes it */
+		uint64_t size = u->clen >= 0 ? (uint64_t)u->clen : MHD_SIZE_UNKNOWN;
+		resp = MHD_create_response_from_callback(size, 64 * 1024, upstream_read, u,
+		                                         upstream_free);
+		if (!resp) {
+			upstream_free(u);
+			return MHD_NO;
+		}
+		add_response_headers(resp, u);
+	}
+	return fk_reply_response(r, status, resp);
 }

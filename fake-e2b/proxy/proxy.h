@@ -8,9 +8,6 @@
 
 #include "app.h"
 
-/* Most bytes of one upstream answer relayed (it is buffered whole). */
-#define FK_PROXY_MAX_BODY (64u * 1024u * 1024u)
-
 /* c->sandbox_id and c->port are set (router). 502 for an unknown or paused sandbox or a
  * closed port, 403 without the traffic token of a sandbox with allowPublicTraffic:false. */
 enum MHD_Result fk_proxy_forward(fk_call *c);

@@ -532,6 +532,109 @@ static void test_floods__a_stalled_body_is_cut(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* ---- the port proxy ------------------------------------------------------------------------ */
+
+typedef struct counted {
+	size_t bytes;
+} counted;
+
+static size_t count_body(char *p, size_t sz, size_t n, void *cls)
+{
+	(void)p;
+	((counted *)cls)->bytes += sz * n;
+	return sz * n;
+}
+
+/* Before: the port proxy held each answer whole (up to 64 MiB, and a copy for MHD), and public
+ * traffic needs no key: a dozen concurrent fetches of a 60 MiB file raised the server's RSS by
+ * ~560 MB. Now answers are streamed through a 128 KiB ring per connection: the same twelve
+ * fetches (all 62,914,560 bytes each, with its Content-Length) leave the server's peak within
+ * 48 MiB of where it started. Then a client that reads nothing: the server stops reading from
+ * the sandbox (libcurl paused), and its memory stays flat while that client waits. */
+static void test_floods__the_port_proxy_streams_large_answers(void **state)
+{
+	(void)state;
+	enum { N = 12, SIZE = 60 << 20 };
+	fks s;
+	fks_box b;
+	start(&s, NULL);
+	fks_box_create(&s, KEY, NULL, &b);
+	fks_box_sh(
+	    &s, &b,
+	    "mkdir -p /tmp/www && head -c 62914560 /dev/zero > /tmp/www/big && cd /tmp/www && "
+	    "(nohup python3 -m http.server 8080 >/dev/null 2>&1 &)");
+	char host[160], url[320], resolve[200];
+	snprintf(host, sizeof(host), "8080-%s.e2b.localhost", b.id);
+	fkr *r = NULL;
+	for (int i = 0; i < 100; i++) { /* until the server in the box listens */
+		fkr_free(r);
+		r = fks_req_host(&s, host, "HEAD", "/big", NULL, NULL, 0);
+		if (r->status == 200)
+			break;
+		fk_sleep_ms(100);
+	}
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	long rss0 = status_kb(s.pid, "VmRSS"), hwm0 = status_kb(s.pid, "VmHWM");
+	snprintf(url, sizeof(url), "http://%s:%u/big", host, s.port);
+	snprintf(resolve, sizeof(resolve), "%s:%u:127.0.0.1", host, s.port);
+	struct curl_slist *res = curl_slist_append(NULL, resolve);
+	CURLM *m = curl_multi_init();
+	CURL *e[N];
+	counted got[N] = {{0}};
+	for (int i = 0; i < N; i++) {
+		e[i] = curl_easy_init();
+		curl_easy_setopt(e[i], CURLOPT_URL, url);
+		curl_easy_setopt(e[i], CURLOPT_RESOLVE, res);
+		curl_easy_setopt(e[i], CURLOPT_WRITEFUNCTION, count_body);
+		curl_easy_setopt(e[i], CURLOPT_WRITEDATA, &got[i]);
+		curl_easy_setopt(e[i], CURLOPT_TIMEOUT_MS, 240000L);
+		curl_multi_add_handle(m, e[i]);
+	}
+	int running = 1;
+	long peak = 0;
+	while (running) {
+		curl_multi_perform(m, &running);
+		curl_multi_poll(m, NULL, 0, 100, NULL);
+		long v = status_kb(s.pid, "VmRSS");
+		peak = v > peak ? v : peak;
+	}
+	for (int i = 0; i < N; i++) {
+		long st = 0;
+		curl_off_t cl = -1;
+		curl_easy_getinfo(e[i], CURLINFO_RESPONSE_CODE, &st);
+		curl_easy_getinfo(e[i], CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		assert_int_equal(st, 200);
+		assert_int_equal(cl, SIZE);
+		assert_int_equal(got[i].bytes, SIZE);
+		curl_multi_remove_handle(m, e[i]);
+		curl_easy_cleanup(e[i]);
+	}
+	curl_multi_cleanup(m);
+	curl_slist_free_all(res);
+	long hwm = status_kb(s.pid, "VmHWM");
+	print_message("server RSS %ld kB before, peak %ld kB (VmHWM %ld -> %ld) during %d fetches "
+	              "of 60 MiB\n",
+	              rss0, peak, hwm0, hwm, N);
+	assert_true(hwm - rss0 < 48 * 1024);
+	/* a client that asks and reads nothing: back-pressure, nothing piles up in the server */
+	int fd = tcp_connect_from(s.port, 0);
+	assert_true(fd >= 0);
+	char req[400];
+	int len = snprintf(req, sizeof(req), "GET /big HTTP/1.1\r\nHost: %s\r\n\r\n", host);
+	assert_int_equal(send(fd, req, (size_t)len, MSG_NOSIGNAL), len);
+	assert_int_equal(read_status(fd, 60000), 200);
+	long before = status_kb(s.pid, "VmRSS");
+	fk_sleep_ms(3000);
+	long after = status_kb(s.pid, "VmRSS");
+	print_message("a client reading nothing: server RSS %ld -> %ld kB over 3 s\n", before,
+	              after);
+	assert_true(after - before < 16 * 1024);
+	close(fd);
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -546,6 +649,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(
 	        test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_client),
 	    cmocka_unit_test(test_floods__a_stalled_body_is_cut),
+	    cmocka_unit_test(test_floods__the_port_proxy_streams_large_answers),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
