@@ -1,6 +1,6 @@
 /*
- * fake-e2b/runtime/procs.h — what the lifecycle asks of a box's processes (proc.c) when the
- * box stops: stop forwarding, signal them all, release them.
+ * fake-e2b/runtime/procs.h — what the lifecycle asks of a box's processes (proc.c, proc_pump.c)
+ * when the box stops: stop forwarding, signal them all, release them.
  */
 #ifndef FAKE_E2B_PROCS_H
 #define FAKE_E2B_PROCS_H

@@ -31,10 +31,12 @@
  * state dir and empty cgroups stay (the cgroups are swept by the next runtime).
  *
  * Implementation map (floors: each file uses only those below it): lifecycle.c (runtime, create,
- * freeze, thaw, reboot, destroy) -> proc.c (processes), files.c (files API) -> boxfs.c (root fd,
- * path resolution, users) -> box.c + runtime_int.h (box table, errors); lifecycle.c and proc.c
- * reach the mechanism only through backend.h, implemented by backend_ns.c (namespaces, PID 1,
- * cgroups) over linux/ (primitives that know no box).
+ * freeze, thaw, reboot, destroy) -> proc.c (the processes' table), proc_spawn.c (starts) ->
+ * proc_pump.c (output pumps, subscribers), files.c (files API) -> boxfs.c (root fd,
+ * path resolution, users) -> box.c + runtime_int.h (box table, errors); lifecycle.c and the proc
+ * files reach the mechanism only through backend.h, implemented by backend_ns.c over
+ * backend_init.c, backend_files.c, backend_disk.c (namespaces, PID 1, cgroups) over linux/
+ * (primitives that know no box).
  */
 #ifndef FAKE_E2B_RUNTIME_H
 #define FAKE_E2B_RUNTIME_H

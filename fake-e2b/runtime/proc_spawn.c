@@ -1,0 +1,679 @@
+/*
+ * fake-e2b/runtime/proc_spawn.c — a process started in its box (fk_proc_start; proc_int.h).
+ *
+ * A helper setns()'s into the box's namespaces (user, mount, PID, cgroup, IPC, UTS, net)
+ * through the init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so
+ * the process is a child of this server (we reap it through a pidfd) while living in the box. Both
+ * share the server's memory (CLONE_VM|CLONE_VFORK, like posix_spawn: no page tables copied, so
+ * starts are cheap and do not serialise) until the process execs; sanitizer builds fork. The
+ * helper and the child only make async-signal-safe calls (raw set*id system calls) on argv/env
+ * built before; a close-on-exec status pipe carries the in-box pid and, on failure, the failed
+ * step and errno. Its output pump (proc_pump.c) starts once it runs.
+ */
+#define _GNU_SOURCE
+#include "backend.h"
+#include "boxfs.h"
+#include "linux/caps.h"
+#include "proc_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* ------------------------------------------------------------ spawn */
+
+typedef struct spawn_plan {
+	char **argv;
+	char **envp;
+	char *cwd;
+	fk_user user;
+	int ns_flags;
+	int init_pidfd;
+	int cg_fds[FK_CG_MAX_FDS];
+	int n_cg;
+	int reserve_fd; /* the box's pids reserve, tried when the clone hits the limit */
+	const struct sock_fprog *seccomp;
+	uint64_t caps_keep;
+	int last_cap;
+	int stdin_fd, stdout_fd, stderr_fd; /* child ends */
+	int status_w;                       /* child -> server: in-box pid, then failure */
+	int pid_w;                          /* helper -> server: host pid of the child */
+	int life_w;                         /* the runtime's life pipe, closed in the helper */
+	bool isolated;
+	bool pty;          /* stdin/stdout/stderr are a terminal, the session's controlling tty */
+	char *child_stack; /* top of the process's stack while it shares our memory */
+} spawn_plan;
+
+/* The fast spawn shares our memory (CLONE_VM); sanitizers cannot follow a task running on a
+ * stack they do not know, so their builds fork instead. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define FK_SPAWN_FORK 1
+#else
+#define FK_SPAWN_FORK 0
+#endif
+
+enum {
+	STEP_SETNS = 1,
+	STEP_CGROUP,
+	STEP_CLONE,
+	STEP_IDS,
+	STEP_CHDIR,
+	STEP_EXEC,
+	STEP_FDS,
+	STEP_SECCOMP,
+	STEP_CAPS
+};
+
+static void child_fail(const spawn_plan *sp, int step)
+{
+	int msg[2] = {step, errno};
+	if (write(sp->status_w, msg, sizeof(msg)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/* The process itself: async-signal-safe calls only. */
+static void child_main(const spawn_plan *sp)
+{
+	int32_t pid = (int32_t)getpid(); /* in the box's PID namespace */
+	if (write(sp->status_w, &pid, sizeof(pid)) != sizeof(pid))
+		_exit(126);
+	sigset_t none;
+	sigemptyset(&none);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &dfl, NULL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(sp->stdin_fd, 0) < 0 || dup2(sp->stdout_fd, 1) < 0 || dup2(sp->stderr_fd, 2) < 0)
+		child_fail(sp, STEP_FDS);
+	/* a session of its own, always (bubblewrap's --new-session): the server's session may
+	 * have a controlling terminal (fake-e2b started from a shell, the demo, tmux), which a
+	 * process left in it could open as /dev/tty and type into with TIOCSTI. Without a PTY
+	 * it has no controlling terminal at all (/dev/tty: ENXIO); with one, that terminal is
+	 * its own, like a login's. */
+	if (setsid() < 0 || (sp->pty && ioctl(0, TIOCSCTTY, 0) < 0))
+		child_fail(sp, STEP_FDS);
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)
+	 * since this task shares the server's memory */
+	if (sp->isolated) {
+		/* while we still hold CAP_SYS_ADMIN (no no_new_privs: sudo keeps working) */
+		if (sp->seccomp && fk_lx_seccomp_install(sp->seccomp) < 0)
+			child_fail(sp, STEP_SECCOMP);
+		if (fk_lx_caps_limit(sp->caps_keep, sp->last_cap) < 0)
+			child_fail(sp, STEP_CAPS);
+		if (syscall(SYS_setgroups, (size_t)sp->user.n_groups, sp->user.groups) < 0 ||
+		    syscall(SYS_setgid, sp->user.gid) < 0 || syscall(SYS_setuid, sp->user.uid) < 0)
+			child_fail(sp, STEP_IDS);
+	}
+	if (chdir(sp->cwd) < 0)
+		child_fail(sp, STEP_CHDIR);
+	execve(sp->argv[0], sp->argv, sp->envp);
+	child_fail(sp, STEP_EXEC);
+}
+
+#if !FK_SPAWN_FORK
+static int child_fn(void *arg)
+{
+	child_main(arg);
+	return 127;
+}
+#endif
+
+/* Clones the process as a sibling of the helper (a child of the server); returns in the helper
+ * only. */
+static long clone_child(const spawn_plan *sp)
+{
+#if defined(__SANITIZE_THREAD__)
+	/* TSan cannot follow a raw clone: fork, the runtime is a subreaper and adopts it */
+	long pid = fork();
+#elif FK_SPAWN_FORK
+	long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+#else
+	/* shares the server's memory (no page tables copied) until its execve, like
+	 * posix_spawn; the helper sleeps (CLONE_VFORK) until then */
+	long pid = clone(child_fn, sp->child_stack, CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD,
+	                 (void *)sp);
+#endif
+	if (pid == 0)
+		child_main(sp);
+	return pid;
+}
+
+/* The helper: enters the box, then clones the process as a sibling (a child of the server). */
+static void helper_main(const spawn_plan *sp)
+{
+	int32_t msg[2] = {0, 0};
+	/* the runtime's life pipe: only the server may hold its write end (box inits exit on EOF)
+	 */
+	if (sp->life_w >= 0)
+		close(sp->life_w);
+	/* the box's processes are the OOM killer's candidates, whatever the server's own score
+	 * (a service manager's OOMScoreAdjust=): 0, as on E2B, set while still the host's root
+	 * (best effort; the box's PID 1 alone is exempt, backend_init.c) */
+	int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (oom >= 0) {
+		if (write(oom, "0", 1) < 0) { /* keeps the server's: nothing better to do */
+		}
+		close(oom);
+	}
+	/* cgroups first: they are named in the host's cgroup namespace */
+	for (int i = 0; i < sp->n_cg && msg[0] == 0; i++) {
+		if (write(sp->cg_fds[i], "0", 1) < 0) {
+			msg[0] = -STEP_CGROUP;
+			msg[1] = errno;
+		}
+	}
+	if (msg[0] == 0 && sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
+		msg[0] = -STEP_SETNS;
+		msg[1] = errno;
+	} else if (msg[0] == 0 && (sp->ns_flags & CLONE_NEWUSER) &&
+	           (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0)) {
+		/* become the box's root first, so that a later setuid() to another user drops the
+		 * capabilities as it does for root (the host's root is nobody in the box) */
+		msg[0] = -STEP_SETNS;
+		msg[1] = errno;
+	} else if (msg[0] == 0) {
+		long pid = clone_child(sp);
+		/* the box's processes use every slot of their pids limit (a fork bomb): envd's
+		 * start takes one of the box's reserved slots instead */
+		if (pid < 0 && errno == EAGAIN && sp->reserve_fd >= 0 &&
+		    write(sp->reserve_fd, "0", 1) == 1)
+			pid = clone_child(sp);
+		msg[0] = (int32_t)pid;
+		msg[1] = pid < 0 ? errno : 0;
+		if (pid < 0)
+			msg[0] = -STEP_CLONE;
+	}
+	if (write(sp->pid_w, msg, sizeof(msg)) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static char **build_argv(const fk_proc_spec *spec)
+{
+	/* like envd: /bin/sh -c 'exec "$@"' -- cmd args..., the reported pid execs into cmd */
+	char **v = calloc(spec->n_args + 6, sizeof(char *));
+	if (!v)
+		return NULL;
+	const char *head[] = {"/bin/sh", "-c", "exec \"$@\"", "--", spec->cmd};
+	size_t n = 0;
+	for (; n < 5; n++)
+		if (!(v[n] = strdup(head[n])))
+			goto oom;
+	for (size_t i = 0; i < spec->n_args; i++, n++)
+		if (!(v[n] = strdup(spec->args[i] ? spec->args[i] : "")))
+			goto oom;
+	return v;
+oom:
+	strv_free(v);
+	return NULL;
+}
+
+/* Sets KEY=VALUE in env (later wins), keeping first-set order. */
+static int env_set(char ***env, size_t *n, const char *key, size_t klen, const char *value)
+{
+	char *kv;
+	if (asprintf(&kv, "%.*s=%s", (int)klen, key, value) < 0)
+		return -1;
+	for (size_t i = 0; i < *n; i++) {
+		if (!strncmp((*env)[i], key, klen) && (*env)[i][klen] == '=') {
+			free((*env)[i]);
+			(*env)[i] = kv;
+			return 0;
+		}
+	}
+	char **nv = realloc(*env, (*n + 2) * sizeof(char *));
+	if (!nv) {
+		free(kv);
+		return -1;
+	}
+	*env = nv;
+	nv[(*n)++] = kv;
+	nv[*n] = NULL;
+	return 0;
+}
+
+static char **build_envp(fk_box *b, const fk_user *u, const fk_proc_spec *spec)
+{
+	char **env = calloc(1, sizeof(char *));
+	size_t n = 0;
+	if (!env)
+		return NULL;
+	char *home = NULL; /* degraded: the box's "/" is its directory on the host */
+	if (!b->rt->isolated && asprintf(&home, "%s%s", b->root, u->home) < 0)
+		home = NULL;
+	int rc = env_set(&env, &n, "PATH", 4, FK_PATH_ENV);
+	rc |= env_set(&env, &n, "HOME", 4, home ? home : u->home);
+	free(home);
+	rc |= env_set(&env, &n, "USER", 4, u->name);
+	rc |= env_set(&env, &n, "LOGNAME", 7, u->name);
+	for (size_t i = 0; rc == 0 && i < b->n_envs; i++) {
+		const char *eq = strchr(b->envs[i], '=');
+		if (eq)
+			rc = env_set(&env, &n, b->envs[i], (size_t)(eq - b->envs[i]), eq + 1);
+	}
+	for (size_t i = 0; rc == 0 && i < spec->n_envs; i++) {
+		const char *k = spec->env_keys[i], *v = spec->env_values[i];
+		if (k && *k)
+			rc = env_set(&env, &n, k, strlen(k), v ? v : "");
+	}
+	if (rc != 0) {
+		strv_free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static char *resolve_cwd(fk_box *b, const fk_user *u, const char *cwd)
+{
+	char *abs;
+	if (!cwd || !*cwd)
+		/* envd: the template's workdir, whoever runs */
+		abs = strdup(b->workdir ? b->workdir : b->tpl->workdir);
+	else
+		abs = fk__path_resolve(cwd, u->home);
+	if (!abs || b->rt->isolated)
+		return abs;
+	/* degraded: the box's "/" is its directory on the host */
+	char *host;
+	if (asprintf(&host, "%s%s", b->root, abs) < 0)
+		host = NULL;
+	free(abs);
+	return host;
+}
+
+static fk_proc *proc_alloc(void)
+{
+	fk_proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->in_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	p->refs = 1;
+	p->pidfd = p->out_fd = p->err_fd = p->in_fd = -1;
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->wake_fd < 0) {
+		fk_proc_unref(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return (int)got;
+}
+
+static const char *step_name(int step)
+{
+	switch (step) {
+	case STEP_SETNS:
+		return "setns";
+	case STEP_CGROUP:
+		return "cgroup";
+	case STEP_CLONE:
+		return "clone";
+	case STEP_IDS:
+		return "setuid";
+	case STEP_CHDIR:
+		return "chdir";
+	case STEP_EXEC:
+		return "exec";
+	case STEP_SECCOMP:
+		return "seccomp";
+	case STEP_CAPS:
+		return "capabilities";
+	default:
+		return "setup";
+	}
+}
+
+#if !FK_SPAWN_FORK
+static int helper_fn(void *arg)
+{
+	helper_main(arg);
+	return 1;
+}
+#endif
+
+#define SPAWN_STACK (128 * 1024)
+
+/* Starts helper_main in a new task and returns its pid once the helper has exited (or, under
+ * TSan, as soon as it is forked). The fast path never copies the server's page tables: the helper
+ * and the process share our memory on their own stacks (CLONE_VM) while this thread waits
+ * (CLONE_VFORK) until the helper is done, so parallel starts do not serialise on fork(). Every
+ * signal is blocked meanwhile so no handler of ours runs on a task sharing our memory. */
+static pid_t spawn_helper(spawn_plan *sp)
+{
+#if FK_SPAWN_FORK
+	pid_t pid = fork();
+	if (pid == 0)
+		helper_main(sp);
+	return pid;
+#else
+	char *stacks = mmap(NULL, 2 * SPAWN_STACK, PROT_READ | PROT_WRITE,
+	                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stacks == MAP_FAILED)
+		return -1;
+	sp->child_stack = stacks + 2 * SPAWN_STACK;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t pid = clone(helper_fn, stacks + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, sp);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stacks, 2 * SPAWN_STACK);
+	errno = e;
+	return pid;
+#endif
+}
+
+/* Forks the helper, collects the host pid and the in-box pid. On success p->host_pid, p->pid,
+ * p->pidfd are set. */
+static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *err)
+{
+	int status[2] = {-1, -1}, pidp[2] = {-1, -1};
+	int rc = 0;
+	if (pipe2(status, O_CLOEXEC) < 0 || pipe2(pidp, O_CLOEXEC) < 0) {
+		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
+		goto done;
+	}
+	sp->status_w = status[1];
+	sp->pid_w = pidp[1];
+	pid_t helper = spawn_helper(sp);
+	if (helper < 0) {
+		rc = fk__fail(err, FK_EIO, errno, "fork: %s", fk_strerror(errno));
+		goto done;
+	}
+	fk__proc_close_fd(&status[1]);
+	fk__proc_close_fd(&pidp[1]);
+	int32_t hmsg[2] = {-STEP_CLONE, EPIPE};
+	read_full(pidp[0], hmsg, sizeof(hmsg));
+	while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (hmsg[0] <= 0) {
+		rc = fk__fail(err, FK_ESPAWN, hmsg[1], "error starting process: %s: %s",
+		              step_name(-hmsg[0]), fk_strerror(hmsg[1]));
+		goto done;
+	}
+	p->host_pid = hmsg[0];
+	int32_t inpid = 0;
+	int smsg[2] = {0, 0};
+	int got = read_full(status[0], &inpid, sizeof(inpid));
+	if (got == (int)sizeof(inpid))
+		got = read_full(status[0], smsg, sizeof(smsg));
+	else
+		smsg[0] = STEP_FDS, smsg[1] = EPIPE;
+	if (smsg[0] != 0) {
+		while (waitpid(p->host_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (smsg[0] == STEP_CHDIR && (smsg[1] == ENOENT || smsg[1] == ENOTDIR))
+			rc = fk__fail(err, FK_ENOCWD, smsg[1], "cwd '%s' does not exist", cwd_req);
+		else
+			rc = fk__fail(err, FK_ESPAWN, smsg[1], "error starting process: %s: %s",
+			              step_name(smsg[0]), fk_strerror(smsg[1]));
+		goto done;
+	}
+	p->pid = (uint32_t)inpid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->host_pid, 0);
+	if (p->pidfd < 0) { /* cannot happen for our own unreaped child; be safe */
+		rc = fk__fail(err, FK_EIO, errno, "pidfd_open: %s", fk_strerror(errno));
+		kill(p->host_pid, SIGKILL);
+		while (waitpid(p->host_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		goto done;
+	}
+	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+done:
+	fk__proc_close_fd(&status[0]);
+	fk__proc_close_fd(&status[1]);
+	fk__proc_close_fd(&pidp[0]);
+	fk__proc_close_fd(&pidp[1]);
+	return rc;
+}
+
+/* A terminal for a PTY process: the master from the box's own devpts instance (so `tty` and
+ * ttyname work inside), its slave for the child's stdin, stdout and stderr, owned by the user. */
+static int open_pty(fk_box *b, spawn_plan *sp, fk_proc *p, const fk_proc_spec *spec, fk_err *err)
+{
+	int m = -1;
+	if (b->rt->isolated) {
+		int rootfd = fk__box_rootfd(b, err);
+		if (rootfd < 0)
+			return rootfd;
+		m = fk__open_in(rootfd, "/dev/ptmx", O_RDWR | O_NOCTTY, 0);
+		close(rootfd);
+	}
+	if (m < 0) /* degraded mode (or a box without devpts): the host's */
+		m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int unlock = 0;
+	struct winsize ws = {.ws_row = spec->pty_rows ? spec->pty_rows : 24,
+	                     .ws_col = spec->pty_cols ? spec->pty_cols : 80};
+	if (m < 0 || ioctl(m, TIOCSPTLCK, &unlock) < 0 || ioctl(m, TIOCSWINSZ, &ws) < 0) {
+		int e = errno;
+		if (m >= 0)
+			close(m);
+		return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s", fk_strerror(e));
+	}
+	int slave = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int in = slave >= 0 ? fcntl(m, F_DUPFD_CLOEXEC, 0) : -1;
+	int out = in >= 0 ? fcntl(slave, F_DUPFD_CLOEXEC, 0) : -1;
+	int errfd = out >= 0 ? fcntl(slave, F_DUPFD_CLOEXEC, 0) : -1;
+	if (errfd < 0) {
+		int e = errno;
+		close(m);
+		if (slave >= 0)
+			close(slave);
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+		return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s", fk_strerror(e));
+	}
+	if (fchown(slave, sp->user.uid, sp->user.gid) < 0 && geteuid() == 0)
+		fprintf(stderr, "fake-e2b: chown pty: %s\n", fk_strerror(errno));
+	p->pty = true;
+	p->out_fd = m;
+	p->in_fd = in;
+	sp->pty = true;
+	sp->stdin_fd = slave;
+	sp->stdout_fd = out;
+	sp->stderr_fd = errfd;
+	return 0;
+}
+
+static int open_pipes(spawn_plan *sp, fk_proc *p, bool stdin_pipe, fk_err *err)
+{
+	int o[2], e[2], i[2];
+	if (pipe2(o, O_CLOEXEC) < 0)
+		return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
+	p->out_fd = o[0];
+	sp->stdout_fd = o[1];
+	if (pipe2(e, O_CLOEXEC) < 0)
+		return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
+	p->err_fd = e[0];
+	sp->stderr_fd = e[1];
+	if (stdin_pipe) {
+		if (pipe2(i, O_CLOEXEC) < 0)
+			return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
+		p->in_fd = i[1];
+		sp->stdin_fd = i[0];
+	} else {
+		sp->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (sp->stdin_fd < 0)
+			return fk__fail(err, FK_EIO, errno, "/dev/null: %s", fk_strerror(errno));
+	}
+	return 0;
+}
+
+static void plan_close(spawn_plan *sp)
+{
+	fk__proc_close_fd(&sp->stdin_fd);
+	fk__proc_close_fd(&sp->stdout_fd);
+	fk__proc_close_fd(&sp->stderr_fd);
+	for (int i = 0; i < sp->n_cg; i++)
+		fk__proc_close_fd(&sp->cg_fds[i]);
+	sp->n_cg = 0;
+	fk__proc_close_fd(&sp->reserve_fd);
+	strv_free(sp->argv);
+	strv_free(sp->envp);
+	free(sp->cwd);
+}
+
+static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_err *err)
+{
+	int rootfd = fk__box_rootfd(b, err);
+	if (rootfd < 0)
+		return rootfd;
+	int rc = fk__user_lookup(b, rootfd, spec->user, &sp->user, err);
+	close(rootfd);
+	if (rc < 0)
+		return rc;
+	sp->argv = build_argv(spec);
+	sp->envp = build_envp(b, &sp->user, spec);
+	sp->cwd = resolve_cwd(b, &sp->user, spec->cwd);
+	if (!sp->argv || !sp->envp || !sp->cwd)
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	fk_enter e;
+	rc = fk__backend_enter(b, &e, err);
+	if (rc < 0)
+		return rc;
+	sp->isolated = e.isolated;
+	sp->life_w = e.life_w;
+	sp->init_pidfd = e.init_pidfd;
+	sp->ns_flags = e.ns_flags;
+	for (int i = 0; i < e.n_cg; i++)
+		sp->cg_fds[i] = e.cg_fds[i];
+	sp->n_cg = e.n_cg;
+	sp->reserve_fd = e.reserve_fd;
+	sp->seccomp = e.seccomp;
+	sp->caps_keep = e.caps_keep;
+	sp->last_cap = e.last_cap;
+	return 0;
+}
+
+int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
+                  fk_sub **sub_out, fk_err *err)
+{
+	spawn_plan sp = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .life_w = -1};
+	fk_proc *p = NULL, *dead = NULL;
+	fk_sub *sub = NULL;
+	if (proc_out)
+		*proc_out = NULL;
+	if (sub_out)
+		*sub_out = NULL;
+	if (!spec || !spec->cmd || !*spec->cmd)
+		return fk__fail(err, FK_EINVAL, 0, "process cmd is required");
+	fk_box *b = fk__box_get(rt, box_id);
+	if (!b)
+		return fk__fail(err, FK_ENOTFOUND, 0, "sandbox %s not found", box_id);
+	pthread_rwlock_rdlock(&b->life);
+	int rc = 0;
+	if (b->dead || (rt->isolated && b->init_pid <= 0))
+		rc = fk__fail(err, FK_ENOTFOUND, 0, "sandbox %s not found", box_id);
+	else if (b->frozen)
+		rc = fk__fail(err, FK_ESTATE, 0, "sandbox %s is paused", box_id);
+	if (rc == 0)
+		rc = plan_build(b, spec, &sp, err);
+	if (rc == 0 && !(p = proc_alloc()))
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	if (rc == 0 && fk__proc_info_fill(&p->info, spec) < 0)
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	if (p)
+		p->end_on_exit = rt->end_on_exit;
+	if (rc == 0)
+		rc = spec->pty ? open_pty(b, &sp, p, spec, err)
+		               : open_pipes(&sp, p, spec->stdin_pipe, err);
+	if (rc == 0)
+		rc = run_spawn(&sp, p, spec->cwd ? spec->cwd : "", err);
+	plan_close(&sp);
+	if (rc < 0)
+		goto fail;
+	p->info.pid = p->pid;
+	if (sub_out)
+		fk_sub_new(p, &sub, NULL); /* before the reader runs: nothing is missed */
+	p->box = b;
+	/* the reader holds no ref: whoever drops the last ref joins it first */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024); /* the 32 KiB buffer is on the heap */
+	int trc = pthread_create(&p->thread, &attr, fk__proc_reader_main, p);
+	pthread_attr_destroy(&attr);
+	if (trc != 0) {
+		/* cannot forward output: kill it and reap synchronously */
+		kill(p->host_pid, SIGKILL);
+		fk__proc_stop(p);
+		fk__proc_reader_main(p);
+		p->joined = true;
+	} else {
+		p->thread_started = true;
+	}
+	pthread_mutex_lock(&b->plock);
+	fk__proc_purge_retained(b, &dead);
+	p->refs++; /* the box's list */
+	p->next = b->procs;
+	b->procs = p;
+	pthread_mutex_unlock(&b->plock);
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	fk__proc_unref_list(dead);
+	if (sub_out)
+		*sub_out = sub;
+	if (proc_out)
+		*proc_out = p;
+	else
+		fk_proc_unref(p);
+	return 0;
+fail:
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	if (p) {
+		fk__proc_close_fd(&p->out_fd);
+		fk__proc_close_fd(&p->err_fd);
+		fk_proc_unref(p);
+	}
+	return rc;
+}
