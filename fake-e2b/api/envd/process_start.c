@@ -21,6 +21,64 @@ static void start_args_dispose(start_args *a)
 	free(a->vals);
 }
 
+/* Sizes a StartRequest may have. envd itself sets none (connect-go reads any message), but
+ * what it starts goes through execve, whose limits these are: one argument or environment
+ * string at most MAX_ARG_STRLEN with its NUL (131071 bytes, "NAME=value" for a variable), all of
+ * them with their pointers at most ARG_MAX at the default 8 MiB stack (2 MiB), a cwd under
+ * PATH_MAX. The tag only names the process (List shows it): 256 bytes. */
+#define TAG_MAX        256u
+#define ARG_STR_MAX    131071u
+#define ARGS_TOTAL_MAX (2u * 1024u * 1024u)
+#define CWD_MAX        4095u
+
+/* A field past its size: the message envd's caller gets (invalid_argument). */
+static int too_long(fk_err *err, const char *what, size_t n, size_t max)
+{
+	snprintf(err->message, sizeof(err->message), "%s is %zu bytes, more than %zu", what, n,
+	         max);
+	return -1;
+}
+
+/* Each string and all of them within the sizes above; 0, else -1 with the message in err. */
+static int start_args_sizes(json_t *req, fk_err *err)
+{
+	json_t *p = json_object_get(req, "process"), *v;
+	const char *tag = fk_json_str(req, "tag"), *cwd = fk_json_str(p, "cwd"),
+	           *cmd = fk_json_str(p, "cmd"), *k;
+	size_t total = 0, i;
+	if (tag && strlen(tag) > TAG_MAX)
+		return too_long(err, "tag", strlen(tag), TAG_MAX);
+	if (cwd && strlen(cwd) > CWD_MAX)
+		return too_long(err, "process.cwd", strlen(cwd), CWD_MAX);
+	if (cmd && strlen(cmd) > ARG_STR_MAX)
+		return too_long(err, "process.cmd", strlen(cmd), ARG_STR_MAX);
+	total += cmd ? strlen(cmd) + 1 + sizeof(char *) : 0;
+	json_array_foreach(json_object_get(p, "args"), i, v)
+	{
+		size_t n = json_string_length(v);
+		if (n > ARG_STR_MAX) {
+			char what[48];
+			snprintf(what, sizeof(what), "process.args[%zu]", i);
+			return too_long(err, what, n, ARG_STR_MAX);
+		}
+		total += n + 1 + sizeof(char *);
+	}
+	json_object_foreach(json_object_get(p, "envs"), k, v)
+	{
+		size_t n = strlen(k) + 1 + json_string_length(v);
+		if (n > ARG_STR_MAX) {
+			char what[64];
+			snprintf(what, sizeof(what), "process.envs entry '%.20s%s'", k,
+			         strlen(k) > 20 ? "..." : "");
+			return too_long(err, what, n, ARG_STR_MAX);
+		}
+		total += n + 1 + sizeof(char *);
+	}
+	if (total > ARGS_TOTAL_MAX)
+		return too_long(err, "process.cmd, args and envs together", total, ARGS_TOTAL_MAX);
+	return 0;
+}
+
 /* 0, or -1 when the request is malformed (or OOM). */
 static int start_args_parse(start_args *a, json_t *req, const char *user)
 {
@@ -92,7 +150,7 @@ enum MHD_Result fk_envd_process_start(fk_call *c)
 	fk_sub *sub = NULL;
 	fk_err err = {0};
 	enum MHD_Result ret;
-	int rc = start_args_parse(&a, req, c->user) < 0
+	int rc = start_args_parse(&a, req, c->user) < 0 || start_args_sizes(req, &err) < 0
 	             ? FK_EINVAL
 	             : fk_proc_start(c->app->rt, c->sb->id, &a.spec, &proc, &sub, &err);
 	if (rc == FK_EINVAL && !err.message[0])

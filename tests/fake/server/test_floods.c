@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "clock.h"
+#include "connect_frame.h"
 #include "fkserver.h"
 
 #define KEY "e2b_floods_test_key"
@@ -635,6 +636,105 @@ static void test_floods__the_port_proxy_streams_large_answers(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* ---- sizes of a Start ------------------------------------------------------------------------ */
+
+/* process.Process/Start of `sh -c true` with the given tag, cwd and second argument (NULL: none):
+ * the end-of-stream JSON when it carries an error (new reference), else NULL with *ran whether
+ * the process exited 0. */
+static json_t *start_with(fks *s, fks_box *b, const char *tag, const char *cwd, const char *arg,
+                          bool *ran)
+{
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c",
+	                      arg ? "true \"$0\"" : "true");
+	if (arg)
+		json_array_append_new(json_object_get(json_object_get(m, "process"), "args"),
+		                      json_string(arg));
+	if (tag)
+		json_object_set_new(m, "tag", json_string(tag));
+	if (cwd)
+		json_object_set_new(json_object_get(m, "process"), "cwd", json_string(cwd));
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n;
+	unsigned char *env = connect_frame(js, strlen(js), &n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/Start", h, env, n);
+	assert_int_equal(r->status, 200);
+	json_t *end = NULL;
+	for (size_t o = 0; o + 5 <= r->len;) {
+		const unsigned char *f = (const unsigned char *)r->body + o;
+		size_t len =
+		    ((size_t)f[1] << 24) | ((size_t)f[2] << 16) | ((size_t)f[3] << 8) | f[4];
+		assert_true(o + 5 + len <= r->len);
+		if (f[0] & 2)
+			end = json_loadb((const char *)f + 5, len, 0, NULL);
+		o += 5 + len;
+	}
+	*ran = memmem(r->body, r->len, "exit status 0", 13) != NULL;
+	json_t *e = json_incref(json_object_get(end, "error"));
+	json_decref(end);
+	fkr_free(r);
+	free(env);
+	free(js);
+	json_decref(m);
+	return e;
+}
+
+static char *repeat(char ch, size_t n)
+{
+	char *s = malloc(n + 1);
+	assert_non_null(s);
+	memset(s, ch, n);
+	s[n] = '\0';
+	return s;
+}
+
+static void assert_refused(json_t *e, const char *message)
+{
+	assert_non_null(e);
+	assert_string_equal(json_string_value(json_object_get(e, "code")), "invalid_argument");
+	assert_string_equal(json_string_value(json_object_get(e, "message")), message);
+	json_decref(e);
+}
+
+/* Before: a Start took a 1 MB tag (kept with the process, shown by every List). Now a tag is at
+ * most 256 bytes, a cwd 4,095, one argument or "NAME=value" 131,071 (execve's MAX_ARG_STRLEN
+ * with its NUL: 131,072 answered E2BIG), all of them 2 MiB (ARG_MAX): past each, invalid_argument
+ * with the sizes. */
+static void test_floods__start_fields_are_bounded(void **state)
+{
+	(void)state;
+	fks s;
+	fks_box b;
+	bool ran = false;
+	start(&s, NULL);
+	fks_box_create(&s, KEY, NULL, &b);
+	char *t256 = repeat('t', 256), *t257 = repeat('t', 257), *mb = repeat('t', 1 << 20);
+	assert_null(start_with(&s, &b, t256, NULL, NULL, &ran));
+	assert_true(ran);
+	assert_refused(start_with(&s, &b, t257, NULL, NULL, &ran),
+	               "tag is 257 bytes, more than 256");
+	assert_refused(start_with(&s, &b, mb, NULL, NULL, &ran),
+	               "tag is 1048576 bytes, more than 256");
+	char *cwd = repeat('d', 4096);
+	cwd[0] = '/';
+	assert_refused(start_with(&s, &b, NULL, cwd, NULL, &ran),
+	               "process.cwd is 4096 bytes, more than 4095");
+	char *arg = repeat('a', 131071), *arg1 = repeat('a', 131072);
+	assert_null(start_with(&s, &b, NULL, NULL, arg, &ran));
+	assert_true(ran);
+	assert_refused(start_with(&s, &b, NULL, NULL, arg1, &ran),
+	               "process.args[2] is 131072 bytes, more than 131071");
+	free(t256);
+	free(t257);
+	free(mb);
+	free(cwd);
+	free(arg);
+	free(arg1);
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -650,6 +750,7 @@ int main(int argc, char **argv)
 	        test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_client),
 	    cmocka_unit_test(test_floods__a_stalled_body_is_cut),
 	    cmocka_unit_test(test_floods__the_port_proxy_streams_large_answers),
+	    cmocka_unit_test(test_floods__start_fields_are_bounded),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
