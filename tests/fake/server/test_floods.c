@@ -735,6 +735,66 @@ static void test_floods__start_fields_are_bounded(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* ---- the server's own log lines ------------------------------------------------------------- */
+
+/* Before: every request's line carried its whole path, and unauthenticated noise had no bound
+ * (a flood filled a log file). Now a line shows at most 200 bytes of the path, then
+ * "...(N bytes)", and at most 20 lines a second of 401s and 403s: the others are summed up in
+ * "N more refused requests not shown" lines (exactly: shown + summed = sent). */
+static void test_floods__log_lines_are_bounded(void **state)
+{
+	(void)state;
+	enum { LONG = 200, REFUSED = 500 };
+	fks s;
+	const char *flags[] = {"--api-key", KEY, NULL}; /* not --quiet */
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	char *path = repeat('x', 2000); /* fks_req's URL holds about 2 KiB */
+	path[0] = '/';
+	for (int i = 0; i < LONG; i++) {
+		fkr *r = fks_req(&s, "GET", path, NULL, NULL, 0);
+		assert_int_equal(r->status, 404);
+		fkr_free(r);
+	}
+	for (int i = 0; i < REFUSED; i++) {
+		fkr *r = fks_req(&s, "GET", "/v2/sandboxes", NULL, NULL, 0);
+		assert_int_equal(r->status, 401);
+		fkr_free(r);
+	}
+	fk_sleep_ms(1100); /* a request in a later second writes the last second's sum */
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	char out[160], line[4096];
+	snprintf(out, sizeof(out), "%s/out", s.dir);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	int long_lines = 0, refused_lines = 0;
+	long summed = 0, longest = 0;
+	while (fgets(line, sizeof(line), f)) {
+		long n = (long)strlen(line);
+		unsigned k;
+		if (strstr(line, " 404\n")) {
+			long_lines++;
+			assert_non_null(strstr(line, "...(2000 bytes) 404"));
+			longest = n > longest ? n : longest;
+		} else if (!strcmp(line, "fake-e2b: GET /v2/sandboxes 401\n")) {
+			refused_lines++;
+		} else if (sscanf(line, "fake-e2b: %u more refused requests not shown", &k) == 1) {
+			summed += k;
+		}
+	}
+	fclose(f);
+	print_message("%d long-path lines (longest %ld bytes); %d refusals shown, %ld summed\n",
+	              long_lines, longest, refused_lines, summed);
+	assert_int_equal(long_lines, LONG);
+	assert_true(longest <= 260);
+	assert_true(refused_lines < REFUSED);
+	assert_int_equal(refused_lines + summed, REFUSED);
+	free(path);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -751,6 +811,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__a_stalled_body_is_cut),
 	    cmocka_unit_test(test_floods__the_port_proxy_streams_large_answers),
 	    cmocka_unit_test(test_floods__start_fields_are_bounded),
+	    cmocka_unit_test(test_floods__log_lines_are_bounded),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
