@@ -6,6 +6,7 @@
 #include "sandbox/error.h"
 #include "sandbox/files.h"
 #include "sandbox/info.h"
+#include "sandbox/lifetime.h"
 #include "sandbox/log.h"
 #include "sandbox/paths.h"
 #include "sandbox/process.h"

@@ -5,6 +5,7 @@
 #include "shapes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Upper bounds of the validated-only limits: far above any machine, low enough to be a typo. */
@@ -12,7 +13,16 @@
 #define CREATE_MAX_MEMORY_MB (1024.0 * 1024 * 1024) /* 1 PiB */
 #define CREATE_MAX_DISK_MB   (1024.0 * 1024 * 1024)
 
-enum { OPT_CPU = 1, OPT_MEMORY, OPT_DISK, OPT_EGRESS, OPT_ALLOW_HOST };
+enum {
+	OPT_CPU = 1,
+	OPT_MEMORY,
+	OPT_DISK,
+	OPT_EGRESS,
+	OPT_ALLOW_HOST,
+	OPT_TIMEOUT,
+	OPT_ENV,
+	OPT_METADATA
+};
 
 static const cli_option create_options[] = {
     {"cpu", 0, "N", "cores (default 1; at most 1024)", OPT_CPU, NULL},
@@ -24,6 +34,13 @@ static const cli_option create_options[] = {
     {"allow-host", 0, "H",
      "with --egress allowlist: a hostname, *.domain,\nIPv4 or CIDR; repeat for more",
      OPT_ALLOW_HOST, NULL},
+    {"timeout", 0, "DURATION",
+     "the sandbox's first lifetime (5m, 2h; whole seconds, at\nmost 24h; default the "
+     "config's timeoutSeconds)",
+     OPT_TIMEOUT, NULL},
+    {"env", 0, "K=V", "environment of every process in the sandbox; repeat", OPT_ENV, NULL},
+    {"metadata", 0, "K=V", "a metadata pair (list and info do not show it); repeat", OPT_METADATA,
+     NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -31,7 +48,27 @@ typedef struct create_state {
 	sbx_limits lim;
 	const char *hosts[CLI_MAX_OPTS];
 	size_t nhosts;
+	sbx_create_options o;
+	sbx_env_var env[CLI_MAX_OPTS], md[CLI_MAX_OPTS];
+	char *keys[CLI_MAX_OPTS]; /* the K of each K=V, malloc'd */
+	size_t nkeys;
+	bool with; /* a lifetime option was given: sbx_sandbox_create_with */
 } create_state;
+
+/* K=V into *kv (K copied); 0 or an exit code. */
+static int key_value(cli *c, create_state *s, const char *opt, const char *v, sbx_env_var *kv)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!eq || eq == v)
+		return cli_usage_error(c, "%s needs KEY=VALUE, got '%s'", opt, v);
+	if (!(s->keys[s->nkeys] = strndup(v, (size_t)(eq - v))))
+		return cli_oom(c);
+	kv->key = s->keys[s->nkeys++];
+	kv->value = eq + 1;
+	s->with = true;
+	return 0;
+}
 
 static int create_opt(cli *c, create_state *s, int id, const char *v)
 {
@@ -56,6 +93,20 @@ static int create_opt(cli *c, create_state *s, int id, const char *v)
 	case OPT_ALLOW_HOST:
 		s->hosts[s->nhosts++] = v; /* at most CLI_MAX_OPTS options in all */
 		return 0;
+	case OPT_TIMEOUT: {
+		uint64_t ms;
+		int rc = cli_opt_duration_ms(c, "--timeout", v, 1000,
+		                             (uint64_t)SBX_MAX_TIMEOUT_SECONDS * 1000, &ms);
+		if (rc != 0)
+			return rc;
+		s->o.timeout_seconds = ms / 1000 + (ms % 1000 != 0);
+		s->with = true;
+		return 0;
+	}
+	case OPT_ENV:
+		return key_value(c, s, "--env", v, &s->env[s->o.env_count++]);
+	case OPT_METADATA:
+		return key_value(c, s, "--metadata", v, &s->md[s->o.metadata_count++]);
 	}
 	return 0;
 }
@@ -88,42 +139,60 @@ static int create_fail(cli *c, int rc, const sbx_error *err, const create_state 
 
 static int create_run(cli *c, const cli_args *a)
 {
-	create_state s = {.lim = {1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0}};
+	static create_state s; /* large (the K=V tables); one create per run */
 	sbx_error err = {0};
 	char *id = NULL;
 	int rc;
 
+	s = (create_state){.lim = {1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0},
+	                   .o = SBX_CREATE_OPTIONS_INIT};
 	for (size_t i = 0; i < a->nopts; i++)
 		if ((rc = create_opt(c, &s, a->opts[i].id, a->opts[i].value)) != 0)
-			return rc;
-	if (s.nhosts && s.lim.egress != SBX_EGRESS_ALLOWLIST)
-		return cli_usage_error(c, "--allow-host needs --egress allowlist");
+			goto done;
+	rc = CLI_EXIT_USAGE;
+	if (s.nhosts && s.lim.egress != SBX_EGRESS_ALLOWLIST) {
+		rc = cli_usage_error(c, "--allow-host needs --egress allowlist");
+		goto done;
+	}
 	if ((rc = cli_provider(c)) != 0)
-		return rc;
+		goto done;
 	s.lim.allow_hosts = s.hosts;
 	s.lim.allow_hosts_count = s.nhosts;
-	if ((rc = sbx_sandbox_create(&id, c->prov, a->pos[0], &s.lim, c->sig, &err)) < 0)
-		return create_fail(c, rc, &err, &s);
+	s.o.env = s.env;
+	s.o.metadata = s.md;
+	if ((rc = sbx_sandbox_create_with(&id, c->prov, a->pos[0], &s.lim, s.with ? &s.o : NULL,
+	                                  c->sig, &err)) < 0) {
+		rc = create_fail(c, rc, &err, &s);
+		goto done;
+	}
 	if (c->json)
 		cli_json_print(cli_shape_created(id, a->pos[0]));
 	else
 		printf("%s\n", id);
 	sbx_free(id);
-	return CLI_EXIT_OK;
+	rc = CLI_EXIT_OK;
+done:
+	for (size_t i = 0; i < s.nkeys; i++)
+		free(s.keys[i]);
+	return rc;
 }
 
 const cli_command cli_cmd_create = {
     .name = "create",
     .args = "NAME [--cpu N] [--memory-mb N] [--disk-mb N]\n"
-            "                          [--egress none|allowlist|open] [--allow-host H]...",
+            "                          [--egress none|allowlist|open] [--allow-host H]...\n"
+            "                          [--timeout DURATION] [--env K=V]... [--metadata K=V]...",
     .summary = "create a sandbox named NAME (replacing one with that name)",
     .description =
         "Creates a sandbox and prints its id. Any sandbox already named NAME (running or\n"
         "paused) is destroyed first. NAME: ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.\n"
-        "cpu / memory / disk are validated only (E2B fixes them in the template).\n",
+        "cpu / memory / disk are validated only (E2B fixes them in the template).\n"
+        "--timeout sets the first lifetime only: a later exec or file command connects\n"
+        "and extends it to the config's timeoutSeconds; set-timeout sets it exactly.\n",
     .examples = "  id=$(sandbox-e2b create conv-42)\n"
                 "  sandbox-e2b create conv-42 --egress allowlist --allow-host pypi.org \\\n"
-                "      --allow-host '*.pythonhosted.org'\n",
+                "      --allow-host '*.pythonhosted.org'\n"
+                "  sandbox-e2b create job-7 --timeout 10m --env MODE=ci --metadata owner=ana\n",
     .options = create_options,
     .stop_after = -1,
     .min_pos = 1,

@@ -140,6 +140,33 @@ static int get_str_array(json_t *obj, const char *key, bool required, const char
 	return 0;
 }
 
+/* An object of strings under `key` (absent or null: none) into a new array of pairs. */
+static int get_str_map(json_t *p, const char *key, sbx_env_var **out, size_t *n, serve_fail *f)
+{
+	json_t *m = json_object_get(p, key), *v;
+	const char *k;
+
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_object(m) || json_object_size(m) > SERVE_MAX_LIST)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.%s must be an object of at most %d strings", key,
+		                   SERVE_MAX_LIST);
+	if (!(*out = calloc(json_object_size(m) + 1, sizeof(**out))))
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	json_object_foreach(m, k, v)
+	{
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+			return serve_failf(
+			    f, RPC_INVALID_PARAMS,
+			    "params.%s.%.100s must be a string without NUL characters", key, k);
+		(*out)[*n].key = k;
+		(*out)[*n].value = json_string_value(v);
+		(*n)++;
+	}
+	return 0;
+}
+
 static int parse_id(json_t *p, serve_args *a, serve_fail *f)
 {
 	return get_str(p, "id", true, "params", &a->id, f);
@@ -155,16 +182,28 @@ static int parse_only_id(json_t *p, serve_args *a, serve_fail *f)
 
 static int parse_create(json_t *p, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"name", "limits", NULL};
+	static const char *const keys[] = {"name", "limits",   "timeout_seconds",
+	                                   "env",  "metadata", NULL};
 	static const char *const lkeys[] = {"cpu",    "memory_mb",   "disk_mb",
 	                                    "egress", "allow_hosts", NULL};
 	const char *egress = "none";
 	json_t *l;
 
+	a->create = (sbx_create_options)SBX_CREATE_OPTIONS_INIT;
+
 	/* The CLI's defaults: 1 cpu, 2048 MiB, 10240 MiB, no egress. */
 	a->limits = (sbx_limits){1, 2048, 10240, SBX_EGRESS_NONE, NULL, 0};
-	if (only_keys(p, keys, "params", f) < 0 || get_str(p, "name", true, "params", &a->name, f))
+	if (only_keys(p, keys, "params", f) < 0 ||
+	    get_str(p, "name", true, "params", &a->name, f) ||
+	    get_uint(p, "timeout_seconds", "params", 1, SBX_MAX_TIMEOUT_SECONDS,
+	             &a->create.timeout_seconds, NULL, f) < 0 ||
+	    get_str_map(p, "env", &a->env, &a->nenv, f) < 0 ||
+	    get_str_map(p, "metadata", &a->meta, &a->nmeta, f) < 0)
 		return -1;
+	a->create.env = a->env;
+	a->create.env_count = a->nenv;
+	a->create.metadata = a->meta;
+	a->create.metadata_count = a->nmeta;
 	if (!(l = json_object_get(p, "limits")) || json_is_null(l))
 		return 0;
 	if (!json_is_object(l))
@@ -312,7 +351,6 @@ static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 	    "user", NULL};
 	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
 	uint64_t n = d.max_output_bytes;
-	json_t *env;
 
 	a->timeout_ms = d.timeout_ms;
 	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
@@ -334,27 +372,7 @@ static int parse_exec(json_t *p, serve_args *a, serve_fail *f)
 		return serve_failf(f, RPC_INVALID_PARAMS,
 		                   "params.stdin_open needs \"background\": true (use stdin)");
 	a->max_output_bytes = (size_t)n;
-	if (!(env = json_object_get(p, "env")) || json_is_null(env))
-		return 0;
-	if (!json_is_object(env) || json_object_size(env) > SERVE_MAX_LIST)
-		return serve_failf(f, RPC_INVALID_PARAMS,
-		                   "params.env must be an object of at most %d strings",
-		                   SERVE_MAX_LIST);
-	if (!(a->env = calloc(json_object_size(env) + 1, sizeof(*a->env))))
-		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
-	const char *key;
-	json_t *v;
-	json_object_foreach(env, key, v)
-	{
-		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-			return serve_failf(
-			    f, RPC_INVALID_PARAMS,
-			    "params.env.%.100s must be a string without NUL characters", key);
-		a->env[a->nenv].key = key;
-		a->env[a->nenv].value = json_string_value(v);
-		a->nenv++;
-	}
-	return 0;
+	return get_str_map(p, "env", &a->env, &a->nenv, f);
 }
 
 static int parse_write_file(json_t *p, serve_args *a, serve_fail *f)
@@ -402,6 +420,7 @@ void serve_args_free(serve_args *a)
 {
 	free(a->hosts);
 	free(a->env);
+	free(a->meta);
 	free(a->tags);
 	if (a->data) {
 		memset(a->data, 0, a->data_len); /* file contents may be private */
@@ -442,7 +461,8 @@ static int run_create(serve_call *c, const serve_args *a, json_t **out, serve_fa
 {
 	sbx_error err = {0};
 	char *id = NULL;
-	int rc = sbx_sandbox_create(&id, c->prov, a->name, &a->limits, c->sig, &err);
+	int rc =
+	    sbx_sandbox_create_with(&id, c->prov, a->name, &a->limits, &a->create, c->sig, &err);
 	json_t *r = rc < 0 ? NULL : cli_shape_created(id, a->name);
 
 	sbx_free(id);
@@ -579,6 +599,30 @@ static int run_stat(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	int rc = sbx_sandbox_stat(&st, c->prov, a->id, a->path, c->sig, &err);
 
 	return finish(rc, &err, rc < 0 ? NULL : cli_shape_stat(a->path, &st), out, f);
+}
+
+static int parse_set_timeout(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "timeout_seconds", NULL};
+	a->create.timeout_seconds = 0;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0)
+		return -1;
+	if (!json_object_get(p, "timeout_seconds"))
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.timeout_seconds is required");
+	return get_uint(p, "timeout_seconds", "params", 1, SBX_MAX_TIMEOUT_SECONDS,
+	                &a->create.timeout_seconds, NULL, f);
+}
+
+static int run_set_timeout(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	int rc = sbx_sandbox_set_timeout(c->prov, a->id, a->create.timeout_seconds, c->sig, &err);
+
+	return finish(rc, &err,
+	              rc < 0 ? NULL
+	                     : json_pack("{s:b,s:s,s:I}", "ok", 1, "id", a->id, "timeout_seconds",
+	                                 (json_int_t)a->create.timeout_seconds),
+	              out, f);
 }
 
 /* initialize: the new config, then what the server is and has (dispatch.c runs it alone). */
@@ -897,6 +941,7 @@ static const serve_method methods[] = {
     {"stat", parse_stat, run_stat, true},
     {"list", parse_list, run_list, true},
     {"info", parse_only_id, run_info, true},
+    {"set_timeout", parse_set_timeout, run_set_timeout, true},
     {"list_dir", parse_stat, run_list_dir, true},
     {"ps", parse_only_id, run_ps, true},
     {"wait", parse_wait, run_wait, true},

@@ -145,6 +145,9 @@ typedef struct serve_args {
 	const char **hosts;
 	sbx_env_var *env;
 	size_t nenv;
+	sbx_env_var *meta; /* create's metadata */
+	size_t nmeta;
+	sbx_create_options create; /* create (timeout_seconds, env, metadata); set_timeout */
 	const char **tags;
 	size_t ntags;
 	uint64_t timeout_ms;

@@ -13,6 +13,7 @@
 
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/lifetime.h>
 #include <sandbox/paths.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
@@ -52,6 +53,11 @@ typedef struct sbx_provider_vtable {
 	int (*write_stream)(void *impl, const char *id, const char *path, sbx_input_fn source,
 	                    void *payload, const sbx_file_options *opts, sbx_signal *sig,
 	                    sbx_error *err);
+	/* sandbox/lifetime.h (contract/lifetime.c); options checked. NULL: unsupported */
+	int (*create_with)(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+	                   const sbx_create_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*set_timeout)(void *impl, const char *id, uint64_t timeout_seconds, sbx_signal *sig,
+	                   sbx_error *err);
 	/* sandbox/paths.h (contract/paths.c); options arrive checked, never NULL. NULL: unsupported
 	 */
 	int (*path_info)(void *impl, sbx_entry_info **out, const char *id, const char *path,

@@ -692,17 +692,29 @@ static void *named_main(void *arg)
 	return NULL;
 }
 
-/* The create body: template, metadata name, timeout, autoPause, secure, egress mapping. */
+/*
+ * The create body: template, metadata (the caller's pairs, then the name
+ * tag), timeout, envVars (sandbox/lifetime.h), autoPause, secure, egress mapping.
+ */
 static json_t *create_body(const sbx__e2b_provider *p, const char *name, const sbx_limits *l,
-                           sbx_egress egress)
+                           sbx_egress egress, const sbx_create_options *o, int64_t timeout)
 {
-	json_t *b = json_object(), *md = json_object(), *net = NULL, *allow, *deny;
+	json_t *b = json_object(), *md = json_object(), *net = NULL, *allow, *deny, *envs;
 	bool ok = b && md;
 
 	ok = ok && json_object_set_new(b, "templateID", json_string(p->template_id)) == 0;
+	for (size_t i = 0; ok && o && i < o->metadata_count; i++)
+		ok = json_object_set_new(md, o->metadata[i].key,
+		                         json_string(o->metadata[i].value)) == 0;
 	ok = ok && json_object_set_new(md, SBX_E2B_METADATA_NAME, json_string(name)) == 0;
 	ok = ok && json_object_set(b, "metadata", md) == 0;
-	ok = ok && json_object_set_new(b, "timeout", json_integer(p->timeout_seconds)) == 0;
+	ok = ok && json_object_set_new(b, "timeout", json_integer(timeout)) == 0;
+	if (ok && o && o->env_count > 0) {
+		ok = (envs = json_object()) && json_object_set_new(b, "envVars", envs) == 0;
+		for (size_t i = 0; ok && i < o->env_count; i++) /* later keys win, as exec's */
+			ok = json_object_set_new(envs, o->env[i].key,
+			                         json_string(o->env[i].value)) == 0;
+	}
 	ok = ok && json_object_set_new(b, "autoPause", json_true()) == 0;
 	ok = ok && json_object_set_new(b, "secure", json_true()) == 0;
 	if (ok && egress == SBX_EGRESS_ALLOWLIST && l->allow_hosts_count > 0) {
@@ -871,10 +883,12 @@ static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body
 	return error;
 }
 
-static int create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
-                  sbx_signal *sig, sbx_error *err)
+static int create_with(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                       const sbx_create_options *opts, sbx_signal *sig, sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
+	int64_t timeout =
+	    opts && opts->timeout_seconds ? (int64_t)opts->timeout_seconds : p->timeout_seconds;
 	sbx_egress egress = limits->egress;
 	sbx_log_field f[1] = {{"name", name}};
 	sbx_e2b_reply reply = {0};
@@ -888,6 +902,11 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 	    (error = sbx__e2b_validate_name(name, err)) < 0 ||
 	    (error = sbx_validate_limits(limits, err)) < 0)
 		return error;
+	for (size_t i = 0; opts && i < opts->metadata_count; i++)
+		if (strcmp(opts->metadata[i].key, SBX_E2B_METADATA_NAME) == 0)
+			return sbx__error_set(err, SBX_EINVALID,
+			                      "metadata key %s is reserved for the name",
+			                      SBX_E2B_METADATA_NAME);
 	if (egress == SBX_EGRESS_OPEN && !p->allow_open_egress)
 		return sbx__error_set(err, SBX_EINVALID, "%s", OPEN_EGRESS_REFUSED);
 	if (egress == SBX_EGRESS_ALLOWLIST && !p->domain_allowlist) {
@@ -897,7 +916,7 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 		             f, 1);
 		egress = SBX_EGRESS_NONE;
 	}
-	if (!(body = create_body(p, name, limits, egress)))
+	if (!(body = create_body(p, name, limits, egress, opts, timeout)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	if ((error = create_replacing(p, name, body, &reply, &sent, sig, err)) < 0)
 		goto done;
@@ -916,14 +935,66 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
 	}
 	/* the create answer is a Sandbox like connect's: the first call needs no connect */
 	if (sbx__e2b_target_of(p, &t, reply.json, *id_out, NULL) == 0)
-		sbx__e2b_attach_remember(p, *id_out, &t,
-		                         sent + (uint64_t)p->timeout_seconds * 1000);
+		sbx__e2b_attach_remember(p, *id_out, &t, sent + (uint64_t)timeout * 1000);
 done:
 	if (may_have_created(error, &reply))
 		cleanup_after_create(p, name,
 		                     error == SBX_EPROTOCOL || error == SBX_ETOOLARGE ||
 		                         (reply.status >= 200 && reply.status < 300),
 		                     sig);
+	sbx__e2b_reply_dispose(&reply);
+	json_decref(body);
+	return error;
+}
+
+static int create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                  sbx_signal *sig, sbx_error *err)
+{
+	return create_with(impl, id_out, name, limits, NULL, sig, err);
+}
+
+/*
+ * POST /sandboxes/{id}/timeout {"timeout": N}: end = now + N, shorter too
+ * (e2b-dev/infra packages/api/internal/handlers/sandbox_timeout.go). E2B
+ * keeps only running sandboxes there: a 404 may be a paused one, so connect
+ * (resumes it, or tells SBX_EGONE) and send it once more. The attach cache's
+ * window is dropped either way: it may now be too long.
+ */
+static int set_timeout(void *impl, const char *id, uint64_t seconds, sbx_signal *sig,
+                       sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	char path[256];
+	sbx_e2b_reply reply = {0};
+	sbx_error local;
+	sbx_envd_target t;
+	json_t *body;
+	int error;
+
+	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
+	    (error = sbx__e2b_validate_sandbox_id(id, err)) < 0 ||
+	    (error = id_path(path, sizeof(path), "/sandboxes/", id, "/timeout", err)) < 0)
+		return error;
+	if (!(body = json_pack("{s:I}", "timeout", (json_int_t)seconds)))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	for (int round = 0;; round++) {
+		memset(&local, 0, sizeof(local));
+		sbx__e2b_attach_forget(p, id);
+		error =
+		    sbx__e2b_api_call(&reply, &p->api, "POST", path, NULL, body, 0, sig, &local);
+		if (error != SBX_EHTTP || !reply.not_found || round > 0)
+			break;
+		sbx__e2b_reply_dispose(&reply);
+		memset(&reply, 0, sizeof(reply));
+		if ((error = sbx__e2b_attach(p, &t, id, 0, sig, &local)) < 0)
+			break; /* SBX_EGONE when there is no such sandbox */
+		sbx__envd_target_dispose(&t);
+	}
+	sbx__e2b_attach_forget(p, id);
+	if (error == SBX_EHTTP && reply.not_found)
+		error = sbx__error_set(err, SBX_EGONE, "E2B sandbox %s no longer exists", id);
+	else if (error < 0)
+		sbx__e2b_pass_error(err, &local);
 	sbx__e2b_reply_dispose(&reply);
 	json_decref(body);
 	return error;
@@ -1053,6 +1124,8 @@ static const sbx_provider_vtable e2b_vtable = {
     .name = "e2b",
     .concurrent_exec = true,
     .create = create,
+    .create_with = create_with,
+    .set_timeout = set_timeout,
     .resume = resume,
     .suspend = suspend,
     .destroy = destroy,

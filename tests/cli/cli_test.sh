@@ -1062,20 +1062,45 @@ mtime: 2023-11-14T22:13:20.500Z"
 	run exec --user nobody "$id" -- true
 	expect_rc "exec --user nobody exits 2" 2
 
+	run set-timeout "$id" 90s --json
+	expect_rc "set-timeout exits 0" 0
+	expect_eq "set-timeout --json" "$(cat "$tmp/out")" "{\"ok\":true,\"id\":\"$id\",\"timeout_seconds\":90}"
+	run set-timeout "$id" 1500ms
+	expect_eq "set-timeout rounds up to whole seconds" "$(cat "$tmp/err")" "the sandbox now ends in 2 s"
+	run set-timeout "$id" 25h
+	expect_rc "set-timeout over 24h exits 2" 2
+	run set-timeout i0missing000000000000 1m
+	expect_rc "set-timeout of a missing sandbox exits 1 (SBX_EGONE, as exec's)" 1
+	expect_grep "set-timeout of a missing sandbox says it is gone" "(SBX_EGONE)" "$tmp/err"
+	run create cli-test-life --timeout 5m --env MODE=ci --metadata owner=ana
+	expect_rc "create --timeout --env --metadata exits 0" 0
+	local lid
+	lid=$(cat "$tmp/out")
+	run exec "$lid" -- 'echo $MODE'
+	expect_eq "create --env reaches the commands" "$(cat "$tmp/out")" "ci"
+	run destroy "$lid"
+	run create cli-test-life --metadata capybara-sandbox-name=x
+	expect_rc "create with the reserved metadata key exits 2" 2
+	expect_grep "the reserved key is named" "metadata key capybara-sandbox-name is reserved for the name" "$tmp/err"
+	run create cli-test-life --env NOEQUALS
+	expect_rc "create --env without = exits 2" 2
+
 	# the same calls through serve (bindings/protocol/methods.md)
-	# (stdin stays open until the three answers are out: EOF would abort the calls in flight)
+	# (stdin stays open until the four answers are out: EOF would abort the calls in flight)
 	: >"$tmp/out"
 	{
 		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"make_dir","params":{"id":"'"$id"'","path":"/workspace/s/t"}}' \
 			'{"jsonrpc":"2.0","id":2,"method":"path_info","params":{"id":"'"$id"'","path":"/workspace/none"}}' \
-			'{"jsonrpc":"2.0","id":3,"method":"remove","params":{"id":"'"$id"'","path":"/workspace/s","user":"admin"}}'
+			'{"jsonrpc":"2.0","id":3,"method":"remove","params":{"id":"'"$id"'","path":"/workspace/s","user":"admin"}}' \
+			'{"jsonrpc":"2.0","id":4,"method":"set_timeout","params":{"id":"'"$id"'","timeout_seconds":600}}'
 		for _ in $(seq 1 600); do
-			[ "$(wc -l <"$tmp/out")" -ge 3 ] && break
+			[ "$(wc -l <"$tmp/out")" -ge 4 ] && break
 			sleep 0.1
 		done
 	} | "$cli" serve >"$tmp/out" 2>"$tmp/err"
 	expect_eq "serve make_dir" "$(grep '"id":1' "$tmp/out")" '{"jsonrpc":"2.0","id":1,"result":{"path":"/workspace/s/t","created":true}}'
 	expect_eq "serve path_info of a missing path" "$(grep '"id":2' "$tmp/out")" '{"jsonrpc":"2.0","id":2,"result":{"path":"/workspace/none","exists":false}}'
+	expect_eq "serve set_timeout" "$(grep '"id":4' "$tmp/out")" '{"jsonrpc":"2.0","id":4,"result":{"ok":true,"id":"'"$id"'","timeout_seconds":600}}'
 	expect_eq "serve remove with a bad user" "$(grep '"id":3' "$tmp/out")" '{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"params.user must be \"sandbox\" or \"root\""}}'
 	no_secret "paths"
 	run destroy "$id"
