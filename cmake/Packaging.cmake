@@ -65,7 +65,9 @@ endwhile()
 
 set(CPACK_PACKAGE_NAME sandbox-e2b)
 set(CPACK_PACKAGE_VENDOR Capybara)
-set(CPACK_PACKAGE_CONTACT "sandbox-e2b maintainers <sandbox-e2b@localhost>")
+# No public address exists yet: the Maintainer field (required) names the publisher, as the
+# plugin manifest does, with a reserved, non-routable domain rather than an invented address.
+set(CPACK_PACKAGE_CONTACT "Capybara <sandbox-e2b@capybara.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "sandbox@1 on E2B: a C library, a CLI and a local E2B server")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
@@ -76,7 +78,6 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://e2b.dev")
 # dpkg-shlibdeps must find libsandbox-e2b.so.0 in the build tree (the -dev and
 # CLI packages are built beside it); the lib package's shlibs file says which
 # package provides it.
