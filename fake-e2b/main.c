@@ -486,7 +486,7 @@ int main(int argc, char **argv)
 	fk_registry_load(app.reg);
 	if (!(app.faults = fk_faults_new()) ||
 	    !(app.log = fk_reqlog_new((size_t)o.request_log_mb << 20)) ||
-	    fk_tstore_new(&app.templates, app.rt, seed) < 0 ||
+	    fk_tstore_new(&app.templates, app.rt, seed, keep ? state : NULL) < 0 ||
 	    fk_tstore_add_images(app.templates, o.images, o.n_images) < 0 ||
 	    !(reaper = fk_reaper_start(app.reg))) {
 		fprintf(stderr, "fake-e2b: out of memory\n");

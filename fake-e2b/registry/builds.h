@@ -60,8 +60,16 @@ typedef struct fk_tboot {
 
 void fk_tboot_clear(fk_tboot *b); /* accepts a zeroed one */
 
-/* seed: 32 bytes upload tokens are derived from. */
-int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32]);
+/* seed: 32 bytes upload tokens are derived from. `state` NULL (ephemeral): templates live as
+ * long as the store, and what an earlier run left under <state>/.templates and
+ * .template-files is removed. Otherwise (a kept server, README "What survives what") every
+ * template's record is written after each change (builds requested, started, ended; tags,
+ * public, snapshots, deletes; spawn counts as of the template's last other change) and read
+ * back here: a build that was waiting or building ends as an error ("the server stopped during
+ * this build"), a ready one whose layer is gone too; layers no build names are removed; the
+ * uploaded archives stay. */
+typedef struct fk_state fk_state;
+int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32], fk_state *state);
 /* Stand-ins for images fromImage names (fake-e2b builds offline): "IMAGE=TEMPLATE" each, the
  * image as Docker names it ("ubuntu:22.04", "docker.io/library/ubuntu:22.04" and "ubuntu" =
  * "ubuntu:latest" are one image), the template a runtime or built one, looked up when a build

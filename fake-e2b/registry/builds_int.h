@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "builds.h"
+#include "state.h"
 
 enum fk_tb_status { FK_TB_WAITING, FK_TB_BUILDING, FK_TB_READY, FK_TB_ERROR };
 
@@ -62,12 +63,23 @@ struct fk_tstore {
 	int running;   /* lock: builds holding one of the FK_BUILDS_RUNNING slots */
 	pthread_cond_t slot_free;
 	char *layers_dir, *files_dir;
+	fk_state *state;          /* kept: the templates' records (tstate.c); NULL: ephemeral */
+	pthread_mutex_t rec_lock; /* serialises writes of records */
 	char **images; /* fixed after start: normalised "image:tag", then its template, in pairs */
 	size_t n_images;
 };
 
 #define FK_BUILDS_RUNNING 4     /* builds run at once; the others wait (status `waiting`) */
 #define FK_BUILD_LOG_MAX  20000 /* log entries kept per build */
+
+/* ---- tstate.c (below store.c) ---- */
+/* Writes the record of the template `ref` names (templateID or name, ":tag" ignored) as it is
+ * now; a no-op when ephemeral or when no template has that name. Call without the lock. */
+void fk__tstore_persist(fk_tstore *s, const char *ref);
+/* Removes a deleted template's record. */
+void fk__tstore_forget(fk_tstore *s, const char *template_id);
+/* What a boot spec is, as a record keeps it. */
+json_t *fk__tboot_json(const fk_tboot *b);
 
 /* ---- store.c ---- */
 /* builder.c's calls into the store (each takes the lock). */

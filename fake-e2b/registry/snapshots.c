@@ -143,7 +143,10 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	t->build_count++;
 	t->updated_ns = b->created_ns;
 	*reply = snapshot_info(t, tag);
+	char id[21];
+	memcpy(id, t->id, sizeof(id));
 	pthread_mutex_unlock(&s->lock);
+	fk__tstore_persist(s, id);
 	return *reply ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 
@@ -206,6 +209,7 @@ int fk_tstore_delete(fk_tstore *s, const char *ref, char *msg, size_t cap)
 		return fk__tstore_fail(msg, cap, FK_T_CONFLICT,
 		                       "template '%s' has a build in progress", ident);
 	/* unlinked: nobody finds it now; a sandbox made from it has its own copy of the files */
+	fk__tstore_forget(s, t->id); /* first: a crash meanwhile leaves layers the sweep removes */
 	for (fk_tbuild *b = t->builds; b; b = b->next) {
 		if (b->has_thread)
 			pthread_join(b->thread, NULL); /* finished: it set the status last */

@@ -5,6 +5,7 @@
  * builder.c (which runs a build) and templates.c (the API's operations, which start builds).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/rand.h>
@@ -113,30 +114,187 @@ void fk__ttemplate_free(struct fk_ttemplate *t)
 	free(t);
 }
 
-int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32])
+/* ---- a kept store's records read back ---- */
+
+static char *opt_str(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? strdup(v) : NULL;
+}
+
+static int64_t get_i(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* A ready build's boot from its record; false when malformed. */
+static bool boot_of(json_t *j, fk_tboot *b)
+{
+	memset(b, 0, sizeof(*b));
+	json_t *envs = json_object_get(j, "envs");
+	b->template_id = opt_str(j, "templateID");
+	b->base = opt_str(j, "base");
+	b->layer = opt_str(j, "layer");
+	b->user = opt_str(j, "user");
+	b->workdir = opt_str(j, "workdir");
+	b->start_cmd = opt_str(j, "startCmd");
+	b->ready_cmd = opt_str(j, "readyCmd");
+	b->alias = opt_str(j, "alias");
+	b->cpu_count = (unsigned)get_i(j, "cpuCount");
+	b->memory_mb = (unsigned)get_i(j, "memoryMB");
+	size_t n = json_array_size(envs);
+	b->envs = calloc(n ? n : 1, sizeof(char *));
+	for (size_t i = 0; b->envs && i < n; i++) {
+		const char *e = json_string_value(json_array_get(envs, i));
+		if (e && (b->envs[b->n_envs] = strdup(e)))
+			b->n_envs++;
+	}
+	return b->template_id && b->base && b->envs;
+}
+
+typedef struct tload {
+	fk_tstore *s;
+	struct fk_ttemplate **tail;
+	int n;
+} tload;
+
+static void load_template(const char *id, json_t *rec, void *ud)
+{
+	tload *c = ud;
+	if (!rec)
+		return; /* refused (logged); its layers go with the sweep below */
+	const char *name = json_string_value(json_object_get(rec, "name"));
+	json_t *builds = json_object_get(rec, "builds");
+	fk_ttemplate *t = calloc(1, sizeof(*t));
+	if (!t || strlen(id) != 20 || !name || !json_is_array(builds)) {
+		fprintf(stderr, "fake-e2b: state: template %s not loaded: a field is missing\n",
+		        id);
+		free(t);
+		return;
+	}
+	memcpy(t->id, id, 21);
+	t->name = strdup(name);
+	json_t *tags = json_object_get(rec, "tags");
+	t->tags = json_is_object(tags) ? json_deep_copy(tags) : json_object();
+	t->created_ns = get_i(rec, "createdNs");
+	t->updated_ns = get_i(rec, "updatedNs");
+	t->last_spawned_ns = get_i(rec, "lastSpawnedNs");
+	t->spawn_count = get_i(rec, "spawnCount");
+	t->build_count = (unsigned)get_i(rec, "buildCount");
+	t->is_public = json_is_true(json_object_get(rec, "public"));
+	t->snapshot_of = opt_str(rec, "snapshotOf");
+	t->named = json_is_true(json_object_get(rec, "named"));
+	fk_tbuild **bt = &t->builds;
+	size_t i;
+	json_t *j;
+	json_array_foreach(builds, i, j)
+	{
+		const char *bid = json_string_value(json_object_get(j, "id"));
+		fk_tbuild *b = bid && strlen(bid) == 36 ? calloc(1, sizeof(*b)) : NULL;
+		if (!b)
+			continue;
+		memcpy(b->id, bid, 37);
+		memcpy(b->template_id, t->id, 21);
+		b->tmpl = t;
+		b->status = (int)get_i(j, "status");
+		json_t *logs = json_object_get(j, "logs");
+		b->logs = json_is_array(logs) ? json_deep_copy(logs) : json_array();
+		b->reason = opt_str(j, "reason");
+		b->reason_step = opt_str(j, "reasonStep");
+		b->created_ns = get_i(j, "createdNs");
+		b->updated_ns = get_i(j, "updatedNs");
+		b->finished_ns = get_i(j, "finishedNs");
+		b->cpu_count = (unsigned)get_i(j, "cpuCount");
+		b->memory_mb = (unsigned)get_i(j, "memoryMB");
+		b->disk_mb = get_i(j, "diskMB");
+		const char *lost = NULL;
+		if (b->status == FK_TB_READY &&
+		    (!boot_of(json_object_get(j, "boot"), &b->boot) ||
+		     (b->boot.layer && access(b->boot.layer, F_OK) < 0)))
+			lost = "its files are gone";
+		else if (b->status == FK_TB_WAITING || b->status == FK_TB_BUILDING)
+			lost = "the server stopped during this build";
+		if (lost) {
+			fk_tboot_clear(&b->boot);
+			b->status = FK_TB_ERROR;
+			free(b->reason);
+			b->reason = strdup(lost);
+			b->disk_mb = -1;
+		}
+		*bt = b;
+		bt = &b->next;
+	}
+	*c->tail = t;
+	c->tail = &t->next;
+	c->n++;
+}
+
+/* Is `name` (an entry of the layers directory) the layer of a ready build? (under no lock:
+ * before serving) */
+static bool layer_used(fk_tstore *s, const char *path)
+{
+	for (fk_ttemplate *t = s->list; t; t = t->next)
+		for (fk_tbuild *b = t->builds; b; b = b->next)
+			if (b->status == FK_TB_READY && b->boot.layer &&
+			    !strcmp(b->boot.layer, path))
+				return true;
+	return false;
+}
+
+static void load_store(fk_tstore *s)
+{
+	tload c = {.s = s, .tail = &s->list};
+	fk_state_load(s->state, "templates", load_template, &c);
+	/* every template whose build ended meanwhile says so in its record */
+	for (fk_ttemplate *t = s->list; t; t = t->next)
+		fk__tstore_persist(s, t->id);
+	DIR *d = opendir(s->layers_dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", s->layers_dir, e->d_name);
+		if (layer_used(s, path))
+			continue;
+		fk__tstore_rm_tree(path);
+		fprintf(stderr, "fake-e2b: sweep: removed %s (no build of this server's)\n", path);
+	}
+	if (d)
+		closedir(d);
+	if (c.n)
+		fprintf(stderr, "fake-e2b: state: %d template(s) kept\n", c.n);
+}
+
+int fk_tstore_new(fk_tstore **out, fk_rt *rt, const unsigned char seed[32], fk_state *state)
 {
 	*out = NULL;
 	fk_tstore *s = calloc(1, sizeof(*s));
 	if (!s)
 		return FK_T_FAILED;
 	s->rt = rt;
+	s->state = state;
 	memcpy(s->seed, seed, sizeof(s->seed));
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->rec_lock, NULL);
 	pthread_cond_init(&s->slot_free, NULL);
 	const char *st = fk_rt_state_dir(rt);
 	if (asprintf(&s->layers_dir, "%s/.templates", st) < 0)
 		s->layers_dir = NULL;
 	if (asprintf(&s->files_dir, "%s/.template-files", st) < 0)
 		s->files_dir = NULL;
-	/* templates live as long as the server: what an earlier run left is no one's */
-	fk__tstore_rm_tree(s->layers_dir);
-	fk__tstore_rm_tree(s->files_dir);
+	if (!state) {
+		/* templates live as long as the server: what an earlier run left is no one's */
+		fk__tstore_rm_tree(s->layers_dir);
+		fk__tstore_rm_tree(s->files_dir);
+	}
 	if (!s->layers_dir || !s->files_dir ||
 	    (mkdir(s->layers_dir, 0700) < 0 && errno != EEXIST) ||
 	    (mkdir(s->files_dir, 0700) < 0 && errno != EEXIST)) {
 		fk_tstore_free(s);
 		return FK_T_FAILED;
 	}
+	if (state)
+		load_store(s);
 	*out = s;
 	return FK_T_OK;
 }
@@ -185,14 +343,17 @@ void fk_tstore_free(fk_tstore *s)
 		s->list = t->next;
 		fk__ttemplate_free(t);
 	}
-	fk__tstore_rm_tree(s->layers_dir);
-	fk__tstore_rm_tree(s->files_dir);
+	if (!s->state) { /* a kept store's layers and archives stay for the next start */
+		fk__tstore_rm_tree(s->layers_dir);
+		fk__tstore_rm_tree(s->files_dir);
+	}
 	for (size_t i = 0; i < 2 * s->n_images; i++)
 		free(s->images[i]);
 	free(s->images);
 	free(s->layers_dir);
 	free(s->files_dir);
 	pthread_cond_destroy(&s->slot_free);
+	pthread_mutex_destroy(&s->rec_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -525,4 +686,5 @@ void fk__build_finish(fk_tstore *s, fk_tbuild *b, fk_tboot *boot, const char *re
 		b->reason_step = step ? strdup(step) : NULL;
 	}
 	pthread_mutex_unlock(&s->lock);
+	fk__tstore_persist(s, b->template_id);
 }

@@ -116,7 +116,10 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 	json_array_foreach(tag_list, i, tg) set_tag(t, json_string_value(tg), b);
 	*reply = json_pack("{s:s,s:s,s:b,s:[s],s:[s],s:o}", "templateID", t->id, "buildID", b->id,
 	                   "public", 0, "names", t->name, "aliases", t->name, "tags", tag_list);
+	char id[21];
+	memcpy(id, t->id, sizeof(id));
 	pthread_mutex_unlock(&s->lock);
+	fk__tstore_persist(s, id);
 	return *reply ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 
@@ -188,6 +191,8 @@ int fk_tstore_build_start(fk_tstore *s, const char *template_id, const char *bui
 		rc = fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (rc == FK_T_OK)
+		fk__tstore_persist(s, template_id);
 	return rc;
 }
 
@@ -305,7 +310,10 @@ int fk_tstore_tags_assign(fk_tstore *s, const char *target, json_t *tags, json_t
 			rc = FK_T_FAILED;
 	}
 	*reply = json_pack("{s:O,s:s}", "tags", tags, "buildID", b->id);
+	char id[21];
+	memcpy(id, t->id, sizeof(id));
 	pthread_mutex_unlock(&s->lock);
+	fk__tstore_persist(s, id);
 	if (rc < 0 || !*reply) {
 		json_decref(*reply);
 		*reply = NULL;
@@ -329,6 +337,8 @@ int fk_tstore_tags_remove(fk_tstore *s, const char *name, json_t *tags, char *ms
 		json_array_foreach(tags, i, tg) json_object_del(t->tags, json_string_value(tg));
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (t)
+		fk__tstore_persist(s, name);
 	return t ? FK_T_OK
 	         : fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%.200s' not found", name);
 }
@@ -662,6 +672,7 @@ int fk_tstore_update(fk_tstore *s, const char *ref, int is_public, json_t **name
 	pthread_mutex_unlock(&s->lock);
 	if (!t)
 		return fk__tstore_fail(msg, cap, FK_T_NOTFOUND, "template '%s' not found", ident);
+	fk__tstore_persist(s, ident);
 	return *names ? FK_T_OK : fk__tstore_fail(msg, cap, FK_T_FAILED, "out of memory");
 }
 

@@ -41,7 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (fk_rt_new(&g_app.rt, NULL, &err) < 0 || !(g_app.faults = fk_faults_new()) ||
 	    !(g_app.log = fk_reqlog_new(0)) || fk_registry_new(&g_app.reg, g_app.rt, seed) < 0 ||
-	    fk_tstore_new(&g_app.templates, g_app.rt, seed) < 0) /* as fake-e2b's main.c */
+	    fk_tstore_new(&g_app.templates, g_app.rt, seed, NULL) < 0) /* as fake-e2b's main.c */
 		abort();
 	g_app.api_key = KEY;
 	g_app.quiet = 1;

@@ -387,6 +387,48 @@ static void test_restart__second_server_on_a_directory_refused(void **unused)
 	rm_state(dir);
 }
 
+/* A snapshot (a template made of a sandbox's files) outlives a crash: sandboxes are made from
+ * it after the restart with its files; deleted after, it stays deleted. */
+static void test_restart__snapshot_template_kept(void **unused)
+{
+	(void)unused;
+	char dir[64], path[128];
+	new_state(dir, sizeof(dir));
+	fks a, b, c;
+	fks_box src, from;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	box_with_file(&a, &src, "snap-file");
+	snprintf(path, sizeof(path), "/sandboxes/%s/snapshots", src.id);
+	fkr *r = api(&a, "POST", path, "{\"name\":\"keep-snap\"}");
+	assert_int_equal(r->status, 201);
+	fkr_free(r);
+	fks_box_delete(&a, KEY, &src);
+	assert_int_equal(fks_kill(&a), 0);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	r = api(&b, "GET", "/snapshots", NULL);
+	assert_int_equal(r->status, 200);
+	assert_int_equal(json_array_size(r->json), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(r->json, 0), "snapshotID")),
+	    "keep-snap:default");
+	fkr_free(r);
+	fks_box_create(&b, KEY, "{\"templateID\":\"keep-snap\"}", &from);
+	assert_file(&b, &from, "snap-file");
+	fks_box_delete(&b, KEY, &from);
+	r = api(&b, "DELETE", "/templates/keep-snap", NULL);
+	assert_int_equal(r->status, 204);
+	fkr_free(r);
+	assert_int_equal(fks_stop(&b), 0);
+	assert_logged(&b, "fake-e2b: state: 1 template(s) kept");
+	assert_int_equal(fks_start_in(&c, g_bin, dir, kept_flags), 0);
+	r = api(&c, "POST", "/v2/sandboxes", "{\"templateID\":\"keep-snap\"}");
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	assert_int_equal(fks_stop(&c), 0);
+	fks_stop(&a);
+	rm_state(dir);
+}
+
 /* Anything under /sys/fs/cgroup named for server `pid`'s runtimes? */
 static bool cgroups_of(pid_t pid)
 {
@@ -449,6 +491,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__damaged_record_refused),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),
 	    cmocka_unit_test(test_restart__ephemeral_leaves_nothing),
+	    cmocka_unit_test(test_restart__snapshot_template_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
