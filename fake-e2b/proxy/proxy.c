@@ -264,6 +264,58 @@ static void add_response_headers(struct MHD_Response *resp, upstream *u)
 	}
 }
 
+/* The request headers sent upstream: the client's less those not forwarded, and the masked
+ * Host (mask taken over). */
+static struct curl_slist *request_headers(fk_call *c, char *mask)
+{
+	fwd f = {NULL};
+	MHD_get_connection_values(c->req->conn, MHD_HEADER_KIND, add_request_header, &f);
+	f.list = curl_slist_append(f.list, "Expect:");
+	if (mask) {
+		char port[8], *host = NULL, *at = strstr(mask, "${PORT}");
+		snprintf(port, sizeof(port), "%u", c->port);
+		if (asprintf(&host, "Host: %.*s%s%s", at ? (int)(at - mask) : (int)strlen(mask),
+		             mask, at ? port : "", at ? at + 7 : "") >= 0) {
+			struct curl_slist *l = curl_slist_append(f.list, host);
+			if (l)
+				f.list = l;
+		}
+		free(host);
+		free(mask);
+	}
+	return f.list;
+}
+
+/* The transfer's options; whether it is a HEAD. */
+static int upstream_setopts(upstream *u, fk_req *r, unsigned port)
+{
+	char url[8192];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, r->uri);
+	CURL *h = u->h;
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, u);
+	curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, sockopt);
+	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, u->req_headers);
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, CURL_CHUNK);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, u);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, u);
+	int head = !strcmp(r->method, "HEAD");
+	if (r->body_len) { /* r->body outlives the transfer: it ends before the answer does */
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+	} else if (head) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	}
+	return head;
+}
+
 enum MHD_Result fk_proxy_forward(fk_call *c)
 {
 	fk_req *r = c->req;
@@ -305,53 +357,15 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		free(u);
 		return reply_502(c, "The sandbox is running but port is not open");
 	}
-	char url[8192];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", c->port, r->uri);
-	fwd f = {NULL};
-	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_request_header, &f);
-	f.list = curl_slist_append(f.list, "Expect:");
-	if (mask) {
-		char port[8], *host = NULL, *at = strstr(mask, "${PORT}");
-		snprintf(port, sizeof(port), "%u", c->port);
-		if (asprintf(&host, "Host: %.*s%s%s", at ? (int)(at - mask) : (int)strlen(mask),
-		             mask, at ? port : "", at ? at + 7 : "") >= 0) {
-			struct curl_slist *l = curl_slist_append(f.list, host);
-			if (l)
-				f.list = l;
-		}
-		free(host);
-		free(mask);
-	}
-	u->req_headers = f.list;
+	u->req_headers = request_headers(c, mask);
 	u->h = curl_easy_init();
 	u->m = curl_multi_init();
 	if (!u->h || !u->m) {
 		upstream_free(u);
 		return fk_reply_error(r, 500, "out of memory");
 	}
-	CURL *h = u->h;
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
-	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, u);
-	curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, sockopt);
-	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, u->req_headers);
-	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, CURL_CHUNK);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, u);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, u);
-	int head = !strcmp(r->method, "HEAD");
-	if (r->body_len) { /* r->body outlives the transfer: it ends before the answer does */
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-	} else if (head) {
-		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-	}
-	curl_multi_add_handle(u->m, h);
+	int head = upstream_setopts(u, r, c->port);
+	curl_multi_add_handle(u->m, u->h);
 	u->last_ms = fk_mono_ms();
 	while (!u->headers_done && !u->done)
 		if (pump(u) < 0)
