@@ -36,6 +36,10 @@ struct fk_tbuild {
 	pthread_t thread;
 	bool has_thread; /* lock */
 	bool has_slot;   /* lock: counted in the store's running builds */
+	/* lock (buildlog.c): bytes its entries count for, once counted; lines dropped by level */
+	size_t log_bytes;
+	bool log_bytes_known;
+	size_t log_dropped[4];
 };
 
 struct fk_ttemplate {
@@ -67,10 +71,20 @@ struct fk_tstore {
 	pthread_mutex_t rec_lock; /* serialises writes of records */
 	char **images; /* fixed after start: normalised "image:tag", then its template, in pairs */
 	size_t n_images;
+	size_t log_bytes; /* lock: the builds' log bytes counted so far (buildlog.c) */
 };
 
 #define FK_BUILDS_RUNNING 4     /* builds run at once; the others wait (status `waiting`) */
 #define FK_BUILD_LOG_MAX  20000 /* log entries kept per build */
+/* Bytes of log kept per build and for every build together (each entry: its message + 64). */
+#define FK_BUILD_LOG_BYTES  (1u << 20)
+#define FK_BUILD_LOGS_BYTES (32u << 20)
+
+/* ---- buildlog.c ---- */
+/* Append e (stolen) to b's log, then drop the oldest lines past the caps (s->lock held). */
+void fk__build_log_append(fk_tstore *s, fk_tbuild *b, json_t *e);
+/* Lines of b dropped at min_level or above (the first entry then says so). */
+size_t fk__build_log_dropped(const fk_tbuild *b, int min_level);
 
 /* ---- tstate.c (below store.c) ---- */
 /* Writes the record of the template `ref` names (templateID or name, ":tag" ignored) as it is

@@ -610,18 +610,7 @@ void fk__build_log(fk_tstore *s, fk_tbuild *b, const char *level, const char *fm
 	pthread_mutex_lock(&s->lock);
 	if (*b->step)
 		json_object_set_new(e, "step", json_string(b->step));
-	size_t kept = json_array_size(b->logs);
-	if (kept + 1 < FK_BUILD_LOG_MAX) {
-		json_array_append_new(b->logs, e);
-	} else {
-		json_decref(e);
-		if (kept + 1 == FK_BUILD_LOG_MAX)
-			json_array_append_new(
-			    b->logs,
-			    json_pack("{s:o,s:s,s:s}", "timestamp", fk__tstore_time(fk_now_ns()),
-			              "level", "warn", "message",
-			              "log limit reached: later lines of this build are not kept"));
-	}
+	fk__build_log_append(s, b, e); /* within the caps (buildlog.c) */
 	b->updated_ns = fk_now_ns();
 	pthread_mutex_unlock(&s->lock);
 }

@@ -211,8 +211,17 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 	/* a build waiting for its start has no logs yet (E2B's status of a pending build) */
 	size_t total = b->status == FK_TB_WAITING ? 0 : json_array_size(b->logs), seen = 0;
 	/* the level filters first, then the offset counts what is left (E2B's query) */
+	size_t dropped = fk__build_log_dropped(b, 0),
+	       dropped_here = fk__build_log_dropped(b, min_level);
 	for (size_t i = 0; i < total && json_array_size(entries) < limit; i++) {
 		json_t *e = json_array_get(b->logs, i);
+		/* the first entry stands for the dropped lines: the offset counts them */
+		if (i == 0 && dropped) {
+			seen += dropped_here;
+			if (dropped_here && seen > offset)
+				json_array_append(entries, e);
+			continue;
+		}
 		if (entry_level(e) < min_level || seen++ < offset)
 			continue;
 		json_array_append(entries, e);

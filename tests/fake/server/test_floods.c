@@ -795,6 +795,120 @@ static void test_floods__log_lines_are_bounded(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* ---- build logs ---------------------------------------------------------------------------- */
+
+static json_t *get_ok(fks *s, const char *path)
+{
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	fkr *r = fks_req(s, "GET", path, h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	json_t *j = json_incref(r->json);
+	fkr_free(r);
+	return j;
+}
+
+static size_t log_cost(json_t *e)
+{
+	return strlen(json_string_value(json_object_get(e, "message"))) + 64;
+}
+
+/* Before: a build kept up to 20,000 lines of up to 4 KiB each (~100 MB with their JSON) for
+ * as long as the server ran, for every build. Now each build keeps 1 MiB (each line its message
+ * and 64 bytes), the oldest lines dropped first; its first entry then says how many went, and
+ * logsOffset counts them: a RUN printing 100,000 lines keeps its last ones and its end. */
+static void test_floods__a_build_log_keeps_its_last_mib(void **state)
+{
+	(void)state;
+	fks s;
+	start(&s, NULL);
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	const char *req = "{\"name\":\"loglimit\"}";
+	fkr *r = fks_req(&s, "POST", "/v3/templates", h, req, strlen(req));
+	assert_int_equal(r->status, 202);
+	char tid[64], bid[64], path[256];
+	snprintf(tid, sizeof(tid), "%s", json_string_value(json_object_get(r->json, "templateID")));
+	snprintf(bid, sizeof(bid), "%s", json_string_value(json_object_get(r->json, "buildID")));
+	fkr_free(r);
+	const char *spec = "{\"fromTemplate\":\"base\",\"steps\":[{\"type\":\"RUN\","
+	                   "\"args\":[\"seq 1 100000\"]}]}";
+	snprintf(path, sizeof(path), "/v2/templates/%s/builds/%s", tid, bid);
+	r = fks_req(&s, "POST", path, h, spec, strlen(spec));
+	assert_int_equal(r->status, 202);
+	fkr_free(r);
+	const char *st = NULL;
+	for (long t0 = fk_mono_ms(); fk_mono_ms() - t0 < 240000; fk_sleep_ms(200)) {
+		snprintf(path, sizeof(path), "/templates/%s/builds/%s/status?limit=1", tid, bid);
+		json_t *j = get_ok(&s, path);
+		st = strcmp(json_string_value(json_object_get(j, "status")), "ready") ? NULL
+		                                                                      : "ready";
+		json_decref(j);
+		if (st)
+			break;
+	}
+	assert_non_null(st);
+	snprintf(path, sizeof(path), "/templates/%s/builds/%s/status?limit=1", tid, bid);
+	json_t *j = get_ok(&s, path);
+	json_t *marker = json_array_get(json_object_get(j, "logEntries"), 0);
+	unsigned long dropped = 0;
+	assert_string_equal(json_string_value(json_object_get(marker, "level")), "warn");
+	assert_int_equal(sscanf(json_string_value(json_object_get(marker, "message")),
+	                        "%lu earlier lines of this build were dropped", &dropped),
+	                 1);
+	assert_non_null(strstr(json_string_value(json_object_get(marker, "message")),
+	                       "(a build's log keeps 1048576 bytes, all builds' 33554432)"));
+	json_decref(j);
+	/* the kept lines, from logsOffset = dropped on: consecutive, to the end */
+	size_t bytes = 0, kept = 0;
+	long first_n = -1, prev_n = -1;
+	json_t *last = NULL;
+	for (size_t off = dropped;; off += 100) {
+		snprintf(path, sizeof(path),
+		         "/templates/%s/builds/%s/status?logsOffset=%zu&limit=100", tid, bid, off);
+		j = get_ok(&s, path);
+		json_t *page = json_object_get(j, "logEntries"), *e;
+		size_t i;
+		json_array_foreach(page, i, e)
+		{
+			bytes += log_cost(e);
+			kept++;
+			long n;
+			if (sscanf(json_string_value(json_object_get(e, "message")),
+			           "[builder 1/1] [stdout]: %ld", &n) == 1) {
+				if (first_n < 0)
+					first_n = n;
+				else
+					assert_int_equal(n, prev_n + 1);
+				prev_n = n;
+			}
+			json_decref(last);
+			last = json_incref(e);
+		}
+		size_t got = json_array_size(page);
+		json_decref(j);
+		if (got < 100)
+			break;
+	}
+	print_message("%lu lines dropped, %zu kept (%zu bytes), stdout %ld..%ld\n", dropped, kept,
+	              bytes, first_n, prev_n);
+	assert_true(bytes <= 1048576);
+	assert_true(bytes > 1048576 - 200);
+	assert_int_equal(prev_n, 100000);
+	/* before the first kept stdout line: the build's 3 first lines and lines 1..first_n-1 */
+	assert_int_equal(dropped, 3 + (unsigned long)(first_n - 1));
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(last, "message")), "Build finished"));
+	json_decref(last);
+	/* an offset inside the dropped lines gets the marker first */
+	snprintf(path, sizeof(path), "/templates/%s/builds/%s/status?logsOffset=%lu&limit=2", tid,
+	         bid, dropped - 1);
+	j = get_ok(&s, path);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(j, "logEntries"), 0), "level")),
+	                    "warn");
+	json_decref(j);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -812,6 +926,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__the_port_proxy_streams_large_answers),
 	    cmocka_unit_test(test_floods__start_fields_are_bounded),
 	    cmocka_unit_test(test_floods__log_lines_are_bounded),
+	    cmocka_unit_test(test_floods__a_build_log_keeps_its_last_mib),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
