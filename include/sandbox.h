@@ -9,6 +9,7 @@
 #include "sandbox/lifetime.h"
 #include "sandbox/log.h"
 #include "sandbox/paths.h"
+#include "sandbox/ports.h"
 #include "sandbox/process.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/signal.h"

@@ -625,6 +625,36 @@ static int run_set_timeout(serve_call *c, const serve_args *a, json_t **out, ser
 	              out, f);
 }
 
+static int parse_host(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "port", NULL};
+	uint64_t port = 0;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0)
+		return -1;
+	if (!json_object_get(p, "port"))
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.port is required");
+	if (get_uint(p, "port", "params", 1, 65535, &port, NULL, f) < 0)
+		return -1;
+	a->pid = (uint32_t)port; /* the number this call takes */
+	return 0;
+}
+
+static int run_host(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_host *h = NULL;
+	sbx_error err = {0};
+	int rc = sbx_sandbox_host(&h, c->prov, a->id, a->pid, c->sig, &err);
+
+	rc = finish(rc, &err,
+	            rc < 0
+	                ? NULL
+	                : json_pack("{s:s,s:s,s:I,s:s?}", "url", h->url, "hostname", h->hostname,
+	                            "port", (json_int_t)a->pid, "traffic_token", h->traffic_token),
+	            out, f);
+	sbx_host_free(h);
+	return rc;
+}
+
 /* initialize: the new config, then what the server is and has (dispatch.c runs it alone). */
 static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
@@ -942,6 +972,7 @@ static const serve_method methods[] = {
     {"list", parse_list, run_list, true},
     {"info", parse_only_id, run_info, true},
     {"set_timeout", parse_set_timeout, run_set_timeout, true},
+    {"host", parse_host, run_host, true},
     {"list_dir", parse_stat, run_list_dir, true},
     {"ps", parse_only_id, run_ps, true},
     {"wait", parse_wait, run_wait, true},

@@ -15,6 +15,7 @@
 #include <sandbox/info.h>
 #include <sandbox/lifetime.h>
 #include <sandbox/paths.h>
+#include <sandbox/ports.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 
@@ -58,6 +59,9 @@ typedef struct sbx_provider_vtable {
 	                   const sbx_create_options *opts, sbx_signal *sig, sbx_error *err);
 	int (*set_timeout)(void *impl, const char *id, uint64_t timeout_seconds, sbx_signal *sig,
 	                   sbx_error *err);
+	/* sandbox/ports.h (contract/ports.c); port checked. NULL: unsupported */
+	int (*host)(void *impl, sbx_host **out, const char *id, unsigned int port, sbx_signal *sig,
+	            sbx_error *err);
 	/* sandbox/paths.h (contract/paths.c); options arrive checked, never NULL. NULL: unsupported
 	 */
 	int (*path_info)(void *impl, sbx_entry_info **out, const char *id, const char *path,

@@ -52,6 +52,11 @@ void sbx__envd_target_dispose(sbx_envd_target *t)
 		memset(t->token, 0, strlen(t->token));
 		sbx__free(t->token);
 	}
+	sbx__free(t->domain);
+	if (t->traffic_token) {
+		memset(t->traffic_token, 0, strlen(t->traffic_token));
+		sbx__free(t->traffic_token);
+	}
 	memset(t, 0, sizeof(*t));
 }
 

@@ -26,6 +26,8 @@ typedef struct sbx_envd_target {
 	char *sandbox_id;
 	char *token;         /* envdAccessToken: secret */
 	const char *api_key; /* borrowed, only to scrub it from server messages; may be NULL */
+	char *domain;        /* the sandbox's domain (the reply's, else the config's) */
+	char *traffic_token; /* trafficAccessToken, or NULL (public traffic): secret */
 } sbx_envd_target;
 
 void sbx__envd_target_dispose(sbx_envd_target *t);

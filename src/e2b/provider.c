@@ -139,7 +139,8 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
                        sbx_error *err)
 {
 	json_t *jid = json_object_get(info, "sandboxID"), *jdom = json_object_get(info, "domain");
-	json_t *jtok = json_object_get(info, "envdAccessToken");
+	json_t *jtok = json_object_get(info, "envdAccessToken"), *jtraffic;
+	const char *traffic = NULL;
 	const char *sid = json_is_string(jid) ? json_string_value(jid) : id;
 	const char *domain = p->domain;
 	char q[SBX_QUOTE_SIZE];
@@ -182,6 +183,11 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
 		    "E2B returned an envd access token for sandbox %s that cannot "
 		    "be sent in a header (control characters, or over %d bytes)",
 		    sid, MAX_TOKEN_BYTES);
+	/* a traffic token goes into a header of the caller's: one that cannot is not taken */
+	jtraffic = json_object_get(info, "trafficAccessToken");
+	if (json_is_string(jtraffic) && json_string_length(jtraffic) > 0 &&
+	    header_safe(json_string_value(jtraffic), json_string_length(jtraffic)))
+		traffic = json_string_value(jtraffic);
 	t->api_key = p->api.api_key;
 	if (p->envd_url)
 		error = sbx_buf_puts(&url, p->envd_url);
@@ -189,6 +195,8 @@ int sbx__e2b_target_of(const sbx__e2b_provider *p, sbx_envd_target *t, json_t *i
 		error = sbx_buf_printf(&url, "https://%d-%s.%s", SBX_ENVD_PORT, sid, domain);
 	if (error < 0 || !(t->sandbox_id = sbx__strdup(sid)) ||
 	    !(t->token = sbx__strdup(json_string_value(jtok))) ||
+	    !(t->domain = sbx__strdup(domain)) ||
+	    (traffic && !(t->traffic_token = sbx__strdup(traffic))) ||
 	    sbx_buf_detach(&url, (unsigned char **)&t->url, NULL) < 0) {
 		sbx_buf_dispose(&url);
 		sbx__envd_target_dispose(t);
@@ -316,7 +324,9 @@ static int target_copy(sbx_envd_target *dst, const sbx_envd_target *src)
 	dst->api_key = src->api_key;
 	if (!(dst->url = sbx__strdup(src->url)) ||
 	    !(dst->sandbox_id = sbx__strdup(src->sandbox_id)) ||
-	    !(dst->token = sbx__strdup(src->token))) {
+	    !(dst->token = sbx__strdup(src->token)) ||
+	    (src->domain && !(dst->domain = sbx__strdup(src->domain))) ||
+	    (src->traffic_token && !(dst->traffic_token = sbx__strdup(src->traffic_token)))) {
 		sbx__envd_target_dispose(dst);
 		return SBX_ENOMEM;
 	}
@@ -1139,6 +1149,7 @@ static const sbx_provider_vtable e2b_vtable = {
     .list = sbx__e2b_list,
     .get_info = sbx__e2b_get_info,
     .list_dir = sbx__e2b_list_dir,
+    .host = sbx__e2b_host,
     .path_info = sbx__e2b_path_info,
     .remove = sbx__e2b_remove,
     .make_dir = sbx__e2b_make_dir,

@@ -11,6 +11,7 @@
 #include <sandbox/files.h>
 #include <sandbox/info.h>
 #include <sandbox/paths.h>
+#include <sandbox/ports.h>
 #include <sandbox/process.h>
 #include <sandbox/sandbox.h>
 #include <stdatomic.h>
@@ -172,6 +173,10 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
                   sbx_error *err);
 int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
                       sbx_error *err);
+
+/* provider_ports.c: sandbox/ports.h (port checked by contract/ports.c). */
+int sbx__e2b_host(void *impl, sbx_host **out, const char *id, unsigned int port, sbx_signal *sig,
+                  sbx_error *err);
 
 /* provider_paths.c: sandbox/paths.h (options checked by contract/paths.c). */
 int sbx__e2b_path_info(void *impl, sbx_entry_info **out, const char *id, const char *path,

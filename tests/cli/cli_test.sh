@@ -1085,22 +1085,36 @@ mtime: 2023-11-14T22:13:20.500Z"
 	run create cli-test-life --env NOEQUALS
 	expect_rc "create --env without = exits 2" 2
 
+	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"$url\",\"domain\":\"e2b.localhost\"}" \
+		run host "$id" 8080
+	expect_rc "host exits 0" 0
+	expect_eq "host prints the URL" "$(cat "$tmp/out")" "https://8080-$id.e2b.localhost"
+	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"$url\",\"domain\":\"e2b.localhost\"}" \
+		run host "$id" 8080 --json
+	expect_eq "host --json" "$(cat "$tmp/out")" "{\"url\":\"https://8080-$id.e2b.localhost\",\"hostname\":\"8080-$id.e2b.localhost\",\"port\":8080,\"traffic_token\":null}"
+	run host "$id" 0
+	expect_rc "host PORT 0 exits 2" 2
+	run host "$id" 65536
+	expect_rc "host PORT 65536 exits 2" 2
+
 	# the same calls through serve (bindings/protocol/methods.md)
-	# (stdin stays open until the four answers are out: EOF would abort the calls in flight)
+	# (stdin stays open until the five answers are out: EOF would abort the calls in flight)
 	: >"$tmp/out"
 	{
 		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"make_dir","params":{"id":"'"$id"'","path":"/workspace/s/t"}}' \
 			'{"jsonrpc":"2.0","id":2,"method":"path_info","params":{"id":"'"$id"'","path":"/workspace/none"}}' \
 			'{"jsonrpc":"2.0","id":3,"method":"remove","params":{"id":"'"$id"'","path":"/workspace/s","user":"admin"}}' \
-			'{"jsonrpc":"2.0","id":4,"method":"set_timeout","params":{"id":"'"$id"'","timeout_seconds":600}}'
+			'{"jsonrpc":"2.0","id":4,"method":"set_timeout","params":{"id":"'"$id"'","timeout_seconds":600}}' \
+			'{"jsonrpc":"2.0","id":5,"method":"host","params":{"id":"'"$id"'","port":80}}'
 		for _ in $(seq 1 600); do
-			[ "$(wc -l <"$tmp/out")" -ge 4 ] && break
+			[ "$(wc -l <"$tmp/out")" -ge 5 ] && break
 			sleep 0.1
 		done
 	} | "$cli" serve >"$tmp/out" 2>"$tmp/err"
 	expect_eq "serve make_dir" "$(grep '"id":1' "$tmp/out")" '{"jsonrpc":"2.0","id":1,"result":{"path":"/workspace/s/t","created":true}}'
 	expect_eq "serve path_info of a missing path" "$(grep '"id":2' "$tmp/out")" '{"jsonrpc":"2.0","id":2,"result":{"path":"/workspace/none","exists":false}}'
 	expect_eq "serve set_timeout" "$(grep '"id":4' "$tmp/out")" '{"jsonrpc":"2.0","id":4,"result":{"ok":true,"id":"'"$id"'","timeout_seconds":600}}'
+	expect_eq "serve host" "$(grep '"id":5' "$tmp/out")" '{"jsonrpc":"2.0","id":5,"result":{"url":"https://80-'"$id"'.e2b.app","hostname":"80-'"$id"'.e2b.app","port":80,"traffic_token":null}}'
 	expect_eq "serve remove with a bad user" "$(grep '"id":3' "$tmp/out")" '{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"params.user must be \"sandbox\" or \"root\""}}'
 	no_secret "paths"
 	run destroy "$id"

@@ -332,7 +332,7 @@ static int run_stream(const char *reply, size_t len, events *ev, sbx_error *err,
 	sbx_env_var env[] = {{"HOME", "/workspace"}};
 	sbx_envd_process proc = {"/bin/sh", args, 2, env, 1, "/"};
 	char url[64], key[] = "tok-secret", id[] = "isbx";
-	sbx_envd_target t = {url, id, key, "e2b_test_key"};
+	sbx_envd_target t = {url, id, key, "e2b_test_key", NULL, NULL};
 	int error;
 
 	canned_start(&c, NULL, 0);
