@@ -79,7 +79,8 @@ enum {
 	STEP_EXEC,
 	STEP_FDS,
 	STEP_SECCOMP,
-	STEP_CAPS
+	STEP_CAPS,
+	STEP_SESSION
 };
 
 static void child_fail(const spawn_plan *sp, int step)
@@ -107,13 +108,11 @@ static void child_main(const spawn_plan *sp)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(sp->stdin_fd, 0) < 0 || dup2(sp->stdout_fd, 1) < 0 || dup2(sp->stderr_fd, 2) < 0)
 		child_fail(sp, STEP_FDS);
-	/* a session of its own, always (bubblewrap's --new-session): the server's session may
-	 * have a controlling terminal (fake-e2b started from a shell, the demo, tmux), which a
-	 * process left in it could open as /dev/tty and type into with TIOCSTI. Without a PTY
-	 * it has no controlling terminal at all (/dev/tty: ENXIO); with one, that terminal is
-	 * its own, like a login's. */
-	if (setsid() < 0 || (sp->pty && ioctl(0, TIOCSCTTY, 0) < 0))
-		child_fail(sp, STEP_FDS);
+	/* the helper gave us a session without a controlling terminal (helper_main); a PTY
+	 * process leads a session of its own with its PTY as that terminal, like a login's
+	 * (envd starts PTY processes with setsid + TIOCSCTTY) */
+	if (sp->pty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+		child_fail(sp, STEP_SESSION);
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* raw system calls: glibc's setuid() would broadcast to the server's threads (setxid)
 	 * since this task shares the server's memory */
@@ -165,6 +164,17 @@ static long clone_child(const spawn_plan *sp)
 static void helper_main(const spawn_plan *sp)
 {
 	int32_t msg[2] = {0, 0};
+	/* out of the server's session (bubblewrap's --new-session): it may have a controlling
+	 * terminal (fake-e2b started from a shell, the demo, tmux), which a process left in it
+	 * could open as /dev/tty and type into with TIOCSTI, and whose Ctrl-C would reach its
+	 * process group. The process we clone inherits this session, which has no terminal, as
+	 * a member, not its leader: as envd's processes are members of envd's session, so
+	 * setsid(1) in a command does not fork (the contract's exec wrapper relies on that:
+	 * docs/exec.md). Cannot fail: a fresh child of the server leads no process group. */
+	if (setsid() < 0) {
+		msg[0] = -STEP_SESSION;
+		msg[1] = errno;
+	}
 	/* the runtime's life pipe: only the server may hold its write end (box inits exit on EOF)
 	 */
 	if (sp->life_w >= 0)
@@ -366,6 +376,8 @@ static const char *step_name(int step)
 		return "seccomp";
 	case STEP_CAPS:
 		return "capabilities";
+	case STEP_SESSION:
+		return "setsid";
 	default:
 		return "setup";
 	}
