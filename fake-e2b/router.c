@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,6 +486,32 @@ static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
 static long line_second;
 static unsigned line_refused, line_skipped;
 
+/* At most `max` bytes of `s` for a line on stderr, which may be the operator's terminal: a control
+ * byte (C0, DEL), a byte past ASCII (C1 controls come as UTF-8 or raw) and `\` are written as
+ * \xHH, so a request's method or path can neither send the terminal an escape sequence (move
+ * the cursor, retitle, clear, answer back) nor start a line of its own. Caller frees. */
+static char *line_text(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	static const char hex[] = "0123456789abcdef";
+	char *out = malloc(4 * n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch >= 0x7f || ch == '\\') {
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = hex[ch >> 4];
+			*o++ = hex[ch & 15];
+		} else {
+			*o++ = (char)ch;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 static void log_line(fk_req *r)
 {
 	int refused = r->status == 401 || r->status == 403;
@@ -507,7 +534,11 @@ static void log_line(fk_req *r)
 	if (!show)
 		return;
 	char *path = shown_path(r, LINE_PATH_MAX);
-	fprintf(stderr, "fake-e2b: %.32s %s %u\n", r->method, path ? path : "", r->status);
+	char *method = line_text(r->method, 32), *shown = path ? line_text(path, SIZE_MAX) : NULL;
+	fprintf(stderr, "fake-e2b: %s %s %u\n", method ? method : "", shown ? shown : "",
+	        r->status);
+	free(shown);
+	free(method);
 	free(path);
 }
 

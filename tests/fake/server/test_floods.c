@@ -909,6 +909,46 @@ static void test_floods__a_build_log_keeps_its_last_mib(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* A request's method and path reach the server's stderr, which may be the terminal it was
+ * started from: their control bytes must not. Sends a method and a path (decoded on the line)
+ * holding ESC sequences (clear, retitle), a line break with a forged line, CR, DEL, a UTF-8 C1
+ * CSI, a raw 0x9b and a backslash, and checks the exact line. */
+static void test_floods__log_lines_escape_control_bytes(void **state)
+{
+	(void)state;
+	fks s;
+	const char *flags[] = {"--api-key", KEY, NULL}; /* not --quiet */
+	assert_int_equal(fks_start(&s, g_bin, flags), 0);
+	static const char req[] =
+	    "G\x1b[2JT /a%1b]0;t%07%0afake-e2b:%20DELETE%20/sandboxes/x%20204%0d%7f%c2%9b%9b%5c "
+	    "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	int fd = tcp_connect_from(s.port, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+	assert_int_equal(read_status(fd, 10000), 404);
+	close(fd);
+	char out[160];
+	snprintf(out, sizeof(out), "%s/out", s.dir);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	const char *want =
+	    "fake-e2b: G\\x1b[2JT /a\\x1b]0;t\\x07\\x0afake-e2b: DELETE /sandboxes/x "
+	    "204\\x0d\\x7f\\xc2\\x9b\\x9b\\x5c 404\n";
+	const char *line = strstr(text, "fake-e2b: G");
+	assert_non_null(line);
+	assert_memory_equal(line, want, strlen(want));
+	for (size_t i = 0; i < n; i++) /* no control byte in the whole output but line ends */
+		if (text[i] != '\n' && ((unsigned char)text[i] < 0x20 || text[i] == 0x7f))
+			fail_msg("byte 0x%02x at %zu of the server's stderr",
+			         (unsigned char)text[i], i);
+	assert_null(strstr(text, "\nfake-e2b: DELETE"));
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -927,6 +967,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__start_fields_are_bounded),
 	    cmocka_unit_test(test_floods__log_lines_are_bounded),
 	    cmocka_unit_test(test_floods__a_build_log_keeps_its_last_mib),
+	    cmocka_unit_test(test_floods__log_lines_escape_control_bytes),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
