@@ -279,3 +279,38 @@ json_t *cli_shape_process_started(const char *id, uint32_t pid)
 {
 	return json_pack("{s:s,s:I}", "id", id, "pid", (json_int_t)pid);
 }
+
+/* seconds since the epoch as RFC 3339 UTC ("2026-12-01T21:00:05Z") */
+static const char *metric_time(char *buf, size_t len, int64_t unix_s)
+{
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "%lld", (long long)unix_s);
+	return buf;
+}
+
+json_t *cli_shape_metrics(const char *id, const sbx_metrics *m)
+{
+	json_t *o = json_pack("{s:s,s:[]}", "id", id, "metrics"),
+	       *a = json_object_get(o, "metrics");
+	char ts[40];
+
+	for (size_t i = 0; a && i < m->count; i++) {
+		const sbx_metric *x = &m->items[i];
+		if (json_array_append_new(
+		        a,
+		        json_pack("{s:I,s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "timestamp_unix",
+		                  (json_int_t)x->timestamp_unix, "timestamp",
+		                  metric_time(ts, sizeof(ts), x->timestamp_unix), "cpu_count",
+		                  (json_int_t)x->cpu_count, "cpu_used_pct", x->cpu_used_pct,
+		                  "mem_used", (json_int_t)x->mem_used, "mem_total",
+		                  (json_int_t)x->mem_total, "mem_cache", (json_int_t)x->mem_cache,
+		                  "disk_used", (json_int_t)x->disk_used, "disk_total",
+		                  (json_int_t)x->disk_total)) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return a ? o : (json_decref(o), NULL);
+}

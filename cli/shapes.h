@@ -22,6 +22,7 @@
 #include <sandbox.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/metrics.h>
 #include <sandbox/paths.h>
 #include <sandbox/process.h>
 #include <stdbool.h>
@@ -98,5 +99,12 @@ json_t *cli_shape_process_list(const char *id, const sbx_process_info_list *list
 
 /* A started background command: {"id", "pid"}. */
 json_t *cli_shape_process_started(const char *id, uint32_t pid);
+
+/*
+ * Metrics (sandbox/metrics.h): {"id","metrics":[{"timestamp_unix","timestamp" (RFC 3339
+ * UTC),"cpu_count","cpu_used_pct","mem_used","mem_total","mem_cache","disk_used",
+ * "disk_total"}]} (bytes; oldest first). NULL when out of memory.
+ */
+json_t *cli_shape_metrics(const char *id, const sbx_metrics *m);
 
 #endif

@@ -8,6 +8,7 @@
 #include "sandbox/info.h"
 #include "sandbox/lifetime.h"
 #include "sandbox/log.h"
+#include "sandbox/metrics.h"
 #include "sandbox/paths.h"
 #include "sandbox/ports.h"
 #include "sandbox/process.h"

@@ -655,6 +655,31 @@ static int run_host(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	return rc;
 }
 
+static int parse_metrics(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "start", "end", NULL};
+	uint64_t start = 0, end = 0;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_uint(p, "start", "params", 0, 253402300799ULL, &start, NULL, f) < 0 ||
+	    get_uint(p, "end", "params", 0, 253402300799ULL, &end, NULL, f) < 0)
+		return -1;
+	a->metrics_start = (int64_t)start;
+	a->metrics_end = (int64_t)end;
+	return 0;
+}
+
+static int run_metrics(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_metrics *m = NULL;
+	sbx_error err = {0};
+	int rc =
+	    sbx_sandbox_metrics(&m, c->prov, a->id, a->metrics_start, a->metrics_end, c->sig, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_metrics(a->id, m), out, f);
+	sbx_metrics_free(m);
+	return rc;
+}
+
 /* initialize: the new config, then what the server is and has (dispatch.c runs it alone). */
 static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
@@ -973,6 +998,7 @@ static const serve_method methods[] = {
     {"info", parse_only_id, run_info, true},
     {"set_timeout", parse_set_timeout, run_set_timeout, true},
     {"host", parse_host, run_host, true},
+    {"metrics", parse_metrics, run_metrics, true},
     {"list_dir", parse_stat, run_list_dir, true},
     {"ps", parse_only_id, run_ps, true},
     {"wait", parse_wait, run_wait, true},

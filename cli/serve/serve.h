@@ -147,6 +147,7 @@ typedef struct serve_args {
 	size_t nenv;
 	sbx_env_var *meta; /* create's metadata */
 	size_t nmeta;
+	int64_t metrics_start, metrics_end; /* metrics: unix seconds, 0 = open */
 	sbx_create_options create; /* create (timeout_seconds, env, metadata); set_timeout */
 	const char **tags;
 	size_t ntags;

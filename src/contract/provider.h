@@ -14,6 +14,7 @@
 #include <sandbox/files.h>
 #include <sandbox/info.h>
 #include <sandbox/lifetime.h>
+#include <sandbox/metrics.h>
 #include <sandbox/paths.h>
 #include <sandbox/ports.h>
 #include <sandbox/process.h>
@@ -59,6 +60,9 @@ typedef struct sbx_provider_vtable {
 	                   const sbx_create_options *opts, sbx_signal *sig, sbx_error *err);
 	int (*set_timeout)(void *impl, const char *id, uint64_t timeout_seconds, sbx_signal *sig,
 	                   sbx_error *err);
+	/* sandbox/metrics.h (contract/metrics.c); times checked. NULL: unsupported */
+	int (*metrics)(void *impl, sbx_metrics **out, const char *id, int64_t start_unix,
+	               int64_t end_unix, sbx_signal *sig, sbx_error *err);
 	/* sandbox/ports.h (contract/ports.c); port checked. NULL: unsupported */
 	int (*host)(void *impl, sbx_host **out, const char *id, unsigned int port, sbx_signal *sig,
 	            sbx_error *err);

@@ -1150,6 +1150,7 @@ static const sbx_provider_vtable e2b_vtable = {
     .get_info = sbx__e2b_get_info,
     .list_dir = sbx__e2b_list_dir,
     .host = sbx__e2b_host,
+    .metrics = sbx__e2b_metrics,
     .path_info = sbx__e2b_path_info,
     .remove = sbx__e2b_remove,
     .make_dir = sbx__e2b_make_dir,

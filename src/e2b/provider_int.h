@@ -10,6 +10,7 @@
 #include <sandbox/e2b.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/metrics.h>
 #include <sandbox/paths.h>
 #include <sandbox/ports.h>
 #include <sandbox/process.h>
@@ -173,6 +174,10 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
                   sbx_error *err);
 int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,
                       sbx_error *err);
+
+/* provider_metrics.c: sandbox/metrics.h (times checked by contract/metrics.c). */
+int sbx__e2b_metrics(void *impl, sbx_metrics **out, const char *id, int64_t start, int64_t end,
+                     sbx_signal *sig, sbx_error *err);
 
 /* provider_ports.c: sandbox/ports.h (port checked by contract/ports.c). */
 int sbx__e2b_host(void *impl, sbx_host **out, const char *id, unsigned int port, sbx_signal *sig,

@@ -1097,6 +1097,17 @@ mtime: 2023-11-14T22:13:20.500Z"
 	run host "$id" 65536
 	expect_rc "host PORT 65536 exits 2" 2
 
+	run metrics "$id" --json
+	expect_rc "metrics exits 0" 0
+	expect_eq "metrics --json id" "$(jq_out id)" "$id"
+	run metrics "$id"
+	expect_eq "metrics: the header line" "$(head -n 1 "$tmp/out")" "TIME                 CPUS   CPU%           MEM MiB          DISK MiB"
+	run metrics "$id" --since 0s
+	expect_rc "metrics --since 0s exits 2" 2
+	run metrics i0missing000000000000
+	expect_rc "metrics of a missing sandbox exits 1" 1
+	expect_grep "metrics of a missing sandbox is SBX_EGONE" "(SBX_EGONE)" "$tmp/err"
+
 	# the same calls through serve (bindings/protocol/methods.md)
 	# (stdin stays open until the five answers are out: EOF would abort the calls in flight)
 	: >"$tmp/out"
