@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
+#include "connect_frame.h"
 #include "fkserver.h"
 
 static const char *g_bin;
@@ -37,7 +40,9 @@ static void rm_state(const char *dir)
 
 #define KEY "e2b_restart_test_key_0123456789"
 
-static const char *const kept_flags[] = {"--quiet", "--api-key", KEY, NULL};
+/* small disks: each is reserved whole on /var/tmp, and a failed test leaves its directory */
+static const char *const kept_flags[] = {"--quiet",           "--api-key", KEY,
+                                         "--sandbox-disk-mb", "64",        NULL};
 
 static fkr *api(fks *s, const char *method, const char *path, const char *body)
 {
@@ -162,6 +167,38 @@ static void assert_logged(fks *s, const char *line)
 		fail_msg("not in the server's log: '%s'\nlog:\n%s", line, s->out);
 }
 
+/* In a child process: Start `line` in b and return how the stream ended: exit 0 when it was
+ * cut (a transfer error, no end event), 1 when it ended normally. */
+static pid_t start_cut_stream(fks *s, fks_box *b, const char *line)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid > 0)
+		return pid;
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n;
+	unsigned char *env = connect_frame(js, strlen(js), &n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fks_call c = {NULL, "POST", "/process.Process/Start", h, env, n, NULL, 120000};
+	fkr *r = fks_do(s, &c);
+	bool cut = r->curl_rc != 0 && !(r->body && memmem(r->body, r->len, "exit status", 11));
+	_exit(cut ? 0 : 1);
+}
+
+/* process.Process/List of b: the number of processes it lists. */
+static size_t listed_procs(fks *s, fks_box *b)
+{
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/List", h, "{}", 2);
+	assert_int_equal(r->status, 200);
+	size_t n = json_array_size(json_object_get(r->json, "processes"));
+	fkr_free(r);
+	return n;
+}
+
 /* Restart after `how` (0: SIGTERM, 1: kill -9): a running and a paused sandbox, each with a
  * file, come back paused with their files; their envd tokens still work (others do not); a
  * deleted one stays deleted. */
@@ -178,10 +215,21 @@ static void restart_keeps(int crash)
 	fks_box_delete(&a, KEY, &del);
 	pause_box(&a, paused.id);
 	assert_int_equal(count_listed(&a, ""), 2);
+	/* a command mid-exec: its stream is open when the server goes */
+	pid_t stream = start_cut_stream(&a, &run, "touch /tmp/mid-exec; exec sleep 600");
+	for (long deadline = fk_mono_ms() + 30000;
+	     !fks_box_run(&a, &run, "test -e /tmp/mid-exec") && fk_mono_ms() < deadline;)
+		fk_sleep_ms(20);
+	assert_true(fks_box_run(&a, &run, "pgrep -x sleep >/dev/null"));
 	if (crash)
 		assert_int_equal(fks_kill(&a), 0);
 	else
 		assert_int_equal(fks_stop(&a), 0);
+	/* it ended as a dropped connection does: cut, no end event */
+	int st = 0;
+	assert_int_equal(waitpid(stream, &st, 0), stream);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
 	assert_state(&b, run.id, "paused");
 	assert_state(&b, paused.id, "paused");
@@ -195,6 +243,9 @@ static void restart_keeps(int crash)
 	assert_state(&b, run.id, "running");
 	assert_file(&b, &run, "running-file");
 	assert_file(&b, &paused, "paused-file");
+	/* cold: the command that was running is gone, and no process of before is listed */
+	assert_false(fks_box_run(&b, &run, "pgrep -x sleep >/dev/null"));
+	assert_int_equal(listed_procs(&b, &run), 0);
 	/* the envd token create gave still opens it, another does not */
 	assert_int_equal(envd_status_with(&b, &run, run.token), 200);
 	assert_int_equal(envd_status_with(&b, &run, paused.token), 401);
