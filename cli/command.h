@@ -36,6 +36,14 @@ extern const size_t cli_ncommands;
 /* The command named `name`, or NULL. */
 const cli_command *cli_command_find(const char *name);
 
+/*
+ * What an unknown command word may have meant (usage.c): a command's name for
+ * another tool's verb with the same meaning (docker's, e2b's: "pause" is
+ * "suspend") or for a typo (at most 2 edits), as text to print after "did you
+ * mean "; NULL when nothing is close. Never run: the caller only says it.
+ */
+const char *cli_command_suggest(const char *word);
+
 /* Print a command's --help on stdout (usage.c). */
 void cli_command_help(const cli_command *cmd);
 /* The general usage (usage.c); on `f` (stdout for --help, stderr for no command). */

@@ -122,9 +122,17 @@ static int run(cli *c, int argc, char **argv)
 			rc = cli_usage_error(c, "unknown command '%s'", argv[ci + 1]);
 		goto done;
 	}
-	if (!(cmd = cli_command_find(argv[ci])))
-		rc = cli_usage_error(c, "unknown command '%s'", argv[ci]);
-	else
+	if (!(cmd = cli_command_find(argv[ci]))) {
+		const char *hint = cli_command_suggest(argv[ci]);
+		if (hint && !strchr(hint, ' '))
+			rc = cli_usage_error(c, "unknown command '%s'; did you mean '%s'?",
+			                     argv[ci], hint);
+		else if (hint) /* another tool's verb: what it is called here */
+			rc = cli_usage_error(c, "unknown command '%s'; here that is: %s", argv[ci],
+			                     hint);
+		else
+			rc = cli_usage_error(c, "unknown command '%s'", argv[ci]);
+	} else
 		rc = run_command(c, cmd, argc - ci, argv + ci);
 done:
 	free(g);

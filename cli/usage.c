@@ -202,3 +202,83 @@ int cli_complete(int nwords, char **words)
 		candidates("check", cur);
 	return 0;
 }
+
+/* Other tools' verbs (docker, the e2b CLI and SDK) and what they are here. */
+static const struct {
+	const char *verb, *here;
+} verbs[] = {
+    {"pause", "suspend"},
+    {"unpause", "resume"},
+    {"connect", "exec -i ID bash (no terminal yet: no prompt, no job control)"},
+    {"shell", "exec -i ID bash (no terminal yet: no prompt, no job control)"},
+    {"attach", "wait ID PID"},
+    {"logs", "wait ID PID"},
+    {"cp", "read ID PATH > FILE, or write ID PATH FILE"},
+    {"cat", "read"},
+    {"delete", "destroy"},
+    {"remove", "destroy (a sandbox) or rm (a path)"},
+    {"kill-sandbox", "destroy"},
+    {"start", "create, or resume"},
+    {"stop", "suspend, or destroy"},
+    {"run", "exec"},
+    {"ls-sandboxes", "list"},
+    {"inspect", "info"},
+    {"top", "metrics"},
+    {"stats", "metrics"},
+    {"port", "host"},
+    {"url", "host"},
+    {"get-host", "host"},
+    {"timeout", "set-timeout"},
+    {"mkdirs", "mkdir"},
+    {"rename", "mv"},
+    {"move", "mv"},
+    {"upload", "write"},
+    {"download", "read"},
+};
+
+/* Levenshtein distance of a and b, stopping at 3 (all that matters here). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64], prev, cur;
+
+	if (la >= sizeof(row) || lb >= sizeof(row))
+		return 3;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			cur = row[j];
+			row[j] = sub;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (cur + 1 < row[j])
+				row[j] = cur + 1;
+			prev = cur;
+		}
+	}
+	return row[lb] < 3 ? row[lb] : 3;
+}
+
+const char *cli_command_suggest(const char *word)
+{
+	const char *best = NULL;
+	size_t bd = 3;
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(word, verbs[i].verb) == 0)
+			return verbs[i].here;
+	for (size_t i = 0; i < cli_ncommands; i++) {
+		size_t d;
+		if (cli_commands[i]->flags & CLI_CMD_HIDDEN)
+			continue;
+		d = distance(word, cli_commands[i]->name);
+		if (d < bd && d < strlen(cli_commands[i]->name)) {
+			bd = d;
+			best = cli_commands[i]->name;
+		}
+	}
+	return best;
+}

@@ -46,12 +46,14 @@ static int wait_run(cli *c, const cli_args *a)
 	}
 	if ((rc = sbx_process_attach(&h, c->prov, a->pos[0], (uint32_t)pid, &po, c->sig, &err)) <
 	    0) {
-		if (rc == SBX_EHTTP && strcmp(err.e2b_code, "not_found") == 0)
-			return cli_fail_hint(
-			    c, rc, &err,
-			    "no command with that pid is running (it may have "
-			    "ended more than 30 s ago); list them with 'sandbox-e2b "
-			    "ps ID'");
+		if (rc == SBX_EHTTP && strcmp(err.e2b_code, "not_found") == 0) {
+			/* a missing process is "not found", as a missing sandbox or path is */
+			(void)cli_fail_hint(c, rc, &err,
+			                    "no command with that pid is running (it may have "
+			                    "ended more than 30 s ago); list them with "
+			                    "'sandbox-e2b ps ID'");
+			return CLI_EXIT_NOTFOUND;
+		}
 		return cli_fail(c, rc, &err);
 	}
 	rc = sbx_process_wait(&r, h, c->sig, &err);

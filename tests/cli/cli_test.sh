@@ -87,6 +87,15 @@ test_help() {
 	run frobnicate
 	expect_rc "unknown command exits 2" 2
 	expect_grep "unknown command says what next" "--help" "$tmp/err"
+	run pause x
+	expect_rc "another tool's verb exits 2 (never run)" 2
+	expect_eq "pause: did you mean suspend" "$(head -n 1 "$tmp/err")" "sandbox-e2b: unknown command 'pause'; did you mean 'suspend'?"
+	run sttat x y
+	expect_eq "a typo: did you mean" "$(head -n 1 "$tmp/err")" "sandbox-e2b: unknown command 'sttat'; did you mean 'stat'?"
+	run connect x
+	expect_eq "connect: what it is here" "$(head -n 1 "$tmp/err")" "sandbox-e2b: unknown command 'connect'; here that is: exec -i ID bash (no terminal yet: no prompt, no job control)"
+	run frobnicate
+	expect_eq "nothing close: no guess" "$(head -n 1 "$tmp/err")" "sandbox-e2b: unknown command 'frobnicate'"
 	run exec
 	expect_rc "exec without ID exits 2" 2
 	run read onlyid
@@ -1104,6 +1113,9 @@ mtime: 2023-11-14T22:13:20.500Z"
 	expect_eq "metrics: the header line" "$(head -n 1 "$tmp/out")" "TIME                 CPUS   CPU%           MEM MiB          DISK MiB"
 	run metrics "$id" --since 0s
 	expect_rc "metrics --since 0s exits 2" 2
+	run wait "$id" 99999
+	expect_rc "wait of a missing process exits 3" 3
+	expect_grep "wait of a missing process says so" "no command with that pid is running" "$tmp/err"
 	run metrics i0missing000000000000
 	expect_rc "metrics of a missing sandbox exits 1" 1
 	expect_grep "metrics of a missing sandbox is SBX_EGONE" "(SBX_EGONE)" "$tmp/err"
