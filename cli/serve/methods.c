@@ -701,12 +701,13 @@ static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serv
 
 static int parse_list(json_t *p, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"name", "state", NULL};
+	static const char *const keys[] = {"name", "state", "all", NULL};
 	const char *state = NULL;
 
 	if (only_keys(p, keys, "params", f) < 0 ||
 	    get_str(p, "name", false, "params", &a->name, f) < 0 ||
-	    get_str(p, "state", false, "params", &state, f) < 0)
+	    get_str(p, "state", false, "params", &state, f) < 0 ||
+	    get_bool(p, "all", "params", &a->list_all, f) < 0)
 		return -1;
 	if (!state || strcmp(state, "any") == 0)
 		a->state = SBX_STATE_ANY;
@@ -729,6 +730,7 @@ static int run_list(serve_call *c, const serve_args *a, json_t **out, serve_fail
 
 	lo.name = a->name;
 	lo.state = a->state;
+	lo.all = a->list_all;
 	rc = sbx_sandbox_list(&l, c->prov, &lo, c->sig, &err);
 	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_info_list(l), out, f);
 	sbx_info_list_free(l);

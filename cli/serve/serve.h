@@ -159,6 +159,7 @@ typedef struct serve_args {
 	bool background, stdin_open; /* exec: start a background command */
 	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process */
 	sbx_sandbox_state state;     /* list */
+	bool list_all;               /* list: also sandboxes without a name */
 	/* initialize */
 	json_t *config;
 	const char *envd_url;

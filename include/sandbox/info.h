@@ -54,11 +54,14 @@ typedef struct sbx_info_list {
 	size_t count;
 } sbx_info_list;
 
-#define SBX_LIST_OPTIONS_VERSION 1
+#define SBX_LIST_OPTIONS_VERSION 2
 
-/** Filters of sbx_sandbox_list(). Initialise with SBX_LIST_OPTIONS_INIT. */
+/**
+ * Filters of sbx_sandbox_list(). Initialise with SBX_LIST_OPTIONS_INIT.
+ * Version 1 ends at `state`; 2 adds `all`.
+ */
 typedef struct sbx_list_options {
-	unsigned int version; /**< SBX_LIST_OPTIONS_VERSION */
+	unsigned int version; /**< SBX_LIST_OPTIONS_VERSION (1 or 2) */
 	/**
 	 * Only sandboxes with this metadata name (^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$,
 	 * as create's name), filtered by E2B; NULL: every sandbox with a name.
@@ -66,10 +69,17 @@ typedef struct sbx_list_options {
 	 */
 	const char *name;
 	sbx_sandbox_state state; /**< SBX_STATE_ANY (default), _RUNNING or _PAUSED */
+	/* ---- version 2 ---- */
+	/**
+	 * Also the sandboxes without a name (made by other clients of the same E2B
+	 * team: the SDK, the e2b CLI, by hand); their `name` is NULL. Ignored with
+	 * `name`. Default false: only this deployment's sandboxes.
+	 */
+	bool all;
 } sbx_list_options;
 
 /* clang-format off */
-#define SBX_LIST_OPTIONS_INIT {SBX_LIST_OPTIONS_VERSION, NULL, SBX_STATE_ANY}
+#define SBX_LIST_OPTIONS_INIT {SBX_LIST_OPTIONS_VERSION, NULL, SBX_STATE_ANY, false}
 /* clang-format on */
 
 /**

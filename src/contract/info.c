@@ -5,6 +5,7 @@
  */
 #include "contract/provider.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -46,11 +47,16 @@ int sbx_sandbox_list(sbx_info_list **out, sbx_provider *p, const sbx_list_option
 		*out = NULL;
 	if ((error = sbx__call_check(p, sig, SBX__NEED_OUT, out, NULL, err)) < 0)
 		return error;
-	if (!opts)
-		opts = &defaults;
-	if (opts->version != SBX_LIST_OPTIONS_VERSION)
+	sbx_list_options o = defaults;
+	if (opts && opts->version == 1) /* ends at `state`: `all` is not read */
+		memcpy(&o, opts, offsetof(sbx_list_options, all));
+	else if (opts)
+		o = *opts;
+	if (o.version != 1 && o.version != SBX_LIST_OPTIONS_VERSION)
 		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_list_options version %u",
-		                      opts->version);
+		                      o.version);
+	o.version = SBX_LIST_OPTIONS_VERSION;
+	opts = &o;
 	if (opts->state != SBX_STATE_ANY && opts->state != SBX_STATE_RUNNING &&
 	    opts->state != SBX_STATE_PAUSED)
 		return sbx__error_set(err, SBX_EINVALID, "unknown sandbox state filter %d",

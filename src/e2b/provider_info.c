@@ -140,7 +140,7 @@ static void info_clear(sbx_sandbox_info *i)
 }
 
 /* Append the items of one page that carry our metadata name and have the wanted state. */
-static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_sandbox_state want,
+static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_sandbox_state want, bool all,
                     sbx_error *err)
 {
 	json_t *s;
@@ -154,8 +154,8 @@ static int add_page(sbx_info_list *l, size_t *cap, json_t *page, sbx_sandbox_sta
 		                      "E2B GET /v2/sandboxes returned no array of sandboxes");
 	json_array_foreach(page, i, s)
 	{
-		if (!json_is_string(
-		        json_object_get(json_object_get(s, "metadata"), SBX_E2B_METADATA_NAME)))
+		if (!all && !json_is_string(json_object_get(json_object_get(s, "metadata"),
+		                                            SBX_E2B_METADATA_NAME)))
 			continue; /* not made by this library */
 		if (l->count == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 16;
@@ -181,12 +181,13 @@ typedef struct list_pages {
 	sbx_info_list *l;
 	size_t cap;
 	sbx_sandbox_state want;
+	bool all;
 } list_pages;
 
 static int list_page(json_t *page, void *payload, sbx_error *err)
 {
 	list_pages *lp = payload;
-	return add_page(lp->l, &lp->cap, page, lp->want, err);
+	return add_page(lp->l, &lp->cap, page, lp->want, lp->all, err);
 }
 
 int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts, sbx_signal *sig,
@@ -196,7 +197,7 @@ int sbx__e2b_list(void *impl, sbx_info_list **out, const sbx_list_options *opts,
 	const char *states = opts->state == SBX_STATE_RUNNING  ? "running"
 	                     : opts->state == SBX_STATE_PAUSED ? "paused"
 	                                                       : "running,paused";
-	list_pages lp = {NULL, 0, opts->state};
+	list_pages lp = {NULL, 0, opts->state, opts->all && !opts->name};
 	int error;
 
 	*out = NULL;

@@ -1113,6 +1113,14 @@ mtime: 2023-11-14T22:13:20.500Z"
 	expect_eq "metrics: the header line" "$(head -n 1 "$tmp/out")" "TIME                 CPUS   CPU%           MEM MiB          DISK MiB"
 	run metrics "$id" --since 0s
 	expect_rc "metrics --since 0s exits 2" 2
+	run list --all
+	expect_rc "list --all exits 0" 0
+	expect_eq "list: END and AGE columns" "$(head -n 1 "$tmp/out" | tr -s ' ')" "ID NAME STATE STARTED END AGE"
+	if grep -Eq "^$id +cli-test-paths +running +[0-9T:.-]+Z +[0-9T:.-]+Z +[0-9]+[smhd]\$" "$tmp/out"; then
+		ok "list: the sandbox's row has its end and age"
+	else
+		no "list: the sandbox's row has its end and age"
+	fi
 	run wait "$id" 99999
 	expect_rc "wait of a missing process exits 3" 3
 	expect_grep "wait of a missing process says so" "no command with that pid is running" "$tmp/err"

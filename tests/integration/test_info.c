@@ -9,6 +9,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,27 @@ static void test_list__all_pages_filters_and_only_ours(void **state)
 	assert_int_equal(h_count(log, "GET", "/v2/sandboxes$"), 2);
 	assert_null(h_entry_query(h_find(log, "GET", "/v2/sandboxes$", 0), "metadata"));
 	json_decref(log);
+
+	/* all (version 2): the foreign one too, without a name */
+	sbx_list_options every = SBX_LIST_OPTIONS_INIT;
+	every.all = true;
+	assert_int_equal(sbx_sandbox_list(&l, h->p, &every, NULL, &err), 0);
+	assert_int_equal(l->count, N + 2);
+	assert_true(has_id(l, foreign) && has_id(l, other_id));
+	for (size_t i = 0; i < l->count; i++)
+		if (strcmp(l->items[i].id, foreign) == 0)
+			assert_null(l->items[i].name);
+	sbx_info_list_free(l);
+	/* a version 1 struct ends before `all`: never read, only ours */
+	every.version = 1;
+	sbx_list_options *v1 = malloc(offsetof(sbx_list_options, all));
+	assert_non_null(v1);
+	memcpy(v1, &every, offsetof(sbx_list_options, all));
+	assert_int_equal(sbx_sandbox_list(&l, h->p, v1, NULL, &err), 0);
+	assert_int_equal(l->count, N + 1);
+	assert_false(has_id(l, foreign));
+	sbx_info_list_free(l);
+	free(v1);
 
 	/* a name no sandbox has: empty, not NULL */
 	o.name = "nobody-has-this-name";
