@@ -41,6 +41,9 @@ typedef struct cli {
 	sbx_e2b_config *cfg;     /* loaded by cli_provider() */
 	sbx_provider *prov;
 	sbx_signal *sig; /* aborted by SIGINT / SIGTERM */
+	/* the command's ID argument, which cli_provider() resolves when it is a name (resolve.c) */
+	const char **resolve;
+	char *resolved_id; /* what it was resolved to (owned) */
 } cli;
 
 /* ---- config and provider (config.c) ------------------------------------------- */
@@ -60,8 +63,19 @@ bool cli_have_credentials(const cli *c);
  * {"valid":false,"error":{...}}; every other command prints {"error":{...}}.
  */
 int cli_config_parse(cli *c, const char *json, bool check, sbx_e2b_config **out);
-/* Load the config and make c->prov once. Returns 0 or an exit code (message printed). */
+/*
+ * Load the config and make c->prov once, then resolve c->resolve
+ * (cli_resolve_sandbox). Returns 0 or an exit code (message printed).
+ */
 int cli_provider(cli *c);
+/*
+ * The ID argument may be a sandbox's name (resolve.c, docs/cli.md "IDs and
+ * names"): when *c->resolve has a name's shape and exactly one of this
+ * deployment's sandboxes carries that name, *c->resolve becomes its id; none:
+ * it stays (an id); more than one: a usage error naming their ids. One list
+ * request. 0 or an exit code (message printed).
+ */
+int cli_resolve_sandbox(cli *c);
 /* Read a whole file ("-" = stdin) into malloc'd memory (NUL-terminated). 0 or -errno. */
 int cli_read_file(const char *path, char **data, size_t *len, size_t max);
 

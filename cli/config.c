@@ -274,5 +274,5 @@ int cli_provider(cli *c)
 	opts.logger.payload = c;
 	if ((rc = sbx_e2b_provider_new(&c->prov, c->cfg, &opts, &err)) < 0)
 		return cli_fail(c, rc, &err);
-	return 0;
+	return cli_resolve_sandbox(c);
 }

@@ -79,8 +79,15 @@ static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
 	else if (a->npos > cmd->max_pos)
 		rc = cli_usage_error(c, "unexpected argument '%s' (expected %s)",
 		                     a->pos[cmd->max_pos], cmd->args);
-	else if (!(cmd->flags & CLI_CMD_PROVIDER) || (rc = cli_provider(c)) == 0)
-		rc = cmd->run(c, a);
+	else {
+		/* an ID argument may be a name: cli_provider() resolves it (resolve.c) */
+		if (cmd->complete && strncmp(cmd->complete, "id", 2) == 0 &&
+		    (cmd->complete[2] == ' ' || cmd->complete[2] == '\0') && a->npos >= 1)
+			c->resolve = &a->pos[0];
+		if (!(cmd->flags & CLI_CMD_PROVIDER) || (rc = cli_provider(c)) == 0)
+			rc = cmd->run(c, a);
+		c->resolve = NULL;
+	}
 done:
 	free(a);
 	return rc;
@@ -163,6 +170,7 @@ int main(int argc, char **argv)
 	rc = run(&c, argc, argv);
 	fflush(stdout);
 	sbx_provider_free(c.prov);
+	free(c.resolved_id);
 	sbx_e2b_config_free(c.cfg);
 	/* Handlers stay installed but will see a NULL signal from here on. */
 	abort_sig = NULL;

@@ -1121,6 +1121,25 @@ mtime: 2023-11-14T22:13:20.500Z"
 	else
 		no "list: the sandbox's row has its end and age"
 	fi
+	run exec cli-test-paths -- 'echo by-name'
+	expect_eq "exec NAME: a name where the id goes" "$(cat "$tmp/out")" "by-name"
+	run info cli-test-paths --json
+	expect_eq "info NAME is that sandbox" "$(jq_out id)" "$id"
+	run info i0nosuchname00000000
+	expect_rc "info of a word no sandbox has as a name: taken as an id, not found" 3
+	# two sandboxes with one name (made behind the tool's back): never a guess
+	local hp=${url#http://} body='{"templateID":"capybara-sandbox","secure":true,"metadata":{"capybara-sandbox-name":"twin"}}'
+	for _ in 1 2; do
+		exec 4<>"/dev/tcp/${hp%:*}/${hp##*:}"
+		printf 'POST /v2/sandboxes HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+			"$hp" "$SECRET" "${#body}" "$body" >&4
+		head -1 <&4 >/dev/null
+		exec 4<&-
+	done
+	run exec twin -- true
+	expect_rc "an ambiguous name exits 2" 2
+	expect_grep "an ambiguous name says so" "2 sandboxes are named 'twin' (" "$tmp/err"
+	run destroy-by-name twin
 	run wait "$id" 99999
 	expect_rc "wait of a missing process exits 3" 3
 	expect_grep "wait of a missing process says so" "no command with that pid is running" "$tmp/err"
