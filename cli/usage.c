@@ -5,8 +5,10 @@
  */
 #include "command.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 const cli_command *cli_command_find(const char *name)
 {
@@ -149,6 +151,52 @@ static void complete_options(const cli_command *cmd, const char *cur)
 		}
 }
 
+#define COMPLETE_DEADLINE_MS 2000 /* a completion waits no longer for E2B */
+
+static void *abort_later(void *sig)
+{
+	struct timespec ts = {COMPLETE_DEADLINE_MS / 1000,
+	                      (COMPLETE_DEADLINE_MS % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	sbx_signal_abort(sig);
+	return NULL;
+}
+
+/*
+ * The ids (and, with `names`, the names) of this deployment's sandboxes that
+ * start with `cur`, from one list request under the configured sources.
+ * Quiet: a completion prints nothing but candidates (no config, no network:
+ * none), and gives up after COMPLETE_DEADLINE_MS.
+ */
+static void complete_sandboxes(const char *cur, bool ids, bool names)
+{
+	cli c = {.prog = "sandbox-e2b", .cmd = "list"};
+	sbx_list_options lo = SBX_LIST_OPTIONS_INIT;
+	sbx_info_list *l = NULL;
+	size_t plen = strlen(cur);
+	pthread_t t;
+
+	if (!freopen("/dev/null", "w", stderr) || sbx_signal_new(&c.sig) < 0)
+		return;
+	if (pthread_create(&t, NULL, abort_later, c.sig) != 0) {
+		sbx_signal_free(c.sig);
+		return;
+	}
+	pthread_detach(t); /* the process ends right after: the thread may still sleep */
+	if (cli_provider(&c) == 0 && sbx_sandbox_list(&l, c.prov, &lo, c.sig, NULL) == 0) {
+		for (size_t i = 0; i < l->count; i++) {
+			if (ids)
+				candidate(l->items[i].id, cur, plen);
+			if (names && l->items[i].name)
+				candidate(l->items[i].name, cur, plen);
+		}
+		sbx_info_list_free(l);
+	}
+	fflush(stdout);
+	sbx_provider_free(c.prov);
+	sbx_e2b_config_free(c.cfg);
+}
+
 int cli_complete(int nwords, char **words)
 {
 	const cli_command *cmd = NULL;
@@ -200,6 +248,11 @@ int cli_complete(int nwords, char **words)
 	}
 	if (strncmp(kinds, "check", 5) == 0)
 		candidates("check", cur);
+	else if (strncmp(kinds, "id", 2) == 0 && (kinds[2] == ' ' || !kinds[2]))
+		complete_sandboxes(cur, true, true); /* a name goes where an id does (resolve.c) */
+	else if (strncmp(kinds, "name", 4) == 0 && (kinds[4] == ' ' || !kinds[4]) &&
+	         strcmp(cmd->name, "create") != 0) /* create's NAME is a new one */
+		complete_sandboxes(cur, false, true);
 	return 0;
 }
 
