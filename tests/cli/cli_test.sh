@@ -1144,7 +1144,7 @@ mtime: 2023-11-14T22:13:20.500Z"
 	expect_eq "__complete an ID by its start" "$("$cli" __complete info "${id:0:6}")" "$id"
 	expect_eq "__complete destroy-by-name: names" "$("$cli" __complete destroy-by-name cli-test-p)" "cli-test-paths"
 	expect_eq "__complete create NAME: no existing names" "$("$cli" __complete create cli-test-p)" ""
-	expect_eq "__complete without config: nothing, quietly" "$(SANDBOX_E2B_CONFIG= "$cli" __complete exec "" 2>&1)" ""
+	expect_eq "__complete without config: nothing, quietly" "$(SANDBOX_E2B_CONFIG='' "$cli" __complete exec "" 2>&1)" ""
 	run wait "$id" 99999
 	expect_rc "wait of a missing process exits 3" 3
 	expect_grep "wait of a missing process says so" "no command with that pid is running" "$tmp/err"
