@@ -262,19 +262,34 @@ static int host_is_loopback(const char *host)
 	return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
-static int write_port_file(const char *path, unsigned port)
+/* `len` bytes of `data` to `path` (mode `mode`), atomically: a reader never sees half of it.
+ * The temporary file beside it has a random name and is made with O_EXCL (mkostemp), so
+ * nothing already there is written through: the port file and the key file often live in a
+ * directory others may write (/tmp), where a name the server could be predicted to use
+ * (`<path>.tmp.<pid>`) let a local user plant a symlink (root then wrote the port over its
+ * target) or a file of their own (which then held the API key, readable by them). rename()
+ * replaces a symlink at `path` itself, never its target. */
+static int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
 {
 	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f)
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -1;
-	fprintf(f, "%u\n", port);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int ok = fchmod(fd, mode) == 0 && write(fd, data, len) == (ssize_t)len;
+	if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return -1;
 	}
 	return 0;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+	char line[16];
+	int n = snprintf(line, sizeof(line), "%u\n", port);
+	return write_file_atomic(path, line, (size_t)n, 0644);
 }
 
 /* A fresh random key, `prefix` + 40 hex digits (E2B's keys: 20 random bytes in hex). */
@@ -293,19 +308,11 @@ static int make_key(const char *prefix, char *out, size_t cap)
 /* Write the key to path (mode 0600, atomically: a reader never sees half a key). */
 static int write_key_file(const char *path, const char *key)
 {
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	char line[300];
+	int n = snprintf(line, sizeof(line), "%s\n", key);
+	if (n < 0 || (size_t)n >= sizeof(line))
 		return -1;
-	size_t n = strlen(key);
-	int ok =
-	    fchmod(fd, 0600) == 0 && write(fd, key, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
-	if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return write_file_atomic(path, line, (size_t)n, 0600);
 }
 
 /* Read a key from a file (first line) given by option `opt`. 0 or -1 (message on stderr). */

@@ -6,11 +6,14 @@
  * gives (E2B's AccessTokenAuth), and refuses anything else with E2B's words.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -274,6 +277,102 @@ static void test_auth__teams_takes_the_access_token_not_the_api_key(void **state
 	fks_stop(&s);
 }
 
+static void read_text(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, cap - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
+/* The port file and the key file are often in a directory others may write (/tmp). Files a
+ * local user plants at the names the server would have used for their temporary copies
+ * (`<file>.tmp.<pid>`: a symlink to a file of root's, a file of the user's own) must not be
+ * written through: before, root wrote the port over the symlink's target and the API key into
+ * the user's file. The server's pid is known before it runs (it waits on a pipe), so the
+ * names are planted first. */
+static void test_auth__planted_temporary_files_are_not_written_through(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/fk-auth-plant-XXXXXX", pf[96], kf[112], out[96], victim[96];
+	char ptmp[128], ktmp[128], text[8192];
+	assert_non_null(mkdtemp(dir));
+	snprintf(pf, sizeof(pf), "%s/pf", dir);
+	snprintf(kf, sizeof(kf), "%s/pf.api-key", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	int vfd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(vfd >= 0);
+	assert_int_equal(write(vfd, "precious\n", 9), 9);
+	close(vfd);
+	int gate[2];
+	assert_int_equal(pipe(gate), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+		close(gate[1]);
+		if (read(gate[0], &c, 1) != 1)
+			_exit(126);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(g_bin, g_bin, "--port", "0", "--ephemeral", "--quiet", "--port-file", pf,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(gate[0]);
+	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", pf, (int)pid);
+	snprintf(ktmp, sizeof(ktmp), "%s.tmp.%d", kf, (int)pid);
+	assert_int_equal(symlink(victim, ptmp), 0);
+	assert_int_equal(symlink(victim, pf), 0); /* and the port file's own name */
+	int kfd = open(ktmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(kfd >= 0);
+	assert_int_equal(fchown(kfd, 65534, 65534), 0); /* a file of nobody's */
+	close(kfd);
+	assert_int_equal(write(gate[1], "x", 1), 1);
+	close(gate[1]);
+	unsigned port = 0;
+	for (int i = 0; i < 1500 && !port; i++) {
+		read_text(out, text, sizeof(text));
+		char *line = strstr(text, "fake-e2b listening on http://127.0.0.1:");
+		if (line)
+			port = (unsigned)strtoul(line + 39, NULL, 10);
+		else
+			usleep(20000);
+	}
+	kill(pid, SIGTERM);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	print_message("server output: %s\n", text);
+	assert_true(port > 0);
+	read_text(victim, text, sizeof(text));
+	assert_string_equal(text, "precious\n"); /* before: the port number */
+	/* the planted key file is untouched: still nobody's and empty (before: the key, 0600) */
+	struct stat ks;
+	assert_int_equal(lstat(ktmp, &ks), 0);
+	assert_int_equal(ks.st_uid, 65534);
+	assert_int_equal(ks.st_size, 0);
+	assert_int_equal(lstat(ptmp, &ks), 0);
+	assert_true(S_ISLNK(ks.st_mode));
+	/* the port file is a file of its own (the symlink replaced), and was right */
+	assert_int_equal(lstat(pf, &ks), 0);
+	assert_true(S_ISREG(ks.st_mode));
+	assert_int_equal(ks.st_uid, geteuid());
+	read_text(pf, text, sizeof(text));
+	assert_int_equal(strtoul(text, NULL, 10), port);
+	assert_int_equal(access(kf, F_OK), -1); /* removed at exit, as always */
+	unlink(ptmp);
+	unlink(ktmp);
+	unlink(pf);
+	unlink(out);
+	unlink(victim);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -285,6 +384,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_auth__non_loopback_host_is_refused),
 	    cmocka_unit_test(test_auth__short_or_conflicting_keys_are_refused),
 	    cmocka_unit_test(test_auth__teams_takes_the_access_token_not_the_api_key),
+	    cmocka_unit_test(test_auth__planted_temporary_files_are_not_written_through),
 	};
 	return cmocka_run_group_tests_name("fake_auth", tests, NULL, NULL);
 }
