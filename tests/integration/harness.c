@@ -130,9 +130,23 @@ int h_server_start(h_server *s)
 	s->tls = tls && *tls && strcmp(tls, "0") != 0;
 	snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", state);
 	/* --ephemeral: a test's temporary state dir keeps nothing (README "What survives what") */
-	char *argv[13] = {(char *)bin,   "--port",      "0",      "--state-dir", state,
-	                  "--ephemeral", "--port-file", portfile, "--api-key",   H_API_KEY};
-	int argc = 10;
+	/* $ITEST_SANDBOX_DISK_MB (default 64): each sandbox's disk is reserved whole on the state
+	 * dir's file system (fake-e2b README "Disk cap"), so a test file that holds 101 sandboxes
+	 * (paging) or moves 256 MiB files (file_stream) says what it needs */
+	const char *disk = getenv("ITEST_SANDBOX_DISK_MB");
+	char *argv[15] = {(char *)bin,
+	                  "--port",
+	                  "0",
+	                  "--state-dir",
+	                  state,
+	                  "--ephemeral",
+	                  "--port-file",
+	                  portfile,
+	                  "--api-key",
+	                  H_API_KEY,
+	                  "--sandbox-disk-mb",
+	                  (char *)(disk && *disk ? disk : "64")};
+	int argc = 12;
 	if (s->tls)
 		argv[argc++] = "--tls";
 	if (extra && *extra)
