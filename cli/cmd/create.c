@@ -160,11 +160,23 @@ static int create_run(cli *c, const cli_args *a)
 	s.lim.allow_hosts_count = s.nhosts;
 	s.o.env = s.env;
 	s.o.metadata = s.md;
+	/* what create will replace, for the notice (create itself says nothing of it) */
+	sbx_list_options lo = SBX_LIST_OPTIONS_INIT;
+	sbx_info_list *before = NULL;
+	lo.name = a->pos[0];
+	if (sbx_sandbox_list(&before, c->prov, &lo, c->sig, NULL) < 0)
+		before = NULL; /* no notice then; create reports its own errors */
 	if ((rc = sbx_sandbox_create_with(&id, c->prov, a->pos[0], &s.lim, s.with ? &s.o : NULL,
 	                                  c->sig, &err)) < 0) {
 		rc = create_fail(c, rc, &err, &s);
+		sbx_info_list_free(before);
 		goto done;
 	}
+	if (before && before->count > 0)
+		fprintf(stderr, "%s create: replaced %zu sandbox%s named %s (%s%s)\n", c->prog,
+		        before->count, before->count == 1 ? "" : "es", a->pos[0],
+		        before->items[0].id, before->count > 1 ? ", ..." : "");
+	sbx_info_list_free(before);
 	if (c->json)
 		cli_json_print(cli_shape_created(id, a->pos[0]));
 	else
@@ -185,7 +197,8 @@ const cli_command cli_cmd_create = {
     .summary = "create a sandbox named NAME (replacing one with that name)",
     .description =
         "Creates a sandbox and prints its id. Any sandbox already named NAME (running or\n"
-        "paused) is destroyed first. NAME: ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.\n"
+        "paused) is destroyed first, and a line on stderr says so.\n"
+        "NAME: ^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$.\n"
         "cpu / memory / disk are validated only (E2B fixes them in the template).\n"
         "--timeout sets the first lifetime only: a later exec or file command connects\n"
         "and extends it to the config's timeoutSeconds; set-timeout sets it exactly.\n",

@@ -994,6 +994,12 @@ test_paths() {
 	start_fake
 	run create cli-test-paths
 	expect_rc "paths: create exits 0" 0
+	expect_eq "create of a new name: no notice" "$(cat "$tmp/err")" ""
+	local first
+	first=$(cat "$tmp/out")
+	run create cli-test-paths
+	expect_rc "paths: create again exits 0" 0
+	expect_eq "create says it replaced the same-name sandbox" "$(cat "$tmp/err")" "sandbox-e2b create: replaced 1 sandbox named cli-test-paths ($first)"
 	local id
 	id=$(cat "$tmp/out")
 
