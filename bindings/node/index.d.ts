@@ -56,12 +56,13 @@ export interface ExecArgs {
   command: string
   cwd?: string
   env?: Record<string, string>
-  /** ms */
-  timeoutMs: number
-  /** bytes, stdout + stderr together */
-  maxOutputBytes: number
+  /** ms, default 60000 (the seed's contract passes it always) */
+  timeoutMs?: number
+  /** bytes, stdout + stderr together, default 1048576 (1 MiB) */
+  maxOutputBytes?: number
   tag?: string
-  signal: AbortSignal
+  /** default: the call is not abortable */
+  signal?: AbortSignal
   /** streamed stdout text as it arrives (never splits a UTF-8 character) */
   onStdout?: (data: string) => void
   onStderr?: (data: string) => void
@@ -90,17 +91,21 @@ export interface FileStat {
 
 export interface SandboxProvider {
   readonly concurrentExec: true
-  create(args: { name: string; limits: SandboxLimits; signal: AbortSignal }): Promise<SandboxHandle>
-  resume(h: SandboxHandle, signal: AbortSignal): Promise<'resumed' | 'gone'>
-  suspend(h: SandboxHandle, signal: AbortSignal): Promise<void>
-  destroy(h: SandboxHandle, signal: AbortSignal): Promise<void>
-  destroyByName(name: string, signal: AbortSignal): Promise<void>
-  killAll(h: SandboxHandle, signal: AbortSignal): Promise<void>
-  killTagged(h: SandboxHandle, tags: readonly string[], signal: AbortSignal): Promise<void>
+  // The seed's contract passes every argument; the runtime defaults what is optional here
+  // (a signal: not abortable; limits: serve's defaults), so code written for the seed type-checks
+  // unchanged and this provider is assignable to the seed's contract (test/types/check.ts).
+  create(args: { name: string; limits?: Partial<SandboxLimits>; signal?: AbortSignal }): Promise<SandboxHandle>
+  resume(h: SandboxHandle, signal?: AbortSignal): Promise<'resumed' | 'gone'>
+  suspend(h: SandboxHandle, signal?: AbortSignal): Promise<void>
+  destroy(h: SandboxHandle, signal?: AbortSignal): Promise<void>
+  destroyByName(name: string, signal?: AbortSignal): Promise<void>
+  killAll(h: SandboxHandle, signal?: AbortSignal): Promise<void>
+  killTagged(h: SandboxHandle, tags: readonly string[], signal?: AbortSignal): Promise<void>
   exec(h: SandboxHandle, args: ExecArgs): Promise<ExecResult>
-  readFile(h: SandboxHandle, path: string, opts: { maxBytes: number; signal: AbortSignal }): Promise<FileContent | null>
-  writeFile(h: SandboxHandle, path: string, data: Uint8Array | ArrayBuffer | string, signal: AbortSignal): Promise<void>
-  stat(h: SandboxHandle, path: string, signal: AbortSignal): Promise<FileStat | null>
+  /** maxBytes default 16777216 (16 MiB) */
+  readFile(h: SandboxHandle, path: string, opts?: { maxBytes?: number; signal?: AbortSignal }): Promise<FileContent | null>
+  writeFile(h: SandboxHandle, path: string, data: Uint8Array | ArrayBuffer | string, signal?: AbortSignal): Promise<void>
+  stat(h: SandboxHandle, path: string, signal?: AbortSignal): Promise<FileStat | null>
   // ---- not in the contract ----
   /** Start a background command; killed when the serve child ends. */
   startCommand(h: SandboxHandle, args: StartCommandArgs): Promise<CommandHandle>

@@ -167,6 +167,21 @@ describe('exec', () => {
     assert.deepEqual(r, { exitCode: 3, stdout: 'x y /tmp\n', stderr: 'err\n', truncated: false, timedOut: false })
   })
 
+  test('what index.d.ts leaves optional the runtime defaults: no timeoutMs, maxOutputBytes, signal, readFile opts', async () => {
+    const t = await p.create({ name: 'node-defaults' })
+    assert.deepEqual(await p.exec(t, { command: 'printf ok' }), { exitCode: 0, stdout: 'ok', stderr: '', truncated: false, timedOut: false })
+    assert.equal(await p.writeFile(t, '/workspace/d.txt', 'defaults'), undefined)
+    assert.deepEqual(await p.readFile(t, '/workspace/d.txt'), { data: new TextEncoder().encode('defaults'), truncated: false })
+    assert.deepEqual(await p.readFile(t, '/workspace/d.txt', { maxBytes: 3 }), { data: new TextEncoder().encode('def'), truncated: true })
+    assert.deepEqual(await p.stat(t, '/workspace/d.txt'), { size: 8, isDir: false })
+    assert.equal(await p.suspend(t), undefined)
+    assert.equal(await p.resume(t), 'resumed')
+    assert.equal(await p.killAll(t), undefined)
+    assert.equal(await p.killTagged(t, ['x']), undefined)
+    assert.equal(await p.destroy(t), undefined)
+    assert.equal(await p.resume(t), 'gone')
+  })
+
   test('onStdout / onStderr stream output before the command ends, never splitting a character', async () => {
     const chunks = []
     const errs = []

@@ -1,0 +1,86 @@
+// Type-level test of index.d.ts, compiled by `tsc --strict --noEmit` (run.sh), never run:
+// 1. every call with only its required arguments type-checks (the runtime defaults the rest);
+// 2. the provider stays assignable to the seed's sandbox@1 contract as the seed's callers use it
+//    (every argument passed, the same results), so code written for the seed compiles unchanged.
+import {
+  createE2BSandbox,
+  type ExecResult,
+  type FileContent,
+  type FileStat,
+  type SandboxHandle,
+  type SandboxLimits,
+} from '../../index.js'
+
+const p = createE2BSandbox({ apiKey: 'e2b_x', template: 't' })
+const h: SandboxHandle = { id: 'x' }
+
+export async function onlyRequired(): Promise<void> {
+  const c: SandboxHandle = await p.create({ name: 'n' })
+  const r: ExecResult = await p.exec(c, { command: 'true' })
+  const f: FileContent | null = await p.readFile(h, '/workspace/a')
+  const g: FileContent | null = await p.readFile(h, '/workspace/a', { maxBytes: 10 })
+  await p.writeFile(h, '/workspace/a', 'x')
+  const s: FileStat | null = await p.stat(h, '/workspace/a')
+  const st: 'resumed' | 'gone' = await p.resume(h)
+  await p.suspend(h)
+  await p.killAll(h)
+  await p.killTagged(h, ['t'])
+  await p.destroyByName('n')
+  await p.destroy(h)
+  const cmd = await p.startCommand(h, { command: 'sleep 1' })
+  const w: ExecResult & { aborted: boolean } = await cmd.wait()
+  void [r, f, g, s, st, w]
+}
+
+// The seed's contract (plugin-sandbox-e2b 0.1.0-rc.1's provider as its callers use it): every
+// argument required, exactly these results.
+interface SeedExecArgs {
+  command: string
+  cwd?: string
+  env?: Record<string, string>
+  timeoutMs: number
+  maxOutputBytes: number
+  tag?: string
+  signal: AbortSignal
+  onStdout?: (data: string) => void
+  onStderr?: (data: string) => void
+}
+interface SeedProvider {
+  readonly concurrentExec: true
+  create(args: { name: string; limits: SandboxLimits; signal: AbortSignal }): Promise<SandboxHandle>
+  resume(h: SandboxHandle, signal: AbortSignal): Promise<'resumed' | 'gone'>
+  suspend(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  destroy(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  destroyByName(name: string, signal: AbortSignal): Promise<void>
+  killAll(h: SandboxHandle, signal: AbortSignal): Promise<void>
+  killTagged(h: SandboxHandle, tags: readonly string[], signal: AbortSignal): Promise<void>
+  exec(h: SandboxHandle, args: SeedExecArgs): Promise<{
+    exitCode: number | null
+    stdout: string
+    stderr: string
+    truncated: boolean
+    timedOut: boolean
+  }>
+  readFile(
+    h: SandboxHandle,
+    path: string,
+    opts: { maxBytes: number; signal: AbortSignal },
+  ): Promise<{ data: Uint8Array; truncated: boolean } | null>
+  writeFile(h: SandboxHandle, path: string, data: Uint8Array | ArrayBuffer | string, signal: AbortSignal): Promise<void>
+  stat(h: SandboxHandle, path: string, signal: AbortSignal): Promise<{ size: number; isDir: boolean } | null>
+}
+
+export const seed: SeedProvider = p
+
+// And a call written for the seed, every argument passed, compiles as it is.
+export async function seedCall(s: SeedProvider, q: typeof p): Promise<void> {
+  const signal = AbortSignal.timeout(1000)
+  const limits: SandboxLimits = { cpu: 1, memoryMb: 512, diskMb: 1024, egress: 'none', allowHosts: [] }
+  for (const x of [s, q]) {
+    const c = await x.create({ name: 'n', limits, signal })
+    await x.exec(c, { command: 'true', timeoutMs: 1000, maxOutputBytes: 100, signal })
+    await x.readFile(c, '/a', { maxBytes: 1, signal })
+    await x.writeFile(c, '/a', new Uint8Array(1), signal)
+    await x.destroy(c, signal)
+  }
+}
