@@ -345,6 +345,39 @@ static fk_state *lock_state_dir(const char *dir)
 		        strerror_r(errno, why, sizeof(why)));
 		return NULL;
 	}
+	/* The server makes, renames, mounts and removes files in it as root: a directory another
+	 * user owns or may write (one made in /tmp before the server, as anyone can) would let
+	 * them swap its entries under it (a sandbox's disk image for a symlink to a block device,
+	 * the /etc templates, the records). */
+	struct stat ds;
+	if (lstat(dir, &ds) == 0 && S_ISLNK(ds.st_mode)) { /* the path is used as given, later */
+		fprintf(stderr,
+		        "fake-e2b: state directory %s is a symbolic link: refused (it could be "
+		        "pointed elsewhere under this server); give the directory itself\n",
+		        dir);
+		return NULL;
+	}
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &ds) < 0) {
+		fprintf(stderr, "fake-e2b: cannot open the state directory %s: %s\n", dir,
+		        strerror_r(errno, why, sizeof(why)));
+		if (dfd >= 0)
+			close(dfd);
+		return NULL;
+	}
+	close(dfd);
+	if (ds.st_uid != geteuid() || (ds.st_mode & 022)) {
+		fprintf(
+		    stderr,
+		    "fake-e2b: state directory %s is %s: refused (its owner and group could "
+		    "swap the sandboxes' files under this server); give a directory of uid %d's "
+		    "that only it may write\n",
+		    dir,
+		    ds.st_uid != geteuid() ? "owned by another user"
+		                           : "writable by its group or others",
+		    (int)geteuid());
+		return NULL;
+	}
 	if (fk_state_open(dir, &st, why, sizeof(why)) < 0) {
 		fprintf(stderr, "fake-e2b: %s\n", why);
 		return NULL;

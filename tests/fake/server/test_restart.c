@@ -531,12 +531,70 @@ static void test_restart__ephemeral_leaves_nothing(void **unused)
 	assert_false(loops_of(dir));
 }
 
+/* The server makes, renames, mounts and removes files in its state directory as root: one that
+ * another user owns or may write (made in /tmp before the server, as anyone can), or a symlink,
+ * is refused, whatever it holds. Before, such a directory was taken (and chmod'ed 0711, its owner
+ * still another user's), and that user could swap a sandbox's disk image or the /etc templates
+ * under the server. */
+static void test_restart__state_dir_others_may_write_is_refused(void **unused)
+{
+	(void)unused;
+	char dir[64], link[80], want[512];
+	const char *flags[] = {"--quiet", NULL};
+	fks b;
+	new_state(dir, sizeof(dir));
+	assert_int_equal(chown(dir, 65534, 65534), 0); /* nobody's */
+	assert_int_equal(fks_start_in(&b, g_bin, dir, flags), -1);
+	assert_true(WIFEXITED(b.exit_status));
+	assert_int_equal(WEXITSTATUS(b.exit_status), 1);
+	snprintf(want, sizeof(want),
+	         "fake-e2b: state directory %s is owned by another user: refused (its owner and "
+	         "group could swap the sandboxes' files under this server); give a directory of "
+	         "uid %d's that only it may write\n",
+	         dir, (int)geteuid());
+	assert_string_equal(b.out, want);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 65534); /* left as it was: not taken, nothing made in it */
+	assert_int_equal(access(dir, F_OK), 0);
+	char lock[96];
+	snprintf(lock, sizeof(lock), "%s/.lock", dir);
+	assert_int_equal(access(lock, F_OK), -1);
+	fks_stop(&b);
+	assert_int_equal(chown(dir, geteuid(), getegid()), 0);
+	assert_int_equal(chmod(dir, 0777), 0); /* the server's own, but anyone may write it */
+	assert_int_equal(fks_start_in(&b, g_bin, dir, flags), -1);
+	snprintf(want, sizeof(want),
+	         "fake-e2b: state directory %s is writable by its group or others: refused (its "
+	         "owner and group could swap the sandboxes' files under this server); give a "
+	         "directory of uid %d's that only it may write\n",
+	         dir, (int)geteuid());
+	assert_string_equal(b.out, want);
+	fks_stop(&b);
+	assert_int_equal(chmod(dir, 0700), 0);
+	snprintf(link, sizeof(link), "%s-link", dir);
+	assert_int_equal(symlink(dir, link), 0);
+	assert_int_equal(fks_start_in(&b, g_bin, link, flags), -1);
+	snprintf(want, sizeof(want),
+	         "fake-e2b: state directory %s is a symbolic link: refused (it could be pointed "
+	         "elsewhere under this server); give the directory itself\n",
+	         link);
+	assert_string_equal(b.out, want);
+	fks_stop(&b);
+	unlink(link);
+	/* the directory itself, the server's and 0700: taken */
+	assert_int_equal(fks_start_in(&b, g_bin, dir, flags), 0);
+	assert_int_equal(fks_stop(&b), 0);
+	rm_state(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_restart__second_server_on_a_directory_refused),
+	    cmocka_unit_test(test_restart__state_dir_others_may_write_is_refused),
 	    cmocka_unit_test(test_restart__sigterm_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__damaged_record_refused),
