@@ -47,7 +47,7 @@ enum MHD_Result fk_control_delete(fk_call *c)
 	return fk_reply(c->req, 204, NULL, NULL, 0);
 }
 
-/* /timeout sets exactly (may shorten); /refreshes extends only (min 15 s) (§1.10). */
+/* /timeout sets exactly (may shorten, 0: now); /refreshes extends only (min 15 s) (§1.10). */
 static enum MHD_Result timeout_sandbox(fk_call *c, int refresh)
 {
 	fk_req *r = c->req;
@@ -56,7 +56,14 @@ static enum MHD_Result timeout_sandbox(fk_call *c, int refresh)
 	long secs = 0;
 	const char *why = json_is_object(body) ? NULL : "validation error: body must be an object";
 	if (!why && !refresh) {
-		why = fk_control_timeout_field(body, "timeout", 0, 1, &secs);
+		/* SandboxTimeoutRequest's timeout is required and `minimum: 0` (infra
+		 * handlers/sandbox_timeout.go): 0 ends the sandbox at once, the reaper pausing or
+		 * killing it as its lifecycle says; create, connect and fork refuse 0 */
+		json_t *t = json_object_get(body, "timeout");
+		if (t && json_is_integer(t) && json_integer_value(t) == 0)
+			secs = 0;
+		else
+			why = fk_control_timeout_field(body, "timeout", 0, 1, &secs);
 	} else if (!why) {
 		json_t *d = json_object_get(body, "duration");
 		if (d && (!json_is_integer(d) || json_integer_value(d) < 0 ||

@@ -1084,6 +1084,32 @@ static void test_control__reaper_kills_or_pauses_at_end_time(void **state)
 	free(b);
 }
 
+/* POST /timeout with 0 (the spec's minimum) ends the sandbox at once, as its lifecycle says. */
+static void test_control__timeout_zero_ends_it_now(void **state)
+{
+	(void)state;
+	char *a = create_sandbox("{\"templateID\":\"capybara-sandbox\",\"timeout\":3600}");
+	char *b = create_sandbox(
+	    "{\"templateID\":\"capybara-sandbox\",\"timeout\":3600,\"autoPause\":true}");
+	char path[128];
+	char *ids[] = {a, b};
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/sandboxes/%s/timeout", ids[i]);
+		resp *r = http("POST", path, "{\"timeout\":0}");
+		assert_int_equal(r->status, 204);
+		resp_free(r);
+	}
+	assert_true(wait_state(a, NULL, 20000));
+	assert_true(wait_state(b, "paused", 20000));
+	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", b);
+	resp *r = http("POST", path, "{\"timeout\":-1}");
+	assert_e2b_error(r, 400);
+	resp_free(r);
+	delete_sandbox(b);
+	free(a);
+	free(b);
+}
+
 /* ---- admin ------------------------------------------------------------------------------ */
 
 static void test_admin__fault_409_times_then_success(void **state)
@@ -2008,6 +2034,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_control__connect_pause_delete_lifecycle),
 	    cmocka_unit_test(test_control__list_paging_and_metadata_filter),
 	    cmocka_unit_test(test_control__reaper_kills_or_pauses_at_end_time),
+	    cmocka_unit_test(test_control__timeout_zero_ends_it_now),
 	    cmocka_unit_test(test_admin__fault_409_times_then_success),
 	    cmocka_unit_test(test_admin__request_log_masks_secrets),
 	    cmocka_unit_test(test_admin__request_log_arrival_order),
@@ -2021,6 +2048,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_envd__kill_ignored_survives_signal_until_pause),
 	    cmocka_unit_test(test_envd__300_concurrent_streams),
 	};
+	const char *only = getenv("FK_TEST_FILTER"); /* a glob: run only the tests it names */
+	if (only && *only)
+		cmocka_set_test_filter(only);
 	int rc = cmocka_run_group_tests_name("fake_http", tests, server_start, server_stop);
 	curl_global_cleanup();
 	return rc;
