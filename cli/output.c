@@ -119,6 +119,10 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 		       "domain / E2B_DOMAIN), and --envd-url / SANDBOX_E2B_ENVD_URL for a local "
 		       "or self-hosted envd";
 	case SBX_ESANDBOX:
+		if (err && strstr(err->message, "lacks what sandbox-e2b needs"))
+			return "create sandboxes from a template built from "
+			       "templates/capybara-sandbox "
+			       "and set \"template\" (or --template) to it";
 		return "a step inside the sandbox failed; check the path and its permissions "
 		       "(the sandbox user owns /workspace; /skills is root's)";
 	case SBX_EINTERNAL:

@@ -372,6 +372,60 @@ static int drive(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts 
 	return r->user_stop ? SBX_EUSER : error;
 }
 
+bool sbx__e2b_no_sandbox_user(int error, const sbx_error *e)
+{
+	return error == SBX_EHTTP && strcmp(e->e2b_code, "unauthenticated") == 0 &&
+	       strstr(e->message, "invalid username: 'sandbox'");
+}
+
+bool sbx__e2b_runuser_no_sandbox(const sbx_buf *e)
+{
+	char text[STDERR_MESSAGE_MAX + 1];
+	return strstr(sbx__e2b_stderr_text(e, text, sizeof(text)),
+	              "runuser: user sandbox does not exist") != NULL;
+}
+
+int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_error *err)
+{
+	const char *args[] = {"-c", sbx__e2b_template_check_script, "capybara-check"};
+	run_opts o = {0};
+	run_result r;
+	char missing[400];
+	size_t n = 0;
+
+	o.user = SBX_E2B_ROOT_USER;
+	o.cmd = "/bin/sh";
+	o.args = args;
+	o.nargs = 3;
+	o.cwd = "/";
+	o.max_output = sizeof(missing);
+	o.timeout_ms = KILL_TIMEOUT_MS;
+	o.abort_after_ms = KILL_DEADLINE_MS;
+	sbx__e2b_run_result_init(&r, o.max_output);
+	missing[0] = '\0';
+	if (sbx__e2b_run(p, t, &o, &r, NULL) == 0 && r.out.len > 0) {
+		/* one missing convention a line: "a; b; c" */
+		for (size_t i = 0; i < r.out.len && n + 3 < sizeof(missing); i++) {
+			char ch = (char)r.out.ptr[i];
+			if (ch == '\n') {
+				if (i + 1 < r.out.len) {
+					missing[n++] = ';';
+					missing[n++] = ' ';
+				}
+			} else if (ch >= 0x20 && ch < 0x7f) {
+				missing[n++] = ch;
+			}
+		}
+		missing[n] = '\0';
+	}
+	sbx__e2b_run_result_dispose(&r);
+	return sbx__error_set(err, SBX_ESANDBOX,
+	                      "template %s lacks what sandbox-e2b needs (%s); build "
+	                      "templates/capybara-sandbox (its README.md) and name it in "
+	                      "\"template\"",
+	                      p->template_id, missing[0] ? missing : "the user sandbox, uid 1000");
+}
+
 int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
                  sbx_error *err)
 {
@@ -435,6 +489,10 @@ int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts 
 	if (error == 0 && !r->got_end)
 		error = sbx__error_set(&local, SBX_EPROTOCOL,
 		                       "E2B process stream ended without an exit status");
+	if (error < 0 && !r->have_pid && o->user && strcmp(o->user, SBX_E2B_SANDBOX_USER) == 0 &&
+	    sbx__e2b_no_sandbox_user(error, &local))
+		return sbx__e2b_template_error(
+		    p, t, err); /* the template lacks the user: say what it lacks */
 	if (error < 0) {
 		r->partial = error == SBX_EPROTOCOL && r->have_pid;
 		if (r->partial) {

@@ -180,7 +180,9 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 		sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
 	}
-	if (!exited_with(&r, 0))
+	if (!exited_with(&r, 0) && sbx__e2b_runuser_no_sandbox(&r.err))
+		error = sbx__e2b_template_error(p, &t, err);
+	else if (!exited_with(&r, 0))
 		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
 		                       stderr_of(&r, se, sizeof(se)));
 done:

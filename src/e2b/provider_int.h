@@ -154,6 +154,15 @@ int sbx__e2b_attached_file_op(sbx__e2b_provider *p, sbx_envd_target *t, const ch
                               const char *user, const char *const *args, size_t nargs,
                               size_t max_output, uint64_t timeout_ms, sbx_signal *sig,
                               sbx__file_op *res, sbx_error *err);
+/* envd's answer to a Start as "sandbox" in a template without that user (a stock one). */
+bool sbx__e2b_no_sandbox_user(int error, const sbx_error *e);
+/* A root step's stderr when runuser found no user sandbox (the same template problem). */
+bool sbx__e2b_runuser_no_sandbox(const sbx_buf *err);
+/*
+ * SBX_ESANDBOX "template T lacks what sandbox-e2b needs (...)": what the template
+ * lacks of templates/capybara-sandbox's conventions, found by a check run as root.
+ */
+int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_error *err);
 /* envd's 502 (E2B's proxy: the sandbox is paused or missing): the request did not run. */
 bool sbx__e2b_not_running(int error, const sbx_error *e);
 /* stderrOf(): `err` as text, whitespace-trimmed, at most 500 bytes at a UTF-8 boundary. */

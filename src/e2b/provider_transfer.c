@@ -113,6 +113,11 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
 		staged = false; /* the script removed it */
 		goto done;      /* missing, or a directory: not found */
 	}
+	if (!exited_with(&r, 0) && sbx__e2b_runuser_no_sandbox(&r.err)) {
+		staged = false;
+		error = sbx__e2b_template_error(p, &t, err);
+		goto done;
+	}
 	if (!exited_with(&r, 0)) {
 		staged = false;
 		error = sbx__error_set(err, SBX_ESANDBOX, "cannot read %s: %s", path,
@@ -253,6 +258,10 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, ms, sig, &r,
 	                              err)) < 0)
 		goto done;
+	if (!exited_with(&r, 0) && sbx__e2b_runuser_no_sandbox(&r.err)) {
+		error = sbx__e2b_template_error(p, &t, err);
+		goto done;
+	}
 	if (!exited_with(&r, 0)) {
 		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s", path,
 		                       sbx__e2b_stderr_text(&r.err, se, sizeof(se)));

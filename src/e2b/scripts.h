@@ -17,23 +17,24 @@
  * the exec wrapper runs every command with it too, so a sandbox has it. */
 #define SBX_E2B_KILL_SHELL "/bin/bash"
 
-extern const char sbx__e2b_exec_wrapper[];        /* EXEC_WRAPPER */
-extern const char sbx__e2b_fileop_wrapper[];      /* FILEOP_WRAPPER (ours) */
-extern const char sbx__e2b_kill_script[];         /* KILL_SCRIPT (KILL_TREE + ...) */
-extern const char sbx__e2b_kill_all_script[];     /* KILL_ALL_SCRIPT (ours: bash, no fork) */
-extern const char sbx__e2b_kill_tagged_script[];  /* KILL_TAGGED_SCRIPT (ours: bash, no fork) */
-extern const char sbx__e2b_read_script[];         /* READ_SCRIPT */
-extern const char sbx__e2b_stat_script[];         /* STAT_SCRIPT */
-extern const char sbx__e2b_stage_read_script[];   /* STAGE_READ_SCRIPT (ours: raw reads) */
-extern const char sbx__e2b_read_sized_script[];   /* READ_SIZED_SCRIPT (ours: raw reads) */
-extern const char sbx__e2b_remove_script[];       /* REMOVE_SCRIPT (ours: staging cleanup) */
-extern const char sbx__e2b_list_script[];         /* LIST_SCRIPT (ours: list_dir) */
-extern const char sbx__e2b_path_info_script[];    /* PATH_INFO_SCRIPT (ours: paths.h) */
-extern const char sbx__e2b_remove_path_script[];  /* REMOVE_PATH_SCRIPT (ours: paths.h) */
-extern const char sbx__e2b_make_dir_script[];     /* MAKE_DIR_SCRIPT (ours: paths.h) */
-extern const char sbx__e2b_rename_script[];       /* RENAME_SCRIPT (ours: paths.h) */
-extern const char sbx__e2b_user_write_script[];   /* USER_WRITE_SCRIPT */
-extern const char sbx__e2b_skills_write_script[]; /* SKILLS_WRITE_SCRIPT */
+extern const char sbx__e2b_exec_wrapper[];          /* EXEC_WRAPPER */
+extern const char sbx__e2b_fileop_wrapper[];        /* FILEOP_WRAPPER (ours) */
+extern const char sbx__e2b_kill_script[];           /* KILL_SCRIPT (KILL_TREE + ...) */
+extern const char sbx__e2b_kill_all_script[];       /* KILL_ALL_SCRIPT (ours: bash, no fork) */
+extern const char sbx__e2b_kill_tagged_script[];    /* KILL_TAGGED_SCRIPT (ours: bash, no fork) */
+extern const char sbx__e2b_read_script[];           /* READ_SCRIPT */
+extern const char sbx__e2b_stat_script[];           /* STAT_SCRIPT */
+extern const char sbx__e2b_stage_read_script[];     /* STAGE_READ_SCRIPT (ours: raw reads) */
+extern const char sbx__e2b_read_sized_script[];     /* READ_SIZED_SCRIPT (ours: raw reads) */
+extern const char sbx__e2b_remove_script[];         /* REMOVE_SCRIPT (ours: staging cleanup) */
+extern const char sbx__e2b_list_script[];           /* LIST_SCRIPT (ours: list_dir) */
+extern const char sbx__e2b_template_check_script[]; /* TEMPLATE_CHECK_SCRIPT (ours) */
+extern const char sbx__e2b_path_info_script[];      /* PATH_INFO_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_remove_path_script[];    /* REMOVE_PATH_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_make_dir_script[];       /* MAKE_DIR_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_rename_script[];         /* RENAME_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_user_write_script[];     /* USER_WRITE_SCRIPT */
+extern const char sbx__e2b_skills_write_script[];   /* SKILLS_WRITE_SCRIPT */
 
 /*
  * In-sandbox timeout of the `timeout -s KILL` backstop: ceil(timeout_ms / 1000)
