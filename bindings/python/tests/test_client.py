@@ -11,8 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from sandbox_e2b import (AsyncClient, CancelToken, Client, DirEntry, Limits,  # noqa: E402
-                         SandboxError, SandboxGone, Stat)
+from sandbox_e2b import (AsyncClient, CallbackError, CancelToken, Client, DirEntry,  # noqa: E402
+                         Limits, SandboxError, SandboxGone, Stat)
 
 from fake import Fake  # noqa: E402
 
@@ -81,6 +81,29 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual("".join(chunks), "first\nt\u00e9\nin\ufffd")
         self.assertEqual(errs, ["e\n"])
         self.assertEqual(out["r"].stdout_bytes, b"first\nt\xc3\xa9\nin\xff")
+
+    def test_a_raising_callback_is_surfaced_with_the_result(self) -> None:
+        calls = []
+
+        def bad(t: str) -> None:
+            calls.append(t)
+            raise ValueError("handler broke")
+
+        with self.assertRaises(CallbackError) as cm:
+            self.c.exec(self.sid, "echo one; sleep 0.1; echo two; exit 4", on_stdout=bad)
+        self.assertEqual(cm.exception.code, "callback")
+        self.assertIsInstance(cm.exception.__cause__, ValueError)
+        self.assertEqual(str(cm.exception.__cause__), "handler broke")
+        self.assertEqual((cm.exception.result.exit_code, cm.exception.result.stdout), (4, "one\ntwo\n"))
+        self.assertEqual(calls, ["one\n"])  # not called again after it raised
+
+        async def coro(t: str) -> None:
+            pass
+
+        with self.assertRaises(CallbackError) as cm:
+            self.c.exec(self.sid, "echo x", on_stdout=coro)
+        self.assertIsInstance(cm.exception.__cause__, TypeError)
+        self.assertIn("AsyncClient", str(cm.exception.__cause__))
 
     def test_list_info_list_dir(self) -> None:
         mine = self.c.list(name="py-main")
@@ -343,6 +366,50 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             await c.destroy(sid)
             with self.assertRaises(SandboxGone):
                 await c.stat(sid, "/workspace")
+
+    async def test_async_handlers_are_awaited_in_order_output_never_lost(self) -> None:
+        async with AsyncClient(fake.config(), envd_url=fake.url) as c:
+            sid = await c.create("py-async-handlers")
+            seen: list = []
+
+            async def slow_out(t: str) -> None:
+                await asyncio.sleep(0.01)  # yields: a later chunk must still wait for this one
+                seen.append(("o", t))
+
+            async def on_err(t: str) -> None:
+                seen.append(("e", t))
+
+            cmd = "for i in $(seq 1 50); do echo $i; done; echo err >&2; printf 'caf\\303'; sleep 0.1; printf '\\251'"
+            r = await c.exec(sid, cmd, on_stdout=slow_out, on_stderr=on_err)
+            out = "".join(t for k, t in seen if k == "o")
+            self.assertEqual(out, "".join(f"{i}\n" for i in range(1, 51)) + "caf\u00e9")
+            self.assertEqual(out, r.stdout)  # every chunk handled before exec returned
+            self.assertEqual([t for k, t in seen if k == "e"], ["err\n"])
+
+            # a sync callable still works; a background command's async handler too
+            sync_seen: list = []
+            r = await c.exec(sid, "echo s", on_stdout=sync_seen.append)
+            self.assertEqual((sync_seen, r.stdout), (["s\n"], "s\n"))
+            bg: list = []
+
+            async def on_bg(t: str) -> None:
+                await asyncio.sleep(0)
+                bg.append(t)
+
+            p = await c.start(sid, "read x; echo got $x; echo more", stdin=True, on_stdout=on_bg)
+            await p.send_stdin(b"it\n")
+            r = await p.wait()
+            self.assertEqual(("".join(bg), r.stdout), ("got it\nmore\n", "got it\nmore\n"))
+
+            # a handler that raises: the exec runs to its end, then CallbackError with the result
+            async def bad(t: str) -> None:
+                raise ValueError("async handler broke")
+
+            with self.assertRaises(CallbackError) as cm:
+                await c.exec(sid, "echo a; echo b; exit 5", on_stdout=bad)
+            self.assertIsInstance(cm.exception.__cause__, ValueError)
+            self.assertEqual((cm.exception.result.exit_code, cm.exception.result.stdout), (5, "a\nb\n"))
+            await c.destroy(sid)
 
 
 if __name__ == "__main__":

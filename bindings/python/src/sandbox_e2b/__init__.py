@@ -8,10 +8,10 @@
 """
 from .aio import AsyncClient, AsyncProcess
 from .client import CancelToken, Client, Process
-from .errors import BridgeError, SandboxError, SandboxGone
+from .errors import BridgeError, CallbackError, SandboxError, SandboxGone
 from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
-__all__ = ["AsyncClient", "AsyncProcess", "BridgeError", "CancelToken", "Client", "DirEntry",
+__all__ = ["AsyncClient", "AsyncProcess", "BridgeError", "CallbackError", "CancelToken", "Client", "DirEntry",
            "ExecResult", "FileContent", "Limits", "Process", "ProcessInfo", "SandboxError",
            "SandboxGone", "SandboxInfo", "Stat"]
 __version__ = "0.1.0"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import codecs
+import inspect
 import json
 import os
 import shutil
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from .errors import SandboxError, SandboxGone
+from .errors import CallbackError, SandboxError, SandboxGone
 from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
 BIN_ENV = "SANDBOX_E2B_BIN"
@@ -179,15 +180,32 @@ OutputCallback = Callable[[str], Any]
 
 class OutputRouter:
     """Turns ``output`` notifications of one exec into text callbacks, never
-    splitting a UTF-8 character between two calls."""
+    splitting a UTF-8 character between two calls. A callback that raises is
+    not called again (neither is the other stream's); ``check`` then raises a
+    ``CallbackError`` holding the result, the callback's exception as its cause.
+    A sync client cannot await: a callback returning an awaitable is that error."""
 
     def __init__(self, on_stdout: Optional[OutputCallback], on_stderr: Optional[OutputCallback]):
         self.cbs = {"stdout": on_stdout, "stderr": on_stderr}
         self.decs = {k: codecs.getincrementaldecoder("utf-8")("replace") for k in self.cbs}
+        self.error: Optional[BaseException] = None
 
     @property
     def wanted(self) -> bool:
         return any(self.cbs.values())
+
+    def deliver(self, stream: str, cb: OutputCallback, text: str) -> None:
+        if self.error is not None:
+            return
+        try:
+            r = cb(text)
+            if inspect.isawaitable(r):
+                if inspect.iscoroutine(r):
+                    r.close()  # never awaited: no RuntimeWarning
+                raise TypeError(f"on_{stream} returned an awaitable: the sync Client cannot await "
+                                "it; pass async handlers to AsyncClient")
+        except Exception as e:  # surfaced by check(), after the command ended
+            self.error = e
 
     def __call__(self, method: str, params: Mapping[str, Any]) -> None:
         if method != "output":
@@ -197,14 +215,21 @@ class OutputRouter:
         if cb:
             text = self.decs[stream].decode(bytes_of(params, "data"))
             if text:
-                cb(text)
+                self.deliver(stream, cb, text)
 
     def finish(self) -> None:
         for k, cb in self.cbs.items():
             if cb:
                 text = self.decs[k].decode(b"", final=True)
                 if text:
-                    cb(text)
+                    self.deliver(k, cb, text)
+
+    def check(self, result: ExecResult) -> ExecResult:
+        if self.error is not None:
+            raise CallbackError(f"an output callback raised {type(self.error).__name__}: {self.error} "
+                                "(the command ran to its end; its result is on .result)",
+                                result) from self.error
+        return result
 
 
 def info_result(r: Mapping[str, Any]) -> SandboxInfo:

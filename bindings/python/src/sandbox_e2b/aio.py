@@ -6,6 +6,8 @@ second cancel stops waiting for that)."""
 from __future__ import annotations
 
 import asyncio
+import collections
+import inspect
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -16,6 +18,52 @@ from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, Sandb
 __all__ = ["AsyncClient", "AsyncProcess"]
 
 Bytes = Union[bytes, bytearray, memoryview, str]
+
+
+class AsyncOutputRouter(proto.OutputRouter):
+    """``OutputRouter`` for asyncio: a handler may be sync or ``async def``.
+    Chunks are queued in arrival order (at most the call's output budget) and
+    one task runs the handlers one at a time, awaiting an async one before the
+    next chunk; ``drain`` waits until every chunk was handled, so a call
+    returns only after its handlers saw all the output."""
+
+    def __init__(self, on_stdout: Optional[proto.OutputCallback], on_stderr: Optional[proto.OutputCallback]):
+        super().__init__(on_stdout, on_stderr)
+        self._queue: "collections.deque[tuple]" = collections.deque()
+        self._task: Optional[asyncio.Task] = None
+
+    def deliver(self, stream: str, cb: proto.OutputCallback, text: str) -> None:
+        if self.error is not None:
+            return
+        self._queue.append((cb, text))
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while self._queue and self.error is None:
+            cb, text = self._queue.popleft()
+            try:
+                r = cb(text)
+                if inspect.isawaitable(r):
+                    await r
+            except Exception as e:  # surfaced by check(), after the command ended
+                self.error = e
+                self._queue.clear()
+
+    async def drain(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    def cancel(self) -> None:
+        self._queue.clear()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def settle(self, r: Any) -> ExecResult:
+        """The result once the handlers saw all the output (``check``'s rules)."""
+        self.finish()
+        await self.drain()
+        return self.check(proto.exec_result(r))
 
 
 class AsyncClient:
@@ -92,12 +140,15 @@ class AsyncClient:
                    on_stdout: Optional[proto.OutputCallback] = None,
                    on_stderr: Optional[proto.OutputCallback] = None,
                    stdin: Optional[Bytes] = None) -> ExecResult:
-        router = proto.OutputRouter(on_stdout, on_stderr)
+        router = AsyncOutputRouter(on_stdout, on_stderr)
         params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted,
                                    stdin)
-        r = await self._call("exec", params, router if router.wanted else None)
-        router.finish()
-        return proto.exec_result(r)
+        try:
+            r = await self._call("exec", params, router if router.wanted else None)
+            return await router.settle(r)
+        except BaseException:
+            router.cancel()
+            raise
 
     async def read_file(self, id: str, path: str, *, max_bytes: Optional[int] = None) -> Optional[FileContent]:
         return proto.file_result(await self._call("read_file", {"id": id, "path": path, "max_bytes": max_bytes}))
@@ -127,7 +178,7 @@ class AsyncClient:
                     max_output_bytes: Optional[int] = None, tag: Optional[str] = None,
                     stdin: bool = False, on_stdout: Optional[proto.OutputCallback] = None,
                     on_stderr: Optional[proto.OutputCallback] = None) -> "AsyncProcess":
-        router = proto.OutputRouter(on_stdout, on_stderr)
+        router = AsyncOutputRouter(on_stdout, on_stderr)
         params = proto.start_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag,
                                     router.wanted, stdin)
         conn = await self._connection()
@@ -141,16 +192,15 @@ class AsyncProcess:
     """A background command started by ``AsyncClient.start`` (the twin of ``client.Process``)."""
 
     def __init__(self, client: AsyncClient, conn: AsyncConnection, id: str, pid: int,
-                 router: proto.OutputRouter, rid: Optional[int], max_output_bytes: Optional[int]) -> None:
+                 router: AsyncOutputRouter, rid: Optional[int], max_output_bytes: Optional[int]) -> None:
         self._client, self._conn, self.id, self.pid = client, conn, id, pid
         self._router, self._rid, self._max = router, rid, max_output_bytes
 
     async def wait(self) -> ExecResult:
         r = await self._client._call("wait", {"id": self.id, "pid": self.pid, "max_output_bytes": self._max})
-        self._router.finish()
         if self._rid is not None:
             self._conn.routes.pop(self._rid, None)
-        return proto.exec_result(r)
+        return await self._router.settle(r)
 
     async def send_stdin(self, data: Bytes) -> None:
         await self._client._call("send_stdin", {"id": self.id, "pid": self.pid, **proto.data_params(data)})

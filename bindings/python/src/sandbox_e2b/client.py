@@ -117,7 +117,7 @@ class Client:
                                    stdin)
         r = self._call("exec", params, cancel, router if router.wanted else None)
         router.finish()
-        return proto.exec_result(r)
+        return router.check(proto.exec_result(r))
 
     def read_file(self, id: str, path: str, *, max_bytes: Optional[int] = None,
                   cancel: Optional[CancelToken] = None) -> Optional[FileContent]:
@@ -186,7 +186,7 @@ class Process:
         self._router.finish()
         if self._rid is not None:
             self._conn.unroute(self._rid)
-        return proto.exec_result(r)
+        return self._router.check(proto.exec_result(r))
 
     def send_stdin(self, data: Bytes, *, cancel: Optional[CancelToken] = None) -> None:
         self._client._call("send_stdin", {"id": self.id, "pid": self.pid, **proto.data_params(data)}, cancel)

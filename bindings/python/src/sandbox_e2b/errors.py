@@ -5,11 +5,13 @@
 "invalid", "timeout", "http", "network", "aborted", ...), ``http_status`` and
 ``e2b_code`` when the server answered. ``BridgeError``: the ``sandbox-e2b
 serve`` child died while the call was in flight (the next call starts a new
-one). Messages never contain the API key or an access token.
+one). ``CallbackError``: an ``on_stdout``/``on_stderr`` handler raised; the
+command ran to its end, its result is on ``.result``, the handler's exception
+is ``__cause__``. Messages never contain the API key or an access token.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 
 class SandboxError(Exception):
@@ -37,3 +39,12 @@ class SandboxGone(SandboxError):
 
 class BridgeError(SandboxError):
     """The sandbox-e2b serve child exited while the call was in flight."""
+
+
+class CallbackError(SandboxError):
+    """An output handler raised (code "callback"): ``result`` is the command's
+    ``ExecResult`` (all its output), ``__cause__`` the handler's exception."""
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message, code="callback")
+        self.result = result
