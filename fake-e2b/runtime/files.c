@@ -396,6 +396,25 @@ static char *symlink_resolve(fctx *c, const char *abs_link, const char *text)
 	return path;
 }
 
+/* The type and mode of where symlink entry `e` leads (envd's GetEntryInfo stats the target and
+ * reports its type): the target resolved by symlink_resolve, looked at inside the box, not at
+ * all when it is in /proc (whose links are the host's). */
+static void link_target_type(fctx *c, fk_entry *e)
+{
+	if (!e->symlink_target)
+		return;
+	int fd = fk__open_in(c->rootfd, e->symlink_target, O_PATH | O_NOFOLLOW, 0);
+	struct stat st;
+	if (fd >= 0 && !fk__fd_refused(fd) && fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+		e->target_type = S_ISDIR(st.st_mode)   ? FK_FT_DIR
+		                 : S_ISREG(st.st_mode) ? FK_FT_FILE
+		                                       : FK_FT_OTHER;
+		e->target_mode = st.st_mode;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Fills `e` for `abs` from an lstat done through `dirfd`/`name` (or `st` if given). */
 static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_entry *e,
                       fk_err *err)
@@ -424,6 +443,7 @@ static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_
 			t[n] = 0;
 			e->symlink_target = symlink_resolve(c, abs, t);
 		}
+		link_target_type(c, e);
 	}
 	entry_meta(dirfd, name, &st, e);
 	if (!e->name || !e->path || !e->owner || !e->group ||

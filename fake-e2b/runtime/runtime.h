@@ -467,6 +467,10 @@ typedef struct fk_entry {
 	int32_t mtime_nsec;
 	char *symlink_target; /* NULL unless a symlink: where it leads, absolute, every symlink on
 	                         the way resolved inside the box (envd) */
+	/* a symlink's: the type (FK_FT_FILE, FK_FT_DIR, FK_FT_OTHER) and st_mode of where it
+	 * leads; 0 when it leads nowhere or into /proc (never looked at there) */
+	fk_file_type target_type;
+	uint32_t target_mode;
 	/* envd's metadata: the user.e2b.<key> extended attributes (X-Metadata-<key> of uploads),
 	 * n_meta parallel keys and values */
 	char **meta_keys;

@@ -29,13 +29,20 @@ static json_t *timestamp_json(int64_t sec, int32_t nsec)
 /* EntryInfo (§5.5), defaults omitted. */
 json_t *fk_envd_entry_json(const fk_entry *e)
 {
-	static const char *const types[] = {NULL, "FILE_TYPE_FILE", "FILE_TYPE_DIRECTORY",
-	                                    "FILE_TYPE_SYMLINK", NULL};
+	/* envd sends FILE_TYPE_SYMLINK for no entry it stats */
+	static const char *const types[] = {NULL, "FILE_TYPE_FILE", "FILE_TYPE_DIRECTORY", NULL,
+	                                    NULL};
+	/* a symlink is reported with the type and mode of where it leads, none when that is
+	 * nowhere (infra shared/pkg/filesystem GetEntryInfo); its size, permissions, owner and
+	 * time are the link's own */
+	bool link = e->type == FK_FT_SYMLINK;
+	fk_file_type type = link ? e->target_type : e->type;
+	uint32_t mode = link ? e->target_mode & 0777 : e->mode & 07777;
 	json_t *j = json_object();
 	if (e->name && *e->name)
 		json_object_set_new(j, "name", json_string(e->name));
-	if (e->type >= 1 && e->type <= 4 && types[e->type])
-		json_object_set_new(j, "type", json_string(types[e->type]));
+	if (type >= 1 && type <= 4 && types[type])
+		json_object_set_new(j, "type", json_string(types[type]));
 	if (e->path && *e->path)
 		json_object_set_new(j, "path", json_string(e->path));
 	if (e->size) {
@@ -43,8 +50,8 @@ json_t *fk_envd_entry_json(const fk_entry *e)
 		snprintf(sz, sizeof(sz), "%lld", (long long)e->size);
 		json_object_set_new(j, "size", json_string(sz));
 	}
-	if (e->mode & 07777)
-		json_object_set_new(j, "mode", json_integer(e->mode & 07777));
+	if (mode)
+		json_object_set_new(j, "mode", json_integer(mode));
 	if (e->permissions[0])
 		json_object_set_new(j, "permissions", json_string(e->permissions));
 	if (e->owner && *e->owner)

@@ -977,6 +977,8 @@ static void test_runtime__stat_list_mkdir_move_remove(void **state)
 	assert_int_equal(fk_file_stat(rt, "fs", "/workspace/d/l", NULL, &e, NULL), 0);
 	assert_int_equal(e.type, FK_FT_SYMLINK);
 	assert_string_equal(e.symlink_target, "/workspace/d/f.txt"); /* resolved, envd */
+	assert_int_equal(e.target_type, FK_FT_FILE);
+	assert_int_equal(e.target_mode & 0777, 0644);
 	fk_entry_clear(&e);
 	assert_int_equal(fk_file_stat(rt, "fs", "/", NULL, &e, NULL), 0);
 	assert_int_equal(e.type, FK_FT_DIR);

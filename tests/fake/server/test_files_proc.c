@@ -6,7 +6,8 @@
  * what resolves into /proc (by the file system reached, not by the path's text: symlinks too)
  * with 400 `path '<p>' leads into /proc, which the files API does not open`, as GET /files
  * does; /proc itself is an entry of "/" (Stat of it and ListDir of "/" show it, without
- * children); a symlink into /proc is shown as written, never resolved through /proc's links.
+ * children); a symlink into /proc is shown as written, never resolved through /proc's links
+ * nor typed by them. And how a symlink elsewhere is reported (its target's type).
  * Needs root (sandboxes); skips otherwise.
  */
 #define _GNU_SOURCE
@@ -119,8 +120,8 @@ static void test_proc__stat(void **state)
 		r = fs_call("Stat", body);
 		assert_int_equal(r->status, 200);
 		e = json_object_get(r->json, "entry");
-		assert_string_equal(json_string_value(json_object_get(e, "type")),
-		                    "FILE_TYPE_SYMLINK");
+		assert_null(json_object_get(e, "type")); /* its target is not looked at */
+		assert_null(json_object_get(e, "mode"));
 		assert_string_equal(json_string_value(json_object_get(e, "symlinkTarget")),
 		                    links[i][1]);
 		fkr_free(r);
@@ -157,6 +158,66 @@ static void test_proc__listdir(void **state)
 	}
 	assert_int_equal(proc, 1);
 	assert_int_equal(tmp_d, 1); /* the rest of the tree is listed */
+	fkr_free(r);
+}
+
+/* A symlink outside /proc is reported as envd's GetEntryInfo does: the type and mode of where it
+ * leads (none when that is nowhere), the target resolved, the rest the link's own; never
+ * FILE_TYPE_SYMLINK (the Python SDK refuses that value). Stat and ListDir alike. */
+static void test_links__target_type(void **state)
+{
+	(void)state;
+	need_root();
+	fks_box_sh(&g_srv, &g_box,
+	           "mkdir -p /tmp/lk/d && chmod 0750 /tmp/lk/d && printf abc > /tmp/lk/f && "
+	           "chmod 0600 /tmp/lk/f && ln -s f /tmp/lk/lf && ln -s /tmp/lk/d /tmp/lk/ld && "
+	           "ln -s lf /tmp/lk/ll && ln -s nowhere /tmp/lk/lx");
+	const struct {
+		const char *path, *type, *target;
+		long mode;
+	} want[] = {{"/tmp/lk/lf", "FILE_TYPE_FILE", "/tmp/lk/f", 0600},
+	            {"/tmp/lk/ld", "FILE_TYPE_DIRECTORY", "/tmp/lk/d", 0750},
+	            {"/tmp/lk/ll", "FILE_TYPE_FILE", "/tmp/lk/f", 0600},
+	            {"/tmp/lk/lx", NULL, "/tmp/lk/nowhere", 0}};
+	size_t nw = sizeof(want) / sizeof(want[0]);
+	for (size_t i = 0; i < nw; i++) {
+		char body[128];
+		snprintf(body, sizeof(body), "{\"path\":\"%s\"}", want[i].path);
+		fkr *r = fs_call("Stat", body);
+		assert_int_equal(r->status, 200);
+		json_t *e = json_object_get(r->json, "entry");
+		json_t *t = json_object_get(e, "type");
+		if (want[i].type)
+			assert_string_equal(json_string_value(t), want[i].type);
+		else
+			assert_null(t);
+		assert_string_equal(json_string_value(json_object_get(e, "symlinkTarget")),
+		                    want[i].target);
+		assert_int_equal(json_integer_value(json_object_get(e, "mode")), want[i].mode);
+		assert_string_equal(json_string_value(json_object_get(e, "permissions")),
+		                    "Lrwxrwxrwx");
+		fkr_free(r);
+	}
+	fkr *r = fs_call("ListDir", "{\"path\":\"/tmp/lk\",\"depth\":1}");
+	assert_int_equal(r->status, 200);
+	json_t *entries = json_object_get(r->json, "entries");
+	size_t seen = 0;
+	for (size_t i = 0; i < json_array_size(entries); i++) {
+		json_t *e = json_array_get(entries, i);
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *t = json_string_value(json_object_get(e, "type"));
+		for (size_t k = 0; k < nw; k++) {
+			if (strcmp(p, want[k].path))
+				continue;
+			seen++;
+			if (want[k].type)
+				assert_string_equal(t, want[k].type);
+			else
+				assert_null(t);
+		}
+	}
+	assert_int_equal(seen, nw);
+	assert_int_equal(json_array_size(entries), nw + 2); /* and d, f */
 	fkr_free(r);
 }
 
@@ -218,6 +279,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_proc__stat),
 	    cmocka_unit_test(test_proc__listdir),
 	    cmocka_unit_test(test_proc__mkdir_remove_move),
+	    cmocka_unit_test(test_links__target_type),
 	    cmocka_unit_test(test_proc__watch),
 	};
 	return cmocka_run_group_tests(tests, up, down);
