@@ -4,6 +4,7 @@
  * after N bytes and says so (stderr, and "truncated" with --json).
  */
 #include "command.h"
+#include "progress.h"
 #include "shapes.h"
 
 #include <errno.h>
@@ -28,11 +29,16 @@ typedef struct read_sink {
 	size_t len, cap;
 	int write_errno;
 	bool oom;
+	uint64_t bytes;
+	cli_progress prog;
 } read_sink;
 
 static int sink(const unsigned char *data, size_t len, void *payload)
 {
 	read_sink *s = payload;
+
+	s->bytes += len;
+	cli_progress_update(&s->prog, s->bytes);
 
 	if (s->to_memory) {
 		if (s->len + len > s->cap) {
@@ -65,6 +71,21 @@ static int sink(const unsigned char *data, size_t len, void *payload)
 	return 0;
 }
 
+/* The read into `s`, with its progress on a terminal (progress.h). */
+static int read_to_sink(cli *c, const cli_args *a, read_sink *s, const sbx_file_options *fo,
+                        sbx_read_result *rr, sbx_error *err)
+{
+	char what[96];
+	int rc;
+
+	snprintf(what, sizeof(what), "read %.80s", a->pos[1]);
+	/* not when the bytes go to that same terminal: the line would garble them */
+	cli_progress_init(&s->prog, c, what, 0, isatty(STDOUT_FILENO));
+	rc = sbx_sandbox_read_file_to(rr, c->prov, a->pos[0], a->pos[1], sink, s, fo, c->sig, err);
+	cli_progress_done(&s->prog);
+	return rc;
+}
+
 static int read_run(cli *c, const cli_args *a)
 {
 	sbx_file_options fo = SBX_FILE_OPTIONS_INIT;
@@ -85,8 +106,7 @@ static int read_run(cli *c, const cli_args *a)
 	}
 	if ((rc = cli_provider(c)) != 0)
 		return rc;
-	rc = sbx_sandbox_read_file_to(&rr, c->prov, a->pos[0], a->pos[1], sink, &s, &fo, c->sig,
-	                              &err);
+	rc = read_to_sink(c, a, &s, &fo, &rr, &err);
 	if (rc == SBX_EUSER && s.write_errno == EPIPE) {
 		rc = CLI_EXIT_PIPE; /* e.g. `| head`: the reader has all it wanted */
 		goto done;

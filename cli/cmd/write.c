@@ -3,18 +3,21 @@
  * sbx_sandbox_write_file_from, streaming FILE (or stdin) with bounded memory.
  */
 #include "command.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct write_source {
 	int fd;
 	uint64_t bytes;
 	int read_errno;
+	cli_progress prog;
 } write_source;
 
 static int source(size_t *len_out, unsigned char *buf, size_t cap, void *payload)
@@ -31,6 +34,7 @@ static int source(size_t *len_out, unsigned char *buf, size_t cap, void *payload
 	}
 	*len_out = (size_t)n;
 	s->bytes += (uint64_t)n;
+	cli_progress_update(&s->prog, s->bytes);
 	return 0;
 }
 
@@ -50,8 +54,15 @@ static int write_run(cli *c, const cli_args *a)
 		        c->prog);
 	if ((rc = cli_provider(c)) != 0)
 		goto done;
+	struct stat st;
+	char what[96];
+	snprintf(what, sizeof(what), "write %.80s", a->pos[1]);
+	cli_progress_init(&s.prog, c, what,
+	                  fstat(s.fd, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0,
+	                  false);
 	rc = sbx_sandbox_write_file_from(c->prov, a->pos[0], a->pos[1], source, &s, NULL, c->sig,
 	                                 &err);
+	cli_progress_done(&s.prog);
 	if (rc == SBX_EUSER && s.read_errno) {
 		fprintf(stderr, "%s write: cannot read '%s': %s; %s was not written\n", c->prog,
 		        src, cli_strerror(s.read_errno, ebuf, sizeof(ebuf)), a->pos[1]);

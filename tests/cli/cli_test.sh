@@ -1151,6 +1151,12 @@ mtime: 2023-11-14T22:13:20.500Z"
 	expect_eq "__complete destroy-by-name: names" "$("$cli" __complete destroy-by-name cli-test-p)" "cli-test-paths"
 	expect_eq "__complete create NAME: no existing names" "$("$cli" __complete create cli-test-p)" ""
 	expect_eq "__complete without config: nothing, quietly" "$(SANDBOX_E2B_CONFIG='' "$cli" __complete exec "" 2>&1)" ""
+	# progress: on a terminal only (script(1) gives one), for a transfer that lasts
+	script -qec "(printf a; sleep 1; printf b) | '$cli' write '$id' /workspace/slow.txt -" /dev/null >"$tmp/pty.out" 2>&1
+	expect_grep "write on a terminal shows its progress" "write /workspace/slow.txt: 0.0 MiB" "$tmp/pty.out"
+	expect_grep "and still says what it wrote" "wrote 2 bytes to /workspace/slow.txt" "$tmp/pty.out"
+	(printf a; sleep 1; printf b) | "$cli" write "$id" /workspace/slow.txt - >"$tmp/out" 2>"$tmp/err"
+	expect_eq "no progress without a terminal" "$(cat "$tmp/err")" "wrote 2 bytes to /workspace/slow.txt"
 	run wait "$id" 99999
 	expect_rc "wait of a missing process exits 3" 3
 	expect_grep "wait of a missing process says so" "no command with that pid is running" "$tmp/err"
