@@ -3,6 +3,7 @@
  * GET /sandboxes/{id}/metrics (§1.12).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,34 @@ static int unix_param(fk_req *r, const char *name, int64_t *out)
 	return 1;
 }
 
+/* `x` as the float32 the spec types cpuUsedPct as, in the shortest decimal that reads back as
+ * that float32 (what Go's encoding/json prints for a float32): the double nearest to that
+ * decimal, which reply_metrics prints with 9 significant digits, trailing zeros dropped. */
+static double float32_value(double x)
+{
+	float f = (float)x;
+	char buf[32];
+	for (int p = 1; p <= 9; p++) {
+		snprintf(buf, sizeof(buf), "%.*g", p, (double)f);
+		if ((float)strtod(buf, NULL) == f)
+			break;
+	}
+	return strtod(buf, NULL);
+}
+
+/* A metrics answer: its reals (cpuUsedPct, float32_value's) printed with 9 significant digits,
+ * a float32's most, rather than a double's 17. */
+static enum MHD_Result reply_metrics(fk_call *c, json_t *steal)
+{
+	char *s = steal ? json_dumps(steal, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+	json_decref(steal);
+	if (!s)
+		return fk_reply_error(c->req, 500, "out of memory");
+	enum MHD_Result ret = fk_reply(c->req, 200, "application/json", s, strlen(s));
+	free(s);
+	return ret;
+}
+
 /* SandboxMetric of a sample (or a bucket of them) stamped `ts_ns`. */
 static json_t *metric_json(const fk_metric *m, int64_t ts_ns)
 {
@@ -58,7 +87,7 @@ static json_t *metric_json(const fk_metric *m, int64_t ts_ns)
 	fk_format_time(ts, sizeof(ts), ts_ns);
 	return json_pack("{s:I,s:s,s:i,s:f,s:I,s:I,s:I,s:I,s:I}", "timestampUnix",
 	                 (json_int_t)(ts_ns / FK_NS), "timestamp", ts, "cpuCount",
-	                 (int)m->cpu_count, "cpuUsedPct", m->cpu_pct, "memUsed",
+	                 (int)m->cpu_count, "cpuUsedPct", float32_value(m->cpu_pct), "memUsed",
 	                 (json_int_t)m->mem_used, "memTotal", (json_int_t)m->mem_total, "memCache",
 	                 (json_int_t)m->mem_cache, "diskUsed", (json_int_t)m->disk_used,
 	                 "diskTotal", (json_int_t)m->disk_total);
@@ -116,7 +145,7 @@ enum MHD_Result fk_control_metrics(fk_call *c)
 	free(v);
 	if (!arr)
 		return fk_reply_error(c->req, 500, "out of memory");
-	return fk_reply_json(c->req, 200, arr);
+	return reply_metrics(c, arr);
 }
 
 /* GET /sandboxes/metrics?sandbox_ids=a,b: {"sandboxes": {id: the latest sample}} of the
@@ -163,6 +192,5 @@ enum MHD_Result fk_control_metrics_many(fk_call *c)
 		return fk_reply_error(c->req, 400, "%s", why);
 	}
 	json_t *reply = out ? json_pack("{s:o}", "sandboxes", out) : NULL;
-	return reply ? fk_reply_json(c->req, 200, reply)
-	             : fk_reply_error(c->req, 500, "out of memory");
+	return reply ? reply_metrics(c, reply) : fk_reply_error(c->req, 500, "out of memory");
 }

@@ -1,0 +1,136 @@
+/*
+ * tests/fake/server/test_sandbox_api.c: what the control plane answers about a running
+ * sandbox, as E2B's API shapes it: the metrics' cpuUsedPct as the 32-bit float the spec types
+ * it as (Go prints a float32 in its shortest decimal, never a double's 17 digits).
+ * Needs root (sandboxes); skips otherwise.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fkserver.h"
+
+#define KEY "e2b_sandbox_api_test_key"
+
+static const char *g_bin;
+static fks g_srv;
+
+static int up(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		return 0;
+	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
+	return fks_up(&g_srv, g_bin, flags);
+}
+
+static int down(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		return 0;
+	return fks_stop(&g_srv);
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: sandboxes need root\n");
+		skip();
+	}
+}
+
+static fkr *api(const char *method, const char *path, const char *body)
+{
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	return fks_req(&g_srv, method, path, h, body, body ? strlen(body) : 0);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The shortest decimal that reads back as float32 `f`, as Go prints it (%g's form). */
+static void float32_text(float f, char *buf, size_t cap)
+{
+	for (int p = 1; p <= 9; p++) {
+		snprintf(buf, cap, "%.*g", p, (double)f);
+		if ((float)strtod(buf, NULL) == f)
+			break;
+	}
+	if (!strpbrk(buf, ".e"))
+		strncat(buf, ".0", cap - strlen(buf) - 1); /* jansson's mark of a real */
+}
+
+/* Each "cpuUsedPct": value in `body` is a float32's shortest text; how many were not 0. */
+static int assert_float32_texts(const char *body)
+{
+	int nonzero = 0;
+	for (const char *p = strstr(body, "\"cpuUsedPct\":"); p;
+	     p = strstr(p + 1, "\"cpuUsedPct\":")) {
+		const char *v = p + strlen("\"cpuUsedPct\":");
+		size_t n = strspn(v, "0123456789.eE+-");
+		char got[40], want[40];
+		assert_true(n > 0 && n < sizeof(got));
+		memcpy(got, v, n);
+		got[n] = 0;
+		float f = (float)strtod(got, NULL);
+		float32_text(f, want, sizeof(want));
+		if (strcmp(got, want))
+			fail_msg("cpuUsedPct %s is not the float32 %s", got, want);
+		nonzero += f != 0;
+	}
+	return nonzero;
+}
+
+static void test_metrics__cpu_used_pct_is_a_float32(void **state)
+{
+	(void)state;
+	need_root();
+	fks_box b;
+	fks_box_create(&g_srv, KEY, NULL, &b);
+	/* CPU time the 5 s samples measure: a fraction with all of a double's digits */
+	fks_box_sh(&g_srv, &b, "timeout 2 sh -c 'while :; do :; done'; true");
+	char path[128], many[160];
+	snprintf(path, sizeof(path), "/sandboxes/%s/metrics", b.id);
+	snprintf(many, sizeof(many), "/sandboxes/metrics?sandbox_ids=%s", b.id);
+	int busy = 0;
+	for (double end = mono_s() + 30; !busy && mono_s() < end; usleep(200 * 1000)) {
+		fkr *r = api("GET", path, NULL);
+		assert_int_equal(r->status, 200);
+		busy = assert_float32_texts(r->body);
+		fkr_free(r);
+	}
+	assert_true(busy > 0);
+	fkr *r = api("GET", many, NULL);
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->body, "\"cpuUsedPct\":"));
+	assert_float32_texts(r->body);
+	fkr_free(r);
+	fks_box_delete(&g_srv, KEY, &b);
+}
+
+int main(int argc, char **argv)
+{
+	if (!(g_bin = fks_bin_arg(argc, argv)))
+		return 2;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_metrics__cpu_used_pct_is_a_float32),
+	};
+	int rc = cmocka_run_group_tests_name("fake_sandbox_api", tests, up, down);
+	curl_global_cleanup();
+	return rc;
+}
