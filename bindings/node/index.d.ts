@@ -109,6 +109,12 @@ export interface SandboxProvider {
   // ---- not in the contract ----
   /** Start a background command; killed when the serve child ends. */
   startCommand(h: SandboxHandle, args: StartCommandArgs): Promise<CommandHandle>
+  /**
+   * A running command by pid (E2B's `commands.connect`): one startCommand or exec started, one
+   * another client started, or one whose stream a pause broke (after resume). wait() gets the
+   * output from the attach on and the end; sendStdin needs the startCommand handle.
+   */
+  attach(h: SandboxHandle, pid: number, opts?: { onStdout?: (data: string) => void; onStderr?: (data: string) => void; maxOutputBytes?: number }): Promise<AttachedCommand>
   /** The sandbox's running commands. */
   processes(h: SandboxHandle, signal?: AbortSignal): Promise<ProcessInfo[]>
   /** This deployment's sandboxes (those made by create), newest first. */
@@ -140,6 +146,14 @@ export interface CommandHandle {
   wait(signal?: AbortSignal): Promise<ExecResult & { aborted: boolean }>
   sendStdin(data: Uint8Array | ArrayBuffer | string, signal?: AbortSignal): Promise<void>
   closeStdin(signal?: AbortSignal): Promise<void>
+  /** kill the command and its whole tree */
+  kill(signal?: AbortSignal): Promise<void>
+}
+
+export interface AttachedCommand {
+  readonly pid: number
+  /** the result once it ends; a signal stops only this wait */
+  wait(signal?: AbortSignal): Promise<ExecResult & { aborted: boolean }>
   /** kill the command and its whole tree */
   kill(signal?: AbortSignal): Promise<void>
 }
@@ -183,7 +197,10 @@ export class SandboxGoneError extends Error {
   readonly code: 'gone'
 }
 
-/** Any other failure: code is the library's name ("invalid", "timeout", "http", "network", ...). */
+/**
+ * Any other failure: code is the library's name ("invalid", "timeout", "http", "network", ...), or
+ * "paused": this provider suspended the sandbox while the exec or wait ran (resume, then attach).
+ */
 export class SandboxError extends Error {
   readonly name: 'SandboxError'
   readonly code: string | undefined

@@ -863,11 +863,12 @@ static int parse_pid(json_t *p, const char *const *keys, serve_args *a, serve_fa
 
 static int parse_wait(json_t *p, serve_args *a, serve_fail *f)
 {
-	static const char *const keys[] = {"id", "pid", "max_output_bytes", NULL};
+	static const char *const keys[] = {"id", "pid", "max_output_bytes", "stream", NULL};
 	uint64_t n = 1024 * 1024;
 
 	if (parse_pid(p, keys, a, f) < 0 ||
-	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0)
+	    get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
+	    get_bool(p, "stream", "params", &a->stream, f) < 0)
 		return -1;
 	a->max_output_bytes = (size_t)n;
 	return 0;
@@ -898,7 +899,21 @@ static int run_ps(serve_call *c, const serve_args *a, json_t **out, serve_fail *
 	return rc;
 }
 
-/* wait: the handle this server started, else an attach by pid (output from now on). */
+/* The output of a wait's attach, under the wait's id (the handle ends before the call does). */
+static int on_attach_output(sbx_stream stream, const unsigned char *data, size_t len, void *payload)
+{
+	serve_call *c = payload;
+
+	serve_notify_output(serve_writer_of(c->srv), c->id, c->args.pid,
+	                    stream == SBX_STREAM_STDERR ? "stderr" : "stdout", data, len);
+	return 0;
+}
+
+/*
+ * wait: the handle this server started, else an attach by pid (output from now on, streamed with
+ * "stream"). A handle whose stream broke before the command's end (the sandbox was paused, the
+ * network failed) is forgotten, so that a wait after a resume attaches to the command anew.
+ */
 static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
 	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
@@ -909,12 +924,17 @@ static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	int rc = 0;
 
 	o.max_output_bytes = a->max_output_bytes;
+	if (a->stream) {
+		o.on_output = on_attach_output;
+		o.output_payload = c;
+	}
 	if (!h)
 		rc = sbx_process_attach(&h, c->prov, a->id, a->pid, &o, c->sig, &err);
 	if (rc == 0)
 		rc = sbx_process_wait(&r, h, c->sig, &err);
-	if (rc == 0 && p)
-		serve_proc_forget(p); /* it ended: the next wait attaches (envd keeps it 30 s) */
+	/* it ended (the next wait attaches: envd keeps it 30 s), or its stream broke */
+	if (p && (rc == 0 || rc == SBX_ENETWORK || rc == SBX_EPROTOCOL))
+		serve_proc_forget(p);
 	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
 	sbx_exec_result_free(&r);
 	if (p)

@@ -9,6 +9,15 @@ function abortReason(signal) {
   return signal.reason ?? new DOMException('The operation was aborted', 'AbortError')
 }
 
+// output notifications to the two sinks.
+function notifyTo(out, err) {
+  return (method, p) => {
+    if (method !== 'output') return
+    const sink = p.stream === 'stderr' ? err : out
+    sink?.push(bytesOf(p, 'data'))
+  }
+}
+
 // Decodes a stream's chunks into text without splitting a UTF-8 character.
 function streamSink(cb) {
   if (typeof cb !== 'function') return undefined
@@ -60,6 +69,29 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
   }
   const handleId = (h) => (h && typeof h === 'object' ? h.id : h)
 
+  // Sandboxes this provider is suspending or suspended: a command stream of one that breaks
+  // (network / protocol) broke because of the pause, said as code 'paused', not curl's words.
+  const paused = new Set()
+  const pausedError = (id, e, what) =>
+    e instanceof SandboxError && (e.code === 'network' || e.code === 'protocol') && paused.has(id)
+      ? new SandboxError(
+          `sandbox ${id} was paused while ${what} ran; it goes on after a resume: resume(h), then attach(h, pid) for the rest of its output and its exit code`,
+          { code: 'paused', rpcCode: e.rpcCode },
+        )
+      : e
+  const waitFor = async (id, pid, params, signal, sinks) => {
+    const [out, err] = sinks
+    let r
+    try {
+      r = await call('wait', params, signal, params.stream ? { onNotify: notifyTo(out, err) } : {})
+    } catch (e) {
+      throw pausedError(id, e, `command ${pid}`)
+    }
+    out?.end()
+    err?.end()
+    return { ...execResultOf(r), aborted: r.aborted }
+  }
+
   return {
     concurrentExec: true,
 
@@ -68,10 +100,14 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
       return { id: r.id }
     },
     async resume(h, signal) {
-      return (await call('resume', { id: handleId(h) }, signal)).status
+      const status = (await call('resume', { id: handleId(h) }, signal)).status
+      paused.delete(handleId(h))
+      return status
     },
     async suspend(h, signal) {
-      await call('suspend', { id: handleId(h) }, signal)
+      const id = handleId(h)
+      paused.add(id)
+      await call('suspend', { id }, signal)
     },
     async destroy(h, signal) {
       await call('destroy', { id: handleId(h) }, signal)
@@ -115,7 +151,12 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
               sink?.push(bytesOf(p, 'data'))
             }
           : undefined
-      const r = await call('exec', params, args.signal, { onNotify })
+      let r
+      try {
+        r = await call('exec', params, args.signal, { onNotify })
+      } catch (e) {
+        throw pausedError(params.id, e, 'the command')
+      }
       out?.end()
       err?.end()
       return execResultOf(r)
@@ -155,11 +196,11 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
       return {
         pid,
         async wait(signal) {
+          // stream: a wait that attaches anew (a pause broke the first stream) streams the rest
+          const params = { id, pid, max_output_bytes: args.maxOutputBytes, stream: out || err ? true : undefined }
+          for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k]
           try {
-            const r = await call('wait', { id, pid, max_output_bytes: args.maxOutputBytes }, signal)
-            out?.end()
-            err?.end()
-            return { ...execResultOf(r), aborted: r.aborted }
+            return await waitFor(id, pid, params, signal, [out, err])
           } finally {
             if (!signal?.aborted) unroute()
           }
@@ -170,6 +211,25 @@ export function createE2BSandbox(config, deps = {}, testOptions = {}) {
         async closeStdin(signal) {
           await call('close_stdin', { id, pid }, signal)
         },
+        async kill(signal) {
+          await call('kill_process', { id, pid }, signal)
+        },
+      }
+    },
+    // attach(h, pid, { onStdout, onStderr, maxOutputBytes }): a running command by pid (E2B's
+    // commands.connect): one started by startCommand, by exec, by another client, or one whose
+    // stream a pause broke (after resume). { pid, wait(signal), kill(signal) }; wait() resolves
+    // with its result: the output from the attach on, and its end.
+    async attach(h, pid, opts = {}) {
+      const id = handleId(h)
+      if (!Number.isInteger(pid) || pid <= 0) throw new SandboxError('attach: pid must be a positive integer', { code: 'invalid' })
+      const out = streamSink(opts.onStdout)
+      const err = streamSink(opts.onStderr)
+      const params = { id, pid, max_output_bytes: opts.maxOutputBytes, stream: out || err ? true : undefined }
+      for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k]
+      return {
+        pid,
+        wait: (signal) => waitFor(id, pid, params, signal, [out, err]),
         async kill(signal) {
           await call('kill_process', { id, pid }, signal)
         },

@@ -30,7 +30,7 @@ describe('lifecycle', () => {
     const seed = ['create', 'resume', 'suspend', 'destroy', 'destroyByName', 'killAll', 'killTagged', 'exec', 'readFile', 'writeFile', 'stat']
     for (const m of seed) assert.equal(typeof p[m], 'function', m)
     const extra = Object.keys(p).filter((k) => k !== 'concurrentExec' && !seed.includes(k)).sort()
-    assert.deepEqual(extra, ['close', 'info', 'list', 'listDir', 'processes', 'startCommand'])
+    assert.deepEqual(extra, ['attach', 'close', 'info', 'list', 'listDir', 'processes', 'startCommand'])
     assert.deepEqual(Object.keys(h), ['id'])
     assert.match(h.id, /^[a-zA-Z0-9-]{1,128}$/)
   })
@@ -410,6 +410,105 @@ describe('beyond the contract: listing and background commands', () => {
     const r = await cmd.wait(sig())
     assert.equal(r.exitCode, null)
     assert.equal(await sh(p, h, "pgrep -f '^sleep 9[34]' || true"), '')
+  })
+})
+
+describe('pause during commands, then attach by pid', () => {
+  // Each command prints "tick" until its go file exists: a chunk after the resume proves the new
+  // stream is attached before the go file is written (no race with the command's end).
+  test('an exec and a background command in flight at suspend fail with code paused; after resume attach(pid) gets the rest and the exit code', async () => {
+    const t = await p.create({ name: 'node-pause', limits: LIMITS, signal: sig() })
+    const loop = (name, code) => `echo ${name}-start; while [ ! -e /tmp/go-${name} ]; do echo tick; sleep 0.05; done; echo ${name}-end; exit ${code}`
+    let fgOut = ''
+    let fgStarted
+    const fgSeen = new Promise((r) => (fgStarted = r))
+    const fg = p
+      .exec(t, {
+        command: loop('fg', 3),
+        onStdout: (s) => {
+          fgOut += s
+          if (fgOut.includes('fg-start\n')) fgStarted()
+        },
+      })
+      .then(
+        (r) => ({ r }),
+        (e) => ({ e }),
+      )
+    let bgOut = ''
+    let resumed = false
+    let bgStarted
+    let bgAgain
+    const bgSeen = new Promise((r) => (bgStarted = r))
+    const bgAttached = new Promise((r) => (bgAgain = r))
+    const bg = await p.startCommand(t, {
+      command: loop('bg', 7),
+      onStdout: (s) => {
+        bgOut += s
+        if (bgOut.includes('bg-start\n')) bgStarted()
+        if (resumed) bgAgain()
+      },
+    })
+    const bgWait = bg.wait().then(
+      (r) => ({ r }),
+      (e) => ({ e }),
+    )
+    await Promise.all([fgSeen, bgSeen])
+    await p.suspend(t, sig())
+    const paused = (x) => {
+      assert.ok(x.e, `expected an error, got ${JSON.stringify(x.r)}`)
+      assert.ok(x.e instanceof SandboxError)
+      assert.equal(x.e.code, 'paused')
+      assert.match(x.e.message, /was paused while .* ran; it goes on after a resume: resume\(h\), then attach\(h, pid\)/)
+      assert.doesNotMatch(x.e.message, /transfer closed/)
+    }
+    paused(await fg)
+    paused(await bgWait)
+    assert.equal(await p.resume(t, sig()), 'resumed')
+
+    // the background handle's wait attaches anew and streams the rest into the same onStdout
+    resumed = true
+    const rbp = bg.wait(sig())
+    await bgAttached
+    await p.writeFile(t, '/tmp/go-bg', '')
+    const rb = await rbp
+    assert.equal(rb.exitCode, 7)
+    assert.match(rb.stdout, /^(tick\n)+bg-end\n$/, 'the output from the attach on')
+    assert.match(bgOut, /^bg-start\n(tick\n)*bg-end\n$/)
+    assert.ok(bgOut.endsWith(rb.stdout))
+
+    // the foreground exec's command is still running: found by processes(), attached by pid
+    const ps = await p.processes(t, sig())
+    const mine = ps.filter((x) => x.command?.includes('go-fg'))
+    assert.equal(mine.length, 1, JSON.stringify(ps))
+    let attached = ''
+    let fgAgain
+    const fgAttached = new Promise((r) => (fgAgain = r))
+    const a = await p.attach(t, mine[0].pid, {
+      onStdout: (s) => {
+        attached += s
+        fgAgain()
+      },
+    })
+    assert.equal(a.pid, mine[0].pid)
+    const ra = a.wait(sig())
+    await fgAttached
+    await p.writeFile(t, '/tmp/go-fg', '')
+    const r = await ra
+    assert.deepEqual({ ...r, stdout: undefined }, { exitCode: 3, stdout: undefined, stderr: '', truncated: false, timedOut: false, aborted: false })
+    assert.match(r.stdout, /^(tick\n)+fg-end\n$/)
+    assert.equal(attached, r.stdout)
+    await assert.rejects(p.attach(t, 0), { code: 'invalid' })
+    await p.destroy(t, sig())
+  })
+
+  test('attach(pid) to a command started elsewhere; kill ends it', async () => {
+    const bg = await p.startCommand(h, { command: 'sleep 300' })
+    const a = await p.attach(h, bg.pid)
+    const w = a.wait(sig())
+    await a.kill(sig())
+    const r = await w
+    assert.equal(r.exitCode, null)
+    await bg.wait(sig())
   })
 })
 

@@ -105,6 +105,97 @@ class SyncClientTest(unittest.TestCase):
         self.assertIsInstance(cm.exception.__cause__, TypeError)
         self.assertIn("AsyncClient", str(cm.exception.__cause__))
 
+    def test_pause_during_commands_then_attach_by_pid(self) -> None:
+        # Each command prints "tick" until its go file exists: a chunk after the resume proves the
+        # new stream is attached before the go file is written (no race with the command's end).
+        sid = self.c.create("py-pause", Limits(cpu=1, memory_mb=512, disk_mb=1024))
+
+        def loop(name: str, code: int) -> str:
+            return (f"echo {name}-start; while [ ! -e /tmp/go-{name} ]; do echo tick; sleep 0.05; done; "
+                    f"echo {name}-end; exit {code}")
+
+        state = {"resumed": False}
+        fg_started, bg_started, bg_again, fg_again = (threading.Event() for _ in range(4))
+        fg_out: list = []
+        bg_out: list = []
+
+        def on_fg(t: str) -> None:
+            fg_out.append(t)
+            if "fg-start\n" in "".join(fg_out):
+                fg_started.set()
+
+        def on_bg(t: str) -> None:
+            bg_out.append(t)
+            if "bg-start\n" in "".join(bg_out):
+                bg_started.set()
+            if state["resumed"]:
+                bg_again.set()
+
+        got: dict = {}
+        bg_got: dict = {}
+
+        def catch(into: dict, fn) -> None:
+            try:
+                into["r"] = fn()
+            except SandboxError as e:
+                into["e"] = e
+
+        t = threading.Thread(target=catch, args=(got, lambda: self.c.exec(sid, loop("fg", 3), on_stdout=on_fg)))
+        t.start()
+        bg = self.c.start(sid, loop("bg", 7), on_stdout=on_bg)
+        w = threading.Thread(target=catch, args=(bg_got, bg.wait))
+        w.start()
+        self.assertTrue(fg_started.wait(30) and bg_started.wait(30))
+        self.c.suspend(sid)
+        t.join(60)
+        w.join(60)
+        for g in (got, bg_got):
+            self.assertIn("e", g, g)
+            self.assertEqual(g["e"].code, "paused")
+            self.assertRegex(str(g["e"]), r"was paused while .* ran; it goes on after a resume: resume\(id\), "
+                                          r"then attach\(id, pid\)")
+            self.assertNotIn("transfer closed", str(g["e"]))
+        self.assertEqual(self.c.resume(sid), "resumed")
+
+        # the background handle's wait attaches anew and streams the rest into the same on_stdout
+        state["resumed"] = True
+        again: dict = {}
+        w = threading.Thread(target=catch, args=(again, bg.wait))
+        w.start()
+        self.assertTrue(bg_again.wait(30))
+        self.c.write_file(sid, "/tmp/go-bg", "")
+        w.join(60)
+        r = again["r"]
+        self.assertEqual(r.exit_code, 7)
+        self.assertRegex(r.stdout, r"^(tick\n)+bg-end\n$")
+        self.assertRegex("".join(bg_out), r"^bg-start\n(tick\n)*bg-end\n$")
+
+        # the foreground exec's command is still running: found by ps, attached by pid
+        mine = [p for p in self.c.ps(sid) if p.command and "go-fg" in p.command]
+        self.assertEqual(len(mine), 1)
+        attached: list = []
+
+        def on_attached(t: str) -> None:
+            attached.append(t)
+            fg_again.set()
+
+        a = self.c.attach(sid, mine[0].pid, on_stdout=on_attached)
+        self.assertEqual(a.pid, mine[0].pid)
+        done: dict = {}
+        aw = threading.Thread(target=catch, args=(done, a.wait))
+        aw.start()
+        self.assertTrue(fg_again.wait(30))
+        self.c.write_file(sid, "/tmp/go-fg", "")
+        aw.join(60)
+        r = done["r"]
+        self.assertEqual((r.exit_code, r.timed_out, r.aborted), (3, False, False))
+        self.assertRegex(r.stdout, r"^(tick\n)+fg-end\n$")
+        self.assertEqual("".join(attached), r.stdout)
+        with self.assertRaises(SandboxError) as cm:
+            self.c.attach(sid, 0)
+        self.assertEqual(cm.exception.code, "invalid")
+        self.c.destroy(sid)
+
     def test_list_info_list_dir(self) -> None:
         mine = self.c.list(name="py-main")
         self.assertEqual([(s.id, s.name, s.state) for s in mine], [(self.sid, "py-main", "running")])
@@ -409,6 +500,13 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
                 await c.exec(sid, "echo a; echo b; exit 5", on_stdout=bad)
             self.assertIsInstance(cm.exception.__cause__, ValueError)
             self.assertEqual((cm.exception.result.exit_code, cm.exception.result.stdout), (5, "a\nb\n"))
+            p = await c.start(sid, "echo x; sleep 300")
+            a = await c.attach(sid, p.pid)
+            task = asyncio.ensure_future(a.wait())
+            await a.kill()
+            r = await task
+            self.assertEqual(r.exit_code, None)
+            await p.wait()
             await c.destroy(sid)
 
 

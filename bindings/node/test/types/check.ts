@@ -29,6 +29,9 @@ export async function onlyRequired(): Promise<void> {
   await p.destroy(h)
   const cmd = await p.startCommand(h, { command: 'sleep 1' })
   const w: ExecResult & { aborted: boolean } = await cmd.wait()
+  const a = await p.attach(h, cmd.pid)
+  const aw: ExecResult & { aborted: boolean } = await a.wait()
+  void aw
   void [r, f, g, s, st, w]
 }
 

@@ -232,6 +232,29 @@ class OutputRouter:
         return result
 
 
+def paused_error(paused: "set", id: str, e: SandboxError, what: str) -> SandboxError:
+    """A command stream of a sandbox this client suspended that broke (network /
+    protocol) broke because of the pause: code "paused", not curl's words."""
+    if e.code in ("network", "protocol") and id in paused:
+        return SandboxError(f"sandbox {id} was paused while {what} ran; it goes on after a resume: "
+                            "resume(id), then attach(id, pid) for the rest of its output and its "
+                            "exit code", code="paused", rpc_code=e.rpc_code)
+    return e
+
+
+def wait_params(id: str, pid: int, max_output_bytes: Optional[int], stream: bool) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"id": id, "pid": pid, "max_output_bytes": max_output_bytes}
+    if stream:
+        p["stream"] = True  # a wait that attaches anew streams the rest
+    return p
+
+
+def check_pid(pid: Any) -> int:
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        raise SandboxError("attach: pid must be a positive integer", code="invalid")
+    return pid
+
+
 def info_result(r: Mapping[str, Any]) -> SandboxInfo:
     return SandboxInfo(id=r["id"], name=r.get("name"), state=r.get("state", ""),
                        template_id=r.get("template_id", ""), started_at=r.get("started_at"),

@@ -9,10 +9,11 @@ import asyncio
 import collections
 import inspect
 import logging
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from . import _protocol as proto
 from ._async_io import AsyncConnection
+from .errors import SandboxError
 from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
 __all__ = ["AsyncClient", "AsyncProcess"]
@@ -80,6 +81,7 @@ class AsyncClient:
         self._logger = logger or logging.getLogger("sandbox_e2b")
         self._lock: Optional[asyncio.Lock] = None
         self._conn: Optional[AsyncConnection] = None
+        self._paused: Set[str] = set()  # sandboxes this client suspended (proto.paused_error)
         self.server_info: Optional[Dict[str, Any]] = None
 
     async def __aenter__(self) -> "AsyncClient":
@@ -117,9 +119,12 @@ class AsyncClient:
         return (await self._call("create", {"name": name, "limits": proto.limits_params(limits)}))["id"]
 
     async def resume(self, id: str) -> str:
-        return (await self._call("resume", {"id": id}))["status"]
+        status = (await self._call("resume", {"id": id}))["status"]
+        self._paused.discard(id)
+        return status
 
     async def suspend(self, id: str) -> None:
+        self._paused.add(id)
         await self._call("suspend", {"id": id})
 
     async def destroy(self, id: str) -> None:
@@ -144,7 +149,10 @@ class AsyncClient:
         params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted,
                                    stdin)
         try:
-            r = await self._call("exec", params, router if router.wanted else None)
+            try:
+                r = await self._call("exec", params, router if router.wanted else None)
+            except SandboxError as e:
+                raise proto.paused_error(self._paused, id, e, "the command") from e
             return await router.settle(r)
         except BaseException:
             router.cancel()
@@ -187,6 +195,14 @@ class AsyncClient:
         return AsyncProcess(self, conn, id, int(r["pid"]), router, route[0] if route else None,
                             max_output_bytes)
 
+    async def attach(self, id: str, pid: int, *, on_stdout: Optional[proto.OutputCallback] = None,
+                     on_stderr: Optional[proto.OutputCallback] = None,
+                     max_output_bytes: Optional[int] = None) -> "AsyncProcess":
+        """``Client.attach``'s twin: a running command by pid."""
+        proto.check_pid(pid)
+        return AsyncProcess(self, await self._connection(), id, pid, AsyncOutputRouter(on_stdout, on_stderr),
+                            None, max_output_bytes)
+
 
 class AsyncProcess:
     """A background command started by ``AsyncClient.start`` (the twin of ``client.Process``)."""
@@ -197,7 +213,11 @@ class AsyncProcess:
         self._router, self._rid, self._max = router, rid, max_output_bytes
 
     async def wait(self) -> ExecResult:
-        r = await self._client._call("wait", {"id": self.id, "pid": self.pid, "max_output_bytes": self._max})
+        try:
+            r = await self._client._call("wait", proto.wait_params(self.id, self.pid, self._max, self._router.wanted),
+                                         self._router if self._router.wanted else None)
+        except SandboxError as e:
+            raise proto.paused_error(self._client._paused, self.id, e, f"command {self.pid}") from e
         if self._rid is not None:
             self._conn.routes.pop(self._rid, None)
         return await self._router.settle(r)

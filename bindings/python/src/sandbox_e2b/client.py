@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from . import _protocol as proto
 from ._sync_io import CancelToken, SyncConnection
+from .errors import SandboxError
 from .types import DirEntry, ExecResult, FileContent, Limits, ProcessInfo, SandboxInfo, Stat
 
 __all__ = ["Client", "CancelToken", "Process"]
@@ -42,6 +43,7 @@ class Client:
         self._logger = logger or logging.getLogger("sandbox_e2b")
         self._lock = threading.Lock()
         self._conn: Optional[SyncConnection] = None
+        self._paused: Set[str] = set()  # sandboxes this client suspended (proto.paused_error)
         self.server_info: Optional[Dict[str, Any]] = None
 
     def __enter__(self) -> "Client":
@@ -84,9 +86,14 @@ class Client:
 
     def resume(self, id: str, *, cancel: Optional[CancelToken] = None) -> str:
         """"resumed", or "gone" when the sandbox no longer exists."""
-        return self._call("resume", {"id": id}, cancel)["status"]
+        status = self._call("resume", {"id": id}, cancel)["status"]
+        self._paused.discard(id)
+        return status
 
     def suspend(self, id: str, *, cancel: Optional[CancelToken] = None) -> None:
+        """Pause it: an exec or wait in flight raises SandboxError code "paused"
+        (the command goes on after resume: attach by pid)."""
+        self._paused.add(id)
         self._call("suspend", {"id": id}, cancel)
 
     def destroy(self, id: str, *, cancel: Optional[CancelToken] = None) -> None:
@@ -115,7 +122,10 @@ class Client:
         router = proto.OutputRouter(on_stdout, on_stderr)
         params = proto.exec_params(id, command, cwd, env, timeout_ms, max_output_bytes, tag, router.wanted,
                                    stdin)
-        r = self._call("exec", params, cancel, router if router.wanted else None)
+        try:
+            r = self._call("exec", params, cancel, router if router.wanted else None)
+        except SandboxError as e:
+            raise proto.paused_error(self._paused, id, e, "the command") from e
         router.finish()
         return router.check(proto.exec_result(r))
 
@@ -171,6 +181,17 @@ class Client:
         return Process(self, conn, id, int(r["pid"]), router, route[0] if route else None,
                        max_output_bytes)
 
+    def attach(self, id: str, pid: int, *, on_stdout: Optional[proto.OutputCallback] = None,
+               on_stderr: Optional[proto.OutputCallback] = None,
+               max_output_bytes: Optional[int] = None) -> "Process":
+        """A running command by pid (E2B's ``commands.connect``): one ``start`` or
+        ``exec`` started, one another client started, or one whose stream a pause
+        broke (after resume). ``wait()`` gets its output from the attach on and its
+        end; ``kill()`` works; stdin needs the ``start`` handle."""
+        proto.check_pid(pid)
+        return Process(self, self._connection(), id, pid, proto.OutputRouter(on_stdout, on_stderr),
+                       None, max_output_bytes)
+
 
 class Process:
     """A background command started by ``Client.start``."""
@@ -182,7 +203,11 @@ class Process:
 
     def wait(self, *, cancel: Optional[CancelToken] = None) -> ExecResult:
         """The result once the command ends (aborted: killed by kill()). A cancel stops only the wait."""
-        r = self._client._call("wait", {"id": self.id, "pid": self.pid, "max_output_bytes": self._max}, cancel)
+        try:
+            r = self._client._call("wait", proto.wait_params(self.id, self.pid, self._max, self._router.wanted),
+                                   cancel, self._router if self._router.wanted else None)
+        except SandboxError as e:
+            raise proto.paused_error(self._client._paused, self.id, e, f"command {self.pid}") from e
         self._router.finish()
         if self._rid is not None:
             self._conn.unroute(self._rid)
