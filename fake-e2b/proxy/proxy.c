@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,67 @@
 /* An upstream that sends nothing for this long, while the client waits for it, is cut. */
 #define UPSTREAM_IDLE_MS 300000
 
+/* Most requests to one sandbox's ports the proxy holds at once (waiting for its answer or
+ * relaying it); past it 503 at once. A proxied request is neither idle nor a stalled body, so
+ * the connection caps' eviction does not reach it: without this, a box port that accepts and
+ * never answers let a client without a key hold all 4,000 connections (for UPSTREAM_IDLE_MS
+ * each) and every other client was refused. */
+#define PER_SANDBOX_MAX 256
+
+typedef struct inflight {
+	char id[64];
+	unsigned n;
+} inflight;
+
+static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
+static inflight *inflights;
+static size_t n_inflights, cap_inflights;
+
+/* One more request in flight to sandbox `id`: 0, or -1 when it has PER_SANDBOX_MAX already
+ * (or no memory). */
+static int inflight_take(const char *id)
+{
+	int rc = -1;
+	pthread_mutex_lock(&inflight_lock);
+	size_t i = 0;
+	while (i < n_inflights && strcmp(inflights[i].id, id) != 0)
+		i++;
+	if (i == n_inflights && n_inflights == cap_inflights) {
+		size_t cap = cap_inflights ? 2 * cap_inflights : 16;
+		inflight *v = realloc(inflights, cap * sizeof(*v));
+		if (v) {
+			inflights = v;
+			cap_inflights = cap;
+		}
+	}
+	if (i == n_inflights && n_inflights < cap_inflights) {
+		snprintf(inflights[i].id, sizeof(inflights[i].id), "%s", id);
+		inflights[i].n = 0;
+		n_inflights++;
+	}
+	if (i < n_inflights && inflights[i].n < PER_SANDBOX_MAX) {
+		inflights[i].n++;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&inflight_lock);
+	return rc;
+}
+
+static void inflight_give(const char *id)
+{
+	pthread_mutex_lock(&inflight_lock);
+	for (size_t i = 0; i < n_inflights; i++)
+		if (!strcmp(inflights[i].id, id)) {
+			if (--inflights[i].n == 0)
+				inflights[i] = inflights[--n_inflights];
+			break;
+		}
+	pthread_mutex_unlock(&inflight_lock);
+}
+
 typedef struct upstream {
-	int fd; /* connected in the box; handed to curl once */
+	char sandbox[64]; /* counted in inflights while the upstream lives */
+	int fd;           /* connected in the box; handed to curl once */
 	CURL *h;
 	CURLM *m;
 	struct curl_slist *req_headers; /* the request headers sent upstream */
@@ -216,6 +276,8 @@ static void upstream_free(void *p)
 		curl_multi_cleanup(u->m);
 	if (u->fd >= 0)
 		close(u->fd);
+	if (u->sandbox[0])
+		inflight_give(u->sandbox);
 	curl_slist_free_all(u->req_headers);
 	curl_slist_free_all(u->headers);
 	free(u);
@@ -351,10 +413,18 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 	}
 	u->fd = -1;
 	u->clen = -1;
+	if (inflight_take(c->sandbox_id) < 0) {
+		free(mask);
+		free(u);
+		return fk_reply_error(r, 503,
+		                      "too many requests to this sandbox's ports at once (%u)",
+		                      PER_SANDBOX_MAX);
+	}
+	snprintf(u->sandbox, sizeof(u->sandbox), "%s", c->sandbox_id);
 	fk_err err = {0};
 	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u->fd, &err) < 0) {
 		free(mask);
-		free(u);
+		upstream_free(u);
 		return reply_502(c, "The sandbox is running but port is not open");
 	}
 	u->req_headers = request_headers(c, mask);

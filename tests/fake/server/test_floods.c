@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -949,6 +950,70 @@ static void test_floods__log_lines_escape_control_bytes(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* A box port that accepts and never answers: each request the proxy sends it waits for the
+ * answer's headers (5 min), and is neither idle nor a stalled body. Requests to one sandbox's
+ * ports are capped at 256 in flight, the rest answered 503 at once, so clients without a key
+ * cannot hold every connection of the server (before, 4,000 of them did, for minutes). */
+static void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
+{
+	(void)state;
+	enum { N = 300, CAP = 256 };
+	fks s;
+	fks_box b;
+	start(&s, NULL);
+	need_fds(N + 64);
+	fks_box_create(&s, KEY, NULL, &b);
+	fks_box_sh(&s, &b,
+	           "printf 'import socket\\ns=socket.socket()\\ns.bind((\"0.0.0.0\",8100))\\n"
+	           "s.listen(4096)\\nc=[]\\nwhile 1: c.append(s.accept())\\n' > /tmp/hang.py && "
+	           "(nohup python3 /tmp/hang.py >/dev/null 2>&1 &) && for i in $(seq 100); do "
+	           "ss -ltn | grep -q ':8100 ' && break; sleep 0.1; done");
+	char req[256];
+	snprintf(req, sizeof(req), "GET /x HTTP/1.1\r\nHost: 8100-%s.e2b.localhost\r\n\r\n", b.id);
+	int fds[N];
+	for (int i = 0; i < N; i++) {
+		fds[i] = tcp_connect_from(s.port, 0);
+		assert_true(fds[i] >= 0);
+		assert_int_equal(write(fds[i], req, strlen(req)), (ssize_t)strlen(req));
+	}
+	/* the refusals come at once; the others stay silent: collect answers for 10 s at most,
+	 * and 1 s more once N - CAP of them are in */
+	int refused = 0, other = 0, silent = N;
+	bool answered[N] = {false};
+	long t0 = fk_mono_ms(), settle = -1;
+	while (fk_mono_ms() - t0 < 10000 && (settle < 0 || fk_mono_ms() < settle)) {
+		struct pollfd p[N];
+		for (int i = 0; i < N; i++)
+			p[i] = (struct pollfd){.fd = answered[i] ? -1 : fds[i], .events = POLLIN};
+		if (poll(p, N, 100) <= 0)
+			continue;
+		for (int i = 0; i < N; i++)
+			if (p[i].revents) {
+				answered[i] = true;
+				silent--;
+				if (read_status(fds[i], 1000) == 503)
+					refused++;
+				else
+					other++;
+			}
+		if (refused >= N - CAP && settle < 0)
+			settle = fk_mono_ms() + 1000;
+	}
+	print_message("%d of %d answered 503, %d otherwise, %d waiting on the box\n", refused, N,
+	              other, silent);
+	assert_int_equal(refused, N - CAP);
+	assert_int_equal(other, 0);
+	assert_int_equal(silent, CAP);
+	/* the server answers others meanwhile */
+	const char *h[] = {"X-API-Key: " KEY, NULL};
+	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -968,6 +1033,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__log_lines_are_bounded),
 	    cmocka_unit_test(test_floods__a_build_log_keeps_its_last_mib),
 	    cmocka_unit_test(test_floods__log_lines_escape_control_bytes),
+	    cmocka_unit_test(test_floods__requests_to_a_silent_box_port_are_capped),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
