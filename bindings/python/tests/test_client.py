@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from sandbox_e2b import (AsyncClient, CallbackError, CancelToken, Client, DirEntry,  # noqa: E402
                          Limits, SandboxError, SandboxGone, Stat)
 
+from sandbox_e2b import _protocol  # noqa: E402
 from fake import Fake  # noqa: E402
 
 fake: Fake
@@ -199,7 +201,16 @@ class SyncClientTest(unittest.TestCase):
     def test_list_info_list_dir(self) -> None:
         mine = self.c.list(name="py-main")
         self.assertEqual([(s.id, s.name, s.state) for s in mine], [(self.sid, "py-main", "running")])
-        self.assertEqual(self.c.info(self.sid).id, self.sid)
+        info = self.c.info(self.sid)
+        self.assertEqual(info.id, self.sid)
+        # times as aware datetimes in UTC, as E2B's SDK gives them; the end is at least the
+        # deployment's 3600 s timeout after the start (calls since extended it)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self.assertIsInstance(info.started_at, datetime.datetime)
+        self.assertEqual(info.started_at.tzinfo, datetime.timezone.utc)  # type: ignore[union-attr]
+        self.assertTrue(now - datetime.timedelta(minutes=10) < info.started_at <= now, info)  # type: ignore[operator]
+        self.assertGreaterEqual(info.end_at - info.started_at, datetime.timedelta(seconds=3600))  # type: ignore[operator]
+        self.assertEqual(mine[0].started_at, info.started_at)
         self.c.write_file(self.sid, "/workspace/pyls/b.bin", b"\x00\x01")
         self.assertEqual(self.c.list_dir(self.sid, "/workspace/pyls"), [DirEntry("b.bin", "file", 2)])
         self.assertIsNone(self.c.list_dir(self.sid, "/workspace/nope"))
@@ -409,6 +420,23 @@ class SyncClientTest(unittest.TestCase):
             self.assertIn("killed by signal 9", str(out["e"]))
             self.assertEqual(c.exec(self.sid, "echo back").stdout, "back\n")
         self.c.kill_all(self.sid)
+
+
+class TimesTest(unittest.TestCase):
+    def test_rfc3339_times_become_aware_utc_datetimes(self) -> None:
+        utc = datetime.timezone.utc
+        p = _protocol.parse_time
+        self.assertEqual(p("2026-12-01T21:58:58.484Z"), datetime.datetime(2026, 12, 1, 21, 58, 58, 484000, utc))
+        self.assertEqual(p("2026-12-01T21:58:58Z"), datetime.datetime(2026, 12, 1, 21, 58, 58, 0, utc))
+        self.assertEqual(p("2026-12-01T21:58:58.123456789Z"), datetime.datetime(2026, 12, 1, 21, 58, 58, 123456, utc))
+        self.assertEqual(p("2026-12-01T23:58:58+02:00"), datetime.datetime(2026, 12, 1, 21, 58, 58, 0, utc))
+        self.assertEqual(p("2026-12-01T20:28:58-01:30"), datetime.datetime(2026, 12, 1, 21, 58, 58, 0, utc))
+        self.assertEqual(p("2026-12-01T21:58:58Z").tzinfo, utc)  # type: ignore[union-attr]
+        self.assertIsNone(p(None))
+        for bad in ("2026-12-01", "2026-13-01T00:00:00Z", "yesterday", 5, "2026-12-01T21:58:58"):
+            with self.assertRaises(SandboxError) as cm:
+                p(bad)
+            self.assertEqual(cm.exception.code, "protocol")
 
 
 class ExampleTest(unittest.TestCase):

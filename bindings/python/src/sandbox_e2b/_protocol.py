@@ -7,7 +7,9 @@ import codecs
 import inspect
 import json
 import os
+import re
 import shutil
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from .errors import CallbackError, SandboxError, SandboxGone
@@ -255,10 +257,37 @@ def check_pid(pid: Any) -> int:
     return pid
 
 
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?"
+                      r"(?:([Zz])|([+-])(\d\d):(\d\d))")
+
+
+def parse_time(v: Any) -> Optional[datetime]:
+    """An RFC 3339 time of a result as an aware ``datetime`` in UTC (fractions
+    past microseconds cut, as E2B's SDK does); None stays None. Python 3.9's
+    ``fromisoformat`` takes neither ``Z`` nor nine digits, hence the pattern."""
+    if v is None:
+        return None
+    m = _RFC3339.fullmatch(v) if isinstance(v, str) else None
+    if m is None:
+        raise SandboxError(f"serve sent a time that is not RFC 3339: {str(v)[:64]!r}", code="protocol")
+    y, mo, d, h, mi, sec = (int(x) for x in m.group(1, 2, 3, 4, 5, 6))
+    us = int((m.group(7) or "0")[:6].ljust(6, "0"))
+    off = timedelta(0)
+    if m.group(9):
+        off = timedelta(hours=int(m.group(10)), minutes=int(m.group(11)))
+        if m.group(9) == "-":
+            off = -off
+    try:
+        t = datetime(y, mo, d, h, mi, sec, us, tzinfo=timezone(off))
+    except ValueError:
+        raise SandboxError(f"serve sent a time that is not RFC 3339: {v[:64]!r}", code="protocol") from None
+    return t.astimezone(timezone.utc)
+
+
 def info_result(r: Mapping[str, Any]) -> SandboxInfo:
     return SandboxInfo(id=r["id"], name=r.get("name"), state=r.get("state", ""),
-                       template_id=r.get("template_id", ""), started_at=r.get("started_at"),
-                       end_at=r.get("end_at"))
+                       template_id=r.get("template_id", ""), started_at=parse_time(r.get("started_at")),
+                       end_at=parse_time(r.get("end_at")))
 
 
 def dir_result(r: Mapping[str, Any]) -> Optional[List[DirEntry]]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import List, Optional
 
 
@@ -49,14 +50,15 @@ class Stat:
 
 @dataclass
 class SandboxInfo:
-    """A sandbox of this deployment (list, info). Times are RFC 3339 UTC or None."""
+    """A sandbox of this deployment (list, info). Times are aware ``datetime``
+    objects in UTC (as E2B's SDK gives), or None when unknown."""
 
     id: str
     name: Optional[str]
     state: str  # "running" or "paused"
     template_id: str
-    started_at: Optional[str]
-    end_at: Optional[str]
+    started_at: Optional[datetime]
+    end_at: Optional[datetime]
 
 
 @dataclass
