@@ -378,6 +378,25 @@ static int upstream_setopts(upstream *u, fk_req *r, unsigned port)
 	return head;
 }
 
+/* u's place among the requests in flight to the sandbox's ports, and its connection to the
+ * port inside the sandbox: 0, or -1 with the answer (503, 502) queued in *ret. */
+static int upstream_connect(fk_call *c, upstream *u, enum MHD_Result *ret)
+{
+	if (inflight_take(c->sandbox_id) < 0) {
+		*ret = fk_reply_error(c->req, 503,
+		                      "too many requests to this sandbox's ports at once (%u)",
+		                      PER_SANDBOX_MAX);
+		return -1;
+	}
+	snprintf(u->sandbox, sizeof(u->sandbox), "%s", c->sandbox_id);
+	fk_err err = {0};
+	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u->fd, &err) < 0) {
+		*ret = reply_502(c, "The sandbox is running but port is not open");
+		return -1;
+	}
+	return 0;
+}
+
 enum MHD_Result fk_proxy_forward(fk_call *c)
 {
 	fk_req *r = c->req;
@@ -413,19 +432,11 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 	}
 	u->fd = -1;
 	u->clen = -1;
-	if (inflight_take(c->sandbox_id) < 0) {
-		free(mask);
-		free(u);
-		return fk_reply_error(r, 503,
-		                      "too many requests to this sandbox's ports at once (%u)",
-		                      PER_SANDBOX_MAX);
-	}
-	snprintf(u->sandbox, sizeof(u->sandbox), "%s", c->sandbox_id);
-	fk_err err = {0};
-	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u->fd, &err) < 0) {
+	enum MHD_Result ret;
+	if (upstream_connect(c, u, &ret) < 0) {
 		free(mask);
 		upstream_free(u);
-		return reply_502(c, "The sandbox is running but port is not open");
+		return ret;
 	}
 	u->req_headers = request_headers(c, mask);
 	u->h = curl_easy_init();
