@@ -57,6 +57,8 @@ static const route control_routes[] = {
     {"POST", "/sandboxes/{id}/timeout", fk_control_timeout, 0},
     {"POST", "/sandboxes/{id}/refreshes", fk_control_refresh, 0},
     {"GET", "/sandboxes/{id}/metrics", fk_control_metrics, 0},
+    {"GET", "/sandboxes/{id}/logs", fk_control_sandbox_logs, 0},
+    {"GET", "/v2/sandboxes/{id}/logs", fk_control_sandbox_logs_v2, 0},
     {"PUT", "/sandboxes/{id}/network", fk_control_network_update, 0},
     {"POST", "/sandboxes/{id}/snapshots", fk_control_snapshot_create, 0},
     {"POST", "/sandboxes/{id}/fork", fk_control_fork, 0},

@@ -77,6 +77,7 @@ typedef struct fk_sandbox {
 	uint64_t cpu_ns_seen;   /* lock: the box's CPU time at the last sample */
 	int64_t cpu_seen_ns;    /* lock: when that was (0: none yet, the sandbox's start counts) */
 	int64_t next_sample_ns; /* lock: when the sampler takes the next one */
+	json_t *logs;           /* lock: its last FK_SBLOGS_KEPT log entries (sblogs.c), or NULL */
 } fk_sandbox;
 
 /* One open envd stream of a sandbox; embedded in the stream's state. */
@@ -187,6 +188,25 @@ void fk_registry_keep(fk_registry *g, fk_state *st);
  * have, and one whose files are gone is deleted. Each logged on stderr. Then the runtime
  * removes what no kept sandbox owns (fk_rt_sweep). The number kept. */
 int fk_registry_load(fk_registry *g);
+
+/* ---- sblogs.c: a sandbox's logs (GET /sandboxes/{id}/logs, /v2/...) ---- */
+#define FK_SBLOGS_KEPT 1000
+enum fk_sblog_level { FK_SBLOG_DEBUG, FK_SBLOG_INFO, FK_SBLOG_WARN, FK_SBLOG_ERROR };
+/* Record an entry of `sb`'s logs now: `fields` (stolen; NULL: none) an object of strings; the
+ * oldest entry goes beyond FK_SBLOGS_KEPT. Takes the registry lock. */
+void fk_sandbox_log(fk_registry *g, fk_sandbox *sb, enum fk_sblog_level level, json_t *fields,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+typedef struct fk_sblog_query {
+	int64_t start_ms, end_ms; /* entries stamped in [start_ms, end_ms] */
+	size_t limit;
+	int backward; /* newest first */
+	int min_level;
+	const char *search; /* a substring of the message, or NULL */
+} fk_sblog_query;
+/* The entries of `sb` (NULL: none) `q` selects: *logs SandboxLogEntry objects, *lines (NULL: not
+ * wanted) the v1 SandboxLog {timestamp, line} of each. 0, or -1 out of memory. */
+int fk_sandbox_logs(fk_registry *g, fk_sandbox *sb, const fk_sblog_query *q, json_t **logs,
+                    json_t **lines);
 
 /* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */
 typedef struct fk_reaper fk_reaper;

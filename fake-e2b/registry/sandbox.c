@@ -153,6 +153,7 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	json_decref(sb->env_vars);
 	json_decref(sb->box);
 	free(sb->metrics);
+	json_decref(sb->logs);
 	pthread_mutex_destroy(&sb->op_lock);
 	pthread_mutex_destroy(&sb->rec_lock);
 	free(sb);
@@ -524,8 +525,11 @@ int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_e
 	pthread_mutex_unlock(&g->lock);
 	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
 		rc = FK_LC_FAILED;
-	if (rc == FK_LC_OK)
+	if (rc == FK_LC_OK) {
 		fk__registry_persist(g, sb);
+		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox paused%s",
+		               only_if_expired ? " (timeout)" : "");
+	}
 	pthread_mutex_unlock(&sb->op_lock);
 	return rc;
 }
@@ -644,6 +648,7 @@ static int auto_resume(fk_registry *g, fk_sandbox *sb)
 		sb->end_ns = capped_end(sb, sb->started_ns + 300 * FK_NS);
 		pthread_mutex_unlock(&g->lock);
 		fk__registry_persist(g, sb);
+		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox resumed (auto-resume)");
 		rc = 0;
 	}
 	pthread_mutex_unlock(&sb->op_lock);
@@ -694,6 +699,8 @@ enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long
 			sb->n_immune = 0;
 		pthread_mutex_unlock(&g->lock);
 		fk__registry_persist(g, sb);
+		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox resumed%s",
+		               cold ? " (files only: booted anew)" : "");
 		out = FK_CONNECT_RESUMED;
 	}
 	pthread_mutex_unlock(&sb->op_lock);

@@ -62,7 +62,9 @@ enum MHD_Result fk_control_refresh(fk_call *c);
 /* info.c */
 enum MHD_Result fk_control_get(fk_call *c);
 enum MHD_Result fk_control_metrics(fk_call *c);
-enum MHD_Result fk_control_metrics_many(fk_call *c); /* GET /sandboxes/metrics */
+enum MHD_Result fk_control_metrics_many(fk_call *c);    /* GET /sandboxes/metrics */
+enum MHD_Result fk_control_sandbox_logs(fk_call *c);    /* GET /sandboxes/{id}/logs */
+enum MHD_Result fk_control_sandbox_logs_v2(fk_call *c); /* GET /v2/sandboxes/{id}/logs */
 /* snapshots.c */
 enum MHD_Result fk_control_snapshot_create(fk_call *c);
 enum MHD_Result fk_control_snapshot_list(fk_call *c);

@@ -160,6 +160,15 @@ enum MHD_Result fk_envd_process_start(fk_call *c)
 	} else {
 		if (c->fault.kind == FK_FAULT_KILL_IGNORED)
 			fk_sandbox_set_immune(c->app->reg, c->sb, fk_proc_pid(proc));
+		/* envd's log of the call: the sandbox's logs (registry/sblogs.c) */
+		char pid[16];
+		snprintf(pid, sizeof(pid), "%u", (unsigned)fk_proc_pid(proc));
+		size_t cmd_len = strlen(a.spec.cmd); /* the first 256 bytes: the logs are bounded */
+		json_t *fields = json_pack("{s:s,s:s,s:s#}", "logger", "process", "pid", pid, "cmd",
+		                           a.spec.cmd, (int)(cmd_len > 256 ? 256 : cmd_len));
+		if (fields && a.spec.user)
+			json_object_set_new(fields, "user", json_string(a.spec.user));
+		fk_sandbox_log(c->app->reg, c->sb, FK_SBLOG_INFO, fields, "Process started");
 		ret = fk_envd_open_stream(c, proc, sub, 1);
 	}
 	start_args_dispose(&a);
