@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <openssl/evp.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -374,7 +375,7 @@ int fk_state_load(fk_state *st, const char *kind, void (*fn)(const char *id, jso
 			fk_state_decode(kind, name, buf, len, &obj, why, sizeof(why));
 		free(buf);
 		if (!obj) {
-			char bad[128];
+			char bad[NAME_MAX + sizeof(".bad")];
 			snprintf(bad, sizeof(bad), "%s.bad", name);
 			renameat(dfd, name, dfd, bad);
 			fprintf(stderr,
