@@ -358,6 +358,27 @@ class SyncClientTest(unittest.TestCase):
         self.assertIn("timeoutSeconds", str(cm.exception))
         self.assertNotIn("e2b_py_test", str(cm.exception))
 
+    def test_sandbox_e2b_config_without_a_config_and_debug_log_level(self) -> None:
+        """README "Configuration and logs": config=None reads SANDBOX_E2B_CONFIG (the JSON);
+        a config given wins over it; log_level="debug" sends one http line per request."""
+        import json
+        import logging
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "SANDBOX_E2B_CONFIG"))}
+        env.update(SANDBOX_E2B_CONFIG=json.dumps(fake.config()), SANDBOX_E2B_ENVD_URL=fake.url)
+        with Client(env=env) as c:
+            self.assertEqual(c.exec(self.sid, "echo via-config").stdout, "via-config\n")
+            self.assertEqual(c.server_info["config"]["apiKey"], "[redacted]")
+        bad = dict(env, SANDBOX_E2B_CONFIG='{"apiKey": 5}')
+        with Client(fake.config(), envd_url=fake.url, env=bad) as c:
+            self.assertEqual(c.exec(self.sid, "echo own").stdout, "own\n")
+        logger = logging.getLogger("sandbox_e2b.test_debug")
+        with self.assertLogs(logger, level="DEBUG") as logs, \
+                Client(fake.config(), envd_url=fake.url, logger=logger, log_level="debug") as c:
+            c.stat(self.sid, "/workspace")
+        self.assertTrue(any(r.levelno == logging.DEBUG and r.getMessage().startswith("http")
+                            for r in logs.records), [r.getMessage() for r in logs.records])
+        self.assertFalse(any("e2b_py_test" in r.getMessage() for r in logs.records))
+
     def test_keys_the_config_leaves_out_come_from_the_e2b_variables(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "SANDBOX_E2B_CONFIG"))}
         env.update(E2B_API_KEY="e2b_py_test", E2B_TEMPLATE="capybara-sandbox", E2B_API_URL=fake.url,
