@@ -112,6 +112,9 @@ static const procedure procedures[] = {
     {"/filesystem.Filesystem/Move", NULL, fk_envd_fs_move},
     {"/filesystem.Filesystem/Remove", NULL, fk_envd_fs_remove},
     {"/filesystem.Filesystem/WatchDir", fk_envd_fs_watch_dir, NULL},
+    {"/filesystem.Filesystem/CreateWatcher", NULL, fk_envd_fs_create_watcher},
+    {"/filesystem.Filesystem/GetWatcherEvents", NULL, fk_envd_fs_get_watcher_events},
+    {"/filesystem.Filesystem/RemoveWatcher", NULL, fk_envd_fs_remove_watcher},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

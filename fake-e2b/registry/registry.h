@@ -78,6 +78,7 @@ typedef struct fk_sandbox {
 	int64_t cpu_seen_ns;    /* lock: when that was (0: none yet, the sandbox's start counts) */
 	int64_t next_sample_ns; /* lock: when the sampler takes the next one */
 	json_t *logs;           /* lock: its last FK_SBLOGS_KEPT log entries (sblogs.c), or NULL */
+	struct fk_pwatch *pwatches; /* lock: its polling directory watchers (pwatch.c) */
 } fk_sandbox;
 
 /* One open envd stream of a sandbox; embedded in the stream's state. */
@@ -188,6 +189,29 @@ void fk_registry_keep(fk_registry *g, fk_state *st);
  * have, and one whose files are gone is deleted. Each logged on stderr. Then the runtime
  * removes what no kept sandbox owns (fk_rt_sweep). The number kept. */
 int fk_registry_load(fk_registry *g);
+
+/* ---- pwatch.c: a sandbox's polling directory watchers (envd CreateWatcher...) ---- */
+#define FK_PWATCH_ID_LEN 21 /* "w" + 20 */
+typedef struct fk_pwatch {
+	struct fk_pwatch *next; /* lock */
+	char id[FK_PWATCH_ID_LEN + 1];
+	struct fk_dirwatch *dw;
+	char *user; /* whose view its entries are stat'ed in (NULL: the default user) */
+	bool include_entry;
+	int busy, removed; /* lock: taken by a call; unlinked (its taker frees it) */
+} fk_pwatch;
+/* Hand watch `dw` to `sb` under a new id (id_out): 0, or -1 when `sb` is gone or out of memory
+ * (`dw` stays the caller's). */
+int fk_sandbox_pwatch_add(fk_registry *g, fk_sandbox *sb, struct fk_dirwatch *dw, const char *user,
+                          bool include_entry, char id_out[FK_PWATCH_ID_LEN + 1]);
+/* The watcher `id` of `sb`, taken for one call (fk_sandbox_pwatch_put gives it back); NULL
+ * when none (*busy 1: another call has it). */
+fk_pwatch *fk_sandbox_pwatch_take(fk_registry *g, fk_sandbox *sb, const char *id, int *busy);
+void fk_sandbox_pwatch_put(fk_registry *g, fk_pwatch *pw);
+/* Remove and free watcher `id`: 0, or -1 when `sb` has none of that id. */
+int fk_sandbox_pwatch_remove(fk_registry *g, fk_sandbox *sb, const char *id);
+/* Every watcher of `sb` (its delete, its discard). */
+void fk__sandbox_pwatches_drop(fk_registry *g, fk_sandbox *sb);
 
 /* ---- sblogs.c: a sandbox's logs (GET /sandboxes/{id}/logs, /v2/...) ---- */
 #define FK_SBLOGS_KEPT 1000

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "dirwatch.h"
 #include "registry_int.h"
 #include "template.h"
 
@@ -154,6 +155,13 @@ void fk_sandbox_discard(fk_sandbox *sb)
 	json_decref(sb->box);
 	free(sb->metrics);
 	json_decref(sb->logs);
+	while (sb->pwatches) { /* one never deleted (a shutdown's, a failed create's) */
+		fk_pwatch *pw = sb->pwatches;
+		sb->pwatches = pw->next;
+		fk_dirwatch_free(pw->dw);
+		free(pw->user);
+		free(pw);
+	}
 	pthread_mutex_destroy(&sb->op_lock);
 	pthread_mutex_destroy(&sb->rec_lock);
 	free(sb);
@@ -615,6 +623,7 @@ int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when)
 	}
 	pthread_mutex_unlock(&g->lock);
 	if (rc == FK_LC_OK) {
+		fk__sandbox_pwatches_drop(g, sb); /* its watches' descriptors into the box */
 		fk__registry_forget(g,
 		                    sb); /* first: a crash meanwhile leaves files, not a record */
 		fk_box_destroy(g->rt, sb->id, NULL);

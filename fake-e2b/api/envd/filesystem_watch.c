@@ -54,7 +54,10 @@ static int client_gone(const watch_stream *s)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-static void queue_event(watch_stream *s, const fk_dirwatch_event *ev)
+/* FilesystemEvent {name, type, entry when include_entry and the operation is a create, write
+ * or chmod} of a watch of box `box_id` as `user`. */
+static json_t *event_json(fk_app *app, const char *box_id, const char *user, bool include_entry,
+                          const fk_dirwatch_event *ev)
 {
 	static const char *const types[] = {NULL,
 	                                    "EVENT_TYPE_CREATE",
@@ -63,15 +66,23 @@ static void queue_event(watch_stream *s, const fk_dirwatch_event *ev)
 	                                    "EVENT_TYPE_RENAME",
 	                                    "EVENT_TYPE_CHMOD"};
 	json_t *fs = json_pack("{s:s,s:s}", "name", ev->name, "type", types[ev->op]);
-	if (s->include_entry && (ev->op == FK_DIRWATCH_CREATE || ev->op == FK_DIRWATCH_WRITE ||
-	                         ev->op == FK_DIRWATCH_CHMOD)) {
+	if (fs && include_entry &&
+	    (ev->op == FK_DIRWATCH_CREATE || ev->op == FK_DIRWATCH_WRITE ||
+	     ev->op == FK_DIRWATCH_CHMOD)) {
 		/* best effort, as envd: an entry gone meanwhile is simply left out */
 		fk_entry e = {0};
-		if (fk_file_stat(s->app->rt, s->sb->id, ev->path, s->user, &e, NULL) == 0)
+		if (fk_file_stat(app->rt, box_id, ev->path, user, &e, NULL) == 0)
 			json_object_set_new(fs, "entry", fk_envd_entry_json(&e));
 		fk_entry_clear(&e);
 	}
-	fk_obuf_frame(&s->out, 0, json_pack("{s:o}", "filesystem", fs));
+	return fs;
+}
+
+static void queue_event(watch_stream *s, const fk_dirwatch_event *ev)
+{
+	fk_obuf_frame(&s->out, 0,
+	              json_pack("{s:o}", "filesystem",
+	                        event_json(s->app, s->sb->id, s->user, s->include_entry, ev)));
 }
 
 /* Produce the next frames into s->out, blocking until something is due. */
@@ -183,4 +194,82 @@ enum MHD_Result fk_envd_fs_watch_dir(fk_call *c)
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
 	return fk_reply_response(c->req, 200, resp);
+}
+
+/* ---- the polling watchers (envd watch_sync.go): CreateWatcher, GetWatcherEvents,
+ * RemoveWatcher. Each is a directory watch the sandbox holds (registry/pwatch.c) until removed;
+ * its events wait in its inotify queue (the kernel's bound, fs.inotify.max_queued_events) and
+ * each GetWatcherEvents answers those since the last call, at most PWATCH_EVENTS_MAX (the rest
+ * come with the next call). */
+
+#define PWATCH_EVENTS_MAX 10000
+
+enum MHD_Result fk_envd_fs_create_watcher(fk_call *c, json_t *req)
+{
+	const char *path = fk_json_str(req, "path");
+	if (!path)
+		return fk_connect_error(c->req, "invalid_argument", "path is required");
+	fk_err err = {0};
+	fk_dirwatch *dw = NULL;
+	int rc = fk_dirwatch_new(c->app->rt, c->sb->id, path, c->user,
+	                         json_is_true(json_object_get(req, "recursive")), &dw, NULL, &err);
+	if (rc == FK_ENOUSER)
+		return fk_connect_error(c->req, "unauthenticated", "invalid username");
+	if (rc < 0)
+		return fk_connect_runtime_error(c->req, rc, &err);
+	char id[FK_PWATCH_ID_LEN + 1];
+	if (fk_sandbox_pwatch_add(c->app->reg, c->sb, dw, c->user,
+	                          json_is_true(json_object_get(req, "includeEntry")), id) < 0) {
+		fk_dirwatch_free(dw);
+		return fk_envd_not_found_502(c->req, c->sb->id);
+	}
+	json_t *reply = json_pack("{s:s}", "watcherId", id);
+	return reply ? fk_reply_json(c->req, 200, reply)
+	             : fk_connect_error(c->req, "resource_exhausted", "out of memory");
+}
+
+static enum MHD_Result no_watcher(fk_call *c, const char *id, int busy)
+{
+	if (busy)
+		return fk_connect_error(c->req, "unavailable", "watcher with id %s is busy", id);
+	return fk_connect_error(c->req, "not_found", "watcher with id %s not found", id);
+}
+
+enum MHD_Result fk_envd_fs_get_watcher_events(fk_call *c, json_t *req)
+{
+	const char *id = fk_json_str(req, "watcherId");
+	int busy = 0;
+	fk_pwatch *pw = id ? fk_sandbox_pwatch_take(c->app->reg, c->sb, id, &busy) : NULL;
+	if (!pw)
+		return no_watcher(c, id ? id : "", busy);
+	json_t *events = json_array();
+	int rc = 0;
+	for (size_t n = 0; events && n < PWATCH_EVENTS_MAX; n++) {
+		fk_dirwatch_event ev;
+		rc = fk_dirwatch_next(pw->dw, &ev, 0);
+		if (rc < 0)
+			break;
+		json_array_append_new(
+		    events, event_json(c->app, c->sb->id, pw->user, pw->include_entry, &ev));
+		fk_dirwatch_event_clear(&ev);
+	}
+	fk_sandbox_pwatch_put(c->app->reg, pw);
+	if (rc < 0 && rc != FK_ETIMEOUT) {
+		json_decref(events);
+		return fk_connect_error(c->req, "internal", "watcher error");
+	}
+	/* protojson leaves an empty list out */
+	json_t *reply = !events                   ? NULL
+	                : json_array_size(events) ? json_pack("{s:o}", "events", events)
+	                                          : (json_decref(events), json_object());
+	return reply ? fk_reply_json(c->req, 200, reply)
+	             : fk_connect_error(c->req, "resource_exhausted", "out of memory");
+}
+
+enum MHD_Result fk_envd_fs_remove_watcher(fk_call *c, json_t *req)
+{
+	const char *id = fk_json_str(req, "watcherId");
+	if (!id || fk_sandbox_pwatch_remove(c->app->reg, c->sb, id) < 0)
+		return no_watcher(c, id ? id : "", 0);
+	return fk_reply_json(c->req, 200, json_object());
 }
