@@ -911,13 +911,15 @@ static int on_attach_output(sbx_stream stream, const unsigned char *data, size_t
 
 /*
  * wait: the handle this server started, else an attach by pid (output from now on, streamed with
- * "stream"). A handle whose stream broke before the command's end (the sandbox was paused, the
- * network failed) is forgotten, so that a wait after a resume attaches to the command anew.
+ * "stream"). When that handle's stream broke before the command's end (the sandbox was paused, the
+ * network failed), the entry is kept (shutdown still kills the command) and every later wait
+ * attaches anew, so a wait after a resume gets the rest and the end.
  */
 static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
 	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
-	sbx_process *h = p ? serve_proc_handle(p) : NULL;
+	sbx_process *h = p && !serve_proc_broken(p) ? serve_proc_handle(p) : NULL;
+	bool attached = !h;
 	sbx_process_options o = SBX_PROCESS_OPTIONS_INIT;
 	sbx_exec_result r = {0};
 	sbx_error err = {0};
@@ -928,18 +930,19 @@ static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail
 		o.on_output = on_attach_output;
 		o.output_payload = c;
 	}
-	if (!h)
+	if (attached)
 		rc = sbx_process_attach(&h, c->prov, a->id, a->pid, &o, c->sig, &err);
 	if (rc == 0)
 		rc = sbx_process_wait(&r, h, c->sig, &err);
-	/* it ended (the next wait attaches: envd keeps it 30 s), or its stream broke */
-	if (p && (rc == 0 || rc == SBX_ENETWORK || rc == SBX_EPROTOCOL))
-		serve_proc_forget(p);
+	if (p && rc == 0)
+		serve_proc_forget(p); /* it ended: the next wait attaches (envd keeps it 30 s) */
+	else if (p && !attached && (rc == SBX_ENETWORK || rc == SBX_EPROTOCOL))
+		serve_proc_set_broken(p);
 	rc = finish(rc, &err, rc < 0 ? NULL : cli_shape_exec_result(&r), out, f);
 	sbx_exec_result_free(&r);
 	if (p)
 		serve_proc_put(p);
-	else
+	if (attached)
 		sbx_process_free(h);
 	return rc;
 }
@@ -986,13 +989,15 @@ static int run_close_stdin(serve_call *c, const serve_args *a, json_t **out, ser
 	    out, f);
 }
 
-/* kill_process: the handle's kill (whole tree, then its reader ends), else by pid. */
+/* kill_process: the handle's kill (whole tree, then its reader ends), else by pid (tree too). */
 static int run_kill_process(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
 	serve_proc *p = serve_proc_get(c->srv, a->id, a->pid);
 	sbx_error err = {0};
-	int rc = p ? sbx_process_kill(serve_proc_handle(p), c->sig, &err)
-	           : sbx_process_kill_pid(c->prov, a->id, a->pid, c->sig, &err);
+	/* a broken handle takes its command for ended: by pid then */
+	int rc = p && !serve_proc_broken(p)
+	             ? sbx_process_kill(serve_proc_handle(p), c->sig, &err)
+	             : sbx_process_kill_pid(c->prov, a->id, a->pid, c->sig, &err);
 
 	serve_proc_put(p);
 	return finish(

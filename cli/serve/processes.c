@@ -17,6 +17,7 @@ struct serve_proc {
 	sbx_process *h;
 	int refs;       /* holders; the table's own reference counts one */
 	bool forgotten; /* out of the table */
+	bool broken;    /* its stream broke before the end (a pause): waits attach anew */
 	struct serve_proc *next;
 };
 
@@ -142,6 +143,23 @@ sbx_process *serve_proc_handle(serve_proc *p)
 	return p->h;
 }
 
+void serve_proc_set_broken(serve_proc *p)
+{
+	pthread_mutex_lock(serve_lock_of(p->srv));
+	p->broken = true;
+	pthread_mutex_unlock(serve_lock_of(p->srv));
+}
+
+bool serve_proc_broken(serve_proc *p)
+{
+	bool b;
+
+	pthread_mutex_lock(serve_lock_of(p->srv));
+	b = p->broken;
+	pthread_mutex_unlock(serve_lock_of(p->srv));
+	return b;
+}
+
 void serve_proc_shutdown(serve_server *s)
 {
 	serve_proc *p;
@@ -154,7 +172,11 @@ void serve_proc_shutdown(serve_server *s)
 		pthread_mutex_unlock(serve_lock_of(s));
 		if (!p)
 			return;
-		sbx_process_kill(p->h, NULL, NULL);
+		/* a broken handle takes its command for ended: by pid then (the tree too) */
+		if (serve_proc_broken(p))
+			sbx_process_kill_pid(serve_provider_of(s), p->id, p->pid, NULL, NULL);
+		else
+			sbx_process_kill(p->h, NULL, NULL);
 		serve_proc_forget(p);
 		serve_proc_put(p);
 	}

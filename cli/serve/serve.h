@@ -225,6 +225,10 @@ void serve_proc_put(serve_proc *p);
 /* Forget the handle (its command ended); freed once the last holder puts it. */
 void serve_proc_forget(serve_proc *p);
 sbx_process *serve_proc_handle(serve_proc *p);
+/* Its stream broke before the end (the sandbox was paused): waits attach by pid from then on,
+ * the entry stays (killed at shutdown, by kill_process) until a wait saw the end. */
+void serve_proc_set_broken(serve_proc *p);
+bool serve_proc_broken(serve_proc *p);
 /* Shutdown: kill and free every remembered command (no call may be running). */
 void serve_proc_shutdown(serve_server *s);
 /* Whether any command is remembered (initialize waits until none is). */

@@ -501,6 +501,27 @@ describe('pause during commands, then attach by pid', () => {
     await p.destroy(t, sig())
   })
 
+  test('a background command whose stream a pause broke is still killed when its serve child ends', async () => {
+    const q = createE2BSandbox(config(env.url), {}, { envdUrl: env.url })
+    const t = await q.create({ name: 'node-pause-close', limits: LIMITS })
+    let started
+    const seen = new Promise((r) => (started = r))
+    const bg = await q.startCommand(t, { command: 'echo up; while :; do sleep 0.05; done # pause-close', onStdout: () => started() })
+    const w = bg.wait().then(
+      () => 'ended',
+      (e) => e.code,
+    )
+    await seen
+    await q.suspend(t)
+    assert.equal(await w, 'paused')
+    assert.equal(await q.resume(t), 'resumed')
+    const running = async () => (await p.processes(t, sig())).some((x) => x.command?.includes('pause-close'))
+    assert.equal(await running(), true)
+    q.close()
+    await until(async () => !(await running()), 30000, 'the command killed at the child\'s end')
+    await p.destroy(t, sig())
+  })
+
   test('attach(pid) to a command started elsewhere; kill ends it', async () => {
     const bg = await p.startCommand(h, { command: 'sleep 300' })
     const a = await p.attach(h, bg.pid)
