@@ -133,8 +133,15 @@ int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err)
 	if (rt->isolated) {
 		fk__cg_rt_init(rt);
 		rt->caps_keep = fk__policy_caps_keep(&rt->last_cap);
-		if (fk_lx_seccomp_compile(&fk__policy_seccomp, &rt->seccomp) < 0) {
+		const char *unknown = NULL;
+		if (fk_lx_seccomp_compile(&fk__policy_seccomp, &rt->seccomp, &unknown) < 0) {
 			int e = errno;
+			if (unknown)
+				return fk__fail(
+				    err, FK_EIO, e,
+				    "seccomp filter: libseccomp does not know the system "
+				    "call '%s' of the deny list (runtime/policy.c)",
+				    unknown);
 			return fk__fail(err, FK_EIO, e, "seccomp filter: %s", fk_strerror(e));
 		}
 	}

@@ -59,9 +59,34 @@ static bool family_allowed(const fk_lx_seccomp_policy *p, int family)
 	return false;
 }
 
-int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out)
+/* The number to deny for `r`: libseccomp's when it knows the name (a negative pseudo-number for a
+ * call this architecture lacks, which seccomp_rule_add takes and adds nothing for), else the
+ * x86_64 fallback on x86_64, else __NR_SCMP_ERROR. */
+static int rule_nr(const fk_lx_seccomp_rule *r)
+{
+	int nr = seccomp_syscall_resolve_name(r->name);
+	if (nr != __NR_SCMP_ERROR)
+		return nr;
+#if defined(__x86_64__)
+	if (r->nr_x86_64 > 0)
+		return r->nr_x86_64;
+#endif
+	return __NR_SCMP_ERROR;
+}
+
+int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out,
+                          const char **unknown)
 {
 	memset(out, 0, sizeof(*out));
+	if (unknown)
+		*unknown = NULL;
+	for (size_t i = 0; i < p->n_deny; i++)
+		if (rule_nr(&p->deny[i]) == __NR_SCMP_ERROR) {
+			if (unknown)
+				*unknown = p->deny[i].name;
+			errno = ENOENT;
+			return -1;
+		}
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		errno = ENOMEM;
@@ -69,9 +94,7 @@ int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out)
 	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < p->n_deny; i++) {
-		int nr = seccomp_syscall_resolve_name(p->deny[i].name);
-		if (nr == __NR_SCMP_ERROR)
-			continue;
+		int nr = rule_nr(&p->deny[i]);
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->deny[i].errnum), nr, 0);
 	}
 	/* the kernel reads an ioctl's request as 32 bits: compare only those, or a request with

@@ -11,6 +11,9 @@
 typedef struct fk_lx_seccomp_rule {
 	const char *name; /* syscall name as libseccomp knows it */
 	int errnum;       /* the errno it fails with */
+	/* its x86_64 number, for calls newer than the libseccomp this is built with (2.5.4 knows no
+	 * name past Linux 6.0's); 0: none, the name must be known */
+	int nr_x86_64;
 } fk_lx_seccomp_rule;
 
 typedef struct fk_lx_seccomp_policy {
@@ -29,9 +32,13 @@ typedef struct fk_lx_seccomp_policy {
 
 /* Compiles "allow everything but what `p` refuses" for the native architecture (calls from any
  * other ABI kill the process), and denies clone() with any namespace flag (EPERM) and clone3
- * (ENOSYS, so libc falls back to clone). Names this kernel/libseccomp does not know are skipped.
+ * (ENOSYS, so libc falls back to clone). A name libseccomp does not know is denied by its
+ * nr_x86_64 on x86_64; one with no number to fall back on (or on another architecture) fails the
+ * compile with ENOENT and *unknown set to it, so a deny list never silently loses a call. Names
+ * libseccomp knows but this architecture lacks (stime on x86_64) add nothing.
  * 0 and *out filled (free out->filter with free()), or -1 with errno. */
-int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out);
+int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out,
+                          const char **unknown);
 
 /* Installs `prog` on the calling thread (needs CAP_SYS_ADMIN or no_new_privs). Only system
  * calls: safe between clone and exec. 0 or -1 with errno. */

@@ -252,6 +252,37 @@ static void test_isolation__namespace_mount_ptrace_raw_socket_calls_refused(void
 	assert_int_equal(fk_box_destroy(rt, "sysb", NULL), 0);
 }
 
+/* The mount calls newer than libseccomp 2.5.4's names (statmount 457, listmount 458: Linux 6.8;
+ * open_tree_attr 467: 6.15) are denied by number. Unfiltered, open_tree_attr with no flags
+ * returned an fd and the two others EFAULT for their NULL request. */
+static const char newest_mount_probe_src[] =
+    "#define _GNU_SOURCE\n"
+    "#include <errno.h>\n#include <fcntl.h>\n#include <stdio.h>\n#include <string.h>\n"
+    "#include <sys/syscall.h>\n#include <unistd.h>\n"
+    "static void say(const char *what, long rc) {\n"
+    "  printf(\"%s=%s\\n\", what, rc >= 0 ? \"OK\" : strerrorname_np(errno)); }\n"
+    "int main(void) {\n"
+    "  say(\"open_tree_attr\", syscall(467, AT_FDCWD, \"/\", 0, NULL, 0));\n"
+    "  say(\"open_tree_attr_clone\", syscall(467, AT_FDCWD, \"/\", 1, NULL, 0));\n"
+    "  say(\"listmount\", syscall(458, NULL, NULL, 0, 0));\n"
+    "  say(\"statmount\", syscall(457, NULL, NULL, 0, 0));\n"
+    "  return 0; }\n";
+
+static void test_isolation__newest_mount_calls_are_refused(void **state)
+{
+	NEED_ISOLATION(rt);
+#if !defined(__x86_64__)
+	skip(); /* the numbers are x86_64's */
+#endif
+	box_create("nmc");
+	box_write("nmc", "/root/nmc.c", newest_mount_probe_src);
+	char *out = sh("nmc", "root", "cd /root && gcc -o nmc nmc.c 2>&1 && ./nmc");
+	assert_string_equal(out, "open_tree_attr=EPERM\nopen_tree_attr_clone=EPERM\n"
+	                         "listmount=EPERM\nstatmount=EPERM\n");
+	free(out);
+	assert_int_equal(fk_box_destroy(rt, "nmc", NULL), 0);
+}
+
 /* ------------------------------------------------------------ limits */
 
 /* Processes in the box, or -1 when the count itself could not fork (the bomb won a race for
@@ -1499,6 +1530,7 @@ int main(void)
 	    cmocka_unit_test(test_isolation__no_kernel_log_and_masked_proc),
 	    cmocka_unit_test(test_isolation__no_view_of_host_cgroups),
 	    cmocka_unit_test(test_isolation__namespace_mount_ptrace_raw_socket_calls_refused),
+	    cmocka_unit_test(test_isolation__newest_mount_calls_are_refused),
 	    cmocka_unit_test(test_isolation__fork_bomb_is_held_and_box_recovers),
 	    cmocka_unit_test(test_isolation__memory_hog_is_killed_inside),
 	    cmocka_unit_test(test_isolation__limits_are_the_boxs_cgroup_files),
