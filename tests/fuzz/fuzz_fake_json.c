@@ -18,7 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (int v2 = 0; v2 < 2; v2++) {
 		long timeout = -1;
-		if (json_is_object(j) && !fk_control_create_validate(j, v2, &timeout) &&
+		char why[160];
+		if (json_is_object(j) &&
+		    !fk_control_create_validate(j, v2, &timeout, why, sizeof(why)) &&
 		    (timeout < 1 || timeout > FK_MAX_TIMEOUT_S))
 			abort();
 	}

@@ -115,16 +115,47 @@ int fk_control_egress_none(json_t *allow_internet, json_t *net)
 	return has_string(deny, "0.0.0.0/0") && json_array_size(allow) == 0;
 }
 
-int fk_control_string_map_ok(json_t *m)
+const char *fk_control_string_map_check(json_t *m, const char *what, char *why, size_t cap)
 {
+	static const char type[] = "validation error: metadata and envVars must map strings to "
+	                           "strings";
 	const char *k;
 	json_t *v;
 	if (!m || json_is_null(m))
-		return 0;
+		return NULL;
 	if (!json_is_object(m))
-		return -1;
-	json_object_foreach(m, k, v) if (!json_is_string(v)) return -1;
-	return 0;
+		return type;
+	size_t n = json_object_size(m), total = 0;
+	if (n > FK_CREATE_MAP_MAX_ENTRIES) {
+		snprintf(why, cap, "validation error: %s has %zu entries, at most %d", what, n,
+		         FK_CREATE_MAP_MAX_ENTRIES);
+		return why;
+	}
+	json_object_foreach(m, k, v)
+	{
+		if (!json_is_string(v))
+			return type;
+		size_t kl = strlen(k), vl = json_string_length(v);
+		if (kl > FK_CREATE_MAP_MAX_KEY) {
+			snprintf(why, cap, "validation error: a key of %s is %zu bytes, at most %d",
+			         what, kl, FK_CREATE_MAP_MAX_KEY);
+			return why;
+		}
+		if (vl > FK_CREATE_MAP_MAX_VALUE) {
+			snprintf(why, cap,
+			         "validation error: a value of %s is %zu bytes, at most %d", what,
+			         vl, FK_CREATE_MAP_MAX_VALUE);
+			return why;
+		}
+		total += kl + vl;
+	}
+	if (total > FK_CREATE_MAP_MAX_TOTAL) {
+		snprintf(why, cap,
+		         "validation error: %s is %zu bytes (keys and values), at most %d", what,
+		         total, FK_CREATE_MAP_MAX_TOTAL);
+		return why;
+	}
+	return NULL;
 }
 
 /* ---- page cursors ---- */

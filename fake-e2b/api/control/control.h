@@ -26,8 +26,17 @@ const char *fk_control_timeout_field(json_t *body, const char *key, long dflt, i
 const char *fk_control_validate_network(json_t *net);
 /* Egress none (§7): no internet at all, so the runtime gives a loopback-only netns. */
 int fk_control_egress_none(json_t *allow_internet, json_t *net);
-/* NULL/null or an object of strings: 0; else -1. */
-int fk_control_string_map_ok(json_t *m);
+/* Bounds of create's `metadata` and `envVars`, each map on its own. E2B's API (its OpenAPI
+ * SandboxMetadata and EnvVars: string to string) declares none; these are far past what a client
+ * sends (a few labels, a few variables) and keep a sandbox's state record and every list answer
+ * that carries it small. */
+#define FK_CREATE_MAP_MAX_ENTRIES 1024
+#define FK_CREATE_MAP_MAX_KEY     1024        /* bytes */
+#define FK_CREATE_MAP_MAX_VALUE   (32 * 1024) /* bytes */
+#define FK_CREATE_MAP_MAX_TOTAL   (64 * 1024) /* bytes of keys and values */
+/* NULL/null, or an object of strings within the bounds above: NULL; else the 400 message
+ * (static, or formatted into why[cap] naming `what` and the bound). */
+const char *fk_control_string_map_check(json_t *m, const char *what, char *why, size_t cap);
 
 /* E2B's page cursor: nextToken = base64url("<RFC3339Nano>__<id>") of a page's last item.
  * _make: NULL on OOM; _parse: 0 (*ns, id: id_len bytes + NUL), -1 malformed. */
@@ -38,8 +47,8 @@ int fk_control_cursor_parse(const char *tok, int64_t *ns, char *id, size_t id_le
 int fk_control_uuid_ok(const char *s);
 
 /* create.c; NewSandbox / NewSandboxV2 checks of a JSON object: NULL when valid (*timeout
- * set), else the 400 message. */
-const char *fk_control_create_validate(json_t *body, int v2, long *timeout);
+ * set), else the 400 message (static, or in why[cap]). */
+const char *fk_control_create_validate(json_t *body, int v2, long *timeout, char *why, size_t cap);
 /* Makes, boots and registers a sandbox from a validated create body (v2: always secured) that
  * boots as `boot` says: the Sandbox JSON of create's 201, or NULL with *status (500, 503) and
  * msg. */

@@ -10,7 +10,12 @@
 #include "clock.h"
 #include "control.h"
 
-const char *fk_control_create_validate(json_t *body, int v2, long *timeout)
+/* bytes of an unknown templateID its 404 echoes (an id is 20 characters, an alias with its
+ * namespace and tag well under 128) */
+#define FK_TEMPLATE_ECHO_MAX 128
+
+const char *fk_control_create_validate(json_t *body, int v2, long *timeout, char *why_buf,
+                                       size_t cap)
 {
 	json_t *tpl = json_object_get(body, "templateID");
 	json_t *ap = json_object_get(body, "autoPause"),
@@ -27,9 +32,11 @@ const char *fk_control_create_validate(json_t *body, int v2, long *timeout)
 		return "validation error: autoPause, autoPauseMemory and allow_internet_access "
 		       "must "
 		       "be booleans";
-	if (fk_control_string_map_ok(json_object_get(body, "metadata")) < 0 ||
-	    fk_control_string_map_ok(json_object_get(body, "envVars")) < 0)
-		return "validation error: metadata and envVars must map strings to strings";
+	if ((why = fk_control_string_map_check(json_object_get(body, "metadata"), "metadata",
+	                                       why_buf, cap)) ||
+	    (why = fk_control_string_map_check(json_object_get(body, "envVars"), "envVars", why_buf,
+	                                       cap)))
+		return why;
 	int auto_pause = json_is_true(ap), auto_pause_mem = apm ? json_is_true(apm) : 1;
 	int auto_resume = json_is_object(ar) && json_is_true(json_object_get(ar, "enabled"));
 	if (!auto_pause_mem && !auto_pause)
@@ -154,9 +161,11 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 	fk_req *r = c->req;
 	json_t *body = fk_body_json(r, 0);
 	long timeout = 0;
-	const char *why = json_is_object(body)
-	                      ? fk_control_create_validate(body, v2, &timeout)
-	                      : "validation error: request body must be a JSON object";
+	char why_buf[160];
+	const char *why =
+	    json_is_object(body)
+	        ? fk_control_create_validate(body, v2, &timeout, why_buf, sizeof(why_buf))
+	        : "validation error: request body must be a JSON object";
 	if (why) {
 		json_decref(body);
 		return fk_reply_error(r, 400, "%s", why);
@@ -164,7 +173,16 @@ static enum MHD_Result create_sandbox(fk_call *c, int v2)
 	const char *tpl = json_string_value(json_object_get(body, "templateID"));
 	fk_tboot boot;
 	if (fk_tstore_resolve(c->app->templates, tpl, &boot) < 0) {
-		enum MHD_Result ret = fk_reply_error(r, 404, "template '%s' not found", tpl);
+		/* the id is the client's, any length: echo a prefix of it, cut on a UTF-8
+		 * character's start */
+		size_t n = strlen(tpl), cut = n;
+		if (n > FK_TEMPLATE_ECHO_MAX) {
+			cut = FK_TEMPLATE_ECHO_MAX;
+			while (cut > 0 && ((unsigned char)tpl[cut] & 0xc0) == 0x80)
+				cut--;
+		}
+		enum MHD_Result ret = fk_reply_error(r, 404, "template '%.*s%s' not found",
+		                                     (int)cut, tpl, cut < n ? "..." : "");
 		json_decref(body);
 		return ret;
 	}

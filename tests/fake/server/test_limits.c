@@ -4,7 +4,7 @@
  * do not stop a well-behaved client, a burst of 500 slow connections is no
  * flood, the upload size cap, %00 in ?path=, quoting in Content-Disposition, a
  * symlink loop is 404, /health without the token does not tell whether a
- * sandbox exists.
+ * sandbox exists, create's metadata and envVars bounds, the unknown-template 404's echo.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -480,6 +480,138 @@ static void test_limits__health_without_token_hides_whether_a_sandbox_exists(voi
 	fks_box_delete(&g_srv, KEY, &b);
 }
 
+/* POST /sandboxes with `body` (consumed); its status, and its message into msg (NULL: none). */
+static long create_with(json_t *body, char **msg)
+{
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	assert_non_null(text);
+	fkr *r = fks_req(&g_srv, "POST", "/sandboxes", h, text, strlen(text));
+	free(text);
+	long status = r->status;
+	const char *m = json_string_value(json_object_get(r->json, "message"));
+	*msg = m ? strdup(m) : NULL;
+	fkr_free(r);
+	return status;
+}
+
+/* A create body for an unknown template (so a body within the bounds is answered 404 without
+ * making a sandbox) whose `field` is `map`. */
+static json_t *create_body(const char *field, json_t *map)
+{
+	return json_pack("{s:s,s:o}", "templateID", "no-such-template", field, map);
+}
+
+static char *repeat(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+	assert_non_null(s);
+	memset(s, c, n);
+	s[n] = 0;
+	return s;
+}
+
+static void expect_create(json_t *body, long status, const char *msg)
+{
+	char *got = NULL;
+	assert_int_equal(create_with(body, &got), status);
+	assert_non_null(got);
+	assert_string_equal(got, msg);
+	free(got);
+}
+
+static void test_limits__create_metadata_and_env_vars_are_bounded(void **state)
+{
+	(void)state;
+	static const char nf[] = "template 'no-such-template' not found";
+	const char *fields[] = {"metadata", "envVars"};
+	for (size_t f = 0; f < 2; f++) {
+		const char *field = fields[f];
+		char want[200];
+		/* entries: 1,024 pass, 1,025 do not */
+		for (int n = 1024; n <= 1025; n++) {
+			json_t *m = json_object();
+			for (int i = 0; i < n; i++) {
+				char k[16];
+				snprintf(k, sizeof(k), "k%04d", i);
+				json_object_set_new(m, k, json_string("v"));
+			}
+			snprintf(want, sizeof(want),
+			         "validation error: %s has 1025 entries, at most 1024", field);
+			expect_create(create_body(field, m), n == 1024 ? 404 : 400,
+			              n == 1024 ? nf : want);
+		}
+		/* a key: 1,024 bytes pass, 1,025 do not */
+		for (size_t n = 1024; n <= 1025; n++) {
+			char *k = repeat('k', n);
+			json_t *m = json_pack("{s:s}", k, "v");
+			free(k);
+			snprintf(want, sizeof(want),
+			         "validation error: a key of %s is 1025 bytes, at most 1024",
+			         field);
+			expect_create(create_body(field, m), n == 1024 ? 404 : 400,
+			              n == 1024 ? nf : want);
+		}
+		/* a value: 32 KiB pass, one byte more does not */
+		for (size_t n = 32768; n <= 32769; n++) {
+			char *v = repeat('v', n);
+			json_t *m = json_pack("{s:s}", "K", v);
+			free(v);
+			snprintf(want, sizeof(want),
+			         "validation error: a value of %s is 32769 bytes, at most 32768",
+			         field);
+			expect_create(create_body(field, m), n == 32768 ? 404 : 400,
+			              n == 32768 ? nf : want);
+		}
+		/* the total of keys and values: 64 KiB pass, 64 KiB + 2 do not */
+		for (size_t n = 32767; n <= 32768; n++) {
+			char *v = repeat('v', n);
+			json_t *m = json_pack("{s:s,s:s}", "A", v, "B", v);
+			free(v);
+			snprintf(
+			    want, sizeof(want),
+			    "validation error: %s is 65538 bytes (keys and values), at most 65536",
+			    field);
+			expect_create(create_body(field, m), n == 32767 ? 404 : 400,
+			              n == 32767 ? nf : want);
+		}
+	}
+	/* the review's 50,000 keys: refused by count, nothing kept */
+	json_t *m = json_object();
+	for (int i = 0; i < 50000; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "key%05d", i);
+		json_object_set_new(m, k,
+		                    json_string("0123456789abcdef0123456789abcdef0123456789abcdef"
+		                                "0123456789abcdef0123456789abcdef"));
+	}
+	expect_create(create_body("metadata", m), 400,
+	              "validation error: metadata has 50000 entries, at most 1024");
+}
+
+static void test_limits__unknown_template_404_echoes_a_bounded_prefix(void **state)
+{
+	(void)state;
+	char want[300];
+	/* 128 bytes: echoed whole */
+	char *id = repeat('t', 128);
+	snprintf(want, sizeof(want), "template '%s' not found", id);
+	expect_create(json_pack("{s:s}", "templateID", id), 404, want);
+	free(id);
+	/* 1 MiB: its first 128 bytes and "..." */
+	id = repeat('t', 1 << 20);
+	snprintf(want, sizeof(want), "template '%.128s...' not found", id);
+	expect_create(json_pack("{s:s}", "templateID", id), 404, want);
+	free(id);
+	/* a character across byte 128 is left out whole (the answer stays valid UTF-8) */
+	char mb[200];
+	memset(mb, 't', 127);
+	strcpy(mb + 127, "\xc3\xa9tail"); /* U+00E9 at bytes 127-128 */
+	snprintf(want, sizeof(want), "template '%.127s...' not found", mb);
+	expect_create(json_pack("{s:s}", "templateID", mb), 404, want);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -497,6 +629,11 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_limits__symlink_loop_is_not_found),
 	    cmocka_unit_test(test_limits__listdir_reply_is_written_entry_by_entry),
 	    cmocka_unit_test(test_limits__health_without_token_hides_whether_a_sandbox_exists),
+	    cmocka_unit_test(test_limits__create_metadata_and_env_vars_are_bounded),
+	    cmocka_unit_test(test_limits__unknown_template_404_echoes_a_bounded_prefix),
 	};
+	const char *only = getenv("LIMITS_ONLY"); /* a pattern of test names, to run a few */
+	if (only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests_name("fake_limits", tests, up, down);
 }
