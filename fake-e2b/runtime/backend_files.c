@@ -539,6 +539,7 @@ int fk__backend_box_adopt(fk_box *b, fk_err *err)
 
 typedef struct sweep_ctx {
 	fk_rt *rt;
+	const char *dir; /* the state directory swept: the runtime's own, or a dead one's */
 	const char *const *keep;
 	size_t n_keep;
 } sweep_ctx;
@@ -567,10 +568,10 @@ static bool sweep_ours(const char *id, void *ud)
 		return false;
 	char p[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%s/%s.disk", c->rt->state_dir, id);
+	snprintf(p, sizeof(p), "%s/%s.disk", c->dir, id);
 	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
 		return true;
-	snprintf(p, sizeof(p), "%s/%s", c->rt->state_dir, id);
+	snprintf(p, sizeof(p), "%s/%s", c->dir, id);
 	return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -593,10 +594,10 @@ static bool kept(const sweep_ctx *c, const char *id)
 
 /* Loop devices still backed by a file of this state dir (autoclear ones go with their last
  * mount, which the killed boxes held): each detached, and said. */
-static void sweep_loops(fk_rt *rt)
+static void sweep_loops(const char *state_dir)
 {
 	DIR *d = opendir("/sys/block");
-	size_t n = strlen(rt->state_dir);
+	size_t n = strlen(state_dir);
 	for (struct dirent *de; d && (de = readdir(d));) {
 		if (strncmp(de->d_name, "loop", 4))
 			continue;
@@ -606,7 +607,7 @@ static void sweep_loops(fk_rt *rt)
 		bool got = f && fgets(file, sizeof(file), f);
 		if (f)
 			fclose(f);
-		if (!got || strncmp(file, rt->state_dir, n) || file[n] != '/')
+		if (!got || strncmp(file, state_dir, n) || file[n] != '/')
 			continue;
 		file[strcspn(file, "\n")] = 0;
 		fprintf(stderr, "fake-e2b: sweep: /dev/%s still holds %s\n", de->d_name, file);
@@ -615,9 +616,92 @@ static void sweep_loops(fk_rt *rt)
 		closedir(d);
 }
 
+/* Is the ephemeral directory `name` of parent `pfd` a dead server's? Its fd, its .lock's fd
+ * write-locked by this process (held until the removal is done, so no other start removes it
+ * at once) and the dead server's pid; false for anything else, and then it stays untouched:
+ * not a directory of this user's that only it may write (a symlink, another user's), no
+ * .ephemeral marker (a kept --state-dir, or one still being made: the marker comes after the
+ * lock), its lock held (a live server's). */
+static bool dead_ephemeral(int pfd, const char *name, int *dfd_out, int *lock_out, int *pid)
+{
+	struct stat st, ds, m, ls, lname;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022))
+		return false;
+	int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	int lfd = -1;
+	if (fstat(dfd, &ds) < 0 || ds.st_ino != st.st_ino || ds.st_dev != st.st_dev ||
+	    fstatat(dfd, ".ephemeral", &m, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(m.st_mode) ||
+	    m.st_uid != geteuid() ||
+	    (lfd = openat(dfd, ".lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		goto no;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(lfd, F_SETLK, &fl) < 0)
+		goto no; /* a live server's */
+	/* still the directory's own .lock (not one another start already removed) */
+	if (fstat(lfd, &ls) < 0 || !S_ISREG(ls.st_mode) ||
+	    fstatat(dfd, ".lock", &lname, AT_SYMLINK_NOFOLLOW) < 0 || lname.st_ino != ls.st_ino ||
+	    lname.st_dev != ls.st_dev)
+		goto no;
+	char line[32] = "";
+	ssize_t n = pread(lfd, line, sizeof(line) - 1, 0);
+	*pid = n > 0 ? (int)strtol(line, NULL, 10) : 0;
+	*dfd_out = dfd;
+	*lock_out = lfd;
+	return true;
+no:
+	if (lfd >= 0)
+		close(lfd);
+	close(dfd);
+	return false;
+}
+
+/* The temporary state directories (fake-e2b-* beside this runtime's own) that default servers
+ * killed with -9 left, each with its boxes' disk images reserved whole: their boxes' processes
+ * and cgroups ended, their loop devices said, the directories removed, each logged. */
+static void sweep_dead_tmp_dirs(fk_rt *rt)
+{
+	char parent[4096];
+	snprintf(parent, sizeof(parent), "%s", rt->state_dir);
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return;
+	*slash = 0;
+	const char *own = slash + 1;
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = pfd < 0 ? NULL : fdopendir(dup(pfd));
+	for (struct dirent *de; d && (de = readdir(d));) {
+		int dfd, lfd, pid = 0;
+		if (strncmp(de->d_name, "fake-e2b-", 9) || !strcmp(de->d_name, own) ||
+		    !dead_ephemeral(pfd, de->d_name, &dfd, &lfd, &pid))
+			continue;
+		char dir[4096 + 256 + 2];
+		snprintf(dir, sizeof(dir), "%s/%s", parent, de->d_name);
+		sweep_ctx c = {.rt = rt, .dir = dir};
+		if (rt->isolated)
+			fk__cg_sweep_orphans(rt, sweep_ours, sweep_ended, &c);
+		close(dfd);
+		fk_tree_remove(pfd, de->d_name);
+		sweep_loops(dir);
+		fprintf(stderr,
+		        "fake-e2b: sweep: removed %s (the temporary state directory of a dead "
+		        "server, pid %d)\n",
+		        dir, pid);
+		close(lfd);
+	}
+	if (d)
+		closedir(d);
+	if (pfd >= 0)
+		close(pfd);
+}
+
 void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 {
-	sweep_ctx c = {.rt = rt, .keep = keep, .n_keep = n_keep};
+	sweep_ctx c = {.rt = rt, .dir = rt->state_dir, .keep = keep, .n_keep = n_keep};
+	if (rt->state_is_tmp)
+		sweep_dead_tmp_dirs(rt);
 	if (rt->isolated)
 		fk__cg_sweep_orphans(rt, sweep_ours, sweep_ended, &c);
 	int dfd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -639,5 +723,5 @@ void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 		closedir(d);
 	if (dfd >= 0)
 		close(dfd);
-	sweep_loops(rt);
+	sweep_loops(rt->state_dir);
 }

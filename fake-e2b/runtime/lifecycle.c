@@ -17,6 +17,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A temporary state directory is locked (<dir>/.lock, an fcntl write lock for the runtime's
+ * life: the kernel drops it when the process dies, kill -9 included) and then marked
+ * (<dir>/.ephemeral): a later default start removes a marked sibling whose lock is free
+ * (fk__backend_rt_sweep), never one being made (no marker yet) or in use (locked). */
+static int mark_ephemeral(fk_rt *rt)
+{
+	int dfd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	int fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+	if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		close(dfd);
+		return errno = e, -1;
+	}
+	rt->tmp_lock_fd = fd;
+	static const char note[] = "a default fake-e2b's temporary state directory: removed at its "
+	                           "exit, or by a later default start once .lock is free\n";
+	int m =
+	    openat(dfd, ".ephemeral", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = m >= 0 && write(m, note, sizeof(note) - 1) == (ssize_t)(sizeof(note) - 1);
+	int e = errno;
+	if (m >= 0)
+		close(m);
+	close(dfd);
+	return ok ? 0 : (errno = e, -1);
+}
+
 int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 {
 	*out = NULL;
@@ -26,6 +59,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_mutex_init(&rt->disk_lock, NULL);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
+	rt->tmp_lock_fd = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
 	rt->default_disk_mb = opts && opts->default_disk_mb ? opts->default_disk_mb : 1024;
 	if (opts && opts->state_dir) {
@@ -58,6 +92,12 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	 * sandboxes: a box's root can leave setuid files of its own ids in its tree, which a local
 	 * user who finds the tree could run to act as that box's root on its files */
 	chmod(rt->state_dir, 0711);
+	if (rt->state_is_tmp && mark_ephemeral(rt) < 0) {
+		int e = errno;
+		fk_rt_free(rt);
+		return fk__fail(err, FK_EIO, e, "marking the temporary state directory: %s",
+		                fk_strerror(e));
+	}
 	int rc = fk__backend_rt_init(rt, opts, err);
 	if (rc == 0 && rt->isolated) {
 		char v[16] = "";
@@ -459,6 +499,9 @@ void fk_rt_free(fk_rt *rt)
 	fk__backend_rt_fini(rt);
 	if (rt->state_is_tmp && rt->state_dir)
 		fk_tree_remove(AT_FDCWD, rt->state_dir);
+	if (rt->tmp_lock_fd >= 0)
+		close(rt->tmp_lock_fd); /* after the removal: never a free lock on a marked
+		                           directory */
 	free(rt->state_dir);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->disk_lock);

@@ -85,7 +85,9 @@ typedef struct fk_rt fk_rt;
 typedef struct fk_rt_options {
 	/* Directory holding one state dir per box (<state_dir>/<box id>/{root,upper...}); created
 	 * if missing. NULL: a fresh mkdtemp("/var/tmp/fake-e2b-XXXXXX") (on disk, never in RAM;
-	 * /tmp/fake-e2b-XXXXXX without /var/tmp), removed by fk_rt_free. */
+	 * /tmp/fake-e2b-XXXXXX without /var/tmp), write-locked (<dir>/.lock) then marked
+	 * (<dir>/.ephemeral), removed by fk_rt_free (or by a later runtime's fk_rt_sweep once the
+	 * lock is free). */
 	const char *state_dir;
 	/* Force the degraded, non-isolated mode even as root (tests of the fallback). */
 	bool no_isolation;
@@ -246,7 +248,9 @@ int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err
  * for it (other servers' boxes, cgroups and disks are never touched): every process of a box
  * whose files are in this state dir is killed (a crashed server's boxes, its frozen ones too,
  * which hold their disks), their cgroups and loop devices go; then the files of boxes whose id
- * is not in `keep` are removed. Each step is logged on stderr. */
+ * is not in `keep` are removed. A runtime on a temporary state dir also removes the marked
+ * temporary dirs beside it whose lock is free (dead runtimes', kill -9), their boxes' processes
+ * and cgroups first. Each step is logged on stderr. */
 void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep);
 
 /* Commit (a template build's last step): every process of the box ends, then its files (the

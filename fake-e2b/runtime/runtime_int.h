@@ -108,6 +108,7 @@ struct fk_rt {
 	fk_box *boxes;
 	char *state_dir;
 	bool state_is_tmp;
+	int tmp_lock_fd; /* state_is_tmp: <state_dir>/.lock, write-locked for the runtime's life */
 	bool isolated;
 	unsigned default_disk_mb; /* a box's disk when its options leave it 0 */
 	bool end_on_exit;         /* fk_rt_options.end_on_exit */

@@ -4,6 +4,7 @@
  * pid, a crashed one does not block the next), the directory printed at start.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -531,6 +532,97 @@ static void test_restart__ephemeral_leaves_nothing(void **unused)
 	assert_false(loops_of(dir));
 }
 
+/* The temporary state directory a default server printed (its output file in s->dir). */
+static void printed_state_dir(const fks *s, char dir[128])
+{
+	char out[160], text[8192] = "";
+	snprintf(out, sizeof(out), "%s/out", s->dir);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+	fclose(f);
+	const char *at = strstr(text, "fake-e2b: state directory ");
+	assert_non_null(at);
+	assert_int_equal(
+	    sscanf(at, "fake-e2b: state directory %127s (ephemeral: removed at exit)", dir), 1);
+}
+
+/* A default server killed with -9 left its temporary directory with its sandboxes' reserved
+ * disk images, and nothing removed it. The next default start removes it (logged), its boxes'
+ * cgroups and loop devices gone; a marked directory whose lock is held (a live server's) and a
+ * kept one (no marker) beside it stay whole. */
+static void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused)
+{
+	(void)unused;
+	/* a live server's, as it looks: marked, its .lock write-locked (by this process) */
+	char held[64] = "/var/tmp/fake-e2b-testheld-XXXXXX";
+	assert_non_null(mkdtemp(held));
+	assert_int_equal(chmod(held, 0711), 0);
+	char p[128];
+	snprintf(p, sizeof(p), "%s/.ephemeral", held);
+	int m = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(m >= 0);
+	close(m);
+	snprintf(p, sizeof(p), "%s/.lock", held);
+	int hl = open(p, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(hl >= 0);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	assert_int_equal(fcntl(hl, F_SETLK, &fl), 0);
+	/* a kept one: what a server on --state-dir left, its lock free, no marker */
+	char kept[64] = "/var/tmp/fake-e2b-testkept-XXXXXX";
+	assert_non_null(mkdtemp(kept));
+	assert_int_equal(chmod(kept, 0711), 0);
+	fks k;
+	const char *quiet[] = {"--quiet", NULL};
+	assert_int_equal(fks_start_in(&k, g_bin, kept, quiet), 0);
+	assert_int_equal(fks_stop(&k), 0);
+	snprintf(p, sizeof(p), "%s/.lock", kept);
+	assert_int_equal(access(p, F_OK), 0);
+
+	fks a, b;
+	fks_box box;
+	char dir_a[128] = "", dir_b[128] = "";
+	assert_int_equal(fks_start_in(&a, g_bin, "", kept_flags), 0);
+	printed_state_dir(&a, dir_a);
+	box_with_file(&a, &box, "x");
+	pid_t pid_a = a.pid;
+	assert_true(cgroups_of(pid_a));
+	assert_int_equal(fks_kill(&a), 0);
+	assert_int_equal(access(dir_a, F_OK), 0); /* what kill -9 left */
+
+	assert_int_equal(fks_start_in(&b, g_bin, "", kept_flags), 0);
+	printed_state_dir(&b, dir_b);
+	assert_string_not_equal(dir_a, dir_b);
+	assert_int_equal(access(dir_a, F_OK), -1);
+	assert_false(cgroups_of(pid_a));
+	assert_false(loops_of(dir_a));
+	char out[160], text[8192] = "", want[300];
+	snprintf(out, sizeof(out), "%s/out", b.dir);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+	fclose(f);
+	snprintf(want, sizeof(want),
+	         "fake-e2b: sweep: removed %s (the temporary state directory of a dead server, "
+	         "pid %d)\n",
+	         dir_a, (int)pid_a);
+	assert_non_null(strstr(text, want));
+	/* the held and the kept stay whole */
+	snprintf(p, sizeof(p), "%s/.ephemeral", held);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/.lock", held);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/.lock", kept);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(fks_stop(&b), 0);
+	assert_int_equal(access(dir_b, F_OK), -1);
+	assert_int_equal(fks_stop(&a), 0); /* its output directory (it is dead already) */
+	close(hl);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", held, kept);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The server makes, renames, mounts and removes files in its state directory as root: one that
  * another user owns or may write (made in /tmp before the server, as anyone can), or a symlink,
  * is refused, whatever it holds. Before, such a directory was taken (and chmod'ed 0711, its owner
@@ -600,7 +692,11 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__damaged_record_refused),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),
 	    cmocka_unit_test(test_restart__ephemeral_leaves_nothing),
+	    cmocka_unit_test(test_restart__crashed_ephemeral_dir_is_removed_by_the_next),
 	    cmocka_unit_test(test_restart__snapshot_template_kept),
 	};
+	const char *only = getenv("RESTART_ONLY"); /* a pattern of test names, to run a few */
+	if (only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
