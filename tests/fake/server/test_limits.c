@@ -336,9 +336,16 @@ static void test_limits__upload_past_a_small_disk_is_507(void **state)
 	         big);
 	assert_string_equal(json_string_value(json_object_get(r->json, "message")), msg);
 	fkr_free(r);
-	/* as envd, what was written stays (the disk is full) until the sandbox removes it */
+	/* as envd, what was written stays until the sandbox removes it. The disk is then full or
+	 * a few blocks short of it: once writeback has run, ext4 gives back what its delayed
+	 * allocation held in reserve, and the files API writes as root, who may use the blocks
+	 * kept for root. So a small upload now is refused (507) or lands whole, never a 200
+	 * without its bytes (under load it was 200 in about one run in two) */
 	r = fks_req(&srv, "POST", "/files?path=/tmp/small", h, data, 4096);
-	assert_int_equal(r->status, 507);
+	if (r->status != 507) {
+		assert_int_equal(r->status, 200);
+		fks_box_sh(&srv, &b, "test $(stat -c %s /tmp/small) -eq 4096");
+	}
 	fkr_free(r);
 	fks_box_sh(&srv, &b, "test $(stat -c %s /tmp/big) -gt 8000000 && rm /tmp/big");
 	r = fks_req(&srv, "POST", "/files?path=/tmp/small", h, data, 4096);
