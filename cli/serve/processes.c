@@ -6,6 +6,7 @@
  */
 #include "serve.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,11 @@ struct serve_proc {
 	serve_server *srv;
 	char *id;      /* sandbox id */
 	json_t *rq_id; /* the exec request's id, for output notifications */
+	/* the reader thread may deliver output before sbx_process_start() has returned: on_output
+	 * waits for `published` (under `mu`), which the starter sets once `pid` is known */
+	pthread_mutex_t mu;
+	pthread_cond_t published_cv;
+	bool published;
 	uint32_t pid;
 	sbx_process *h;
 	int refs;       /* holders; the table's own reference counts one */
@@ -24,8 +30,14 @@ struct serve_proc {
 static int on_output(sbx_stream stream, const unsigned char *data, size_t len, void *payload)
 {
 	serve_proc *p = payload;
+	uint32_t pid;
 
-	serve_notify_output(serve_writer_of(p->srv), p->rq_id, p->pid,
+	pthread_mutex_lock(&p->mu);
+	while (!p->published)
+		pthread_cond_wait(&p->published_cv, &p->mu);
+	pid = p->pid;
+	pthread_mutex_unlock(&p->mu);
+	serve_notify_output(serve_writer_of(p->srv), p->rq_id, pid,
 	                    stream == SBX_STREAM_STDERR ? "stderr" : "stdout", data, len);
 	return 0;
 }
@@ -33,6 +45,8 @@ static int on_output(sbx_stream stream, const unsigned char *data, size_t len, v
 static void proc_free(serve_proc *p)
 {
 	sbx_process_free(p->h); /* joins the reader thread: no on_output after this */
+	pthread_cond_destroy(&p->published_cv);
+	pthread_mutex_destroy(&p->mu);
 	json_decref(p->rq_id);
 	free(p->id);
 	free(p);
@@ -49,11 +63,12 @@ int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_e
 		free(p);
 		return SBX_ENOMEM;
 	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->published_cv, NULL);
 	p->srv = c->srv;
 	/* A copy of its own: the handle's reader thread uses it after the call is gone. */
 	if (!(p->rq_id = json_deep_copy(c->id))) {
-		free(p->id);
-		free(p);
+		proc_free(p);
 		return SBX_ENOMEM;
 	}
 	o.cwd = a->cwd;
@@ -68,11 +83,16 @@ int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_e
 		o.on_output = on_output;
 		o.output_payload = p;
 	}
-	if ((rc = sbx_process_start(&p->h, c->prov, a->id, a->command, &o, c->sig, err)) < 0) {
+	rc = sbx_process_start(&p->h, c->prov, a->id, a->command, &o, c->sig, err);
+	pthread_mutex_lock(&p->mu);
+	p->pid = rc < 0 ? 0 : sbx_process_pid(p->h);
+	p->published = true;
+	pthread_cond_broadcast(&p->published_cv);
+	pthread_mutex_unlock(&p->mu);
+	if (rc < 0) {
 		proc_free(p);
 		return rc;
 	}
-	p->pid = sbx_process_pid(p->h);
 	p->refs = 2; /* the table's and the caller's */
 	pthread_mutex_lock(serve_lock_of(c->srv));
 	p->next = *serve_procs_of(c->srv);
