@@ -19,9 +19,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/magic.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -495,18 +497,73 @@ static void init_args_fill(fk_box *b, struct init_args *a)
 	}
 }
 
-/* The host trees a box with a user namespace sees, idmapped to its range (a file of host root
- * is its root's) and read-only: made here, attached by its init. */
+/* Host groups whose set-group-id programs a box runs from the host's /usr (Debian's): PAM's
+ * unix_chkpwd, chage and expiry (shadow), utempter (utmp), ssh-agent (_ssh; ssh before Debian
+ * 12), write and wall (tty), crontab, dotlockfile (mail). */
+static const char *const setgid_groups[] = {"tty", "shadow",  "utmp", "_ssh",
+                                            "ssh", "crontab", "mail"};
+#define N_SETGID_GROUPS (sizeof(setgid_groups) / sizeof(setgid_groups[0]))
+
+static uint32_t tree_gids[1 + N_SETGID_GROUPS];
+static size_t n_tree_gids;
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* gid 0 and those of setgid_groups the host has (below FK_IDS_SIZE), ascending, once. */
+static void tree_gids_find(void)
+{
+	tree_gids[n_tree_gids++] = 0;
+	for (size_t i = 0; i < N_SETGID_GROUPS; i++) {
+		struct group g, *res = NULL;
+		char buf[16384];
+		if (getgrnam_r(setgid_groups[i], &g, buf, sizeof(buf), &res) != 0 || !res ||
+		    res->gr_gid == 0 || res->gr_gid >= FK_IDS_SIZE)
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < n_tree_gids; j++)
+			dup = dup || tree_gids[j] == (uint32_t)res->gr_gid;
+		if (!dup)
+			tree_gids[n_tree_gids++] = (uint32_t)res->gr_gid;
+	}
+	qsort(tree_gids, n_tree_gids, sizeof(tree_gids[0]), cmp_u32);
+}
+
+/* The host trees a box with a user namespace sees (/usr; /bin, /lib... when directories),
+ * read-only and idmapped through a namespace of their own that maps only host uid 0 and gid 0
+ * (and the groups of setgid programs) onto the box's: a file of host root is its root's, the
+ * setuid and setgid programs work, and every other host user's files are owned by an unmapped
+ * id (shown as nobody): no box user has their owner's or group's rights, and box root's
+ * CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH do not apply to them (the kernel grants those only
+ * on an inode whose owner and group both map into the caller's namespace). The box's /etc
+ * template, made by the server of files every host user may read, uses the box's own map.
+ * Made here, attached by its init. */
 static int idmapped_trees(fk_box *b, struct init_args *a, fk_err *err)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	if (b->userns_fd < 0)
 		return 0;
-	for (int i = 0; i < a->n_binds; i++) {
-		a->binds[i].tree_fd =
-		    fk_lx_idmapped_tree(a->binds[i].src, b->userns_fd, true, true);
-		if (a->binds[i].tree_fd < 0)
-			return fk__fail(err, FK_EIO, errno, "idmapped mount of %s: %s",
-			                a->binds[i].src, fk_strerror(errno));
+	if (a->n_binds > 0) {
+		pthread_once(&once, tree_gids_find);
+		static const uint32_t root_uid[] = {0};
+		int ns =
+		    fk_lx_userns_new_ids((uid_t)b->id_base, root_uid, 1, tree_gids, n_tree_gids);
+		if (ns < 0)
+			return fk__fail(err, FK_EIO, errno, "user namespace for the host trees: %s",
+			                fk_strerror(errno));
+		for (int i = 0; i < a->n_binds; i++) {
+			a->binds[i].tree_fd = fk_lx_idmapped_tree(a->binds[i].src, ns, true, true);
+			if (a->binds[i].tree_fd < 0) {
+				int e = errno;
+				close(ns);
+				return fk__fail(err, FK_EIO, e, "idmapped mount of %s: %s",
+				                a->binds[i].src, fk_strerror(e));
+			}
+		}
+		close(ns);
 	}
 	if (a->etc[0]) {
 		a->etc_lower_fd =

@@ -22,15 +22,23 @@
 
 #define HOLDER_STACK (64 * 1024)
 
-static int write_map(pid_t pid, const char *file, uid_t base, uint32_t count)
+/* Writes `n` "inside outside 1" lines (one id each; ids[] ascending, no repeats) or, n 0, one
+ * "0 base count" line. */
+static int write_map(pid_t pid, const char *file, uid_t base, uint32_t count, const uint32_t *ids,
+                     size_t n_ids)
 {
-	char path[64], line[64];
+	char path[64], text[FK_LX_USERNS_MAX_IDS * 24 + 32];
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	int n = snprintf(line, sizeof(line), "0 %u %u\n", (unsigned)base, (unsigned)count);
+	int n = 0;
+	if (n_ids == 0)
+		n = snprintf(text, sizeof(text), "0 %u %u\n", (unsigned)base, (unsigned)count);
+	for (size_t i = 0; i < n_ids; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "%u %u 1\n", (unsigned)ids[i],
+		              (unsigned)(base + ids[i]));
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t w = write(fd, line, (size_t)n);
+	ssize_t w = write(fd, text, (size_t)n);
 	int e = errno;
 	close(fd);
 	errno = e;
@@ -54,7 +62,8 @@ static int holder_main(void *arg)
 }
 #endif
 
-int fk_lx_userns_new(uid_t base, uint32_t count)
+static int userns_make(uid_t base, uint32_t count, const uint32_t *uids, size_t n_uids,
+                       const uint32_t *gids, size_t n_gids)
 {
 	sigset_t all, old;
 	sigfillset(&all);
@@ -80,8 +89,8 @@ int fk_lx_userns_new(uid_t base, uint32_t count)
 	if (pid > 0) {
 		char p[64];
 		snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-		if (write_map(pid, "uid_map", base, count) == 0 &&
-		    write_map(pid, "gid_map", base, count) == 0)
+		if (write_map(pid, "uid_map", base, count, uids, n_uids) == 0 &&
+		    write_map(pid, "gid_map", base, count, gids, n_gids) == 0)
 			fd = open(p, O_RDONLY | O_CLOEXEC);
 		e = errno;
 		kill(pid, SIGKILL);
@@ -94,6 +103,22 @@ int fk_lx_userns_new(uid_t base, uint32_t count)
 #endif
 	errno = e;
 	return fd;
+}
+
+int fk_lx_userns_new(uid_t base, uint32_t count)
+{
+	return userns_make(base, count, NULL, 0, NULL, 0);
+}
+
+int fk_lx_userns_new_ids(uid_t base, const uint32_t *uids, size_t n_uids, const uint32_t *gids,
+                         size_t n_gids)
+{
+	if (n_uids == 0 || n_gids == 0 || n_uids > FK_LX_USERNS_MAX_IDS ||
+	    n_gids > FK_LX_USERNS_MAX_IDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	return userns_make(base, 0, uids, n_uids, gids, n_gids);
 }
 
 int fk_lx_idmapped_tree(const char *path, int userns_fd, bool recursive, bool rdonly)

@@ -7,12 +7,23 @@
 #define FAKE_E2B_LINUX_USERNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* A new user namespace whose ids 0..count-1 are host ids base..base+count-1 (uid and gid),
  * held by the returned fd (O_CLOEXEC); no process stays in it. setgroups stays allowed. */
 int fk_lx_userns_new(uid_t base, uint32_t count);
+
+/* At most this many ids in a map of fk_lx_userns_new_ids (the kernel takes 340 lines). */
+#define FK_LX_USERNS_MAX_IDS 64
+
+/* A new user namespace that maps only the listed ids: uid N (each of uids[]) is host uid
+ * base+N, gid N (each of gids[]) host gid base+N, one id each; every other id is unmapped.
+ * Each list ascending, without repeats, 1..FK_LX_USERNS_MAX_IDS long (else EINVAL). Held by
+ * the returned fd (O_CLOEXEC), as fk_lx_userns_new. */
+int fk_lx_userns_new_ids(uid_t base, const uint32_t *uids, size_t n_uids, const uint32_t *gids,
+                         size_t n_gids);
 
 /* A detached copy of the mount tree at `path` (with its submounts when `recursive`) whose file
  * owners are seen through `userns_fd`: an owner id N on disk appears as the host id that N is

@@ -280,6 +280,89 @@ static void test_etc__the_userland_works(void **state)
 	assert_int_equal(fk_box_destroy(rt, "ul", NULL), 0);
 }
 
+/* ------------------------------------------------------------ the host's /usr */
+
+static char usr_user_file[128], usr_root_file[128], usr_group_file[128];
+
+static void usr_files_remove(void)
+{
+	unlink(usr_user_file);
+	unlink(usr_root_file);
+	unlink(usr_group_file);
+}
+
+/* A host file of `uid`:`gid`, `mode`, with `text`; false (printed) if it cannot be made. */
+static bool usr_put(const char *path, uid_t uid, gid_t gid, mode_t mode, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return false;
+	}
+	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text) &&
+	          fchown(fd, uid, gid) == 0 && fchmod(fd, mode) == 0;
+	close(fd);
+	return ok;
+}
+
+/* The host's /usr is seen through a map of host root (and setgid programs' groups) only: a
+ * private file of host uid 1000 is no box user's (capybara-sandbox's `sandbox` is uid 1000 in
+ * the box) and box root's DAC override does not open it; a file of root and group 1000, 0640,
+ * is not the box's group 1000's. Host root's own files stay their owner's, box root's (README,
+ * "Isolation"). The setgid programs keep their groups and work: chage reads the box's
+ * /etc/shadow as `sandbox` through set-group-id shadow. */
+static void test_etc__host_usr_files_are_no_box_users(void **state)
+{
+	(void)state;
+	NEED_ISOLATION(rt);
+	int pid = (int)getpid();
+	snprintf(usr_user_file, sizeof(usr_user_file), "/usr/local/share/fk-test-u1000-%d", pid);
+	snprintf(usr_root_file, sizeof(usr_root_file), "/usr/local/share/fk-test-root-%d", pid);
+	snprintf(usr_group_file, sizeof(usr_group_file), "/usr/local/share/fk-test-g1000-%d", pid);
+	bool ok = usr_put(usr_user_file, 1000, 1000, 0600, "fk-test u1000\n") &&
+	          usr_put(usr_root_file, 0, 0, 0600, "fk-test root\n") &&
+	          usr_put(usr_group_file, 0, 1000, 0640, "fk-test g1000\n");
+	if (!ok) {
+		usr_files_remove();
+		fail_msg("cannot plant files under /usr/local/share");
+	}
+	box_create("usr", "capybara-sandbox");
+	char script[1024];
+	snprintf(script, sizeof(script),
+	         "for f in %s %s %s; do stat -c '%%u:%%g %%a' $f; cat $f 2>&1; done", usr_user_file,
+	         usr_group_file, usr_root_file);
+	box_result r;
+	assert_int_equal(box_bash(rt, "usr", "sandbox", true, &r, "%s", script), 0);
+	char want[2048];
+	snprintf(want, sizeof(want),
+	         "65534:65534 600\ncat: %s: Permission denied\n"
+	         "0:65534 640\ncat: %s: Permission denied\n"
+	         "0:0 600\ncat: %s: Permission denied\n",
+	         usr_user_file, usr_group_file, usr_root_file);
+	char *as_sandbox = r.out;
+	assert_int_equal(box_bash(rt, "usr", "root", true, &r, "%s", script), 0);
+	char *as_root = r.out;
+	char want_root[2048];
+	snprintf(want_root, sizeof(want_root),
+	         "65534:65534 600\ncat: %s: Permission denied\n"
+	         "0:65534 640\nfk-test g1000\n"
+	         "0:0 600\nfk-test root\n",
+	         usr_user_file);
+	usr_files_remove();
+	assert_string_equal(as_sandbox, want);
+	assert_string_equal(as_root, want_root);
+	free(as_sandbox);
+	free(as_root);
+	/* the set-group-id programs keep their groups: chage, set-group-id shadow, reads the
+	 * box's /etc/shadow for `sandbox`, who may not read it itself */
+	char *o = sh("usr", "sandbox",
+	             "stat -c '%G %A' /usr/bin/chage; cat /etc/shadow 2>/dev/null || "
+	             "echo no-shadow; chage -l sandbox | grep -c 'Password expires'");
+	assert_string_equal(o, "shadow -rwxr-sr-x\nno-shadow\n1\n");
+	free(o);
+	assert_int_equal(fk_box_destroy(rt, "usr", NULL), 0);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -345,11 +428,14 @@ int main(void)
 	    cmocka_unit_test(test_etc__nothing_of_the_host_etc_but_the_allowlist),
 	    cmocka_unit_test(test_etc__hostname_hosts_users_are_the_boxs),
 	    cmocka_unit_test(test_etc__the_userland_works),
+	    cmocka_unit_test(test_etc__host_usr_files_are_no_box_users),
 	};
 	bool markers = geteuid() == 0 && markers_put();
 	int rc =
 	    fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup, group_teardown);
 	if (markers)
 		markers_remove();
+	if (usr_user_file[0])
+		usr_files_remove();
 	return rc;
 }
