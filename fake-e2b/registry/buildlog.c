@@ -6,6 +6,7 @@
  * end of a log holds what failed): a first entry, level warn, then says how
  * many went, and the status route's logsOffset keeps counting them, so a
  * client polling with the offset it reached neither misses nor repeats a line.
+ * It is the store's lowest floor (builds_int.h): it calls nothing of the store.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,17 @@ static size_t entry_cost(json_t *e)
 	return (m ? strlen(m) : 0) + 64;
 }
 
-static int level_of(json_t *e)
+/* E2B's log levels in order; an unknown name counts as info, as E2B's StringToLevel. */
+int fk_tstore_level(const char *name)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+	for (int i = 0; name && i < 4; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
+int fk__build_log_level(json_t *e)
 {
 	int l = fk_tstore_level(json_string_value(json_object_get(e, "level")));
 	return l < 0 ? 1 : l;
@@ -53,7 +64,7 @@ static bool drop_oldest(fk_tstore *s, fk_tbuild *b)
 		return false;
 	json_t *e = json_array_get(b->logs, first);
 	size_t cost = entry_cost(e);
-	b->log_dropped[level_of(e)]++;
+	b->log_dropped[fk__build_log_level(e)]++;
 	json_t *ts = json_incref(json_object_get(e, "timestamp"));
 	json_array_remove(b->logs, first);
 	b->log_bytes -= cost;

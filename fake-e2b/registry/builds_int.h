@@ -1,6 +1,7 @@
 /*
  * fake-e2b/registry/builds_int.h: the template store's insides. Layers, each using only those
- * below it: store.c (the store's data, lookups and the calls a running build makes) under
+ * below it: buildlog.c (a build's log and its caps; the log levels) and tstate.c (the
+ * records) under store.c (the store's data, lookups and the calls a running build makes) under
  * builder.c (runs one build) under templates.c (the API's operations; starts builds) and
  * snapshots.c (snapshots, deletion, fork layers).
  */
@@ -15,7 +16,7 @@
 
 enum fk_tb_status { FK_TB_WAITING, FK_TB_BUILDING, FK_TB_READY, FK_TB_ERROR };
 
-struct fk_ttemplate;
+typedef struct fk_ttemplate fk_ttemplate;
 
 struct fk_tbuild {
 	struct fk_tbuild *next;     /* the template's builds, newest first */
@@ -85,6 +86,8 @@ struct fk_tstore {
 void fk__build_log_append(fk_tstore *s, fk_tbuild *b, json_t *e);
 /* Lines of b dropped at min_level or above (the first entry then says so). */
 size_t fk__build_log_dropped(const fk_tbuild *b, int min_level);
+/* A log entry's level (fk_tstore_level of its "level"; info when unknown). */
+int fk__build_log_level(json_t *e);
 
 /* ---- tstate.c (below store.c) ---- */
 /* Writes the record of the template `ref` names (templateID or name, ":tag" ignored) as it is

@@ -1,6 +1,9 @@
 /*
- * fake-e2b/registry/registry_int.h: the registry's insides, shared by
- * sandbox.c, reaper.c and shapes.c only.
+ * fake-e2b/registry/registry_int.h: the registry's insides, for the sandbox table's files.
+ * Floors, each using only those below it: restore.c, reaper.c and metrics.c over sandbox.c
+ * (the table, references, lifecycle) over pwatch.c (directory watchers) and sblogs.c (a
+ * sandbox's logs) over lock.c (the registry lock); shapes.c and records.c (the JSON views,
+ * the records) use only this header.
  */
 #ifndef FK_REGISTRY_INT_H
 #define FK_REGISTRY_INT_H

@@ -105,29 +105,6 @@ void fk_registry_free(fk_registry *g)
 	free(g);
 }
 
-int fk_registry_stopping(fk_registry *g)
-{
-	pthread_mutex_lock(&g->lock);
-	int s = g->stopping;
-	pthread_mutex_unlock(&g->lock);
-	return s;
-}
-
-fk_rt *fk_registry_rt(fk_registry *g)
-{
-	return g->rt;
-}
-
-void fk_registry_lock(fk_registry *g)
-{
-	pthread_mutex_lock(&g->lock);
-}
-
-void fk_registry_unlock(fk_registry *g)
-{
-	pthread_mutex_unlock(&g->lock);
-}
-
 void fk_registry_foreach(fk_registry *g, void (*fn)(fk_sandbox *sb, void *ud), void *ud)
 {
 	pthread_mutex_lock(&g->lock);

@@ -17,8 +17,6 @@
 #include "clock.h"
 #include "template.h"
 
-typedef struct fk_ttemplate fk_ttemplate;
-
 /* SnapshotInfo of (template, tag) (E2B: "<name>:<tag>", or "<templateID>:<tag>" unnamed). */
 static json_t *snapshot_info(const fk_ttemplate *t, const char *tag)
 {

@@ -21,8 +21,6 @@
 #include "fstree.h"
 #include "template.h"
 
-typedef struct fk_ttemplate fk_ttemplate;
-
 /* ---- names --------------------------------------------------------------------------------- */
 
 bool fk__tstore_name_ok(const char *s, size_t n)

@@ -20,10 +20,6 @@
 #include "clock.h"
 #include "template.h"
 
-typedef struct fk_ttemplate fk_ttemplate;
-
-static int entry_level(json_t *e);
-
 /* ---- requests and builds ------------------------------------------------------------------- */
 
 /* Points `tag` of template t at build b (under the lock). */
@@ -222,7 +218,7 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 				json_array_append(entries, e);
 			continue;
 		}
-		if (entry_level(e) < min_level || seen++ < offset)
+		if (fk__build_log_level(e) < min_level || seen++ < offset)
 			continue;
 		json_array_append(entries, e);
 	}
@@ -243,7 +239,7 @@ int fk_tstore_build_status(fk_tstore *s, const char *template_id, const char *bu
 		{
 			const char *st = json_string_value(json_object_get(e, "step"));
 			if (reason && b->reason_step && st && !strcmp(st, b->reason_step) &&
-			    entry_level(e) >= fk_tstore_level("warn"))
+			    fk__build_log_level(e) >= fk_tstore_level("warn"))
 				json_array_append(json_object_get(reason, "logEntries"), e);
 		}
 		if (reason && b->reason_step)
@@ -503,22 +499,6 @@ int fk_tstore_upload_finish(fk_upload *u, int ok)
 
 /* ---- the listing, one template, updates, build logs ---------------------------------------- */
 
-/* E2B's log levels in order; an unknown name counts as info, as E2B's StringToLevel. */
-int fk_tstore_level(const char *name)
-{
-	static const char *const names[] = {"debug", "info", "warn", "error"};
-	for (int i = 0; name && i < 4; i++)
-		if (!strcmp(name, names[i]))
-			return i;
-	return -1;
-}
-
-static int entry_level(json_t *e)
-{
-	int l = fk_tstore_level(json_string_value(json_object_get(e, "level")));
-	return l < 0 ? 1 : l;
-}
-
 /* A log entry's timestamp (fk_format_time's form) in ms since the epoch; 0 when unreadable. */
 static int64_t entry_ms(json_t *e)
 {
@@ -713,7 +693,7 @@ int fk_tstore_build_logs(fk_tstore *s, const char *template_id, const char *buil
 	size_t total = b->status == FK_TB_WAITING ? 0 : json_array_size(b->logs);
 	for (size_t k = 0; logs && k < total && json_array_size(logs) < limit; k++) {
 		json_t *e = json_array_get(b->logs, backward ? total - 1 - k : k);
-		if (entry_level(e) < min_level)
+		if (fk__build_log_level(e) < min_level)
 			continue;
 		if (cursor_ms >= 0) {
 			int64_t ms = entry_ms(e);
