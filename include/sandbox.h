@@ -12,6 +12,7 @@
 #include "sandbox/paths.h"
 #include "sandbox/ports.h"
 #include "sandbox/process.h"
+#include "sandbox/pty.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/signal.h"
 #include "sandbox/validate.h"

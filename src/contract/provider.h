@@ -18,6 +18,7 @@
 #include <sandbox/paths.h>
 #include <sandbox/ports.h>
 #include <sandbox/process.h>
+#include <sandbox/pty.h>
 #include <sandbox/sandbox.h>
 
 typedef struct sbx_provider_vtable {
@@ -98,6 +99,18 @@ typedef struct sbx_provider_vtable {
 	                        sbx_error *err);
 	int (*process_list)(void *impl, sbx_process_info_list **out, const char *id,
 	                    sbx_signal *sig, sbx_error *err);
+	/* Terminals (sandbox/pty.h, contract/pty.c); options checked. NULL: unsupported */
+	int (*pty_start)(void *impl, void **h_out, uint32_t *pid_out, const char *id,
+	                 const char *command, const sbx_pty_options *opts, sbx_signal *sig,
+	                 sbx_error *err);
+	int (*pty_attach)(void *impl, void **h_out, const char *id, uint32_t pid,
+	                  const sbx_pty_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*pty_send_input)(void *h, const void *data, size_t len, sbx_signal *sig,
+	                      sbx_error *err);
+	int (*pty_resize)(void *h, uint16_t cols, uint16_t rows, sbx_signal *sig, sbx_error *err);
+	int (*pty_kill)(void *h, sbx_signal *sig, sbx_error *err);
+	int (*pty_wait)(void *h, sbx_pty_result *out, sbx_signal *sig, sbx_error *err);
+	void (*pty_free)(void *h);
 } sbx_provider_vtable;
 
 /* The provider object behind the opaque public sbx_provider. */

@@ -21,7 +21,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
-#define ENVD_MAX_HEADERS 8
+#define ENVD_MAX_HEADERS 10
 
 typedef struct envd_headers {
 	char *line[ENVD_MAX_HEADERS];
@@ -39,6 +39,7 @@ struct sbx_envd_stream {
 	sbx_envd_handler handler;
 	const char *what;     /* "E2B process stream" or "E2B process connect stream" */
 	const char *rpc_what; /* for HTTP errors: "process start" or "process connect" */
+	uint64_t timeout_ms;  /* Connect-Timeout-Ms, 0 = none */
 	bool ended;           /* the end-stream message arrived */
 	int end_code;         /* its error, 0 for none */
 	sbx_error end_err;
@@ -192,17 +193,22 @@ static int data_fast_path(sbx_envd_stream *s, const char *p, size_t n, sbx_error
 {
 	static const char out_prefix[] = "{\"event\":{\"data\":{\"stdout\":\"";
 	static const char err_prefix[] = "{\"event\":{\"data\":{\"stderr\":\"";
+	static const char pty_prefix[] = "{\"event\":{\"data\":{\"pty\":\"";
 	static const char suffix[] = "\"}}}";
-	const size_t pl = sizeof(out_prefix) - 1, sl = sizeof(suffix) - 1;
+	size_t pl = sizeof(out_prefix) - 1;
+	const size_t sl = sizeof(suffix) - 1;
 	int which, error;
 
-	if (n < pl + sl || memcmp(p + n - sl, suffix, sl) != 0)
+	if (n < sizeof(pty_prefix) - 1 + sl || memcmp(p + n - sl, suffix, sl) != 0)
 		return 0;
-	if (memcmp(p, out_prefix, pl) == 0)
+	if (n >= pl + sl && memcmp(p, out_prefix, pl) == 0)
 		which = 1;
-	else if (memcmp(p, err_prefix, pl) == 0)
+	else if (n >= pl + sl && memcmp(p, err_prefix, pl) == 0)
 		which = 2;
-	else
+	else if (memcmp(p, pty_prefix, sizeof(pty_prefix) - 1) == 0) {
+		which = 3;
+		pl = sizeof(pty_prefix) - 1;
+	} else
 		return 0;
 	if (memchr(p + pl, '"', n - pl - sl) || memchr(p + pl, '\\', n - pl - sl))
 		return 0;
@@ -275,7 +281,8 @@ static int event_message(sbx_envd_stream *s, json_t *root, sbx_error *err)
 			                    s->handler.payload);
 	} else if ((x = json_object_get(ev, "data"))) {
 		if ((error = output_event(s, 1, json_object_get(x, "stdout"), err)) < 0 ||
-		    (error = output_event(s, 2, json_object_get(x, "stderr"), err)) < 0)
+		    (error = output_event(s, 2, json_object_get(x, "stderr"), err)) < 0 ||
+		    (error = output_event(s, 3, json_object_get(x, "pty"), err)) < 0)
 			return error;
 	} else if ((x = json_object_get(ev, "end"))) {
 		json_t *st = json_object_get(x, "status");
@@ -387,9 +394,18 @@ static int start_request(sbx_envd_stream *s, const sbx_envd_process *proc, bool 
 	}
 	if (proc->cwd && json_object_set_new(pr, "cwd", json_string(proc->cwd)) < 0)
 		goto done;
-	if (json_object_set(root, "process", pr) < 0 ||
-	    json_object_set_new(root, "stdin", json_boolean(stdin_open)) < 0)
+	if (json_object_set(root, "process", pr) < 0)
 		goto done;
+	if (proc->pty_cols && proc->pty_rows) {
+		/* the terminal is stdin, stdout and stderr: no "stdin", as E2B's SDK sends it */
+		if (json_object_set_new(root, "pty",
+		                        json_pack("{s:{s:i,s:i}}", "size", "cols",
+		                                  (int)proc->pty_cols, "rows",
+		                                  (int)proc->pty_rows)) < 0)
+			goto done;
+	} else if (json_object_set_new(root, "stdin", json_boolean(stdin_open)) < 0) {
+		goto done;
+	}
 	if ((error = sbx__json_dump(&text, root)) < 0)
 		goto done;
 	error = sbx__envelope_encode(&s->body, 0, text.ptr, text.len);
@@ -436,7 +452,9 @@ static int stream_call(sbx_envd_stream *s, sbx_http *http, const char *method, c
 	    (error = header_add(&s->hdrs, "Content-Type: application/connect+json")) < 0 ||
 	    (error = header_add(&s->hdrs, "Connect-Protocol-Version: 1")) < 0 ||
 	    (error = header_add(&s->hdrs, "Keepalive-Ping-Interval: %d",
-	                        SBX_ENVD_KEEPALIVE_SECONDS)) < 0)
+	                        SBX_ENVD_KEEPALIVE_SECONDS)) < 0 ||
+	    (s->timeout_ms && (error = header_add(&s->hdrs, "Connect-Timeout-Ms: %llu",
+	                                          (unsigned long long)s->timeout_ms)) < 0))
 		goto oom;
 	if (user) {
 		/* Authorization: Basic base64("<user>:") */
@@ -474,6 +492,7 @@ int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target
 	*out = NULL;
 	if (!(s = stream_new(t, h, "E2B process stream", "process start")))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	s->timeout_ms = proc->timeout_ms;
 	if ((error = start_request(s, proc, stdin_open)) < 0) {
 		error = sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
 		                       "cannot build the process start request");

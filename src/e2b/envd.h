@@ -40,6 +40,10 @@ typedef struct sbx_envd_process {
 	const sbx_env_var *env; /* "envs" in order (later keys win); NULL with nenv 0: no "envs" */
 	size_t nenv;
 	const char *cwd; /* NULL: no "cwd" */
+	/* a terminal instead of pipes ("pty":{"size":{cols,rows}}, no "stdin"): both > 0 */
+	uint16_t pty_cols, pty_rows;
+	/* Connect-Timeout-Ms: envd kills the process when it passes (0: not sent, no limit) */
+	uint64_t timeout_ms;
 } sbx_envd_process;
 
 /* Events of a Start stream (envd ProcessEvent), delivered from inside sbx__envd_stream_wait(). */
@@ -47,8 +51,8 @@ typedef struct sbx_envd_handler {
 	/* pid 0: the start event had no pid, or one that is no uint32 in 1..2^32-1 */
 	void (*on_start)(uint32_t pid, void *payload);
 	/*
-	 * stream 1 = stdout, 2 = stderr; decoded bytes. `p` is NULL (n still the
-	 * decoded length) when wants_output said no room is left.
+	 * stream 1 = stdout, 2 = stderr, 3 = a PTY process's terminal; decoded bytes. `p` is NULL
+	 * (n still the decoded length) when wants_output said no room is left.
 	 */
 	void (*on_output)(int stream, const unsigned char *p, size_t n, void *payload);
 	/* optional: false when output bytes would be dropped anyway (skips decoding) */
@@ -143,6 +147,13 @@ void sbx__envd_stream_free(sbx_envd_stream *s);
 int sbx__envd_send_input(sbx_http *http, const sbx_envd_target *t, uint32_t pid, const void *data,
                          size_t len, sbx_envd_stream *host, uint64_t deadline_ms, sbx_signal *sig,
                          sbx_error *err);
+/* SendInput {"process":{"pid"},"input":{"pty":<base64>}}: bytes typed into a PTY process's
+ * terminal, at most SBX_ENVD_MAX_INPUT_CHUNK, never joined. As sbx__envd_rpc(). */
+int sbx__envd_send_pty(sbx_http *http, const sbx_envd_target *t, uint32_t pid, const void *data,
+                       size_t len, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
+/* Update {"process":{"pid"},"pty":{"size":{"cols","rows"}}}: a PTY process's terminal size. */
+int sbx__envd_resize(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint16_t cols,
+                     uint16_t rows, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 /* CloseStdin {"process":{"pid"}}: the command reads EOF. As sbx__envd_rpc(). */
 int sbx__envd_close_stdin(sbx_http *http, const sbx_envd_target *t, uint32_t pid,
                           sbx_envd_stream *host, uint64_t deadline_ms, sbx_signal *sig,

@@ -1167,6 +1167,13 @@ static const sbx_provider_vtable e2b_vtable = {
     .process_free = sbx__e2b_process_free,
     .process_kill_pid = sbx__e2b_process_kill_pid,
     .process_list = sbx__e2b_process_list,
+    .pty_start = sbx__e2b_pty_start,
+    .pty_attach = sbx__e2b_pty_attach,
+    .pty_send_input = sbx__e2b_pty_send_input,
+    .pty_resize = sbx__e2b_pty_resize,
+    .pty_kill = sbx__e2b_pty_kill,
+    .pty_wait = sbx__e2b_pty_wait,
+    .pty_free = sbx__e2b_pty_free,
 };
 
 static int attach_init(sbx__e2b_provider *p, sbx_error *err)

@@ -55,6 +55,29 @@ bool sbx__e2b_not_running(int error, const sbx_error *e)
 }
 typedef sbx__run_result run_result;
 
+int sbx__e2b_with_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                         uint64_t min_seconds, const sbx__e2b_step *step, sbx_signal *sig,
+                         sbx_error *local, sbx_error *err)
+{
+	bool cached = false, retried = false;
+	int error;
+
+	for (;;) {
+		memset(local, 0, sizeof(*local));
+		if ((error = sbx__e2b_attach_cached(p, t, id, min_seconds, &cached, sig, err)) < 0)
+			return error;
+		error = step->run(p, t, step->ctx, local);
+		if (!cached || retried || !sbx__e2b_not_running(error, local) ||
+		    (step->again && !step->again(step->ctx)))
+			return error;
+		retried = true; /* paused or gone behind our back: connect (resume) and go again */
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(t);
+		if (step->reset)
+			step->reset(step->ctx);
+	}
+}
+
 void sbx__e2b_run_result_init(run_result *r, size_t max_output)
 {
 	memset(r, 0, sizeof(*r));
@@ -133,6 +156,8 @@ static void on_output(int stream, const unsigned char *p, size_t n, void *payloa
 	run_result *r = payload;
 	size_t room = r->out.max - r->used, keep = n < room ? n : room;
 
+	if (stream == 3)
+		stream = 1; /* a PTY process followed by pid: its terminal is its stdout */
 	if (n > room)
 		r->truncated = true;
 	if (keep == 0 || !p)
@@ -429,7 +454,7 @@ int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_
 int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
                  sbx_error *err)
 {
-	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd};
+	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd, 0, 0, 0};
 	sbx_envd_handler h = {.on_start = on_start,
 	                      .on_output = on_output,
 	                      .wants_output = wants_output,

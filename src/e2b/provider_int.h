@@ -14,6 +14,7 @@
 #include <sandbox/paths.h>
 #include <sandbox/ports.h>
 #include <sandbox/process.h>
+#include <sandbox/pty.h>
 #include <sandbox/sandbox.h>
 #include <stdatomic.h>
 
@@ -263,5 +264,42 @@ int sbx__e2b_process_kill_pid(void *impl, const char *id, uint32_t pid, sbx_sign
                               sbx_error *err);
 int sbx__e2b_process_list(void *impl, sbx_process_info_list **out, const char *id, sbx_signal *sig,
                           sbx_error *err);
+
+/* provider_pty.c: terminals (sandbox/pty.h). */
+int sbx__e2b_pty_start(void *impl, void **h_out, uint32_t *pid_out, const char *id,
+                       const char *command, const sbx_pty_options *o, sbx_signal *sig,
+                       sbx_error *err);
+int sbx__e2b_pty_attach(void *impl, void **h_out, const char *id, uint32_t pid,
+                        const sbx_pty_options *o, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_pty_send_input(void *h, const void *data, size_t len, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_pty_resize(void *h, uint16_t cols, uint16_t rows, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_pty_kill(void *h, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_pty_wait(void *h, sbx_pty_result *out, sbx_signal *sig, sbx_error *err);
+void sbx__e2b_pty_free(void *h);
+
+/*
+ * One step that needs a connected sandbox (sbx__e2b_with_attach): `run` against
+ * target `t`, its failure in `local`. When the target came from the attach
+ * cache and envd answered that the sandbox is not running, nothing ran: the
+ * sandbox is connected again and the step run once more, unless `again`
+ * (may be NULL) says the refused run already did something that must not be
+ * repeated (output handed out, a source read). `reset` (may be NULL) clears
+ * what the refused run left in `ctx` first.
+ */
+typedef struct sbx__e2b_step {
+	int (*run)(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local);
+	bool (*again)(void *ctx);
+	void (*reset)(void *ctx);
+	void *ctx;
+} sbx__e2b_step;
+/*
+ * attach_cached (covering min_seconds) + step, retried once as said above.
+ * Fills `t` (dispose it, also after a failure). Returns 0 or the failure: an
+ * attach failure is in `err`, the step's in `local` (which the caller passes
+ * on in its own words: sbx__e2b_pass_error, sbx__e2b_upload_failed).
+ */
+int sbx__e2b_with_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                         uint64_t min_seconds, const sbx__e2b_step *step, sbx_signal *sig,
+                         sbx_error *local, sbx_error *err);
 
 #endif

@@ -330,7 +330,7 @@ static int run_stream(const char *reply, size_t len, events *ev, sbx_error *err,
 	    .on_start = ev_start, .on_output = ev_output, .on_end = ev_end, .payload = ev};
 	const char *args[] = {"-c", "true"};
 	sbx_env_var env[] = {{"HOME", "/workspace"}};
-	sbx_envd_process proc = {"/bin/sh", args, 2, env, 1, "/"};
+	sbx_envd_process proc = {"/bin/sh", args, 2, env, 1, "/", 0, 0, 0};
 	char url[64], key[] = "tok-secret", id[] = "isbx";
 	sbx_envd_target t = {url, id, key, "e2b_test_key", NULL, NULL};
 	int error;
