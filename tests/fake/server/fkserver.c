@@ -6,8 +6,12 @@
 #include "clock.h"
 #include "connect_frame.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +22,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -371,4 +377,121 @@ int fks_up(fks *s, const char *bin, const char *const *flags)
 		return -1;
 	}
 	return 0;
+}
+
+void fks_start_key(fks *s, const char *bin, const char *key, const char *const *extra)
+{
+	const char *flags[16] = {"--api-key", key, "--quiet"};
+	int n = 3;
+	for (; extra && *extra; extra++) {
+		assert_true(n < 15);
+		flags[n++] = *extra;
+	}
+	flags[n] = NULL;
+	assert_int_equal(fks_start(s, bin, flags), 0);
+}
+
+fks_root_suite fks_root;
+
+int fks_root_init(int argc, char **argv, const char *key, fks *srv, fks_box *box)
+{
+	const char *bin = fks_bin_arg(argc, argv);
+	if (!bin)
+		return -1;
+	fks_root = (fks_root_suite){bin, key, srv, box};
+	return 0;
+}
+
+int fks_root_setup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		return 0;
+	const char *flags[] = {"--api-key", fks_root.key, "--quiet", NULL};
+	if (fks_up(fks_root.srv, fks_root.bin, flags) < 0)
+		return -1;
+	if (fks_root.box)
+		fks_box_create(fks_root.srv, fks_root.key, NULL, fks_root.box);
+	return 0;
+}
+
+int fks_root_teardown(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		return 0;
+	if (fks_root.box)
+		fks_box_delete(fks_root.srv, fks_root.key, fks_root.box);
+	return fks_stop(fks_root.srv);
+}
+
+void fks_need_root(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: sandboxes need root\n");
+		skip();
+	}
+}
+
+fkr *fks_fs_call(fks *s, const fks_box *b, const char *rpc, const char *body)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/filesystem.Filesystem/%s", rpc);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	return fks_req(s, "POST", path, h, body, strlen(body));
+}
+
+int fks_tcp_connect(unsigned port, bool nonblock, unsigned src)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in me = {.sin_family = AF_INET};
+	me.sin_addr.s_addr = htonl(0x7f000000u | src);
+	if (src && bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    !(nonblock && errno == EINPROGRESS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+long fks_ms_until_closed(int fd, long max_ms)
+{
+	long t0 = fk_mono_ms();
+	char buf[4096];
+	for (;;) {
+		long left = max_ms - (fk_mono_ms() - t0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		if (read(fd, buf, sizeof(buf)) <= 0)
+			return fk_mono_ms() - t0;
+	}
+}
+
+void fks_need_fds(unsigned long n)
+{
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < n)
+		skip();
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+char *fks_repeat(char ch, size_t n)
+{
+	char *s = malloc(n + 1);
+	assert_non_null(s);
+	memset(s, ch, n);
+	s[n] = '\0';
+	return s;
 }

@@ -40,6 +40,9 @@ int fks_kill(fks *s);
 int fks_up(fks *s, const char *bin, const char *const *flags);
 /* The fake-e2b binary a test program is given (argv[1]); NULL with the usage on stderr. */
 const char *fks_bin_arg(int argc, char **argv);
+/* fks_start with --api-key `key` --quiet and the flags in `extra` (NULL-terminated, at most
+ * 12; NULL: none), asserting that it listens. */
+void fks_start_key(fks *s, const char *bin, const char *key, const char *const *extra);
 
 typedef struct fkr {
 	long status;
@@ -87,5 +90,38 @@ void fks_box_delete(fks *s, const char *key, fks_box *b);
 bool fks_box_run(fks *s, fks_box *b, const char *line);
 /* fks_box_run that must exit 0. */
 void fks_box_sh(fks *s, fks_box *b, const char *line);
+/* A suite whose tests make sandboxes, which needs root. main fills fks_root_suite (the binary,
+ * the API key, its server and, when box is not NULL, a sandbox to make in it) and runs the
+ * tests with fks_root_setup and fks_root_teardown as cmocka's group (or per-test) setup and
+ * teardown. When this process is root they start the server (fks_up with --api-key KEY
+ * --quiet) and make the sandbox (fks_box_create), then delete it and stop the server; when not,
+ * they do nothing, and each test begins with fks_need_root (which skips it). */
+typedef struct fks_root_suite {
+	const char *bin, *key;
+	fks *srv;
+	fks_box *box;
+} fks_root_suite;
+extern fks_root_suite fks_root;
+/* main's first call: fks_root from argv[1] (the binary, as fks_bin_arg), key, srv and box;
+ * -1 with the usage on stderr. */
+int fks_root_init(int argc, char **argv, const char *key, fks *srv, fks_box *box);
+int fks_root_setup(void **state);
+int fks_root_teardown(void **state);
+/* Skip the test (cmocka's skip(), "SKIP: sandboxes need root" on stderr) unless root. */
+void fks_need_root(void);
+/* POST /filesystem.Filesystem/<rpc> with the JSON `body` in b, as root (envd's Basic user). */
+fkr *fks_fs_call(fks *s, const fks_box *b, const char *rpc, const char *body);
+
+/* Raw connections, for the tests of floods and limits. */
+/* A TCP connection to 127.0.0.1:port from loopback address 127.0.0.`src` (0: the kernel's
+ * choice), non-blocking when asked (then the connect may still be in progress); -1 when it
+ * could not be made. */
+int fks_tcp_connect(unsigned port, bool nonblock, unsigned src);
+/* ms until the server closes fd (EOF or reset, whatever it answered first), -1 after max_ms. */
+long fks_ms_until_closed(int fd, long max_ms);
+/* Raise this process's open-file limit to its hard limit; skip the test when that is below n. */
+void fks_need_fds(unsigned long n);
+/* n bytes of ch, NUL-terminated (malloc: the caller frees it). */
+char *fks_repeat(char ch, size_t n);
 
 #endif

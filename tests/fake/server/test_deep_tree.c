@@ -25,33 +25,7 @@
 
 #define KEY "e2b_deep_tree_test_key"
 
-static const char *g_bin;
 static fks g_srv;
-
-static int up(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	return fks_up(&g_srv, g_bin, flags);
-}
-
-static int down(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	return fks_stop(&g_srv);
-}
-
-static void need_root(void)
-{
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: sandboxes need root\n");
-		skip();
-	}
-}
 
 /* The shell's $p: "d/" 1,000 times, a chunk of 1,000 levels in a 2,000-byte path, which the
  * box's shell and mkdir -p handle; chunks are stacked with mv (a rename: one system call
@@ -136,7 +110,7 @@ static const int depths[] = {2, 10}; /* chunks: 2,002 and 10,010 levels */
 static void test_deep__snapshot_then_template_delete(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
 		fks_box b, from;
 		fks_box_create(&g_srv, KEY, NULL, &b);
@@ -175,7 +149,7 @@ static void test_deep__snapshot_then_template_delete(void **state)
 static void test_deep__fork(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
 		fks_box b;
 		fks_box_create(&g_srv, KEY, NULL, &b);
@@ -206,7 +180,7 @@ static void test_deep__fork(void **state)
 static void test_deep__sandbox_delete(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box b;
 	fks_box_create(&g_srv, KEY, NULL, &b);
 	make_deep(&g_srv, &b, 10);
@@ -221,7 +195,7 @@ static void test_deep__sandbox_delete(void **state)
 static void test_deep__listdir(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box b;
 	fks_box_create(&g_srv, KEY, NULL, &b);
 	make_deep(&g_srv, &b, 10);
@@ -277,14 +251,15 @@ static void test_deep__listdir(void **state)
 
 int main(int argc, char **argv)
 {
-	g_bin = fks_bin_arg(argc, argv);
-	if (!g_bin)
+	if (fks_root_init(argc, argv, KEY, &g_srv, NULL) < 0)
 		return 2;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_deep__snapshot_then_template_delete, up, down),
-	    cmocka_unit_test_setup_teardown(test_deep__fork, up, down),
-	    cmocka_unit_test_setup_teardown(test_deep__sandbox_delete, up, down),
-	    cmocka_unit_test_setup_teardown(test_deep__listdir, up, down),
+	    cmocka_unit_test_setup_teardown(test_deep__snapshot_then_template_delete,
+	                                    fks_root_setup, fks_root_teardown),
+	    cmocka_unit_test_setup_teardown(test_deep__fork, fks_root_setup, fks_root_teardown),
+	    cmocka_unit_test_setup_teardown(test_deep__sandbox_delete, fks_root_setup,
+	                                    fks_root_teardown),
+	    cmocka_unit_test_setup_teardown(test_deep__listdir, fks_root_setup, fks_root_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,10 +36,7 @@ static const char *g_bin;
  * where sandboxes have no network of their own. */
 static void egress_setup(fks *s, fks_box *b, const char *create_body)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: needs root\n");
-		skip();
-	}
+	fks_need_root();
 	const char *flags[] = {"--api-key",
 	                       KEY,
 	                       "--quiet",
@@ -227,10 +224,7 @@ static void server_out(fks *s, char *buf, size_t cap)
  * egress none is still served, and cannot be let out by a network update. */
 static void test_egress__no_sk_lookup_refuses(void **state)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: needs root\n");
-		skip();
-	}
+	fks_need_root();
 	assert_int_equal(setenv("FAKE_E2B_TEST_NO_SK_LOOKUP", "1", 1), 0);
 	fks s;
 	const char *flags[] = {"--api-key", KEY, NULL};

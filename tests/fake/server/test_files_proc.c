@@ -27,49 +27,24 @@
 
 #define KEY "e2b_files_proc_test_key"
 
-static const char *g_bin;
 static fks g_srv;
 static fks_box g_box;
 
 static int up(void **state)
 {
-	(void)state;
+	if (fks_root_setup(state) < 0)
+		return -1;
 	if (geteuid() != 0)
 		return 0;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	if (fks_up(&g_srv, g_bin, flags) < 0)
-		return -1;
-	fks_box_create(&g_srv, KEY, NULL, &g_box);
 	fks_box_sh(&g_srv, &g_box,
 	           "ln -s /proc/1/map_files /tmp/pm && ln -s /proc/1/exe /tmp/pe && "
 	           "ln -s /proc /tmp/pp && ln -s /proc/self/fd/0 /tmp/pf && mkdir /tmp/d");
 	return 0;
 }
 
-static int down(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	fks_box_delete(&g_srv, KEY, &g_box);
-	return fks_stop(&g_srv);
-}
-
-static void need_root(void)
-{
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: sandboxes need root\n");
-		skip();
-	}
-}
-
 static fkr *fs_call(const char *rpc, const char *body)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/filesystem.Filesystem/%s", rpc);
-	const char *h[] = {g_box.hid, g_box.htok, "Content-Type: application/json",
-	                   "Authorization: Basic cm9vdDo=", NULL};
-	return fks_req(&g_srv, "POST", path, h, body, strlen(body));
+	return fks_fs_call(&g_srv, &g_box, rpc, body);
 }
 
 /* `rpc` with `body` answers 400 invalid_argument "path '<p>' leads into /proc, ...". */
@@ -91,7 +66,7 @@ static void assert_refused(const char *rpc, const char *body, const char *p)
 static void test_proc__stat(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	/* /proc itself: the entry "/" lists */
 	fkr *r = fs_call("Stat", "{\"path\":\"/proc\"}");
 	assert_int_equal(r->status, 200);
@@ -131,7 +106,7 @@ static void test_proc__stat(void **state)
 static void test_proc__listdir(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	assert_refused("ListDir", "{\"path\":\"/proc\"}", "/proc");
 	assert_refused("ListDir", "{\"path\":\"/proc/1/map_files\"}", "/proc/1/map_files");
 	assert_refused("ListDir", "{\"path\":\"/proc/1/fd\",\"depth\":2}", "/proc/1/fd");
@@ -167,7 +142,7 @@ static void test_proc__listdir(void **state)
 static void test_links__target_type(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box_sh(&g_srv, &g_box,
 	           "mkdir -p /tmp/lk/d && chmod 0750 /tmp/lk/d && printf abc > /tmp/lk/f && "
 	           "chmod 0600 /tmp/lk/f && ln -s f /tmp/lk/lf && ln -s /tmp/lk/d /tmp/lk/ld && "
@@ -225,7 +200,7 @@ static void test_links__target_type(void **state)
 static void test_proc__mkdir_remove_move(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	assert_refused("MakeDir", "{\"path\":\"/proc/1/x\"}", "/proc/1/x");
 	assert_refused("MakeDir", "{\"path\":\"/tmp/pp/x\"}", "/tmp/pp/x");
 	assert_refused("Remove", "{\"path\":\"/proc/1/fd/0\"}", "/proc/1/fd/0");
@@ -247,7 +222,7 @@ static void test_proc__mkdir_remove_move(void **state)
 static void test_proc__watch(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	const char *const dirs[] = {"/proc", "/tmp/pp", "/proc/1/fd"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		char msg[128];
@@ -272,8 +247,7 @@ static void test_proc__watch(void **state)
 
 int main(int argc, char **argv)
 {
-	g_bin = fks_bin_arg(argc, argv);
-	if (!g_bin)
+	if (fks_root_init(argc, argv, KEY, &g_srv, &g_box) < 0)
 		return 2;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_proc__stat),
@@ -282,5 +256,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_links__target_type),
 	    cmocka_unit_test(test_proc__watch),
 	};
-	return cmocka_run_group_tests(tests, up, down);
+	return cmocka_run_group_tests(tests, up, fks_root_teardown);
 }

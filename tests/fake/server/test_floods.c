@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -64,30 +63,7 @@ static long status_kb(pid_t pid, const char *field)
 
 static void start(fks *s, const char *const *extra)
 {
-	const char *flags[16] = {"--api-key", KEY, "--quiet"};
-	int n = 3;
-	for (; extra && *extra && n < 15; extra++)
-		flags[n++] = *extra;
-	flags[n] = NULL;
-	assert_int_equal(fks_start(s, g_bin, flags), 0);
-}
-
-/* A connection from 127.0.0.`src` (0: the kernel's choice). */
-static int tcp_connect_from(unsigned port, unsigned src)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_in me = {.sin_family = AF_INET};
-	me.sin_addr.s_addr = htonl(0x7f000000u | src);
-	if ((src && bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	fks_start_key(s, g_bin, KEY, extra);
 }
 
 /* Read an HTTP answer's status line from fd (up to max_ms): the status, 0 when the connection
@@ -111,27 +87,12 @@ static int read_status(int fd, long max_ms)
 	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
 }
 
-/* ms until the server closes fd (EOF or reset, whatever it answered first), -1 after max_ms. */
-static long ms_until_closed(int fd, long max_ms)
-{
-	long t0 = fk_mono_ms();
-	char buf[4096];
-	for (;;) {
-		long left = max_ms - (fk_mono_ms() - t0);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		if (read(fd, buf, sizeof(buf)) <= 0)
-			return fk_mono_ms() - t0;
-	}
-}
-
 /* POST `body` with `headers` (each ending in \r\n) on a raw connection, writing the body only
  * while the server has not answered; the answer's status (0: closed without one). */
 static int raw_post(unsigned port, const char *path, const char *headers, const void *body,
                     size_t len)
 {
-	int fd = tcp_connect_from(port, 0);
+	int fd = fks_tcp_connect(port, false, 0);
 	assert_true(fd >= 0);
 	char head[1024];
 	int hn = snprintf(head, sizeof(head),
@@ -400,17 +361,6 @@ static void test_floods__the_log_is_capped_in_bytes(void **state)
 
 /* ---- bodies that stall ---------------------------------------------------------------------- */
 
-/* Raise this process's open-file limit to its hard limit; skip the test when that is below n. */
-static void need_fds(rlim_t n)
-{
-	struct rlimit rl;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_max < n)
-		skip();
-	rl.rlim_cur = rl.rlim_max;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-}
-
 /* n connections spread over 127.0.0.2 ... 127.0.0.201, each sending complete headers of a
  * POST with Content-Length: 1000 and then one body byte; the opened ones in fds (-1: did not
  * open), their count returned. */
@@ -423,7 +373,7 @@ static int stalled_bodies(unsigned port, int *fds, int n, const char *key_header
 	                   key_header);
 	int opened = 0;
 	for (int i = 0; i < n; i++) {
-		fds[i] = tcp_connect_from(port, 2 + (unsigned)(i % 200));
+		fds[i] = fks_tcp_connect(port, false, 2 + (unsigned)(i % 200));
 		if (fds[i] >= 0 && send(fds[i], req, (size_t)len, MSG_NOSIGNAL) != len) {
 			close(fds[i]);
 			fds[i] = -1;
@@ -457,7 +407,7 @@ static void test_floods__refused_requests_are_answered_from_their_headers(void *
 {
 	(void)state;
 	enum { N = 4000 };
-	need_fds(N + 256);
+	fks_need_fds(N + 256);
 	fks s;
 	start(&s, NULL);
 	int *fds = malloc(N * sizeof(int));
@@ -470,7 +420,7 @@ static void test_floods__refused_requests_are_answered_from_their_headers(void *
 		long left = 60000 - (fk_mono_ms() - t0);
 		refused += read_status(fds[i], left > 0 ? left : 1) == 401;
 		left = 60000 - (fk_mono_ms() - t0);
-		closed += ms_until_closed(fds[i], left > 0 ? left : 1) >= 0;
+		closed += fks_ms_until_closed(fds[i], left > 0 ? left : 1) >= 0;
 		close(fds[i]);
 	}
 	print_message("%d connections: %d answered 401 from their headers, %d closed\n", opened,
@@ -490,7 +440,7 @@ static void test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_clie
 {
 	(void)state;
 	enum { N = 4000 };
-	need_fds(N + 256);
+	fks_need_fds(N + 256);
 	fks s;
 	start(&s, NULL);
 	int *fds = malloc(N * sizeof(int));
@@ -518,7 +468,7 @@ static void test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_clie
 		if (fds[i] < 0)
 			continue;
 		long left = 90000 - (fk_mono_ms() - t0);
-		closed += ms_until_closed(fds[i], left > 0 ? left : 1) >= 0;
+		closed += fks_ms_until_closed(fds[i], left > 0 ? left : 1) >= 0;
 		close(fds[i]);
 	}
 	print_message("%d of %d stalled bodies cut after %ld ms\n", closed, opened,
@@ -536,7 +486,7 @@ static void test_floods__a_stalled_body_is_cut(void **state)
 	start(&s, NULL);
 	int fd;
 	assert_int_equal(stalled_bodies(s.port, &fd, 1, "X-API-Key: " KEY "\r\n"), 1);
-	long ms = ms_until_closed(fd, 60000);
+	long ms = fks_ms_until_closed(fd, 60000);
 	close(fd);
 	print_message("stalled body cut after %ld ms\n", ms);
 	assert_true(ms >= 9000);
@@ -629,7 +579,7 @@ static void test_floods__the_port_proxy_streams_large_answers(void **state)
 	              rss0, peak, hwm0, hwm, N);
 	RSS_BOUND(hwm - rss0 < 48 * 1024);
 	/* a client that asks and reads nothing: back-pressure, nothing piles up in the server */
-	int fd = tcp_connect_from(s.port, 0);
+	int fd = fks_tcp_connect(s.port, false, 0);
 	assert_true(fd >= 0);
 	char req[400];
 	int len = snprintf(req, sizeof(req), "GET /big HTTP/1.1\r\nHost: %s\r\n\r\n", host);
@@ -690,15 +640,6 @@ static json_t *start_with(fks *s, fks_box *b, const char *tag, const char *cwd, 
 	return e;
 }
 
-static char *repeat(char ch, size_t n)
-{
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	memset(s, ch, n);
-	s[n] = '\0';
-	return s;
-}
-
 static void assert_refused(json_t *e, const char *message)
 {
 	assert_non_null(e);
@@ -719,18 +660,19 @@ static void test_floods__start_fields_are_bounded(void **state)
 	bool ran = false;
 	start(&s, NULL);
 	fks_box_create(&s, KEY, NULL, &b);
-	char *t256 = repeat('t', 256), *t257 = repeat('t', 257), *mb = repeat('t', 1 << 20);
+	char *t256 = fks_repeat('t', 256), *t257 = fks_repeat('t', 257),
+	     *mb = fks_repeat('t', 1 << 20);
 	assert_null(start_with(&s, &b, t256, NULL, NULL, &ran));
 	assert_true(ran);
 	assert_refused(start_with(&s, &b, t257, NULL, NULL, &ran),
 	               "tag is 257 bytes, more than 256");
 	assert_refused(start_with(&s, &b, mb, NULL, NULL, &ran),
 	               "tag is 1048576 bytes, more than 256");
-	char *cwd = repeat('d', 4096);
+	char *cwd = fks_repeat('d', 4096);
 	cwd[0] = '/';
 	assert_refused(start_with(&s, &b, NULL, cwd, NULL, &ran),
 	               "process.cwd is 4096 bytes, more than 4095");
-	char *arg = repeat('a', 131071), *arg1 = repeat('a', 131072);
+	char *arg = fks_repeat('a', 131071), *arg1 = fks_repeat('a', 131072);
 	assert_null(start_with(&s, &b, NULL, NULL, arg, &ran));
 	assert_true(ran);
 	assert_refused(start_with(&s, &b, NULL, NULL, arg1, &ran),
@@ -758,7 +700,7 @@ static void test_floods__log_lines_are_bounded(void **state)
 	fks s;
 	const char *flags[] = {"--api-key", KEY, NULL}; /* not --quiet */
 	assert_int_equal(fks_start(&s, g_bin, flags), 0);
-	char *path = repeat('x', 2000); /* fks_req's URL holds about 2 KiB */
+	char *path = fks_repeat('x', 2000); /* fks_req's URL holds about 2 KiB */
 	path[0] = '/';
 	for (int i = 0; i < LONG; i++) {
 		fkr *r = fks_req(&s, "GET", path, NULL, NULL, 0);
@@ -932,7 +874,7 @@ static void test_floods__log_lines_escape_control_bytes(void **state)
 	static const char req[] =
 	    "G\x1b[2JT /a%1b]0;t%07%0afake-e2b:%20DELETE%20/sandboxes/x%20204%0d%7f%c2%9b%9b%5c "
 	    "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	int fd = tcp_connect_from(s.port, 0);
+	int fd = fks_tcp_connect(s.port, false, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
 	assert_int_equal(read_status(fd, 10000), 404);
@@ -970,7 +912,7 @@ static void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
 	fks s;
 	fks_box b;
 	start(&s, NULL);
-	need_fds(N + 64);
+	fks_need_fds(N + 64);
 	fks_box_create(&s, KEY, NULL, &b);
 	fks_box_sh(&s, &b,
 	           "printf 'import socket\\ns=socket.socket()\\ns.bind((\"0.0.0.0\",8100))\\n"
@@ -981,7 +923,7 @@ static void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
 	snprintf(req, sizeof(req), "GET /x HTTP/1.1\r\nHost: 8100-%s.e2b.localhost\r\n\r\n", b.id);
 	int fds[N];
 	for (int i = 0; i < N; i++) {
-		fds[i] = tcp_connect_from(s.port, 0);
+		fds[i] = fks_tcp_connect(s.port, false, 0);
 		assert_true(fds[i] >= 0);
 		assert_int_equal(write(fds[i], req, strlen(req)), (ssize_t)strlen(req));
 	}

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,60 +48,6 @@ static int down(void **state)
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-/* Raise this process's open-file limit to its hard limit; skip the test when that is below n. */
-static void need_fds(rlim_t n)
-{
-	struct rlimit rl;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_max < n)
-		skip();
-	rl.rlim_cur = rl.rlim_max;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-}
-
-/* A connection to the server from loopback address 127.0.0.`src` (0: the kernel's choice,
- * 127.0.0.1). */
-static int tcp_connect_from(unsigned port, int nonblock, unsigned src)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_in me = {.sin_family = AF_INET};
-	me.sin_addr.s_addr = htonl(0x7f000000u | src);
-	if (src && bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
-		close(fd);
-		return -1;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int tcp_connect(unsigned port, int nonblock)
-{
-	return tcp_connect_from(port, nonblock, 0);
-}
-
-/* ms until the server closes fd (read returns 0 or an error), -1 after `max_ms`. */
-static long ms_until_closed(int fd, long max_ms)
-{
-	long t0 = fk_mono_ms();
-	while (fk_mono_ms() - t0 < max_ms) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 100) > 0) {
-			char buf[256];
-			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n <= 0)
-				return fk_mono_ms() - t0;
-		}
-	}
-	return -1;
-}
-
 /* A server of its own (no upload cap) and n half-open connections to it from 127.0.0.`src` (0:
  * the kernel's choice), held open until flood_stop(); at least half of them must open. */
 typedef struct flood {
@@ -113,15 +58,14 @@ typedef struct flood {
 
 static void flood_start(flood *f, int n, unsigned src)
 {
-	need_fds((rlim_t)n + 256);
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	assert_int_equal(fks_start(&f->s, g_bin, flags), 0);
+	fks_need_fds((unsigned long)n + 256);
+	fks_start_key(&f->s, g_bin, KEY, NULL);
 	f->fds = malloc((size_t)n * sizeof(int));
 	assert_non_null(f->fds);
 	f->n = n;
 	f->opened = 0;
 	for (int i = 0; i < n; i++)
-		if ((f->fds[i] = tcp_connect_from(f->s.port, 1, src)) >= 0)
+		if ((f->fds[i] = fks_tcp_connect(f->s.port, true, src)) >= 0)
 			f->opened++;
 	assert_true(f->opened > n / 2);
 }
@@ -154,14 +98,14 @@ static void test_limits__idle_and_slow_header_connections_are_closed(void **stat
 {
 	(void)state;
 	fks s;
-	const char *flags[] = {"--api-key", KEY, "--idle-timeout-s", "1", "--quiet", NULL};
-	assert_int_equal(fks_start(&s, g_bin, flags), 0);
-	int silent = tcp_connect(s.port, 0);
-	int slow = tcp_connect(s.port, 0);
+	const char *idle[] = {"--idle-timeout-s", "1", NULL};
+	fks_start_key(&s, g_bin, KEY, idle);
+	int silent = fks_tcp_connect(s.port, false, 0);
+	int slow = fks_tcp_connect(s.port, false, 0);
 	assert_true(silent >= 0 && slow >= 0);
 	const char *part = "GET /health HTTP/1.1\r\nHost: x\r\n"; /* never ends its headers */
 	assert_int_equal(write(slow, part, strlen(part)), (ssize_t)strlen(part));
-	long a = ms_until_closed(silent, 15000), b = ms_until_closed(slow, 15000);
+	long a = fks_ms_until_closed(silent, 15000), b = fks_ms_until_closed(slow, 15000);
 	assert_true(a >= 0);
 	assert_true(b >= 0);
 	close(silent);
@@ -213,7 +157,7 @@ static void test_limits__burst_of_500_slow_connections_is_not_a_flood(void **sta
 	enum { N = 500 };
 	int fds[N], opened = 0, answered = 0;
 	for (int i = 0; i < N; i++)
-		if ((fds[i] = tcp_connect(g_srv.port, 0)) >= 0)
+		if ((fds[i] = fks_tcp_connect(g_srv.port, false, 0)) >= 0)
 			opened++;
 	struct timespec ts = {1, 500 * 1000000L};
 	nanosleep(&ts, NULL);
@@ -510,15 +454,6 @@ static json_t *create_body(const char *field, json_t *map)
 	return json_pack("{s:s,s:o}", "templateID", "no-such-template", field, map);
 }
 
-static char *repeat(char c, size_t n)
-{
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	memset(s, c, n);
-	s[n] = 0;
-	return s;
-}
-
 static void expect_create(json_t *body, long status, const char *msg)
 {
 	char *got = NULL;
@@ -551,7 +486,7 @@ static void test_limits__create_metadata_and_env_vars_are_bounded(void **state)
 		}
 		/* a key: 1,024 bytes pass, 1,025 do not */
 		for (size_t n = 1024; n <= 1025; n++) {
-			char *k = repeat('k', n);
+			char *k = fks_repeat('k', n);
 			json_t *m = json_pack("{s:s}", k, "v");
 			free(k);
 			snprintf(want, sizeof(want),
@@ -562,7 +497,7 @@ static void test_limits__create_metadata_and_env_vars_are_bounded(void **state)
 		}
 		/* a value: 32 KiB pass, one byte more does not */
 		for (size_t n = 32768; n <= 32769; n++) {
-			char *v = repeat('v', n);
+			char *v = fks_repeat('v', n);
 			json_t *m = json_pack("{s:s}", "K", v);
 			free(v);
 			snprintf(want, sizeof(want),
@@ -573,7 +508,7 @@ static void test_limits__create_metadata_and_env_vars_are_bounded(void **state)
 		}
 		/* the total of keys and values: 64 KiB pass, 64 KiB + 2 do not */
 		for (size_t n = 32767; n <= 32768; n++) {
-			char *v = repeat('v', n);
+			char *v = fks_repeat('v', n);
 			json_t *m = json_pack("{s:s,s:s}", "A", v, "B", v);
 			free(v);
 			snprintf(
@@ -602,12 +537,12 @@ static void test_limits__unknown_template_404_echoes_a_bounded_prefix(void **sta
 	(void)state;
 	char want[300];
 	/* 128 bytes: echoed whole */
-	char *id = repeat('t', 128);
+	char *id = fks_repeat('t', 128);
 	snprintf(want, sizeof(want), "template '%s' not found", id);
 	expect_create(json_pack("{s:s}", "templateID", id), 404, want);
 	free(id);
 	/* 1 MiB: its first 128 bytes and "..." */
-	id = repeat('t', 1 << 20);
+	id = fks_repeat('t', 1 << 20);
 	snprintf(want, sizeof(want), "template '%.128s...' not found", id);
 	expect_create(json_pack("{s:s}", "templateID", id), 404, want);
 	free(id);

@@ -22,33 +22,7 @@
 
 #define KEY "e2b_sandbox_api_test_key"
 
-static const char *g_bin;
 static fks g_srv;
-
-static int up(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	return fks_up(&g_srv, g_bin, flags);
-}
-
-static int down(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	return fks_stop(&g_srv);
-}
-
-static void need_root(void)
-{
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: sandboxes need root\n");
-		skip();
-	}
-}
 
 static fkr *api(const char *method, const char *path, const char *body)
 {
@@ -99,7 +73,7 @@ static int assert_float32_texts(const char *body)
 static void test_metrics__cpu_used_pct_is_a_float32(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box b;
 	fks_box_create(&g_srv, KEY, NULL, &b);
 	/* CPU time the 5 s samples measure: a fraction with all of a double's digits */
@@ -157,7 +131,7 @@ static json_t *get_logs(const char *prefix, const char *id, const char *query)
 static void test_logs__lifecycle_and_processes(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box b;
 	fks_box_create(&g_srv, KEY, NULL, &b);
 	fks_box_sh(&g_srv, &b, "true");
@@ -225,14 +199,15 @@ static void test_logs__lifecycle_and_processes(void **state)
 
 int main(int argc, char **argv)
 {
-	if (!(g_bin = fks_bin_arg(argc, argv)))
+	if (fks_root_init(argc, argv, KEY, &g_srv, NULL) < 0)
 		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_metrics__cpu_used_pct_is_a_float32),
 	    cmocka_unit_test(test_logs__lifecycle_and_processes),
 	};
-	int rc = cmocka_run_group_tests_name("fake_sandbox_api", tests, up, down);
+	int rc = cmocka_run_group_tests_name("fake_sandbox_api", tests, fks_root_setup,
+	                                     fks_root_teardown);
 	curl_global_cleanup();
 	return rc;
 }

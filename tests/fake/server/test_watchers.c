@@ -20,46 +20,12 @@
 
 #define KEY "e2b_watchers_test_key"
 
-static const char *g_bin;
 static fks g_srv;
 static fks_box g_box;
 
-static int up(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	const char *flags[] = {"--api-key", KEY, "--quiet", NULL};
-	if (fks_up(&g_srv, g_bin, flags) < 0)
-		return -1;
-	fks_box_create(&g_srv, KEY, NULL, &g_box);
-	return 0;
-}
-
-static int down(void **state)
-{
-	(void)state;
-	if (geteuid() != 0)
-		return 0;
-	fks_box_delete(&g_srv, KEY, &g_box);
-	return fks_stop(&g_srv);
-}
-
-static void need_root(void)
-{
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP: sandboxes need root\n");
-		skip();
-	}
-}
-
 static fkr *fs_call(const char *rpc, const char *body)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/filesystem.Filesystem/%s", rpc);
-	const char *h[] = {g_box.hid, g_box.htok, "Content-Type: application/json",
-	                   "Authorization: Basic cm9vdDo=", NULL};
-	return fks_req(&g_srv, "POST", path, h, body, strlen(body));
+	return fks_fs_call(&g_srv, &g_box, rpc, body);
 }
 
 /* CreateWatcher with `body`: its id (static). */
@@ -115,7 +81,7 @@ static void assert_not_found(const char *rpc, const char *id)
 static void test_watchers__create_poll_remove(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box_sh(&g_srv, &g_box, "mkdir -p /tmp/wd/sub");
 	char id[64], id2[64], got[1024];
 	int entries;
@@ -161,13 +127,14 @@ static void test_watchers__create_poll_remove(void **state)
 
 int main(int argc, char **argv)
 {
-	if (!(g_bin = fks_bin_arg(argc, argv)))
+	if (fks_root_init(argc, argv, KEY, &g_srv, &g_box) < 0)
 		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_watchers__create_poll_remove),
 	};
-	int rc = cmocka_run_group_tests_name("fake_watchers", tests, up, down);
+	int rc =
+	    cmocka_run_group_tests_name("fake_watchers", tests, fks_root_setup, fks_root_teardown);
 	curl_global_cleanup();
 	return rc;
 }
