@@ -414,7 +414,7 @@ void fk__cg_box_remove(fk_box *b)
 }
 
 void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
-                      uint64_t *mem_limit)
+                      uint64_t *mem_limit, uint64_t *oom_kills)
 {
 	fk_lx_cg_usage u = {0};
 	char cpu[600], mem[600];
@@ -422,7 +422,7 @@ void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t 
 		box_dir2(b, "", mem, sizeof(mem));
 		fk_lx_cg2_usage(mem, &u);
 		if (!(b->rt->cg_ctl & FK_CG_MEMORY))
-			u.mem_used = u.mem_cache = u.mem_limit = 0;
+			u.mem_used = u.mem_cache = u.mem_limit = u.oom_kills = 0;
 	} else if (b->rt->cg_rel) {
 		box_dir(b, "cpuacct", "", cpu, sizeof(cpu));
 		box_dir(b, "memory", "", mem, sizeof(mem));
@@ -433,6 +433,19 @@ void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t 
 	*mem_used = u.mem_used;
 	*mem_cache = u.mem_cache;
 	*mem_limit = u.mem_limit;
+	*oom_kills = u.oom_kills;
+}
+
+bool fk__cg_box_oom_file(const fk_box *b, char *dir, size_t cap, const char **file)
+{
+	if (!(b->rt->cg_ctl & FK_CG_MEMORY) || (!b->rt->cg_v2 && !b->rt->cg_rel))
+		return false;
+	if (b->rt->cg_v2)
+		box_dir2(b, "", dir, cap);
+	else
+		box_dir(b, "memory", "", dir, cap);
+	*file = b->rt->cg_v2 ? "memory.events" : "memory.oom_control";
+	return true;
 }
 
 int fk__cg_box_freeze(fk_box *b, bool freeze)

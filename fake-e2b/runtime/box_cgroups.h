@@ -32,10 +32,16 @@ void fk__cg_box_remove(fk_box *b);
 int fk__cg_box_v2_open(fk_box *b);
 
 /* The box's use as its cgroups count it (linux/cgroup.h, fk_lx_cg1_usage / fk_lx_cg2_usage):
- * CPU time (ns), memory without page cache, page cache, and the memory limit (UINT64_MAX or a
- * huge number: none). A controller that is missing leaves its fields 0. */
+ * CPU time (ns), memory without page cache, page cache, the memory limit (UINT64_MAX or a
+ * huge number: none) and the processes the OOM killer killed in it. A controller that is
+ * missing leaves its fields 0. */
 void fk__cg_box_usage(fk_box *b, uint64_t *cpu_ns, uint64_t *mem_used, uint64_t *mem_cache,
-                      uint64_t *mem_limit);
+                      uint64_t *mem_limit, uint64_t *oom_kills);
+/* Where the box's OOM kills are counted: its memory cgroup's directory in `dir` and the file
+ * with the `oom_kill` line in *file (v1 memory.oom_control, v2 memory.events), read with
+ * fk_lx_cg_read_u64 without any of the box's locks (a box gone meanwhile: the read fails).
+ * False without the memory controller. */
+bool fk__cg_box_oom_file(const fk_box *b, char *dir, size_t cap, const char **file);
 
 /* Pause (freeze) or resume every process of the box: v1 freezer.state, v2 cgroup.freeze; waits
  * until the kernel says it is done (at most ~10 s). 0, -1 with errno, or 1 when the box has no

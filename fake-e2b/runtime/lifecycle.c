@@ -58,6 +58,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_mutex_init(&rt->disk_lock, NULL);
+	pthread_rwlock_init(&rt->hook_lock, NULL);
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	rt->tmp_lock_fd = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
@@ -505,5 +506,16 @@ void fk_rt_free(fk_rt *rt)
 	free(rt->state_dir);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->disk_lock);
+	pthread_rwlock_destroy(&rt->hook_lock);
 	free(rt);
+}
+
+void fk_rt_set_proc_end_hook(fk_rt *rt,
+                             void (*fn)(void *ctx, const char *box_id, const fk_proc_end *end),
+                             void *ctx)
+{
+	pthread_rwlock_wrlock(&rt->hook_lock);
+	rt->proc_end_hook = fn;
+	rt->proc_end_ctx = ctx;
+	pthread_rwlock_unlock(&rt->hook_lock);
 }

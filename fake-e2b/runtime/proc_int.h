@@ -56,6 +56,13 @@ struct fk_proc {
 	bool joined;
 
 	fk_proc_info info;
+
+	/* for the end hook (fk_rt_set_proc_end_hook), set at the start */
+	fk_rt *rt;
+	char box_id[FK_BOX_ID_MAX + 1];
+	char oom_dir[600];     /* the box's memory cgroup (fk__cg_box_oom_file); "" none */
+	const char *oom_file;  /* static */
+	uint64_t out_bytes[2]; /* stdout (a PTY's terminal output), stderr: read by the pump */
 };
 
 /* ---- proc_pump.c ---- */

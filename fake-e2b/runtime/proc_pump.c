@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "boxfs.h"
 #include "linux/caps.h"
+#include "linux/cgroup.h"
 #include "proc_int.h"
 
 #include <errno.h>
@@ -331,6 +332,7 @@ static void pump(fk_proc *p, unsigned char *buf)
 				fk__proc_close_fd(fd);
 				continue;
 			}
+			p->out_bytes[i] += (uint64_t)n; /* only this thread touches them */
 			if (stop)
 				continue;
 			pthread_mutex_lock(&p->lock);
@@ -343,6 +345,26 @@ static void pump(fk_proc *p, unsigned char *buf)
 			pthread_mutex_unlock(&p->lock);
 		}
 	}
+}
+
+/* The end hook (fk_rt_set_proc_end_hook), before the end event exists. */
+static void tell_end(fk_proc *p, int status)
+{
+	if (!p->rt)
+		return;
+	pthread_rwlock_rdlock(&p->rt->hook_lock);
+	if (p->rt->proc_end_hook) {
+		fk_proc_end e = {.pid = p->pid, .wait_status = status, .pty = p->pty};
+		if (p->pty)
+			e.pty_bytes = p->out_bytes[0];
+		else
+			e.stdout_bytes = p->out_bytes[0];
+		e.stderr_bytes = p->out_bytes[1];
+		e.oom_known = p->oom_dir[0] && fk_lx_cg_read_u64(p->oom_dir, p->oom_file,
+		                                                 "oom_kill", &e.oom_kills) == 0;
+		p->rt->proc_end_hook(p->rt->proc_end_ctx, p->box_id, &e);
+	}
+	pthread_rwlock_unlock(&p->rt->hook_lock);
 }
 
 void *fk__proc_reader_main(void *arg)
@@ -360,9 +382,11 @@ void *fk__proc_reader_main(void *arg)
 	do
 		rc = waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED);
 	while (rc < 0 && errno == EINTR);
+	int status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
+	tell_end(p, status);
 	pthread_mutex_lock(&p->lock);
 	p->reaped = true;
-	p->wait_status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
+	p->wait_status = status;
 	p->ended = true;
 	/* an ended process keeps its exit status for 30 s, not its fds (signals and wake-ups
 	 * look at these under p->lock) */

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "backend.h"
+#include "box_cgroups.h"
 #include "boxfs.h"
 #include "linux/caps.h"
 #include "proc_int.h"
@@ -648,6 +649,10 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 	if (sub_out)
 		fk_sub_new(p, &sub, NULL); /* before the reader runs: nothing is missed */
 	p->box = b;
+	p->rt = rt;
+	snprintf(p->box_id, sizeof(p->box_id), "%s", b->id);
+	if (!fk__cg_box_oom_file(b, p->oom_dir, sizeof(p->oom_dir), &p->oom_file))
+		p->oom_dir[0] = 0;
 	/* the reader holds no ref: whoever drops the last ref joins it first */
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);

@@ -287,13 +287,16 @@ int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, s
  * mem_total its memory limit (memory cgroup), cpu_count its CPU limit, disk_used and
  * disk_total its disk: the filesystem of its root when that is its own (statvfs), else (its
  * files on the state dir's filesystem, shared with the host) the blocks of its own files and,
- * as the total, those plus the filesystem's free space for it. Without a cgroup controller its
- * fields are 0 (mem_total: the configured limit). FK_ENOTFOUND for an unknown box. */
+ * as the total, those plus the filesystem's free space for it; oom_kills how many of its
+ * processes the OOM killer has killed (memory cgroup's oom_kill count). Without a cgroup
+ * controller its fields are 0 (mem_total: the configured limit). FK_ENOTFOUND for an unknown
+ * box. */
 typedef struct fk_box_usage {
 	uint64_t cpu_ns;
 	unsigned cpu_count;
 	uint64_t mem_used, mem_cache, mem_total;
 	uint64_t disk_used, disk_total;
+	uint64_t oom_kills;
 } fk_box_usage;
 int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err);
 
@@ -353,6 +356,28 @@ typedef struct fk_proc_spec {
 	bool pty;
 	uint16_t pty_cols, pty_rows; /* the terminal's size; 0 -> 80 x 24 */
 } fk_proc_spec;
+
+/* What the runtime tells of a process that ended (fk_rt_set_proc_end_hook): its pid in the box,
+ * its waitpid() status, whether it ran on a terminal, the bytes of output read from it (a
+ * PTY process's in pty_bytes), and the box's OOM kill count read once it was reaped
+ * (oom_known false without the memory controller). */
+typedef struct fk_proc_end {
+	uint32_t pid;
+	int wait_status;
+	bool pty;
+	uint64_t stdout_bytes, stderr_bytes, pty_bytes;
+	bool oom_known;
+	uint64_t oom_kills;
+} fk_proc_end;
+
+/* `fn(ctx, box_id, end)` is called for every process of every box that ends from now on
+ * (NULL: no more; returns once no call is running), on the process's own thread, once it was
+ * reaped and before its end event is queued: a subscriber that sees the end sees what `fn`
+ * did first. `fn` must not call the runtime about that box (destroy and reboot wait for the
+ * thread while they hold the box). */
+void fk_rt_set_proc_end_hook(fk_rt *rt,
+                             void (*fn)(void *ctx, const char *box_id, const fk_proc_end *end),
+                             void *ctx);
 
 /* Starts a process in box `box_id` as `spec->user` (uid, gid, supplementary groups), env not
  * inherited (PATH, HOME, USER, LOGNAME, then box envs, then request envs). Returns only once the

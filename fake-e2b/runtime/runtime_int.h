@@ -112,6 +112,10 @@ struct fk_rt {
 	bool isolated;
 	unsigned default_disk_mb; /* a box's disk when its options leave it 0 */
 	bool end_on_exit;         /* fk_rt_options.end_on_exit */
+	/* fk_rt_set_proc_end_hook: read-locked around each call, write-locked to change */
+	pthread_rwlock_t hook_lock;
+	void (*proc_end_hook)(void *ctx, const char *box_id, const fk_proc_end *end);
+	void *proc_end_ctx;
 	bool freezer;
 	char *cg_root; /* the freezer's fake-e2b/rt-<pid>-<n> (v1), or cg2_dir (v2 only) */
 	char *cg_rel;  /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */

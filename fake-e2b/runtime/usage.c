@@ -47,7 +47,7 @@ int fk_box_usage_read(fk_rt *rt, const char *id, fk_box_usage *out, fk_err *err)
 		return fk__fail(err, FK_ENOTFOUND, 0, "no box '%s'", id);
 	pthread_rwlock_rdlock(&b->life);
 	uint64_t limit = 0;
-	fk__cg_box_usage(b, &out->cpu_ns, &out->mem_used, &out->mem_cache, &limit);
+	fk__cg_box_usage(b, &out->cpu_ns, &out->mem_used, &out->mem_cache, &limit, &out->oom_kills);
 	/* "no limit" reads as a huge number: then the configured one */
 	out->mem_total = limit && limit < (1ull << 50) ? limit : b->limits.memory_bytes;
 	out->cpu_count = b->limits.cpu_count;

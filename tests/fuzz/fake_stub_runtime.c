@@ -177,6 +177,16 @@ const char *fk_rt_state_dir(const fk_rt *rt)
 	return rt->state_dir;
 }
 
+/* no process of the stub ever ends: the hook is never called */
+void fk_rt_set_proc_end_hook(fk_rt *rt,
+                             void (*fn)(void *ctx, const char *box_id, const fk_proc_end *end),
+                             void *ctx)
+{
+	(void)rt;
+	(void)fn;
+	(void)ctx;
+}
+
 unsigned fk_rt_default_disk_mb(const fk_rt *rt)
 {
 	(void)rt;

@@ -314,6 +314,9 @@ void fk_lx_cg1_usage(const char *cpuacct_dir, const char *memory_dir, fk_lx_cg_u
 	if (memory_dir)
 		read_memory(memory_dir, "memory.usage_in_bytes", "total_cache",
 		            "memory.limit_in_bytes", u);
+	if (memory_dir &&
+	    fk_lx_cg_read_u64(memory_dir, "memory.oom_control", "oom_kill", &u->oom_kills) < 0)
+		u->oom_kills = 0;
 }
 
 void fk_lx_cg2_usage(const char *dir, fk_lx_cg_usage *u)
@@ -323,4 +326,6 @@ void fk_lx_cg2_usage(const char *dir, fk_lx_cg_usage *u)
 	if (fk_lx_cg_read_u64(dir, "cpu.stat", "usage_usec", &usec) == 0)
 		u->cpu_ns = usec * 1000;
 	read_memory(dir, "memory.current", "file", "memory.max", u);
+	if (fk_lx_cg_read_u64(dir, "memory.events", "oom_kill", &u->oom_kills) < 0)
+		u->oom_kills = 0;
 }

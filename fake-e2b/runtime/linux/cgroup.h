@@ -67,14 +67,16 @@ typedef struct fk_lx_cg_usage {
 	uint64_t mem_used;  /* memory charged, less the page cache (tmpfs included in the cache) */
 	uint64_t mem_cache; /* page cache */
 	uint64_t mem_limit; /* the memory limit, UINT64_MAX for none, 0 unknown */
+	uint64_t oom_kills; /* processes the OOM killer killed in it (its `oom_kill` count) */
 } fk_lx_cg_usage;
 
 /* v1: cpuacct.usage in `cpuacct_dir`; memory.usage_in_bytes less memory.stat's total_cache,
- * that cache and memory.limit_in_bytes in `memory_dir`. A NULL dir, or a file that cannot be
- * read, leaves its fields 0. */
+ * that cache, memory.limit_in_bytes and memory.oom_control's oom_kill in `memory_dir`. A NULL dir,
+ * or a file that cannot be read, leaves its fields 0. */
 void fk_lx_cg1_usage(const char *cpuacct_dir, const char *memory_dir, fk_lx_cg_usage *u);
 /* v2, all in `dir`: cpu.stat's usage_usec; memory.current less memory.stat's file (page cache,
- * tmpfs included), that file count and memory.max. What cannot be read stays 0. */
+ * tmpfs included), that file count, memory.max and memory.events's oom_kill. What cannot be read
+ * stays 0. */
 void fk_lx_cg2_usage(const char *dir, fk_lx_cg_usage *u);
 
 #endif /* FAKE_E2B_LINUX_CGROUP_H */
