@@ -17,6 +17,8 @@ int fk_registry_sample(fk_registry *g, fk_sandbox *sb)
 	/* read outside the registry lock: files of the box's cgroups and a statvfs */
 	if (fk_box_usage_read(g->rt, sb->id, &u, &err) < 0)
 		return -1;
+	/* OOM kills of processes whose end envd does not see (a command's children) */
+	fk_sandbox_note_oom(g, sb, u.oom_kills);
 	int64_t now = fk_now_ns();
 	pthread_mutex_lock(&g->lock);
 	if (!sb->metrics)

@@ -55,6 +55,7 @@ static json_t *record_of(const fk_sandbox *sb)
 	SET("allowInternet", opt_json(sb->allow_internet));
 	SET("envVars", opt_json(sb->env_vars));
 	SET("box", opt_json(sb->box));
+	SET("logs", fk__sandbox_logs_record(sb)); /* at most FK_SBLOGS_BYTES of lines */
 #undef SET
 	if (bad) {
 		json_decref(j);

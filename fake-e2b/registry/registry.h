@@ -70,14 +70,16 @@ typedef struct fk_sandbox {
 	pthread_mutex_t rec_lock; /* serialises writes of its record (kept servers) */
 	fk_watch *watches;        /* lock */
 	uint32_t immune[FK_MAX_IMMUNE];
-	size_t n_immune;        /* lock */
-	fk_metric *metrics;     /* lock: ring of FK_METRICS_KEPT samples (metrics.c), or NULL */
-	size_t n_metrics;       /* lock: samples in the ring */
-	size_t metrics_next;    /* lock: the slot the next sample takes */
-	uint64_t cpu_ns_seen;   /* lock: the box's CPU time at the last sample */
-	int64_t cpu_seen_ns;    /* lock: when that was (0: none yet, the sandbox's start counts) */
-	int64_t next_sample_ns; /* lock: when the sampler takes the next one */
-	json_t *logs;           /* lock: its last FK_SBLOGS_KEPT log entries (sblogs.c), or NULL */
+	size_t n_immune;         /* lock */
+	fk_metric *metrics;      /* lock: ring of FK_METRICS_KEPT samples (metrics.c), or NULL */
+	size_t n_metrics;        /* lock: samples in the ring */
+	size_t metrics_next;     /* lock: the slot the next sample takes */
+	uint64_t cpu_ns_seen;    /* lock: the box's CPU time at the last sample */
+	int64_t cpu_seen_ns;     /* lock: when that was (0: none yet, the sandbox's start counts) */
+	int64_t next_sample_ns;  /* lock: when the sampler takes the next one */
+	json_t *logs;            /* lock: its log lines {ns, level, line} (sblogs.c), or NULL */
+	size_t logs_bytes;       /* lock: their lines' bytes */
+	uint64_t oom_kills_seen; /* lock: its box's OOM kills its logs told */
 	struct fk_pwatch *pwatches; /* lock: its polling directory watchers (pwatch.c) */
 } fk_sandbox;
 
@@ -214,12 +216,37 @@ int fk_sandbox_pwatch_remove(fk_registry *g, fk_sandbox *sb, const char *id);
 void fk__sandbox_pwatches_drop(fk_registry *g, fk_sandbox *sb);
 
 /* ---- sblogs.c: a sandbox's logs (GET /sandboxes/{id}/logs, /v2/...) ---- */
-#define FK_SBLOGS_KEPT 1000
+#define FK_TEAM_ID      "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001" /* fake-e2b's one team */
+#define FK_SBLOGS_KEPT  1000                                   /* lines kept per sandbox */
+#define FK_SBLOGS_BYTES (512 * 1024) /* and their bytes, at most, per sandbox */
+#define FK_SBLOGS_GONE  32           /* deleted sandboxes whose logs stay readable */
 enum fk_sblog_level { FK_SBLOG_DEBUG, FK_SBLOG_INFO, FK_SBLOG_WARN, FK_SBLOG_ERROR };
-/* Record an entry of `sb`'s logs now: `fields` (stolen; NULL: none) an object of strings; the
- * oldest entry goes beyond FK_SBLOGS_KEPT. Takes the registry lock. */
-void fk_sandbox_log(fk_registry *g, fk_sandbox *sb, enum fk_sblog_level level, json_t *fields,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Who writes a line, as E2B's `service`: envd, the API (orchestration-api), the orchestrator,
+ * or fake-e2b itself (what E2B does not log). */
+enum fk_sblog_source { FK_SBLOG_ENVD, FK_SBLOG_API, FK_SBLOG_ORCH, FK_SBLOG_FAKE };
+/* Record a line of `sb`'s logs now: `fields` (stolen; NULL: none) the line's own keys, to which
+ * the message, level and the keys E2B's pipeline adds are added; the oldest lines go beyond
+ * FK_SBLOGS_KEPT or FK_SBLOGS_BYTES. Nothing once sb is deleted. Takes the registry lock. */
+void fk_sandbox_log(fk_registry *g, fk_sandbox *sb, enum fk_sblog_source src,
+                    enum fk_sblog_level level, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* The API's lines of a sandbox that starts (infra api handlers sandbox_create.go / _resume.go,
+ * orchestrator/analytics.go logSandboxCreated): `started` ("Started creating sandbox" or
+ * "Started resuming sandbox", debug), then "Sandbox created" with its end_time (Go's
+ * "2006-01-02 15:04:05 -07:00", UTC). */
+void fk_sandbox_log_created(fk_registry *g, fk_sandbox *sb, const char *started);
+/* The orchestrator's lines of a sandbox that stops (infra orchestrator server/sandboxes.go):
+ * "Killing sandbox" with kill_reason (request, timeout; E2B's KillReason), or "Pausing sandbox"
+ * when kill_reason is NULL, then "Sandbox stopped". */
+void fk_sandbox_log_stop(fk_registry *g, fk_sandbox *sb, const char *kill_reason);
+/* The box's OOM kill count now (runtime.h fk_box_usage.oom_kills): a warn line for the kills
+ * not yet told. */
+void fk_sandbox_note_oom(fk_registry *g, fk_sandbox *sb, uint64_t oom_kills);
+/* Go's names of a waitpid status, as envd reports a process's end: *status "exit status N" or
+ * "signal: <Go's name>[ (core dumped)]", *exit_code N or -1. The name of a signal, NULL when Go
+ * has none. */
+void fk_go_process_status(int ws, char *status, size_t cap, int *exit_code);
+const char *fk_go_signal_name(int sig);
 typedef struct fk_sblog_query {
 	int64_t start_ms, end_ms; /* entries stamped in [start_ms, end_ms] */
 	size_t limit;
@@ -227,9 +254,10 @@ typedef struct fk_sblog_query {
 	int min_level;
 	const char *search; /* a substring of the message, or NULL */
 } fk_sblog_query;
-/* The entries of `sb` (NULL: none) `q` selects: *logs SandboxLogEntry objects, *lines (NULL: not
- * wanted) the v1 SandboxLog {timestamp, line} of each. 0, or -1 out of memory. */
-int fk_sandbox_logs(fk_registry *g, fk_sandbox *sb, const fk_sblog_query *q, json_t **logs,
+/* The entries of sandbox `id` (running, paused, or among the last deleted) `q` selects: *logs
+ * SandboxLogEntry objects, *lines (NULL: not wanted) the v1 SandboxLog {timestamp, line} of
+ * each. 0, or -1 out of memory. */
+int fk_sandbox_logs(fk_registry *g, const char *id, const fk_sblog_query *q, json_t **logs,
                     json_t **lines);
 
 /* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */

@@ -27,6 +27,9 @@ struct fk_registry {
 	fk_sandbox *list;
 	int stopping;
 	fk_state *state; /* kept: the records (records.c); NULL: ephemeral */
+	struct fk_gone_logs
+	    *gone; /* under lock: deleted sandboxes' logs, oldest first (sblogs.c) */
+	size_t n_gone;
 };
 
 /* records.c: write sb's record now (a no-op when ephemeral); remove it. */
@@ -35,5 +38,14 @@ void fk__registry_forget(fk_registry *g, fk_sandbox *sb);
 /* sandbox.c: sb's box made known to the runtime again from its files (fk_box_restore: not
  * booted), with the options its record keeps. */
 int fk__registry_restore_box(fk_registry *g, fk_sandbox *sb, fk_err *err);
+
+/* sblogs.c: sb's logs move to the deleted sandboxes' (at its delete); all of those freed;
+ * sb's logs as its record keeps them (under the lock), and read back from one. */
+void fk__sandbox_logs_bury(fk_registry *g, fk_sandbox *sb);
+void fk__sandbox_logs_forget_all(fk_registry *g);
+json_t *fk__sandbox_logs_record(const fk_sandbox *sb);
+void fk__sandbox_logs_restore(fk_sandbox *sb, json_t *logs);
+/* sblogs.c: the runtime's process end hook on (at the registry's start) or off (its end). */
+void fk__sandbox_logs_hook(fk_registry *g, int on);
 
 #endif

@@ -100,6 +100,7 @@ static fk_sandbox *sandbox_of(const char *id, json_t *rec, const char **why)
 	sb->allow_internet = get_opt(rec, "allowInternet", is_boolean);
 	sb->env_vars = get_opt(rec, "envVars", is_object);
 	sb->box = json_deep_copy(json_object_get(rec, "box"));
+	fk__sandbox_logs_restore(sb, json_object_get(rec, "logs")); /* bounded as they are kept */
 	if (!sb->template_id || !sb->alias || !sb->metadata || !sb->box) {
 		*why = "out of memory";
 		fk_sandbox_discard(sb);

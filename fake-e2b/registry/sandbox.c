@@ -26,6 +26,7 @@ int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 	g->rt = rt;
 	memcpy(g->seed, seed, sizeof(g->seed));
 	pthread_mutex_init(&g->lock, NULL);
+	fk__sandbox_logs_hook(g, 1); /* envd's process ends into the sandboxes' logs */
 	*out = g;
 	return 0;
 }
@@ -39,7 +40,7 @@ static void keep_one(fk_registry *g, fk_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->op_lock);
 	pthread_mutex_lock(&g->lock);
-	int gone = sb->deleted;
+	int gone = sb->deleted, was_running = sb->state == FK_SB_RUNNING;
 	if (!gone) {
 		if (sb->state == FK_SB_RUNNING) {
 			sb->state = FK_SB_PAUSED;
@@ -50,6 +51,8 @@ static void keep_one(fk_registry *g, fk_sandbox *sb)
 	}
 	pthread_mutex_unlock(&g->lock);
 	if (!gone) {
+		if (was_running)
+			fk_sandbox_log_stop(g, sb, NULL); /* paused as it is kept, in its record */
 		fk__registry_persist(g, sb);
 		fk_box_close(g->rt, sb->id, NULL);
 		pthread_mutex_lock(&g->lock);
@@ -95,6 +98,8 @@ void fk_registry_free(fk_registry *g)
 	if (!g)
 		return;
 	fk_registry_shutdown(g);
+	fk__sandbox_logs_hook(g, 0);
+	fk__sandbox_logs_forget_all(g);
 	while (g->timers) { /* left by a reaper that never ran */
 		fk_kill_timer *t = g->timers;
 		g->timers = t->next;
@@ -511,9 +516,8 @@ int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_e
 	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
 		rc = FK_LC_FAILED;
 	if (rc == FK_LC_OK) {
+		fk_sandbox_log_stop(g, sb, NULL); /* before the record, which keeps the logs */
 		fk__registry_persist(g, sb);
-		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox paused%s",
-		               only_if_expired ? " (timeout)" : "");
 	}
 	pthread_mutex_unlock(&sb->op_lock);
 	return rc;
@@ -588,6 +592,16 @@ int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when)
 		rc = FK_LC_SKIPPED;
 	else if (when == FK_DEL_IF_DEAD && (sb->state != FK_SB_RUNNING || !dead))
 		rc = FK_LC_SKIPPED;
+	pthread_mutex_unlock(&g->lock);
+	/* the orchestrator's lines, while the sandbox still takes them (E2B's kill reason: the
+	 * user's request, or its timeout; a box whose init died just stopped) */
+	if (rc == FK_LC_OK && when == FK_DEL_IF_DEAD)
+		fk_sandbox_log(g, sb, FK_SBLOG_ORCH, FK_SBLOG_INFO, NULL, "Sandbox stopped");
+	else if (rc == FK_LC_OK)
+		fk_sandbox_log_stop(g, sb, when == 1 ? "timeout" : "request");
+	pthread_mutex_lock(&g->lock);
+	if (rc == FK_LC_OK && sb->deleted)
+		rc = FK_LC_GONE;
 	if (rc == FK_LC_OK) {
 		sb->deleted = 1;
 		for (fk_sandbox **pp = &g->list; *pp; pp = &(*pp)->next) {
@@ -604,6 +618,7 @@ int fk_registry_delete(fk_registry *g, fk_sandbox *sb, int when)
 		fk__registry_forget(g,
 		                    sb); /* first: a crash meanwhile leaves files, not a record */
 		fk_box_destroy(g->rt, sb->id, NULL);
+		fk__sandbox_logs_bury(g, sb); /* readable by id, as E2B's log store keeps them */
 	}
 	pthread_mutex_unlock(&sb->op_lock);
 	if (rc == FK_LC_OK)
@@ -633,8 +648,8 @@ static int auto_resume(fk_registry *g, fk_sandbox *sb)
 		sb->started_ns = fk_now_ns();
 		sb->end_ns = capped_end(sb, sb->started_ns + 300 * FK_NS);
 		pthread_mutex_unlock(&g->lock);
+		fk_sandbox_log_created(g, sb, "Started resuming sandbox");
 		fk__registry_persist(g, sb);
-		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox resumed (auto-resume)");
 		rc = 0;
 	}
 	pthread_mutex_unlock(&sb->op_lock);
@@ -684,9 +699,8 @@ enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long
 		if (cold)
 			sb->n_immune = 0;
 		pthread_mutex_unlock(&g->lock);
+		fk_sandbox_log_created(g, sb, "Started resuming sandbox");
 		fk__registry_persist(g, sb);
-		fk_sandbox_log(g, sb, FK_SBLOG_INFO, NULL, "Sandbox resumed%s",
-		               cold ? " (files only: booted anew)" : "");
 		out = FK_CONNECT_RESUMED;
 	}
 	pthread_mutex_unlock(&sb->op_lock);

@@ -9,8 +9,8 @@
 
 #include "app.h"
 
-/* The one team fake-e2b has (its one API key): GET /templates?teamID= must name it. */
-#define FK_TEAM_ID   "6d9c3b4e-2a1f-4c8e-9b7a-e2b0fa4e0001"
+/* The one team fake-e2b has (its one API key; FK_TEAM_ID, registry.h): GET
+ * /templates?teamID= must name it. */
 #define FK_TEAM_NAME "fake-e2b" /* its name (GET /teams) */
 
 /* auth.c */

@@ -141,9 +141,7 @@ json_t *fk_control_start_sandbox(fk_call *c, json_t *body, int v2, long timeout,
 	/* its first metrics sample is taken here, at once (then every 5 s): not also by the
 	 * sampler's thread, which would see it due from the moment it is listed */
 	sb->next_sample_ns = fk_now_ns() + (int64_t)FK_METRICS_INTERVAL_S * FK_NS;
-	fk_sandbox_log(g, sb, FK_SBLOG_INFO,
-	               json_pack("{s:s}", "templateID", sb->template_id ? sb->template_id : ""),
-	               "Sandbox started");
+	fk_sandbox_log_created(g, sb, "Started creating sandbox");
 	fk_registry_add(g, sb);
 	fk_registry_sample(g, sb);
 	fk_registry_lock(g);

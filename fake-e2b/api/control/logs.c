@@ -4,7 +4,8 @@
  * {"logs": [SandboxLog], "logEntries": [SandboxLogEntry]}, oldest first) and
  * GET /v2/sandboxes/{id}/logs?cursor=&limit=&direction=&level=&search= ({"logs":
  * [SandboxLogEntry]}, newest first unless direction=forward). The entries: registry/sblogs.c.
- * As E2B, which reads them from its log store by id, an unknown sandbox has none (200).
+ * As E2B, which reads them from its log store by id, a deleted sandbox's stay readable (the last
+ * FK_SBLOGS_GONE) and an unknown sandbox has none (200).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -53,11 +54,8 @@ static enum MHD_Result bad_param(fk_req *r, const char *name)
 
 static enum MHD_Result logs_reply(fk_call *c, const fk_sblog_query *q, int v2)
 {
-	fk_registry *g = c->app->reg;
-	fk_sandbox *sb = fk_registry_acquire(g, c->id);
 	json_t *entries = NULL, *lines = NULL;
-	int rc = fk_sandbox_logs(g, sb, q, &entries, v2 ? NULL : &lines);
-	fk_sandbox_release(g, sb);
+	int rc = fk_sandbox_logs(c->app->reg, c->id, q, &entries, v2 ? NULL : &lines);
 	if (rc < 0)
 		return fk_reply_error(c->req, 500, "Failed to fetch sandbox logs");
 	json_t *reply = v2 ? json_pack("{s:o}", "logs", entries)

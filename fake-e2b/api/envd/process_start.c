@@ -142,6 +142,38 @@ static enum MHD_Result start_error(fk_call *c, int rc, const fk_err *err)
 	return fk_connect_stream_error(c->req, fk_connect_code_of(rc), msg);
 }
 
+/* envd's `process_start` line of the sandbox's logs (infra envd services/process/handler Start):
+ * "Process with pid N started", the command as the user gave it (cmd and args joined by
+ * spaces; its first FK_LOG_CMD_MAX bytes here: the logs are bounded) and Connect-Timeout-Ms. */
+#define FK_LOG_CMD_MAX 1024
+static void log_start(fk_call *c, const fk_proc_spec *spec, uint32_t pid)
+{
+	char cmd[FK_LOG_CMD_MAX + 1];
+	size_t n = (size_t)snprintf(cmd, sizeof(cmd), "%s", spec->cmd);
+	for (size_t i = 0; i < spec->n_args && n < FK_LOG_CMD_MAX; i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s", spec->args[i]);
+	/* cut at a character's end: the line must stay valid UTF-8 */
+	size_t len = strlen(cmd), i = len;
+	while (i > 0 && ((unsigned char)cmd[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i > 0) {
+		unsigned char lead = (unsigned char)cmd[i - 1];
+		size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+		if (i - 1 + need > len)
+			len = i - 1;
+	}
+	const char *to = fk_header(c->req, "Connect-Timeout-Ms");
+	char *end = NULL;
+	long long ms = to ? strtoll(to, &end, 10) : 0;
+	if (!to || !*to || *end || ms < 0)
+		ms = 0;
+	json_t *fields =
+	    json_pack("{s:s,s:I,s:s%,s:I}", "event_type", "process_start", "pid", (json_int_t)pid,
+	              "command", cmd, len, "request_timeout_ms", (json_int_t)ms);
+	fk_sandbox_log(c->app->reg, c->sb, FK_SBLOG_ENVD, FK_SBLOG_INFO, fields,
+	               "Process with pid %u started", (unsigned)pid);
+}
+
 enum MHD_Result fk_envd_process_start(fk_call *c)
 {
 	json_t *req = fk_connect_request(c->req, 1);
@@ -160,15 +192,7 @@ enum MHD_Result fk_envd_process_start(fk_call *c)
 	} else {
 		if (c->fault.kind == FK_FAULT_KILL_IGNORED)
 			fk_sandbox_set_immune(c->app->reg, c->sb, fk_proc_pid(proc));
-		/* envd's log of the call: the sandbox's logs (registry/sblogs.c) */
-		char pid[16];
-		snprintf(pid, sizeof(pid), "%u", (unsigned)fk_proc_pid(proc));
-		size_t cmd_len = strlen(a.spec.cmd); /* the first 256 bytes: the logs are bounded */
-		json_t *fields = json_pack("{s:s,s:s,s:s#}", "logger", "process", "pid", pid, "cmd",
-		                           a.spec.cmd, (int)(cmd_len > 256 ? 256 : cmd_len));
-		if (fields && a.spec.user)
-			json_object_set_new(fields, "user", json_string(a.spec.user));
-		fk_sandbox_log(c->app->reg, c->sb, FK_SBLOG_INFO, fields, "Process started");
+		log_start(c, &a.spec, fk_proc_pid(proc));
 		ret = fk_envd_open_stream(c, proc, sub, 1);
 	}
 	start_args_dispose(&a);

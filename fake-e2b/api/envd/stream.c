@@ -19,76 +19,20 @@
 #define FK_DEFAULT_KEEPALIVE_S 90
 #define FK_STREAM_SLICE_MS     1000 /* how often an idle stream checks its client is still there */
 
-/* Go's ProcessState.String() signal names on Linux. */
-static const char *go_signal_name(int sig)
-{
-	static const char *const names[] = {
-	    NULL,
-	    "hangup",
-	    "interrupt",
-	    "quit",
-	    "illegal instruction",
-	    "trace/breakpoint trap",
-	    "aborted",
-	    "bus error",
-	    "floating point exception",
-	    "killed",
-	    "user defined signal 1",
-	    "segmentation fault",
-	    "user defined signal 2",
-	    "broken pipe",
-	    "alarm clock",
-	    "terminated",
-	    "stack fault",
-	    "child exited",
-	    "continued",
-	    "stopped (signal)",
-	    "stopped",
-	    "stopped (tty input)",
-	    "stopped (tty output)",
-	    "urgent I/O condition",
-	    "CPU time limit exceeded",
-	    "file size limit exceeded",
-	    "virtual timer expired",
-	    "profiling timer expired",
-	    "window changed",
-	    "I/O possible",
-	    "power failure",
-	    "bad system call",
-	};
-	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])))
-		return names[sig];
-	return NULL;
-}
-
 /* The end event (§4.2) from a waitpid status. */
 static json_t *end_event_json(int ws)
 {
 	char status[96];
+	int code;
+	fk_go_process_status(ws, status, sizeof(status), &code);
 	json_t *end = json_object();
-	if (WIFEXITED(ws)) {
-		int code = WEXITSTATUS(ws);
-		snprintf(status, sizeof(status), "exit status %d", code);
-		if (code)
-			json_object_set_new(end, "exitCode", json_integer(code));
+	if (code)
+		json_object_set_new(end, "exitCode", json_integer(code));
+	if (WIFEXITED(ws))
 		json_object_set_new(end, "exited", json_true());
-		json_object_set_new(end, "status", json_string(status));
-		if (code)
-			json_object_set_new(end, "error", json_string(status));
-	} else {
-		int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-		const char *name = go_signal_name(sig);
-		char num[32];
-		if (!name) {
-			snprintf(num, sizeof(num), "signal %d", sig);
-			name = num;
-		}
-		snprintf(status, sizeof(status), "signal: %s%s", name,
-		         WIFSIGNALED(ws) && WCOREDUMP(ws) ? " (core dumped)" : "");
-		json_object_set_new(end, "exitCode", json_integer(-1));
-		json_object_set_new(end, "status", json_string(status));
+	json_object_set_new(end, "status", json_string(status));
+	if (code)
 		json_object_set_new(end, "error", json_string(status));
-	}
 	return json_pack("{s:{s:o}}", "event", "end", end);
 }
 

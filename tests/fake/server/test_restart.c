@@ -481,6 +481,58 @@ static void test_restart__snapshot_template_kept(void **unused)
 	rm_state(dir);
 }
 
+/* The messages of GET /v2/sandboxes/{id}/logs?direction=forward, joined by '|'. */
+static void log_messages(fks *s, const char *id, char *out, size_t cap)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/v2/sandboxes/%s/logs?direction=forward", id);
+	fkr *r = api(s, "GET", path, NULL);
+	assert_int_equal(r->status, 200);
+	json_t *logs = json_object_get(r->json, "logs");
+	out[0] = 0;
+	for (size_t i = 0; i < json_array_size(logs); i++)
+		snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? "|" : "",
+		         json_string_value(json_object_get(json_array_get(logs, i), "message")));
+	fkr_free(r);
+}
+
+/* A kept sandbox's logs outlive a restart (its record keeps them): what it logged before, its
+ * pause at the stop, then its resume on the next server. */
+static void test_restart__sandbox_logs_kept(void **unused)
+{
+	(void)unused;
+	char dir[64], path[128], m[1024], want[1024];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box box;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	fks_box_create(&a, KEY, NULL, &box);
+	fks_box_sh(&a, &box, "echo kept");
+	log_messages(&a, box.id, m, sizeof(m));
+	unsigned pid = 0;
+	assert_int_equal(
+	    sscanf(m, "Started creating sandbox|Sandbox created|Process with pid %u", &pid), 1);
+	assert_int_equal(fks_stop(&a), 0);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	snprintf(
+	    want, sizeof(want),
+	    "Started creating sandbox|Sandbox created|Process with pid %u started|Process with "
+	    "pid %u ended|Pausing sandbox|Sandbox stopped",
+	    pid, pid);
+	log_messages(&b, box.id, m, sizeof(m));
+	assert_string_equal(m, want);
+	snprintf(path, sizeof(path), "/sandboxes/%s/connect", box.id);
+	fkr *r = api(&b, "POST", path, "{\"timeout\":60}");
+	assert_int_equal(r->status, 201);
+	fkr_free(r);
+	log_messages(&b, box.id, m, sizeof(m));
+	strncat(want, "|Started resuming sandbox|Sandbox created", sizeof(want) - strlen(want) - 1);
+	assert_string_equal(m, want);
+	fks_box_delete(&b, KEY, &box);
+	assert_int_equal(fks_stop(&b), 0);
+	rm_state(dir);
+}
+
 /* Anything under /sys/fs/cgroup named for server `pid`'s runtimes? */
 static bool cgroups_of(pid_t pid)
 {
@@ -694,6 +746,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__ephemeral_leaves_nothing),
 	    cmocka_unit_test(test_restart__crashed_ephemeral_dir_is_removed_by_the_next),
 	    cmocka_unit_test(test_restart__snapshot_template_kept),
+	    cmocka_unit_test(test_restart__sandbox_logs_kept),
 	};
 	const char *only = getenv("RESTART_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
