@@ -45,7 +45,5 @@ void fk__sandbox_logs_bury(fk_registry *g, fk_sandbox *sb);
 void fk__sandbox_logs_forget_all(fk_registry *g);
 json_t *fk__sandbox_logs_record(const fk_sandbox *sb);
 void fk__sandbox_logs_restore(fk_sandbox *sb, json_t *logs);
-/* sblogs.c: the runtime's process end hook on (at the registry's start) or off (its end). */
-void fk__sandbox_logs_hook(fk_registry *g, int on);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "clock.h"
 #include "dirwatch.h"
@@ -17,6 +18,47 @@
 #include "template.h"
 
 /* ---- the table ----------------------------------------------------------------------------- */
+
+/* The runtime's end hook (fk_rt_set_proc_end_hook): envd's `process_end` line (infra envd
+ * services/process/handler Wait: the EndEvent as `process_result`, an object, so not among the
+ * entry's fields; the bytes of output), after the OOM kills its end shows. */
+static void proc_ended(void *ctx, const char *box_id, const fk_proc_end *end)
+{
+	fk_registry *g = ctx;
+	fk_sandbox *sb = fk_registry_acquire(g, box_id);
+	if (!sb)
+		return; /* a build's box, or a sandbox being deleted: E2B logs no end then */
+	if (end->oom_known)
+		fk_sandbox_note_oom(g, sb, end->oom_kills);
+	char status[96];
+	int code;
+	fk_go_process_status(end->wait_status, status, sizeof(status), &code);
+	/* the EndEvent's Go JSON (protobuf struct tags, omitempty): error is cmd.Wait's */
+	json_t *result = json_object();
+	if (result && code)
+		json_object_set_new(result, "exit_code", json_integer(code));
+	if (result && WIFEXITED(end->wait_status))
+		json_object_set_new(result, "exited", json_true());
+	if (result)
+		json_object_set_new(result, "status", json_string(status));
+	if (result && code)
+		json_object_set_new(result, "error", json_string(status));
+	json_t *fields =
+	    result
+	        ? json_pack("{s:s,s:o,s:I,s:I,s:I}", "event_type", "process_end", "process_result",
+	                    result, "stdout_bytes", (json_int_t)end->stdout_bytes, "stderr_bytes",
+	                    (json_int_t)end->stderr_bytes, "pty_bytes", (json_int_t)end->pty_bytes)
+	        : NULL;
+	if (fields)
+		fk_sandbox_log(g, sb, FK_SBLOG_ENVD, FK_SBLOG_INFO, fields,
+		               "Process with pid %u ended", (unsigned)end->pid);
+	fk_sandbox_release(g, sb);
+}
+
+static void logs_hook(fk_registry *g, int on)
+{
+	fk_rt_set_proc_end_hook(g->rt, on ? proc_ended : NULL, on ? g : NULL);
+}
 
 int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 {
@@ -26,7 +68,7 @@ int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 	g->rt = rt;
 	memcpy(g->seed, seed, sizeof(g->seed));
 	pthread_mutex_init(&g->lock, NULL);
-	fk__sandbox_logs_hook(g, 1); /* envd's process ends into the sandboxes' logs */
+	logs_hook(g, 1); /* envd's process ends into the sandboxes' logs */
 	*out = g;
 	return 0;
 }
@@ -98,7 +140,7 @@ void fk_registry_free(fk_registry *g)
 	if (!g)
 		return;
 	fk_registry_shutdown(g);
-	fk__sandbox_logs_hook(g, 0);
+	logs_hook(g, 0);
 	fk__sandbox_logs_forget_all(g);
 	while (g->timers) { /* left by a reaper that never ran */
 		fk_kill_timer *t = g->timers;

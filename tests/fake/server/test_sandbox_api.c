@@ -389,7 +389,7 @@ static size_t line_bytes(const char *id, size_t *count)
 static void test_logs__bounded_per_sandbox(void **state)
 {
 	(void)state;
-	need_root();
+	fks_need_root();
 	fks_box b;
 	fks_box_create(&g_srv, KEY, NULL, &b);
 	/* a number field as Go's FormatFloat(v, 'G', -1, 64) writes it (E2B's line parser) */
