@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/h2_multiplex.test.sh FAKE BENCH_C: over HTTPS the library multiplexes
 # concurrent calls as HTTP/2 streams of one connection where the server offers
-# h2 by ALPN (src/e2b/http.c, issue 13), opens another connection beyond the
-# server's stream cap, and keeps HTTP/1.1 (a connection per concurrent call)
-# where h2 is not offered. fake-e2b speaks HTTP/1.1 only, so bench/relay.mjs
+# h2 by ALPN (src/e2b/http_loop.c; README.md "Where E2B is: TLS, HTTP/2, 20
+# and 80 ms away"), opens another connection beyond the server's stream cap,
+# and keeps HTTP/1.1 (a connection per concurrent call) where h2 is not
+# offered. fake-e2b speaks HTTP/1.1 only, so bench/relay.mjs
 # --h2 stands in front of it as E2B's edge would. N execs are in flight at
 # once for certain: each waits in the sandbox until all N have started
 # (bench_c --barrier). Needs root (a private mount namespace for the CA).
