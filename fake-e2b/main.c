@@ -43,7 +43,7 @@ typedef struct cli_opts {
 	int stream_end_on_exit; /* --stream-end exit */
 	int ephemeral;          /* --ephemeral: keep nothing, even with --state-dir */
 	int unsafe_shared_network;
-	long max_upload_mb, idle_timeout_s, sandbox_disk_mb, request_log_mb;
+	long max_upload_mb, idle_timeout_s, sandbox_disk_mb, request_log_mb, body_budget_mb;
 	const char *egress_hosts[64]; /* --egress-host NAME=IP[,IP] */
 	size_t n_egress_hosts;
 	const char *images[16]; /* --image IMAGE=TEMPLATE: stand-ins for fromImage */
@@ -89,6 +89,7 @@ static const opt_spec opt_table[] = {
     {"max-upload-mb", "N", OPT_NUMBER, F(max_upload_mb), 1, 1 << 20, 0, 0, 0},
     {"idle-timeout-s", "N", OPT_NUMBER, F(idle_timeout_s), 1, 3600, 0, 0, 0},
     {"request-log-mb", "N", OPT_NUMBER, F(request_log_mb), 1, 4096, 0, 0, 0},
+    {"body-budget-mb", "N", OPT_NUMBER, F(body_budget_mb), 64, 1 << 20, 0, 0, 0},
     {"sandbox-disk-mb", "N", OPT_NUMBER, F(sandbox_disk_mb), 16, 1 << 20, 0, 0, 0},
     {"legacy-routes", NULL, OPT_FLAG, F(legacy_routes), 0, 0, 0, 0, 0},
     {"stream-end", "pipes|exit", OPT_EXIT, F(stream_end_on_exit), 0, 0, 0, 0, 0},
@@ -400,6 +401,7 @@ int main(int argc, char **argv)
 	cli_opts o = {.host = "127.0.0.1",
 	              .max_upload_mb = 2048, /* a 1 GiB file and its multipart envelope fit */
 	              .idle_timeout_s = 30,
+	              .body_budget_mb = 256,
 	              .domain = "e2b.localhost"};
 	unsigned char seed[32];
 	char key[256] = "", key_path[4096] = "", atok[160] = "";
@@ -536,6 +538,7 @@ int main(int argc, char **argv)
 	fk_http_options ho = {.host = o.host,
 	                      .port = (unsigned)o.port,
 	                      .idle_ms = (unsigned)o.idle_timeout_s * 1000,
+	                      .body_budget = (size_t)o.body_budget_mb << 20,
 	                      .tls_cert = pem.cert,
 	                      .tls_key = pem.key};
 	if (fk_http_start(&http, &ho, &hooks, &port) < 0)

@@ -29,6 +29,13 @@
  * longest giving way to a new one, and at the connection cap the one stalled
  * longest is evicted when no connection is idle.
  *
+ * Bodies read into memory share a server-wide budget (http.h, body_budget): each admitted
+ * body holds its buffer's size and its parse's budget from its headers on, so a flood of
+ * large bodies, each within FK_MAX_BODY, cannot add up to the server's memory (250 bodies of
+ * 8 MiB and their parses took 3.5 GB). One that does not fit is answered 503 from its headers,
+ * after the bodies that arrive slowest (below BODY_RATE_FLOOR, in body for BODY_STALE_MS) were
+ * cut to make room: a client trickling large announced bodies cannot hold the budget.
+ *
  * A request answered from its headers while its client still sends the body
  * gets a lingering close, as nginx and Go's server do: MHD sends the answer and
  * shuts the socket's write side, and the watchdog keeps a duplicate of it open,
@@ -63,6 +70,12 @@
  * longest (if for BODY_STALE_MS) is cut for a new one. */
 #define BODY_PER_RANGE 256u
 #define BODY_STALE_MS  1000
+/* Bytes a second below which a body in memory gives way when the budget is short (see above);
+ * a body waits at most BUDGET_WAIT_MS for the room such cuts free. */
+#define BODY_RATE_FLOOR (64u * 1024u)
+#define BUDGET_WAIT_MS  2000
+#define BUDGET_DEFAULT  ((size_t)256 << 20)
+#define CHUNKED_FIRST   (64u * 1024u) /* a chunked body's first share: grown as it comes */
 /* Lingering closes (see above). */
 #define LINGER_MAX     512
 #define LINGER_MS      10000
@@ -81,6 +94,9 @@ typedef struct fk_conn {
 	int in_body;         /* admitted, its body not yet complete */
 	int64_t progress_ms; /* in_body: when its last body bytes (or its headers) arrived */
 	uint64_t range;      /* the client's address range (range_of) */
+	size_t held;         /* bytes of the body budget its request holds */
+	size_t body_got;     /* body bytes arrived since in_body */
+	int64_t body_since_ms;
 } fk_conn;
 
 struct fk_http {
@@ -89,8 +105,10 @@ struct fk_http {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	fk_conn *conns;
-	size_t n_idle; /* connections not in a request */
-	size_t n_open; /* connections open and not cut */
+	size_t n_idle;              /* connections not in a request */
+	size_t n_open;              /* connections open and not cut */
+	size_t budget, budget_used; /* bodies in memory and their parses (http.h) */
+	pthread_cond_t budget_cond; /* budget_used went down */
 	unsigned idle_ms, crowd, crowd_idle_ms, body_idle_ms;
 	pthread_t watchdog;
 	int watchdog_started, stopping;
@@ -249,7 +267,7 @@ static fk_conn *conn_of(struct MHD_Connection *c)
 /* The connection starts (1) waiting on its request's body, got body bytes (2), or has it all
  * (0). Past BODY_PER_RANGE in its range, the one there stalled longest (BODY_STALE_MS at
  * least) is cut. */
-static void conn_body(fk_http *h, struct MHD_Connection *c, int state)
+static void conn_body(fk_http *h, struct MHD_Connection *c, int state, size_t got)
 {
 	fk_conn *k = conn_of(c);
 	if (!k)
@@ -258,7 +276,8 @@ static void conn_body(fk_http *h, struct MHD_Connection *c, int state)
 	int64_t now = mono_ms();
 	if (state == 1 && !k->cut) {
 		k->in_body = 1;
-		k->progress_ms = now;
+		k->progress_ms = k->body_since_ms = now;
+		k->body_got = 0;
 		unsigned n = 0;
 		for (fk_conn *o = h->conns; o; o = o->next)
 			n += o->in_body && o->range == k->range;
@@ -267,6 +286,7 @@ static void conn_body(fk_http *h, struct MHD_Connection *c, int state)
 			conn_cut(h, old);
 	} else if (state == 2) {
 		k->progress_ms = now;
+		k->body_got += got;
 	} else if (state == 0) {
 		k->in_body = 0;
 	}
@@ -400,6 +420,143 @@ static int body_append(fk_req *r, const char *data, size_t len)
 	return 0;
 }
 
+/* The buffer body_append grows for a body of n bytes. */
+static size_t body_buffer(size_t n)
+{
+	size_t cap = 1024;
+	while (cap < n + 1 && cap <= FK_MAX_BODY)
+		cap *= 2;
+	return cap > FK_MAX_BODY + 1 ? FK_MAX_BODY + 1 : cap;
+}
+
+/* Cut the bodies in memory that arrive slowest (h->lock held): in body for BODY_STALE_MS and
+ * below BODY_RATE_FLOOR, oldest first, until they hold `want` bytes. The bytes they hold. */
+static size_t budget_cut_slow(fk_http *h, size_t want, int64_t now)
+{
+	size_t freed = 0;
+	while (freed < want) {
+		fk_conn *slow = NULL;
+		for (fk_conn *k = h->conns; k; k = k->next) {
+			int64_t in = now - k->body_since_ms;
+			if (k->in_body && !k->cut && k->held && in >= BODY_STALE_MS &&
+			    k->body_got < (size_t)in * (BODY_RATE_FLOOR / 1000) &&
+			    (!slow || k->body_since_ms < slow->body_since_ms))
+				slow = k;
+		}
+		if (!slow)
+			break;
+		freed += slow->held;
+		conn_cut(h, slow);
+	}
+	return freed;
+}
+
+/* Take room in the budget for r's body to be `n` bytes (h->lock held): its buffer and its
+ * parse's budget, less what r holds already. 0, or -1 when it does not fit (after cutting slow
+ * bodies and waiting for what they free, `k` spared). */
+static int budget_take_locked(fk_http *h, fk_conn *k, fk_req *r, size_t n)
+{
+	size_t body = body_buffer(n), parse = FK_JSON_BUDGET(n);
+	size_t had = r->held_body + r->held_parse;
+	size_t need = body + parse > had ? body + parse - had : 0;
+	int64_t now = mono_ms(), until = now + BUDGET_WAIT_MS;
+	if (need <= h->budget && h->budget_used > h->budget - need &&
+	    budget_cut_slow(h, h->budget_used - (h->budget - need), now) > 0) {
+		while (h->budget_used > h->budget - need && !h->stopping && mono_ms() < until) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 50 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&h->budget_cond, &h->lock, &ts);
+		}
+	}
+	if (need > h->budget || h->budget_used > h->budget - need)
+		return -1;
+	h->budget_used += need;
+	r->held_body = body;
+	r->held_parse = parse;
+	r->held_for = n;
+	if (k)
+		k->held = body + parse;
+	return 0;
+}
+
+/* Admit r's body into the budget from its headers (Content-Length; a chunked one as 64 KiB,
+ * grown by budget_grow): 0, or -1 when it does not fit. */
+static int budget_take(fk_http *h, struct MHD_Connection *c, fk_req *r)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+	unsigned long long n = te && strcasestr(te, "chunked") ? CHUNKED_FIRST
+	                       : cl                            ? strtoull(cl, NULL, 10)
+	                                                       : 0;
+	if (n > FK_MAX_BODY)
+		n = FK_MAX_BODY; /* body_append keeps no more */
+	pthread_mutex_lock(&h->lock);
+	int rc = budget_take_locked(h, conn_of(c), r, (size_t)n);
+	pthread_mutex_unlock(&h->lock);
+	return rc;
+}
+
+/* A chunked body about to pass what r holds room for: twice as much (at least `len` more, at
+ * most FK_MAX_BODY). -1 when the budget has no more: r->budget_short. */
+static int budget_grow(fk_http *h, struct MHD_Connection *c, fk_req *r, size_t len)
+{
+	if (r->budget_short)
+		return -1;
+	if (r->body_len + len <= r->held_for || r->held_for >= FK_MAX_BODY)
+		return 0; /* room, or at the cap: body_append refuses the rest (413) */
+	size_t n = 2 * r->held_for > r->body_len + len ? 2 * r->held_for : r->body_len + len;
+	if (n > FK_MAX_BODY)
+		n = FK_MAX_BODY;
+	pthread_mutex_lock(&h->lock);
+	int rc = budget_take_locked(h, conn_of(c), r, n);
+	pthread_mutex_unlock(&h->lock);
+	if (rc < 0)
+		r->budget_short = 1;
+	return rc;
+}
+
+/* Give back r's parse share (all 0) or all it holds (all 1). */
+static void budget_give(fk_http *h, struct MHD_Connection *c, fk_req *r, int all)
+{
+	size_t n = r->held_parse + (all ? r->held_body : 0);
+	if (!n)
+		return;
+	fk_conn *k = conn_of(c);
+	pthread_mutex_lock(&h->lock);
+	h->budget_used -= n;
+	if (k)
+		k->held = k->held > n ? k->held - n : 0;
+	pthread_cond_broadcast(&h->budget_cond);
+	pthread_mutex_unlock(&h->lock);
+	r->held_parse = 0;
+	if (all)
+		r->held_body = 0;
+}
+
+/* 503: the body does not fit the budget (from its headers: `early`). */
+static enum MHD_Result reply_busy(fk_http *h, fk_req *r, int early)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg),
+	                 "{\"code\":503,\"message\":\"the server holds its %zu MiB of request "
+	                 "bodies already; retry\"}",
+	                 h->budget >> 20);
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer((size_t)n, msg, MHD_RESPMEM_MUST_COPY);
+	if (resp) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	}
+	enum MHD_Result ret = fk_reply_response(r, 503, resp);
+	r->early = early;
+	return ret;
+}
+
 /* Whether the request announces a body (Content-Length above 0, or chunked). */
 static int has_body(struct MHD_Connection *c)
 {
@@ -431,8 +588,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		/* answered from its headers (refused): MHD sends it and closes without the body */
 		if (r->status)
 			r->early = has_body(c);
+		else if (has_body(c) && !r->sink && budget_take(h, c, r) < 0)
+			reply_busy(h, r, 1);
 		else if (has_body(c))
-			conn_body(h, c, 1);
+			conn_body(h, c, 1, 0);
 		return MHD_YES;
 	}
 	if (r->status) { /* answered already: nothing more is read into memory */
@@ -440,16 +599,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		conn_body(h, c, 2);
+		conn_body(h, c, 2, *upload_data_size);
 		if (r->sink)
 			r->sink(r, upload_data, *upload_data_size);
-		else
+		else if (budget_grow(h, c, r, *upload_data_size) == 0)
 			body_append(r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	conn_body(h, c, 0);
-	return h->hooks.route(h->hooks.cls, r);
+	conn_body(h, c, 0, 0);
+	if (r->budget_short)
+		return reply_busy(h, r, 0);
+	enum MHD_Result ret = h->hooks.route(h->hooks.cls, r);
+	budget_give(h, c, r, 0); /* the handler has parsed the body: its parse's share goes */
+	return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -463,6 +626,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 	if (r->started)
 		conn_busy(h, c, 0);
+	budget_give(h, c, r, 1);
 	if (r->early) {
 		fk_conn *k = conn_of(c);
 		pthread_mutex_lock(&h->lock);
@@ -508,8 +672,10 @@ int fk_http_start(fk_http **out, const fk_http_options *o, const fk_http_hooks *
 	h->crowd = o->crowd ? o->crowd : CONNECTION_LIMIT / 4;
 	h->crowd_idle_ms = o->crowd_idle_ms ? o->crowd_idle_ms : 500;
 	h->body_idle_ms = o->body_idle_ms ? o->body_idle_ms : 10000;
+	h->budget = o->body_budget ? o->body_budget : BUDGET_DEFAULT;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
+	pthread_cond_init(&h->budget_cond, NULL);
 	if (pthread_create(&h->watchdog, NULL, watchdog_main, h) != 0) {
 		free(h);
 		return -1;
@@ -562,6 +728,7 @@ void fk_http_stop(fk_http *h)
 		pthread_join(h->watchdog, NULL);
 	}
 	pthread_cond_destroy(&h->cond);
+	pthread_cond_destroy(&h->budget_cond);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

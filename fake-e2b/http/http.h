@@ -40,6 +40,9 @@ struct fk_req {
 	unsigned char *body; /* NUL-terminated when non-NULL; owned */
 	size_t body_len, body_cap;
 	int body_too_large;
+	size_t held_body, held_parse; /* bytes of the server's body budget this request holds */
+	size_t held_for;              /* the body length they were taken for */
+	int budget_short;             /* a chunked body outgrew what the budget could give */
 	int early; /* answered from its headers while a body was announced (lingering close) */
 	unsigned status; /* status of the queued response */
 	struct timespec t0;
@@ -63,6 +66,13 @@ typedef struct fk_http_options {
 	/* A request's body that gets no byte for body_idle_ms (0: 10 s) is cut (never while its
 	 * bytes wait unread); see daemon.c for the per-range budget of connections in body. */
 	unsigned body_idle_ms;
+	/* Server-wide budget of bytes for request bodies read into memory and their JSON parse
+	 * (0: 256 MiB). A body is admitted from its headers' Content-Length: it holds its buffer's
+	 * size and FK_JSON_BUDGET of it until its handler has run, its buffer until the request
+	 * ends; a body that does not fit is answered 503 with Retry-After before it is read. A
+	 * chunked body starts as one of 64 KiB and takes more as it grows (past what is left:
+	 * the rest is not kept, 503). Bodies that go to a sink are not counted. */
+	size_t body_budget;
 	/* HTTPS when both are set (PEM: the certificate chain and its key; see tls.h) */
 	const char *tls_cert, *tls_key;
 } fk_http_options;
@@ -109,8 +119,13 @@ json_t *fk_query_json(fk_req *r);
  * bad escape. The result may hold NUL bytes (see the returned length). */
 long fk_url_decode(char *s, int plus);
 /* Most bytes jansson may hold while it parses `len` bytes of JSON (fk_json_parse): a text of
- * strings needs about three times its size (the lexer's buffer and the value). */
-#define FK_JSON_BUDGET(len) (4 * (size_t)(len) + ((size_t)1 << 20))
+ * strings needs about three times its size (the lexer's buffer and the value); a small text
+ * up to 256 bytes a byte (2,048 nested arrays, jansson's depth limit, take ~150 a byte) and
+ * 64 KiB, at most 1 MiB more. */
+#define FK_JSON_BUDGET(len)                                                                        \
+	(4 * (size_t)(len) + ((size_t)(len) < ((size_t)960 << 10) / 256                            \
+	                          ? 256 * (size_t)(len) + ((size_t)64 << 10)                       \
+	                          : ((size_t)1 << 20)))
 /* json_loadb(buf, len, flags) within FK_JSON_BUDGET(len): NULL past it (as for bad JSON). */
 json_t *fk_json_parse(const void *buf, size_t len, size_t flags);
 /* Parse the body as JSON (NULL body → empty object when allow_empty). New reference or NULL. */

@@ -6,6 +6,11 @@
  * multi handle through a 128 KiB ring, and libcurl is paused while the ring is
  * full, so a slow client stops the reading from the sandbox (back-pressure) and
  * each connection holds about 256 KiB whatever the answer's size.
+ *
+ * A request's body is streamed to the sandbox as it arrives, never held whole: the upstream
+ * transfer starts from the request's headers, and the HTTP layer's body sink hands each chunk
+ * to libcurl's read callback, driving the transfer until libcurl took it (a box that does not
+ * read stops the reading from the client).
  */
 #define _GNU_SOURCE
 #include "proxy.h"
@@ -101,6 +106,12 @@ typedef struct upstream {
 	CURLcode result;
 	int paused; /* the write callback paused the transfer (the ring was full) */
 	int64_t last_ms;
+	/* the request's body, streamed: the chunk the sink hands over, not yet taken by libcurl */
+	const char *in;
+	size_t in_len;
+	int body_end;    /* the client's body is complete */
+	int read_paused; /* the read callback paused the transfer (no chunk at hand) */
+	int failed;      /* gave up on the upstream (silent, or the server stopping) */
 	size_t off, len; /* ring[off, len) not yet given to MHD */
 	unsigned char ring[RING];
 } upstream;
@@ -143,6 +154,26 @@ static size_t on_body(char *p, size_t sz, size_t n, void *cls)
 	memcpy(u->ring + u->len, p, len);
 	u->len += len;
 	return len;
+}
+
+/* libcurl's read callback: the chunk at hand, the end of the body, or a pause until the sink
+ * hands over the next one. */
+static size_t on_read(char *buf, size_t sz, size_t n, void *cls)
+{
+	upstream *u = cls;
+	size_t max = sz * n;
+	if (u->in_len) {
+		size_t k = u->in_len < max ? u->in_len : max;
+		memcpy(buf, u->in, k);
+		u->in += k;
+		u->in_len -= k;
+		u->last_ms = fk_mono_ms();
+		return k;
+	}
+	if (u->body_end)
+		return 0;
+	u->read_paused = 1;
+	return CURL_READFUNC_PAUSE;
 }
 
 /* Hop-by-hop headers (RFC 9110 §7.6.1) and the ones MHD sets itself are not relayed. */
@@ -246,7 +277,7 @@ static int traffic_ok(fk_call *c, const fk_sandbox *sb)
 static int pump(upstream *u)
 {
 	int running = 0, n = 0;
-	size_t before = u->len;
+	size_t before = u->len, in_before = u->in_len;
 	int had_headers = u->headers_done;
 	curl_multi_perform(u->m, &running);
 	CURLMsg *msg;
@@ -255,7 +286,7 @@ static int pump(upstream *u)
 			u->done = 1;
 			u->result = msg->data.result;
 		}
-	if (u->done || u->len != before || u->headers_done != had_headers)
+	if (u->done || u->len != before || u->headers_done != had_headers || u->in_len != in_before)
 		return 0;
 	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS)
 		return -1;
@@ -348,8 +379,9 @@ static struct curl_slist *request_headers(fk_call *c, char *mask)
 	return f.list;
 }
 
-/* The transfer's options; whether it is a HEAD. */
-static int upstream_setopts(upstream *u, fk_req *r, unsigned port)
+/* The transfer's options; whether it is a HEAD. `streamed`: the body comes through the sink
+ * (Content-Length `clen`, -1: chunked). */
+static int upstream_setopts(upstream *u, fk_req *r, unsigned port, int streamed, long long clen)
 {
 	char url[8192];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, r->uri);
@@ -369,7 +401,13 @@ static int upstream_setopts(upstream *u, fk_req *r, unsigned port)
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, u);
 	int head = !strcmp(r->method, "HEAD");
-	if (r->body_len) { /* r->body outlives the transfer: it ends before the answer does */
+	if (streamed) { /* the method stays the client's (CUSTOMREQUEST); no Expect (headers) */
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, u);
+		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)clen);
+	} else if (r->body_len) { /* r->body outlives the transfer: it ends before the answer does
+		                   */
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
 	} else if (head) {
@@ -397,60 +435,136 @@ static int upstream_connect(fk_call *c, upstream *u, enum MHD_Result *ret)
 	return 0;
 }
 
-enum MHD_Result fk_proxy_forward(fk_call *c)
+/* The body the request announces: its Content-Length, -1 for a chunked one, 0 for none. */
+static long long announced_body(fk_req *r)
+{
+	const char *cl = fk_header(r, "Content-Length");
+	const char *te = fk_header(r, "Transfer-Encoding");
+	if (te && strcasestr(te, "chunked"))
+		return -1;
+	long long n = cl ? strtoll(cl, NULL, 10) : 0;
+	return n > 0 ? n : 0;
+}
+
+/* The body sink: each chunk goes to the sandbox before the next one is read (the transfer
+ * driven until libcurl took it). Once the sandbox has answered or failed, the rest of the body
+ * is dropped. */
+static void body_sink(fk_req *r, const char *data, size_t len)
+{
+	upstream *u = r->sink_state;
+	if (!u || u->failed || u->headers_done || u->done)
+		return;
+	u->in = data;
+	u->in_len = len;
+	if (u->read_paused) {
+		u->read_paused = 0;
+		curl_easy_pause(u->h, CURLPAUSE_CONT);
+	}
+	while (u->in_len && !u->headers_done && !u->done)
+		if (pump(u) < 0) {
+			u->failed = 1;
+			break;
+		}
+	u->in = NULL;
+	u->in_len = 0;
+}
+
+/* A transfer to the sandbox's port, started: NULL with the answer (503, 502, 500) queued in
+ * *ret. `streamed`: its body comes through body_sink (announced `clen`). */
+static upstream *upstream_open(fk_call *c, char *mask, int streamed, long long clen,
+                               enum MHD_Result *ret)
 {
 	fk_req *r = c->req;
-	fk_registry *g = c->app->reg;
-	fk_sandbox *sb = fk_registry_acquire(g, c->sandbox_id);
-	if (!sb || !fk_sandbox_running(g, sb)) {
-		fk_sandbox_release(g, sb);
-		return reply_502(c, "The sandbox was not found");
-	}
-	int allowed = traffic_ok(c, sb);
-	/* network.maskRequestHost: the Host the sandbox's server sees, "${PORT}" its port */
-	char *mask = NULL;
-	fk_registry_lock(g);
-	json_t *m = json_object_get(sb->network, "maskRequestHost");
-	if (json_is_string(m) && *json_string_value(m) &&
-	    !strpbrk(json_string_value(m), "\r\n")) /* one header line, nothing injected */
-		mask = strdup(json_string_value(m));
-	fk_registry_unlock(g);
-	fk_sandbox_release(g, sb);
-	if (!allowed) {
-		free(mask);
-		return fk_reply_error(r, 403, "missing or invalid e2b-traffic-access-token");
-	}
-	c->admitted = 1;
-	if (c->admitting) { /* the headers pass: the body is read, then this runs again */
-		free(mask);
-		return MHD_YES;
-	}
 	upstream *u = calloc(1, sizeof(*u));
 	if (!u) {
 		free(mask);
-		return fk_reply_error(r, 500, "out of memory");
+		*ret = fk_reply_error(r, 500, "out of memory");
+		return NULL;
 	}
 	u->fd = -1;
 	u->clen = -1;
-	enum MHD_Result ret;
-	if (upstream_connect(c, u, &ret) < 0) {
+	if (upstream_connect(c, u, ret) < 0) {
 		free(mask);
 		upstream_free(u);
-		return ret;
+		return NULL;
 	}
 	u->req_headers = request_headers(c, mask);
 	u->h = curl_easy_init();
 	u->m = curl_multi_init();
 	if (!u->h || !u->m) {
 		upstream_free(u);
-		return fk_reply_error(r, 500, "out of memory");
+		*ret = fk_reply_error(r, 500, "out of memory");
+		return NULL;
 	}
-	int head = upstream_setopts(u, r, c->port);
+	upstream_setopts(u, r, c->port, streamed, clen);
 	curl_multi_add_handle(u->m, u->h);
 	u->last_ms = fk_mono_ms();
-	while (!u->headers_done && !u->done)
+	return u;
+}
+
+/* The answer's headers: waits for them (UPSTREAM_IDLE_MS of silence at most). */
+static void wait_headers(upstream *u)
+{
+	while (!u->headers_done && !u->done && !u->failed)
 		if (pump(u) < 0)
-			break;
+			u->failed = 1;
+}
+
+enum MHD_Result fk_proxy_forward(fk_call *c)
+{
+	fk_req *r = c->req;
+	fk_registry *g = c->app->reg;
+	fk_sandbox *sb = fk_registry_acquire(g, c->sandbox_id);
+	upstream *u = r->sink == body_sink ? r->sink_state : NULL;
+	if (!u && (!sb || !fk_sandbox_running(g, sb))) {
+		fk_sandbox_release(g, sb);
+		return reply_502(c, "The sandbox was not found");
+	}
+	enum MHD_Result ret;
+	if (!u) {
+		int allowed = traffic_ok(c, sb);
+		/* network.maskRequestHost: the Host the sandbox's server sees, "${PORT}" its port
+		 */
+		char *mask = NULL;
+		fk_registry_lock(g);
+		json_t *m = json_object_get(sb->network, "maskRequestHost");
+		if (json_is_string(m) && *json_string_value(m) &&
+		    !strpbrk(json_string_value(m), "\r\n")) /* one header line, nothing injected */
+			mask = strdup(json_string_value(m));
+		fk_registry_unlock(g);
+		fk_sandbox_release(g, sb);
+		if (!allowed) {
+			free(mask);
+			return fk_reply_error(r, 403,
+			                      "missing or invalid e2b-traffic-access-token");
+		}
+		c->admitted = 1;
+		long long clen = announced_body(r);
+		if (c->admitting && !clen) { /* no body: the transfer starts after the headers */
+			free(mask);
+			return MHD_YES;
+		}
+		/* from the headers with a body (streamed through the sink); after them without one,
+		 * or with a body read whole (a fault rule's delay kept the old order) */
+		if (!(u = upstream_open(c, mask, c->admitting, clen, &ret)))
+			return ret;
+		if (c->admitting) {
+			r->sink = body_sink;
+			r->sink_state = u;
+			r->sink_free = upstream_free;
+			return MHD_YES;
+		}
+	} else {
+		fk_sandbox_release(g, sb);
+		r->sink_state = NULL; /* u is ours from here */
+		u->body_end = 1;
+		if (u->read_paused) {
+			u->read_paused = 0;
+			curl_easy_pause(u->h, CURLPAUSE_CONT);
+		}
+	}
+	int head = !strcmp(r->method, "HEAD");
+	wait_headers(u);
 	if (!u->headers_done || u->status < 100 || (u->done && u->result != CURLE_OK)) {
 		upstream_free(u);
 		return reply_502(c, "The sandbox's server did not answer");

@@ -965,6 +965,249 @@ static void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* ---- the server-wide budget of bodies in memory ---------------------------------------------- */
+
+/* A raw POST of `total` body bytes to `path` whose first `first` bytes are sent, stopping if
+ * the server answers first: the connection. */
+static int body_begin(unsigned port, const char *path, const char *headers, const char *body,
+                      size_t total, size_t first)
+{
+	int fd = tcp_connect_from(port, 0);
+	assert_true(fd >= 0);
+	char head[1024];
+	int hn = snprintf(head, sizeof(head),
+	                  "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n",
+	                  path, headers, total);
+	assert_int_equal(send(fd, head, (size_t)hn, MSG_NOSIGNAL), hn);
+	for (size_t off = 0; off < first;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
+		assert_true(poll(&p, 1, 60000) > 0);
+		if (p.revents & (POLLIN | POLLERR | POLLHUP))
+			break;
+		ssize_t n = send(fd, body + off, first - off, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	return fd;
+}
+
+/* The answer's head on fd (up to max_ms), NUL-terminated in buf: its status, 0 when closed
+ * without one, -1 on timeout. */
+static int read_head(int fd, char *buf, size_t cap, long max_ms)
+{
+	size_t got = 0;
+	long t0 = fk_mono_ms();
+	buf[0] = '\0';
+	while (!strstr(buf, "\r\n\r\n") && got + 1 < cap) {
+		long left = max_ms - (fk_mono_ms() - t0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
+}
+
+/* Before: every body was read whole into memory (8 MiB each) and parsed within its own budget
+ * (4 bytes a byte and 1 MiB), their sum unbounded: 250 concurrent 8 MB bodies took 3.5 GB. Now
+ * bodies in memory share a server-wide budget (--body-budget-mb, here 128): a body of 8 MiB
+ * holds 8 MiB and its parse's 33 MiB from its headers on, so three of them fit; with sixteen
+ * sent at once (headers and half the body each), thirteen are answered 503 with Retry-After
+ * from their headers, before their bodies, while the three are held. Meanwhile the control
+ * plane answers, a small body fits; the three finish (400: their parse passes its budget) and
+ * the room is back. The server's peak stays within the budget and 48 MiB. Authentication is
+ * decided from the headers first, so this holds for every route, those that need no key too. */
+static void test_floods__bodies_in_memory_share_a_server_budget(void **state)
+{
+	(void)state;
+	enum { N = 16, FIT = 3 };
+	const char *extra[] = {"--body-budget-mb", "128", NULL};
+	fks s;
+	start(&s, extra);
+	long rss0 = status_kb(s.pid, "VmRSS");
+	size_t n = 8 * MIB - 16;
+	char *arrays = empty_arrays(n);
+	n = strlen(arrays);
+	const char *hdr = "X-API-Key: " KEY "\r\nContent-Type: application/json\r\n";
+	int fds[N];
+	for (int i = 0; i < N; i++)
+		fds[i] = body_begin(s.port, "/v2/sandboxes", hdr, arrays, n, n / 2);
+	/* the refusals come from the headers; the three admitted wait for the rest of their body */
+	int refused = 0, other = 0;
+	bool answered[N] = {false};
+	long t0 = fk_mono_ms();
+	while (refused + other < N - FIT && fk_mono_ms() - t0 < 30000) {
+		struct pollfd p[N];
+		for (int i = 0; i < N; i++)
+			p[i] = (struct pollfd){.fd = answered[i] ? -1 : fds[i], .events = POLLIN};
+		if (poll(p, N, 1000) <= 0)
+			continue;
+		for (int i = 0; i < N; i++)
+			if (p[i].revents) {
+				char head[2048];
+				answered[i] = true;
+				int st = read_head(fds[i], head, sizeof(head), 5000);
+				if (st == 503 && strstr(head, "\r\nRetry-After: 1\r\n"))
+					refused++;
+				else
+					other++;
+			}
+	}
+	print_message("%d of %d bodies answered 503 from their headers, %d otherwise\n", refused, N,
+	              other);
+	assert_int_equal(refused, N - FIT);
+	assert_int_equal(other, 0);
+	/* the control plane answers, a small body fits in what is left */
+	const char *h[] = {"X-API-Key: " KEY, "Content-Type: application/json", NULL};
+	fkr *r = fks_req(&s, "GET", "/v2/sandboxes", h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	static const char small[] = "{\"templateID\":\"nosuchtemplate\"}";
+	r = fks_req(&s, "POST", "/v2/sandboxes", h, small, strlen(small));
+	assert_int_equal(r->status, 404);
+	fkr_free(r);
+	/* the three held finish: parsed within their budget, refused as too costly */
+	for (int i = 0; i < N; i++) {
+		if (answered[i]) {
+			close(fds[i]);
+			continue;
+		}
+		size_t off = n / 2;
+		while (off < n) {
+			ssize_t k = send(fds[i], arrays + off, n - off, MSG_NOSIGNAL);
+			assert_true(k > 0);
+			off += (size_t)k;
+		}
+		assert_int_equal(read_status(fds[i], 60000), 400);
+		close(fds[i]);
+	}
+	long hwm = status_kb(s.pid, "VmHWM");
+	print_message("server RSS %ld kB before, peak %ld kB\n", rss0, hwm);
+	RSS_BOUND(hwm - rss0 < (128 + 48) * 1024);
+	/* the room is back: a large body is admitted again */
+	assert_int_equal(raw_post(s.port, "/v2/sandboxes", hdr, arrays, n), 400);
+	free(arrays);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
+/* A server in the box that answers each request with its body's length and the sum of its
+ * bytes (Content-Length or chunked). */
+static const char echo_py[] =
+    "import socket\n"
+    "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+    "s.bind(('0.0.0.0',8102));s.listen(64)\n"
+    "def eat(f,k,a):\n"
+    " while k:\n"
+    "  d=f.read(min(k,65536))\n"
+    "  if not d: break\n"
+    "  a[0]+=len(d);a[1]+=sum(d);k-=len(d)\n"
+    "while 1:\n"
+    " c,_=s.accept();f=c.makefile('rb');h={};f.readline()\n"
+    " while 1:\n"
+    "  l=f.readline()\n"
+    "  if l in (b'\\r\\n',b''): break\n"
+    "  k,v=l.split(b':',1);h[k.strip().lower()]=v.strip()\n"
+    " a=[0,0]\n"
+    " if b'content-length' in h: eat(f,int(h[b'content-length']),a)\n"
+    " elif h.get(b'transfer-encoding',b'').lower()==b'chunked':\n"
+    "  while 1:\n"
+    "   k=int(f.readline().split(b';')[0],16)\n"
+    "   if k==0:\n"
+    "    while f.readline() not in (b'\\r\\n',b''): pass\n"
+    "    break\n"
+    "   eat(f,k,a);f.readline()\n"
+    " b=('%d %d'%(a[0],a[1]&0xffffffff)).encode()\n"
+    " c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n'"
+    "%len(b)+b);c.close()\n";
+
+/* Before: the port proxy read a request's body whole into memory before it went to the box, so
+ * a body past 8 MiB was 413 and 600 concurrent ones held 1.34 GB. Now it is streamed to the box
+ * as it arrives: 40 MiB with its Content-Length and 24 MiB chunked reach the box's server whole
+ * (its length and byte sum answered), and the server's peak stays within 24 MiB of where it
+ * started. */
+static void test_floods__the_port_proxy_streams_request_bodies(void **state)
+{
+	(void)state;
+	fks s;
+	fks_box b;
+	start(&s, NULL);
+	fks_box_create(&s, KEY, NULL, &b);
+	char line[4096];
+	snprintf(
+	    line, sizeof(line),
+	    "cat > /tmp/echo.py <<'EOF'\n%sEOF\n(nohup python3 /tmp/echo.py >/dev/null 2>&1 &) "
+	    "&& for i in $(seq 100); do ss -ltn | grep -q ':8102 ' && break; sleep 0.1; done",
+	    echo_py);
+	fks_box_sh(&s, &b, line);
+	char host[160];
+	snprintf(host, sizeof(host), "8102-%s.e2b.localhost", b.id);
+	size_t n = 40u << 20;
+	unsigned char *body = malloc(n);
+	assert_non_null(body);
+	uint32_t sum = 0, sum24 = 0;
+	for (size_t i = 0; i < n; i++) {
+		body[i] = (unsigned char)(i * 7 + 3);
+		sum += body[i];
+		if (i < (24u << 20))
+			sum24 += body[i];
+	}
+	long rss0 = status_kb(s.pid, "VmRSS");
+	const char *ct[] = {"Content-Type: application/octet-stream", NULL};
+	fkr *r = fks_req_host(&s, host, "POST", "/up", ct, body, n);
+	char want[64];
+	snprintf(want, sizeof(want), "%zu %u", n, (unsigned)sum);
+	assert_int_equal(r->status, 200);
+	assert_string_equal(r->body, want);
+	fkr_free(r);
+	/* chunked, as a raw request: 24 chunks of 1 MiB */
+	int fd = tcp_connect_from(s.port, 0);
+	assert_true(fd >= 0);
+	char head[400];
+	int hn =
+	    snprintf(head, sizeof(head),
+	             "PUT /up HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n", host);
+	assert_int_equal(send(fd, head, (size_t)hn, MSG_NOSIGNAL), hn);
+	for (size_t off = 0; off < (24u << 20); off += MIB) {
+		char sz[32];
+		int k = snprintf(sz, sizeof(sz), "%lx\r\n", (unsigned long)MIB);
+		assert_int_equal(send(fd, sz, (size_t)k, MSG_NOSIGNAL), k);
+		for (size_t o = 0; o < (size_t)MIB;) {
+			ssize_t w = send(fd, body + off + o, (size_t)MIB - o, MSG_NOSIGNAL);
+			assert_true(w > 0);
+			o += (size_t)w;
+		}
+		assert_int_equal(send(fd, "\r\n", 2, MSG_NOSIGNAL), 2);
+	}
+	assert_int_equal(send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL), 5);
+	char ans[2048];
+	assert_int_equal(read_head(fd, ans, sizeof(ans), 60000), 200);
+	snprintf(want, sizeof(want), "\r\n\r\n%u %u", 24u << 20, (unsigned)sum24);
+	for (long t0 = fk_mono_ms(); !strstr(ans, want) && fk_mono_ms() - t0 < 10000;) {
+		size_t got = strlen(ans);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		ssize_t k = read(fd, ans + got, sizeof(ans) - 1 - got);
+		if (k <= 0)
+			break;
+		ans[got + (size_t)k] = '\0';
+	}
+	assert_non_null(strstr(ans, want));
+	close(fd);
+	long hwm = status_kb(s.pid, "VmHWM");
+	print_message("server RSS %ld kB before, peak %ld kB after 64 MiB of request bodies\n",
+	              rss0, hwm);
+	RSS_BOUND(hwm - rss0 < 24 * 1024);
+	free(body);
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -985,6 +1228,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__a_build_log_keeps_its_last_mib),
 	    cmocka_unit_test(test_floods__log_lines_escape_control_bytes),
 	    cmocka_unit_test(test_floods__requests_to_a_silent_box_port_are_capped),
+	    cmocka_unit_test(test_floods__bodies_in_memory_share_a_server_budget),
+	    cmocka_unit_test(test_floods__the_port_proxy_streams_request_bodies),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
