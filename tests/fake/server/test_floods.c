@@ -972,7 +972,7 @@ static void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
 static int body_begin(unsigned port, const char *path, const char *headers, const char *body,
                       size_t total, size_t first)
 {
-	int fd = tcp_connect_from(port, 0);
+	int fd = fks_tcp_connect(port, false, 0);
 	assert_true(fd >= 0);
 	char head[1024];
 	int hn = snprintf(head, sizeof(head),
@@ -1165,7 +1165,7 @@ static void test_floods__the_port_proxy_streams_request_bodies(void **state)
 	assert_string_equal(r->body, want);
 	fkr_free(r);
 	/* chunked, as a raw request: 24 chunks of 1 MiB */
-	int fd = tcp_connect_from(s.port, 0);
+	int fd = fks_tcp_connect(s.port, false, 0);
 	assert_true(fd >= 0);
 	char head[400];
 	int hn =
