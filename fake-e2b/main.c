@@ -508,7 +508,9 @@ int main(int argc, char **argv)
 	                    .egress_hosts = o.egress_hosts,
 	                    .n_egress_hosts = o.n_egress_hosts,
 	                    .unsafe_shared_network = o.unsafe_shared_network,
-	                    .no_sk_lookup = no_skl && !strcmp(no_skl, "1")};
+	                    .no_sk_lookup = no_skl && !strcmp(no_skl, "1"),
+	                    /* kept: the boxes outlive this process (README "What survives what") */
+	                    .live_restore = keep};
 	fk_err err = {0};
 	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
 		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);

@@ -186,6 +186,28 @@ static int restore_one(fk_registry *g, fk_sandbox *sb)
 		fk_sandbox_discard(sb);
 		return 0;
 	}
+	bool frozen = false;
+	if (fk_box_live(g->rt, sb->id, &frozen)) {
+		/* adopted (live restore): its PID 1 and processes ran on without a server. Running
+		 * as it was (an end time that passed meanwhile is the reaper's at its next round,
+		 * as if it had run all along), or paused with its memory when its box is frozen (a
+		 * crash between a pause's freeze and its record says running) */
+		if (frozen && sb->state == FK_SB_RUNNING) {
+			sb->state = FK_SB_PAUSED;
+			sb->paused_ns = now;
+			sb->paused_fs_only = 0;
+		} else if (!frozen) {
+			sb->state = FK_SB_RUNNING; /* a resume's thaw came before its record */
+		}
+		sb->next_sample_ns = now;
+		fk_registry_add(g, sb);
+		fprintf(stderr, "fake-e2b: state: sandbox %s kept: %s, %s (adopted)\n", sb->id,
+		        was_running ? "was running" : "was paused",
+		        sb->state == FK_SB_RUNNING ? "running with its processes"
+		        : sb->paused_fs_only       ? "paused with its files"
+		                                   : "paused with its memory");
+		return 1;
+	}
 	if (was_running) {
 		/* its processes ended with the server that ran them: paused with its files; the
 		 * next resume boots it cold from its disk (connect with memory: false) */
@@ -214,6 +236,7 @@ int fk_registry_load(fk_registry *g)
 	int kept = 0;
 	for (size_t i = 0; i < c.n; i++)
 		kept += restore_one(g, c.sbs[i]);
+	fk_rt_sweep_unadopted(g->rt); /* live restore: nothing runs on unmanaged */
 	if (c.n_ids)
 		fprintf(stderr, "fake-e2b: state: %d sandbox(es) kept, %zu gone or refused\n", kept,
 		        c.n_ids - (size_t)kept);

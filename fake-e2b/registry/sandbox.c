@@ -75,28 +75,33 @@ int fk_registry_new(fk_registry **out, fk_rt *rt, const unsigned char seed[32])
 
 static void break_watches(fk_sandbox *sb);
 
-/* Shutdown of a kept registry: sb recorded paused with its files (a running one as autoPause
- * without memory would leave it), its box closed (processes end, files stay), out of the table
- * but not deleted. */
+/* Shutdown of a kept registry: sb recorded as it is and its box left running (live restore: the
+ * next server adopts it); without live restore, recorded paused with its files (a running one
+ * as autoPause without memory would leave it) and its box closed (processes end, files stay).
+ * Out of the table but not deleted. */
 static void keep_one(fk_registry *g, fk_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->op_lock);
 	pthread_mutex_lock(&g->lock);
 	int gone = sb->deleted, was_running = sb->state == FK_SB_RUNNING;
+	int live = fk_rt_live(g->rt);
 	if (!gone) {
-		if (sb->state == FK_SB_RUNNING) {
+		/* live restore: the box runs on as it is, for the next server to adopt */
+		if (sb->state == FK_SB_RUNNING && !live) {
 			sb->state = FK_SB_PAUSED;
 			sb->paused_ns = fk_now_ns();
 		}
-		sb->paused_fs_only = 1;
+		if (!live)
+			sb->paused_fs_only = 1;
 		break_watches(sb);
 	}
 	pthread_mutex_unlock(&g->lock);
 	if (!gone) {
-		if (was_running)
+		if (was_running && !live)
 			fk_sandbox_log_stop(g, sb, NULL); /* paused as it is kept, in its record */
 		fk__registry_persist(g, sb);
-		fk_box_close(g->rt, sb->id, NULL);
+		if (!live)
+			fk_box_close(g->rt, sb->id, NULL);
 		pthread_mutex_lock(&g->lock);
 		sb->deleted = 1; /* out of this server's table; its record stays */
 		for (fk_sandbox **pp = &g->list; *pp; pp = &(*pp)->next) {

@@ -15,6 +15,9 @@
  * prints once on stderr what is missing. */
 int fk__backend_rt_init(fk_rt *rt, const fk_rt_options *opts, fk_err *err);
 void fk__backend_rt_fini(fk_rt *rt); /* after every box is gone */
+/* A live-restore runtime's exit, its boxes left running: its cgroup directories removed only
+ * when no box is left in them. */
+void fk__backend_rt_leave(fk_rt *rt);
 
 /* First create: the box's files on the host (<state>/<id>/root and friends). */
 int fk__backend_box_prepare(fk_box *b, fk_err *err);
@@ -52,6 +55,9 @@ int fk__backend_box_adopt(fk_box *b, fk_err *err);
  * runtime died (a crashed server's boxes, frozen ones too) is killed and its cgroups removed;
  * then the files of boxes not in `keep` are removed. Each step logged on stderr. */
 void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep);
+/* After the restores (live restore): what runs in this runtime's own cgroups and was not adopted
+ * (its record refused, its restore failed) is killed, logged. */
+void fk__backend_rt_sweep_unadopted(fk_rt *rt);
 
 /* What a process start needs to enter the box. */
 typedef struct fk_enter {

@@ -42,6 +42,37 @@
 
 extern char **environ;
 
+/* Runs e2fsprogs' `tool` (/usr/sbin, else /sbin) with `argv`, its output to /dev/null: 0 when
+ * it exits with at most `ok_max`, -1 with errno (EIO: a worse exit or a signal). */
+static int run_e2fsprogs(const char *tool, char *const argv[], int ok_max)
+{
+	char paths[2][64];
+	snprintf(paths[0], sizeof(paths[0]), "/usr/sbin/%s", tool);
+	snprintf(paths[1], sizeof(paths[1]), "/sbin/%s", tool);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid = -1;
+	int rc = ENOENT;
+	for (size_t i = 0; i < 2 && rc == ENOENT; i++)
+		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > ok_max) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 /* mke2fs of `img` (`bytes` long): ext4 without a journal (a sandbox's files need no crash
  * consistency; no journal blocks taken from its size), no reserved blocks, an inode per 8 KiB,
  * tables initialised lazily so the sparse image stays small. */
@@ -65,29 +96,7 @@ static int run_mke2fs(const char *img, uint64_t bytes)
 	                (char *)img,
 	                size,
 	                NULL};
-	static const char *const paths[] = {"/usr/sbin/mke2fs", "/sbin/mke2fs"};
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	pid_t pid = -1;
-	int rc = ENOENT;
-	for (size_t i = 0; i < 2 && rc == ENOENT; i++)
-		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return run_e2fsprogs("mke2fs", argv, 0);
 }
 
 /* A fresh ext4 image of `bytes` at `img` (sparse). */
@@ -197,30 +206,8 @@ static int disk_make(fk_rt *rt, const char *img, uint64_t bytes, bool reserve, i
 static int run_e2fsck(const char *img)
 {
 	char *argv[] = {"e2fsck", "-p", (char *)img, NULL};
-	static const char *const paths[] = {"/usr/sbin/e2fsck", "/sbin/e2fsck"};
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	pid_t pid = -1;
-	int rc = ENOENT;
-	for (size_t i = 0; i < 2 && rc == ENOENT; i++)
-		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
 	/* 0 clean, 1 errors fixed; 2 and up: a reboot wanted, or not fixed */
-	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return run_e2fsprogs("e2fsck", argv, 1);
 }
 
 /* The disk image `img` a closed box left, mounted again (detached): its fd, -1 with errno. Its
@@ -251,6 +238,23 @@ static int disk_reopen(fk_rt *rt, const char *img)
 	return fk_lx_loop_mount(img, "ext4", NULL);
 }
 
+/* hdir and hroot through the box's disk (b->disk_fd). */
+static int disk_paths(fk_box *b, fk_err *err)
+{
+	char *hdir = NULL, *hroot = NULL;
+	/* /proc/<our pid>, not /proc/self: the same path for every thread and any child */
+	if (asprintf(&hdir, "/proc/%d/fd/%d", (int)getpid(), b->disk_fd) < 0 ||
+	    asprintf(&hroot, "/proc/%d/fd/%d/root", (int)getpid(), b->disk_fd) < 0) {
+		free(hdir);
+		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	}
+	free(b->hdir);
+	free(b->hroot);
+	b->hdir = hdir;
+	b->hroot = hroot;
+	return 0;
+}
+
 /* The box's disk (its size cap): <state>/<id>.disk, an ext4 image holding everything of the
  * box (its "/", the /etc upper layer, its boot id), mounted detached for its whole life; its
  * init attaches a copy at <state>/<id> in the box's mount namespace. The host's mount table
@@ -260,7 +264,6 @@ int fk__ns_box_disk(fk_box *b, bool existing, fk_err *err)
 	fk_rt *rt = b->rt;
 	if (!rt->disks || b->disk_fd >= 0)
 		return 0;
-	char *hdir = NULL, *hroot = NULL;
 	free(b->disk_img);
 	if (asprintf(&b->disk_img, "%s/%s.disk", rt->state_dir, b->id) < 0) {
 		b->disk_img = NULL;
@@ -274,17 +277,23 @@ int fk__ns_box_disk(fk_box *b, bool existing, fk_err *err)
 		return fk__ns_no_room(rt, "the sandbox's disk", b->limits.disk_bytes, err);
 	if (b->disk_fd < 0)
 		return fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s", fk_strerror(errno));
-	/* /proc/<our pid>, not /proc/self: the same path for every thread and any child */
-	if (asprintf(&hdir, "/proc/%d/fd/%d", (int)getpid(), b->disk_fd) < 0 ||
-	    asprintf(&hroot, "/proc/%d/fd/%d/root", (int)getpid(), b->disk_fd) < 0) {
-		free(hdir);
+	return disk_paths(b, err);
+}
+
+int fk__ns_box_disk_live(fk_box *b, fk_err *err)
+{
+	fk_rt *rt = b->rt;
+	if (!rt->disks || b->disk_fd >= 0)
+		return 0;
+	free(b->disk_img);
+	if (asprintf(&b->disk_img, "%s/%s.disk", rt->state_dir, b->id) < 0) {
+		b->disk_img = NULL;
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	}
-	free(b->hdir);
-	free(b->hroot);
-	b->hdir = hdir;
-	b->hroot = hroot;
-	return 0;
+	b->disk_fd = fk_lx_loop_remount(b->disk_img, "ext4");
+	if (b->disk_fd < 0)
+		return fk__fail(err, FK_EIO, errno, "the sandbox's disk: %s", fk_strerror(errno));
+	return disk_paths(b, err);
 }
 
 /* Can this machine give each box a disk (loop devices, mke2fs, the new mount API)? Tried

@@ -162,6 +162,24 @@ void fk__ns_rt_etc_templates(fk_rt *rt)
 			v[i] = NULL;
 			break;
 		}
+		if (rt->live) {
+			/* live restore: the boxes a dead runtime left have theirs mounted as their
+			 * /etc's lower layer, which must not change under them: kept as made
+			 * (whole, or not at all: made aside, then renamed) */
+			if (access(v[i], F_OK) == 0)
+				continue;
+			char *tmp = NULL;
+			ok = asprintf(&tmp, "%s.new", v[i]) >= 0;
+			if (ok) {
+				fk_tree_remove(AT_FDCWD, tmp);
+				ok = fk__etc_make(tmp, &t[i], rt->egress_ns) == 0 &&
+				     rename(tmp, v[i]) == 0;
+				if (!ok)
+					fk_tree_remove(AT_FDCWD, tmp);
+			}
+			free(tmp);
+			continue;
+		}
 		fk_tree_remove(AT_FDCWD, v[i]);
 		ok = fk__etc_make(v[i], &t[i], rt->egress_ns) == 0;
 	}
@@ -424,7 +442,9 @@ static int copy_failed(fk_box *b, const char *layer_dir, uint64_t need, int fall
 	return fk__fail(err, FK_EIO, fallback_errno, "%s", fallback);
 }
 
-int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
+/* The box's files (root, /etc upper layer) into a new `layer_dir`: moved (commit: the box is
+ * done with them; from its disk, another file system, that is a copy) or copied (snapshot). */
+static int box_to_layer(fk_box *b, const char *layer_dir, bool move, fk_err *err)
 {
 	uint64_t need;
 	int rc = copy_room(b, &need, err);
@@ -439,48 +459,30 @@ int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
 		snprintf(src, sizeof(src), "%s/%s", b->hdir, parts[i]);
 		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
 		bool failed;
-		if (b->disk_fd >= 0) { /* from the box's disk: a copy (another file system) */
+		if (move && b->disk_fd < 0)
+			failed = rename(src, dst) < 0 && errno != ENOENT;
+		else
 			failed = access(src, F_OK) == 0 &&
 			         fk_tree_copy(AT_FDCWD, src, AT_FDCWD, dst) < 0;
-		} else {
-			failed = rename(src, dst) < 0 && errno != ENOENT;
-		}
 		if (failed) {
 			int e = errno;
 			char why[160];
-			snprintf(why, sizeof(why), "moving the sandbox's files: %s",
-			         fk_strerror(e));
+			snprintf(why, sizeof(why), "%s the sandbox's files: %s",
+			         move ? "moving" : "copying", fk_strerror(e));
 			return copy_failed(b, layer_dir, need, e, why, err);
 		}
 	}
 	return 0;
 }
 
+int fk__backend_box_commit(fk_box *b, const char *layer_dir, fk_err *err)
+{
+	return box_to_layer(b, layer_dir, true, err);
+}
+
 int fk__backend_box_copy(fk_box *b, const char *layer_dir, fk_err *err)
 {
-	uint64_t need;
-	int rc = copy_room(b, &need, err);
-	if (rc < 0)
-		return rc;
-	if (mkdir(layer_dir, 0700) < 0)
-		return fk__fail(err, errno == EEXIST ? FK_EEXIST : FK_EIO, errno, "mkdir %s: %s",
-		                layer_dir, fk_strerror(errno));
-	static const char *const parts[] = {"root", "etc-upper"};
-	for (size_t i = 0; i < 2; i++) {
-		char src[4200], dst[4200];
-		snprintf(src, sizeof(src), "%s/%s", b->hdir, parts[i]);
-		snprintf(dst, sizeof(dst), "%s/%s", layer_dir, parts[i]);
-		if (access(src, F_OK) < 0 && errno == ENOENT)
-			continue;
-		if (fk_tree_copy(AT_FDCWD, src, AT_FDCWD, dst) < 0) {
-			int e = errno;
-			char why[160];
-			snprintf(why, sizeof(why), "copying the sandbox's files: %s",
-			         fk_strerror(e));
-			return copy_failed(b, layer_dir, need, e, why, err);
-		}
-	}
-	return 0;
+	return box_to_layer(b, layer_dir, false, err);
 }
 
 /* ------------------------------------------------------------ keeping boxes */
@@ -502,6 +504,10 @@ int fk__backend_box_adopt(fk_box *b, fk_err *err)
 	if (lstat(b->dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return fk__fail(err, FK_ENOTFOUND, errno ? errno : ENOTDIR,
 		                "sandbox %s has no files here", b->id);
+	/* live restore: its PID 1 still runs, and the box with it */
+	int live = fk__live_adopt(b, err);
+	if (live != 0)
+		return live < 0 ? live : 0;
 	if (rt->disks) {
 		int rc = fk__ns_box_disk(b, true, err);
 		if (rc < 0)
@@ -592,10 +598,46 @@ static bool kept(const sweep_ctx *c, const char *id)
 	return false;
 }
 
+/* A box of this live-restore runtime's own cgroups that is not adopted: no record names it, or
+ * its PID 1 is not the one recorded (fk__live_check). */
+static bool sweep_own(const char *id, void *ud)
+{
+	sweep_ctx *c = ud;
+	return !kept(c, id) || fk__live_check(c->rt, id) <= 0;
+}
+
+static void sweep_own_ended(const char *id, int pid, int n, void *ud)
+{
+	(void)pid;
+	(void)ud;
+	fprintf(stderr,
+	        "fake-e2b: sweep: sandbox %s: %d process(es) a dead server left running killed "
+	        "(not adopted), its cgroups removed\n",
+	        id, n);
+}
+
+/* The records of PID 1s (<state>/.live/<id>) that nothing adopts any more. */
+static void sweep_live_records(sweep_ctx *c)
+{
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/.live", c->rt->state_dir);
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (kept(c, de->d_name) && fk__live_check(c->rt, de->d_name) > 0)
+			continue;
+		unlinkat(dirfd(d), de->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* Loop devices still backed by a file of this state dir (autoclear ones go with their last
  * mount, which the killed boxes held): each detached, and said. */
-static void sweep_loops(const char *state_dir)
+static void sweep_loops(const sweep_ctx *c)
 {
+	const char *state_dir = c->dir;
 	DIR *d = opendir("/sys/block");
 	size_t n = strlen(state_dir);
 	for (struct dirent *de; d && (de = readdir(d));) {
@@ -610,6 +652,15 @@ static void sweep_loops(const char *state_dir)
 		if (!got || strncmp(file, state_dir, n) || file[n] != '/')
 			continue;
 		file[strcspn(file, "\n")] = 0;
+		/* an adopted box's disk, held by its PID 1's mounts */
+		char id[FK_BOX_ID_MAX + 1];
+		size_t len = strlen(file + n + 1);
+		if (c->rt->live && len > 5 && len - 5 <= FK_BOX_ID_MAX &&
+		    !strcmp(file + n + 1 + len - 5, ".disk")) {
+			snprintf(id, sizeof(id), "%.*s", (int)(len - 5), file + n + 1);
+			if (kept(c, id) && fk__live_check(c->rt, id) > 0)
+				continue;
+		}
 		fprintf(stderr, "fake-e2b: sweep: /dev/%s still holds %s\n", de->d_name, file);
 	}
 	if (d)
@@ -684,7 +735,7 @@ static void sweep_dead_tmp_dirs(fk_rt *rt)
 			fk__cg_sweep_orphans(rt, sweep_ours, sweep_ended, &c);
 		close(dfd);
 		fk_tree_remove(pfd, de->d_name);
-		sweep_loops(dir);
+		sweep_loops(&c);
 		fprintf(stderr,
 		        "fake-e2b: sweep: removed %s (the temporary state directory of a dead "
 		        "server, pid %d)\n",
@@ -704,6 +755,10 @@ void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 		sweep_dead_tmp_dirs(rt);
 	if (rt->isolated)
 		fk__cg_sweep_orphans(rt, sweep_ours, sweep_ended, &c);
+	if (rt->isolated && rt->live) {
+		fk__cg_sweep_own(rt, sweep_own, sweep_own_ended, &c);
+		sweep_live_records(&c);
+	}
 	int dfd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd < 0 ? NULL : fdopendir(dup(dfd));
 	for (struct dirent *de; d && (de = readdir(d));) {
@@ -723,5 +778,37 @@ void fk__backend_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 		closedir(d);
 	if (dfd >= 0)
 		close(dfd);
-	sweep_loops(rt->state_dir);
+	sweep_loops(&c);
+}
+
+/* A box of this runtime's own cgroups that it has not adopted (not in its table with a PID 1). */
+static bool sweep_unadopted_one(const char *id, void *ud)
+{
+	sweep_ctx *c = ud;
+	if (!fk__valid_id(id))
+		return false;
+	fk_box *b = fk__box_get(c->rt, id);
+	if (!b)
+		return true;
+	pthread_rwlock_rdlock(&b->life);
+	bool live = !b->dead && b->init_pid > 0;
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	return !live;
+}
+
+void fk__backend_rt_sweep_unadopted(fk_rt *rt)
+{
+	sweep_ctx c = {.rt = rt, .dir = rt->state_dir};
+	if (!rt->isolated || !rt->live)
+		return;
+	fk__cg_sweep_own(rt, sweep_unadopted_one, sweep_own_ended, &c);
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/.live", rt->state_dir);
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));)
+		if (de->d_name[0] != '.' && sweep_unadopted_one(de->d_name, &c))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
 }

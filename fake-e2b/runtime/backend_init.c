@@ -84,7 +84,8 @@ struct init_args {
 	int n_masked;
 	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */
 	int last_cap;
-	int life_fd;     /* read end of the runtime's life pipe */
+	int life_fd;     /* read end of the runtime's life pipe, -1: live restore (none) */
+	int claim_fd;    /* live restore: the id range claim it holds for its life, -1 if none */
 	bool own_net;    /* a network namespace of its own: bring `lo` up */
 	bool ports_open; /* ip_unprivileged_port_start 0 (no bind program for the box's root) */
 	_Alignas(8) char anyip[64];    /* netlink request (read as an nlmsghdr): every IPv4 address
@@ -242,8 +243,9 @@ static void init_lo_up(struct init_args *a)
 }
 
 /* Reaps orphans; exits when the server is gone (EOF on `life_fd`, whose write end only the
- * server holds), which makes the kernel kill every process of the box: a crashed fake-e2b
- * leaves no sandbox running. */
+ * server holds), which makes the kernel kill every process of the box: a crashed ephemeral
+ * fake-e2b leaves no sandbox running. With live restore (`life_fd` -1) it never exits on its
+ * own: the box runs on without the server, for the next one to adopt (backend_live.c). */
 static void init_loop(int life_fd)
 {
 	sigset_t all;
@@ -269,6 +271,40 @@ static void init_loop(int life_fd)
 		if (pfd[1].revents && read(life_fd, &c, 1) <= 0)
 			_exit(0);
 	}
+}
+
+/* The init's last stage: stdio on the box's /dev/null, only the fds it keeps (the life pipe, or
+ * with live restore the id range claim), ready said, then reaping for the box's life. */
+static void init_serve(struct init_args *a)
+{
+	/* stdin, stdout and stderr (the server's: its terminal, perhaps) become the box's
+	 * /dev/null before the box can run anything; the pipes it keeps move above them */
+	int life = a->life_fd < 0 ? -1 : fcntl(a->life_fd, F_DUPFD_CLOEXEC, 11);
+	int claim = a->claim_fd < 0 ? -1 : fcntl(a->claim_fd, F_DUPFD_CLOEXEC, 11);
+	int ready = fcntl(a->ready_fd, F_DUPFD_CLOEXEC, 11);
+	if (ready >= 0)
+		a->ready_fd = ready;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if ((a->life_fd >= 0 && life < 0) || (a->claim_fd >= 0 && claim < 0) || ready < 0 ||
+	    fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		init_fail(a, ST_STDIO);
+	/* live restore: the box's id range stays claimed while it runs (an flock, shared by
+	 * every fd of its open file), at the number the next server takes it from */
+	if (claim >= 0 && dup2(claim, FK_INIT_CLAIM_FD) < 0)
+		init_fail(a, ST_STDIO);
+	int ok[2] = {0, 0};
+	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
+		_exit(126);
+	/* nothing else: the init must not hold other processes' pipes (their end events wait
+	 * for EOF) */
+	unsigned keep = claim >= 0 ? FK_INIT_CLAIM_FD : 2;
+	if (life >= 0) {
+		close_range(keep + 1, (unsigned)life - 1, 0);
+		close_range((unsigned)life + 1, ~0U, 0);
+	} else {
+		close_range(keep + 1, ~0U, 0);
+	}
+	init_loop(life);
 }
 
 static int init_main(void *arg)
@@ -378,24 +414,7 @@ static int init_main(void *arg)
 		init_fail(a, ST_SECCOMP);
 	if (fk_lx_caps_limit(0, a->last_cap) < 0)
 		init_fail(a, ST_CAPS);
-	/* stdin, stdout and stderr (the server's: its terminal, perhaps) become the box's
-	 * /dev/null before the box can run anything; the pipes it keeps move above them */
-	int life = fcntl(a->life_fd, F_DUPFD_CLOEXEC, 10);
-	int ready = fcntl(a->ready_fd, F_DUPFD_CLOEXEC, 10);
-	if (ready >= 0)
-		a->ready_fd = ready;
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (life < 0 || ready < 0 || fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 ||
-	    dup2(fd, 2) < 0)
-		init_fail(a, ST_STDIO);
-	int ok[2] = {0, 0};
-	if (write(a->ready_fd, ok, sizeof(ok)) < 0)
-		_exit(126);
-	/* nothing else: the init must not hold other processes' pipes (their end events wait
-	 * for EOF) */
-	close_range(3, (unsigned)life - 1, 0);
-	close_range((unsigned)life + 1, ~0U, 0);
-	init_loop(life);
+	init_serve(a);
 	return 0;
 }
 
@@ -575,10 +594,7 @@ static int idmapped_trees(fk_box *b, struct init_args *a, fk_err *err)
 	return 0;
 }
 
-/* A box with a user namespace: its root (host uid id_base) may bind ports below 1024 in its
- * network namespace, nobody else there (BPF programs on its cgroup v2, kept until it is
- * destroyed). False when the machine cannot: then the namespace lets everyone. */
-static bool box_bind_root(fk_box *b)
+bool fk__ns_box_bind_root(fk_box *b)
 {
 	if (b->bind_links[0] >= 0)
 		return true;
@@ -651,13 +667,14 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
 	if (rc < 0)
 		goto done;
-	a->ports_open = b->userns_fd >= 0 && box_own_net(b) && !box_bind_root(b);
+	a->ports_open = b->userns_fd >= 0 && box_own_net(b) && !fk__ns_box_bind_root(b);
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
 		goto done;
 	}
 	a->ready_fd = pipefd[1];
-	a->life_fd = b->rt->life_pipe[0];
+	a->life_fd = b->rt->live ? -1 : b->rt->life_pipe[0];
+	a->claim_fd = b->rt->live ? b->idrange_fd : -1;
 	/* The network namespace belongs to the host's user namespace (made here, by the server):
 	 * nothing in the box holds CAP_NET_ADMIN over it, and PID 1 configures it (lo, AnyIP
 	 * route, address) with the server's capabilities. A user namespace for the box must come
@@ -684,11 +701,14 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 		goto done;
 	}
 	b->init_pid = pid;
+	b->adopted = false;
 	init_oom_exempt(pid);
 	b->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (b->init_pidfd >= 0)
 		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);
-	rc = fk__egress_box_start(b, err);
+	rc = fk__live_record(b, err);
+	if (rc == 0)
+		rc = fk__egress_box_start(b, err);
 	if (rc < 0)
 		fk__backend_box_kill(b);
 done:
@@ -717,14 +737,24 @@ bool fk__backend_box_kill(fk_box *b)
 	bool had_init = b->init_pid > 0;
 	fk__egress_box_stop(b); /* its sockets keep the namespace alive */
 	if (had_init) {
-		kill(b->init_pid, SIGKILL);
+		fk__live_forget(b); /* no later runtime adopts it */
+		/* an adopted PID 1 is signalled through its pidfd: its pid may be another's once it
+		 * is gone */
+		if (b->adopted && b->init_pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, b->init_pidfd, SIGKILL, NULL, 0);
+		else if (!b->adopted)
+			kill(b->init_pid, SIGKILL);
 		fk__cg_box_kill(b); /* v2: the box's processes at once, a start's helper too */
 		/* a frozen task cannot die (v1): thaw after the kill is queued */
 		if (b->frozen)
 			fk__cg_box_freeze(b, false);
-		while (waitpid(b->init_pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		if (b->adopted)
+			fk__live_wait_gone(b);
+		else
+			while (waitpid(b->init_pid, NULL, 0) < 0 && errno == EINTR)
+				;
 		b->init_pid = 0;
+		b->adopted = false;
 	}
 	if (b->init_pidfd >= 0)
 		close(b->init_pidfd);

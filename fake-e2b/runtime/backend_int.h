@@ -22,6 +22,9 @@ static const char *const host_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "l
 /* The box's disk: <state>/<id>.disk made (or, `existing`, the one a closed box left checked
  * and mounted again), b->disk_fd and its paths set. A no-op without per-box disks. */
 int fk__ns_box_disk(fk_box *b, bool existing, fk_err *err);
+/* Live restore: the disk of an adopted box, whose PID 1's mount namespace still holds it,
+ * mounted once more from its loop device (linux/loopfs.h fk_lx_loop_remount). */
+int fk__ns_box_disk_live(fk_box *b, fk_err *err);
 /* Probes per-box disks (rt->disks, rt->disk_reserve), saying at start what is missing. */
 void fk__ns_rt_disks(fk_rt *rt);
 /* The state dir's free space (bytes), and FK_ENOSPC for `what` needing `need` of it. */
@@ -36,6 +39,30 @@ void fk__ns_rt_etc_templates(fk_rt *rt);
 void fk__ns_rt_userns(fk_rt *rt);
 /* The box's /etc template on the host (overlay lower layer), NULL when it gets a copy. */
 const char *fk__ns_box_etc_template(const fk_box *b);
+
+/* ---- backend_init.c ---- */
+/* A box with a user namespace: its root (host uid id_base) may bind ports below 1024 in its
+ * network namespace, nobody else there (BPF programs on its cgroup v2, kept until it is
+ * destroyed; attached again when a box is adopted). False when the machine cannot: then the
+ * namespace lets everyone. */
+bool fk__ns_box_bind_root(fk_box *b);
+/* The fd number at which a live-restore box's PID 1 keeps its id range claim. */
+#define FK_INIT_CLAIM_FD 3
+
+/* ---- backend_live.c: live restore ---- */
+/* After a boot (live-restore runtimes only): <state>/.live/<id> records its PID 1 (pid, start
+ * time, the host's boot id) for the next runtime to verify. 0, or FK_EIO. */
+int fk__live_record(fk_box *b, fk_err *err);
+/* The record removed (the box's PID 1 is being killed: nothing to adopt). */
+void fk__live_forget(fk_box *b);
+/* Waits until an adopted PID 1 (not our child) and every process of its box are gone. */
+void fk__live_wait_gone(fk_box *b);
+/* Is id's recorded PID 1 still the one that was recorded (pid, start time, boot)? Its pid. */
+pid_t fk__live_check(fk_rt *rt, const char *id);
+/* Adopts box b's PID 1 when its record checks: its pidfd, user namespace, id range claim,
+ * disk, frozen state, cgroups, egress proxy and port binding taken over. 1 adopted; 0 no live
+ * PID 1 (the caller restores its files cold); <0 an error (fk_err). */
+int fk__live_adopt(fk_box *b, fk_err *err);
 
 /* Does the box get a network namespace of its own (egress none, or behind its proxy)? */
 static inline bool box_own_net(const fk_box *b)

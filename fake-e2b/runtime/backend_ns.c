@@ -86,9 +86,7 @@ int fk__backend_box_egress(fk_box *b, bool lets_out, fk_err *err)
 	_Alignas(8) char anyip[64], own[64];
 	size_t anyip_len = fk_lx_route_local_all_msg(anyip, sizeof(anyip));
 	size_t own_len = fk_lx_addr_msg(own, sizeof(own), htonl(FK_BOX_ADDR));
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)b->init_pid);
-	int ns = open(p, O_RDONLY | O_CLOEXEC);
+	int ns = fk__box_init_open(b, "ns/net", O_RDONLY);
 	int rc = ns < 0 || fk_lx_netlink_send_in_netns(ns, anyip, anyip_len) < 0 ||
 	                 fk_lx_netlink_send_in_netns(ns, own, own_len) < 0
 	             ? -1
@@ -207,6 +205,12 @@ void fk__backend_rt_fini(fk_rt *rt)
 		free(t->path);
 		free(t);
 	}
+}
+
+void fk__backend_rt_leave(fk_rt *rt)
+{
+	/* a cgroup directory with a box's below it is not removed (EBUSY) */
+	fk__cg_rt_fini(rt);
 }
 
 /* ------------------------------------------------------------ box verbs */

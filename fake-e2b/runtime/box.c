@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,4 +237,26 @@ fk_box *fk__box_new(fk_rt *rt, const char *id, const fk_box_options *opts)
 		return NULL;
 	}
 	return b;
+}
+
+int fk__box_init_open(fk_box *b, const char *what, int flags)
+{
+	char p[128];
+	if (b->init_pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)b->init_pid, what);
+	int fd = open(p, flags | O_CLOEXEC);
+	if (fd < 0 || !b->adopted)
+		return fd;
+	/* an adopted PID 1 is not our child: its pid is another process's once it is reaped.
+	 * Alive after the open: what was opened was its own. */
+	struct pollfd pfd = {.fd = b->init_pidfd, .events = POLLIN};
+	if (b->init_pidfd < 0 || poll(&pfd, 1, 0) != 0) {
+		close(fd);
+		errno = ESRCH;
+		return -1;
+	}
+	return fd;
 }

@@ -121,7 +121,16 @@ void fk__cg_rt_init(fk_rt *rt)
 {
 	static int seq;
 	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
-	if (asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d", (int)getpid(), n) < 0) {
+	/* live restore: one directory per state dir (its device and inode), the same for every
+	 * runtime on it, so that the boxes a dead one left are found where they run; the state
+	 * dir's lock makes it one runtime's at a time. No dead runtime's sweep (rt-<pid>-) reads
+	 * it. */
+	struct stat sd;
+	int r = rt->live && stat(rt->state_dir, &sd) == 0
+	            ? asprintf(&rt->cg_rel, "fake-e2b/kept-%llx-%llx",
+	                       (unsigned long long)sd.st_dev, (unsigned long long)sd.st_ino)
+	            : asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d", (int)getpid(), n);
+	if (r < 0) {
 		rt->cg_rel = NULL;
 		return;
 	}
@@ -572,6 +581,28 @@ static int kill_box_dir(const char *dir, const char *ctl)
 	return n;
 }
 
+/* The box directories in runtime directory `rtdir` (of runtime `pid`, 0: a kept one) whose
+ * box `ours` claims: their processes killed, the directories removed. */
+static void sweep_rtdir(const char *rtdir, const char *ctl, int pid,
+                        bool (*ours)(const char *id, void *ud),
+                        void (*ended)(const char *id, int pid, int n, void *ud), void *ud)
+{
+	DIR *r = opendir(rtdir);
+	for (struct dirent *be; r && (be = readdir(r));) {
+		if (be->d_type != DT_DIR || be->d_name[0] == '.' || !ours(be->d_name, ud))
+			continue;
+		char dir[4096];
+		if (!join(dir, rtdir, be->d_name))
+			continue;
+		int n = kill_box_dir(dir, ctl);
+		if (n && ended)
+			ended(be->d_name, pid, n, ud);
+		rmdir_box(dir);
+	}
+	if (r)
+		closedir(r);
+}
+
 /* The box directories of dead runtimes under `top` (<hierarchy>/fake-e2b) whose box `ours`
  * claims: their processes killed, the directories removed. */
 static void sweep_top(const char *top, const char *ctl, bool (*ours)(const char *id, void *ud),
@@ -586,20 +617,7 @@ static void sweep_top(const char *top, const char *ctl, bool (*ours)(const char 
 		char rtdir[4096];
 		if (!join(rtdir, top, de->d_name))
 			continue;
-		DIR *r = opendir(rtdir);
-		for (struct dirent *be; r && (be = readdir(r));) {
-			if (be->d_type != DT_DIR || be->d_name[0] == '.' || !ours(be->d_name, ud))
-				continue;
-			char dir[4096];
-			if (!join(dir, rtdir, be->d_name))
-				continue;
-			int n = kill_box_dir(dir, ctl);
-			if (n && ended)
-				ended(be->d_name, pid, n, ud);
-			rmdir_box(dir);
-		}
-		if (r)
-			closedir(r);
+		sweep_rtdir(rtdir, ctl, pid, ours, ended, ud);
 		rmdir(rtdir); /* fails harmlessly while another box of it (not ours) is left */
 	}
 	if (d)
@@ -622,4 +640,39 @@ void fk__cg_sweep_orphans(fk_rt *rt, bool (*ours)(const char *id, void *ud),
 	static const char *const v2[] = {CG_BASE "/unified/fake-e2b", CG_BASE "/fake-e2b"};
 	for (size_t i = 0; i < 2; i++)
 		sweep_top(v2[i], NULL, ours, NULL, ud);
+}
+
+void fk__cg_sweep_own(fk_rt *rt, bool (*ours)(const char *id, void *ud),
+                      void (*ended)(const char *id, int pid, int n, void *ud), void *ud)
+{
+	char dir[4096];
+	if (!rt->cg_rel)
+		return;
+	if (rt->cg_v2) {
+		if (join(dir, CG_BASE, rt->cg_rel))
+			sweep_rtdir(dir, NULL, 0, ours, ended, ud);
+		return;
+	}
+	for (size_t i = 0; i < N_CTLS; i++) {
+		char top[256];
+		snprintf(top, sizeof(top), CG_BASE "/%s", ctls[i].name);
+		if (join(dir, top, rt->cg_rel))
+			sweep_rtdir(dir, ctls[i].name, 0, ours, i == 0 ? ended : NULL, ud);
+	}
+	if (rt->cg2_dir)
+		sweep_rtdir(rt->cg2_dir, NULL, 0, ours, NULL, ud);
+}
+
+bool fk__cg_box_frozen(fk_box *b)
+{
+	if (!b->cg)
+		return false;
+	char p[600], v[32] = "";
+	snprintf(p, sizeof(p), "%s/%s", b->cg, b->rt->cg_v2 ? "cgroup.freeze" : "freezer.state");
+	FILE *f = fopen(p, "re");
+	bool got = f && fgets(v, sizeof(v), f);
+	if (f)
+		fclose(f);
+	/* v1 FREEZING: a freeze the dead runtime asked for and did not see through */
+	return got && (b->rt->cg_v2 ? v[0] == '1' : strncmp(v, "THAWED", 6) != 0);
 }

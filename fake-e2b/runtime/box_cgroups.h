@@ -47,6 +47,8 @@ bool fk__cg_box_oom_file(const fk_box *b, char *dir, size_t cap, const char **fi
  * until the kernel says it is done (at most ~10 s). 0, -1 with errno, or 1 when the box has no
  * freezer (the caller stops its processes with SIGSTOP instead). */
 int fk__cg_box_freeze(fk_box *b, bool freeze);
+/* Is the box's cgroup frozen (or being frozen)? For a box a dead runtime left. */
+bool fk__cg_box_frozen(fk_box *b);
 /* v2: SIGKILL to every process of the box's cgroup (cgroup.kill), frozen ones included; best
  * effort, nothing on v1. */
 void fk__cg_box_kill(fk_box *b);
@@ -58,5 +60,10 @@ void fk__cg_box_kill(fk_box *b);
  * processes: its id, its runtime's pid, how many were signalled. */
 void fk__cg_sweep_orphans(fk_rt *rt, bool (*ours)(const char *id, void *ud),
                           void (*ended)(const char *id, int pid, int n, void *ud), void *ud);
+
+/* A live-restore runtime's own directories (fake-e2b/kept-<state dir>, which dead runtimes on
+ * the same state dir left boxes in): the same for the boxes there that `ours` claims (pid 0). */
+void fk__cg_sweep_own(fk_rt *rt, bool (*ours)(const char *id, void *ud),
+                      void (*ended)(const char *id, int pid, int n, void *ud), void *ud);
 
 #endif /* FAKE_E2B_BOX_CGROUPS_H */

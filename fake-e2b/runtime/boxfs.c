@@ -45,12 +45,8 @@ int fk__open_in(int rootfd, const char *path, int flags, mode_t mode)
 
 int fk__box_rootfd(fk_box *b, fk_err *err)
 {
-	char p[4200];
-	if (b->init_pid > 0)
-		snprintf(p, sizeof(p), "/proc/%d/root", (int)b->init_pid);
-	else
-		snprintf(p, sizeof(p), "%s", b->hroot);
-	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = b->init_pid > 0 ? fk__box_init_open(b, "root", O_PATH | O_DIRECTORY)
+	                         : open(b->hroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fk__fail(err, FK_EIO, errno, "sandbox root unavailable: %s",
 		                fk_strerror(errno));

@@ -546,9 +546,7 @@ int fk__egress_box_start(fk_box *b, fk_err *err)
 	pthread_cond_init(&px->idle, NULL);
 	for (int i = 0; i < FK_EGRESS_WORKERS; i++)
 		px->slots[i].fds[0] = px->slots[i].fds[1] = -1;
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)b->init_pid);
-	int ns = open(p, O_RDONLY | O_CLOEXEC);
+	int ns = fk__box_init_open(b, "ns/net", O_RDONLY);
 	int rc = ns < 0 || pipe2(px->stop, O_CLOEXEC) < 0 || listen_sockets(px, ns) < 0 ? -1 : 0;
 	int e = errno;
 	if (ns >= 0)

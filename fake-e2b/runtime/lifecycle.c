@@ -62,6 +62,7 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	rt->tmp_lock_fd = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
+	rt->live = opts && opts->live_restore && opts->state_dir;
 	rt->default_disk_mb = opts && opts->default_disk_mb ? opts->default_disk_mb : 1024;
 	if (opts && opts->state_dir) {
 		rt->state_dir = strdup(opts->state_dir);
@@ -465,6 +466,25 @@ bool fk_box_init_gone(fk_rt *rt, const char *id)
 	return gone;
 }
 
+bool fk_box_live(fk_rt *rt, const char *id, bool *frozen_out)
+{
+	fk_box *b = fk__box_get(rt, id);
+	if (!b)
+		return false;
+	pthread_rwlock_rdlock(&b->life);
+	bool live = !b->dead && b->init_pid > 0;
+	if (frozen_out)
+		*frozen_out = b->frozen;
+	pthread_rwlock_unlock(&b->life);
+	fk__box_put(b);
+	return live;
+}
+
+bool fk_rt_live(const fk_rt *rt)
+{
+	return rt && rt->live;
+}
+
 pid_t fk_box_init_pid(fk_rt *rt, const char *id)
 {
 	fk_box *b = fk__box_get(rt, id);
@@ -482,10 +502,24 @@ void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 	fk__backend_rt_sweep(rt, keep, n_keep);
 }
 
+void fk_rt_sweep_unadopted(fk_rt *rt)
+{
+	fk__backend_rt_sweep_unadopted(rt);
+}
+
 void fk_rt_free(fk_rt *rt)
 {
 	if (!rt)
 		return;
+	/* live restore: every box runs on (its PID 1 watches nothing of ours), its cgroups, /etc
+	 * template and id range claim stay for the next runtime; the process is about to exit */
+	if (rt->live) {
+		static fk_rt *left; /* still reachable: nothing of it is a leak */
+		left = rt;
+		(void)left;
+		fk__backend_rt_leave(rt);
+		return;
+	}
 	for (;;) {
 		char id[FK_BOX_ID_MAX + 1];
 		pthread_mutex_lock(&rt->lock);

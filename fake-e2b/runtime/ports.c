@@ -28,9 +28,7 @@ int fk_box_connect(fk_rt *rt, const char *id, uint16_t port, int timeout_ms, int
 	else if (b->frozen)
 		rc = fk__fail(err, FK_ESTATE, 0, "sandbox %s is paused", id);
 	else if (b->init_pid > 0) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)b->init_pid);
-		ns = open(p, O_RDONLY | O_CLOEXEC);
+		ns = fk__box_init_open(b, "ns/net", O_RDONLY);
 		if (ns < 0)
 			rc =
 			    fk__fail(err, FK_EIO, errno, "sandbox network: %s", fk_strerror(errno));

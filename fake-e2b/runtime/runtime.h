@@ -112,6 +112,12 @@ typedef struct fk_rt_options {
 	/* Disk of a box whose fk_box_options leave disk_mb 0, in MiB (fake-e2b --sandbox-disk-mb);
 	 * 0: 1024, E2B's default sandbox. */
 	unsigned default_disk_mb;
+	/* Live restore (fake-e2b with a kept --state-dir; ignored without state_dir): a box's PID 1
+	 * and its processes do not depend on this process for their lives (Docker's live-restore):
+	 * when it dies, or fk_rt_free leaves them (below), they run on, and a later runtime on the
+	 * same state dir adopts them in fk_box_restore. false: a box's PID 1 ends with the process
+	 * that started it. */
+	bool live_restore;
 } fk_rt_options;
 
 /* Creates the runtime. Probes root, namespaces and the freezer (/sys/fs/cgroup/freezer/fake-e2b)
@@ -120,9 +126,10 @@ typedef struct fk_rt_options {
 int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err);
 
 /* Destroys every box (processes killed, mounts gone, state dirs removed), joins the runtime's
- * threads and frees. Subscriptions and process refs still held become inert (their next() returns
- * FK_ECLOSED) but must still be freed by their owners; do that before fk_rt_free when possible.
- * Accepts NULL. */
+ * threads and frees. A live-restore runtime (fk_rt_live) leaves its boxes running instead, for
+ * the next runtime on its state dir to adopt, and frees nothing (call it only at exit).
+ * Subscriptions and process refs still held become inert (their next() returns FK_ECLOSED) but must
+ * still be freed by their owners; do that before fk_rt_free when possible. Accepts NULL. */
 void fk_rt_free(fk_rt *rt);
 
 /* The directory holding the boxes' state dirs (fk_rt_options.state_dir or the one made). Other
@@ -231,27 +238,35 @@ int fk_box_reboot(fk_rt *rt, const char *id, fk_err *err);
 int fk_box_destroy(fk_rt *rt, const char *id, fk_err *err);
 
 /* Keeping boxes across runtimes (fake-e2b with a kept --state-dir: README "What survives
- * what"). A box's processes and memory live and die with the runtime that started them (its
- * PID 1 ends when the runtime's process does); its files live in the state dir
+ * what"). Without live restore a box's processes and memory live and die with the runtime that
+ * started them (its PID 1 ends when the runtime's process does); with it they outlive it, for
+ * the next runtime's fk_box_restore to adopt. Its files live in the state dir
  * (<state>/<id>.disk, or <state>/<id>/ without per-box disks) and outlast it. */
 /* Close: as destroy, every process ends (subscribers get their end event) and the runtime lets
  * go of the box, but its files stay for fk_box_restore. FK_ENOTFOUND. */
 int fk_box_close(fk_rt *rt, const char *id, fk_err *err);
 /* Restore: box `id` known again from the files a closed box, or a runtime that died, left in
  * the state dir, with the options it was created with (layer_dir ignored: its files are
- * there). Not booted: nothing runs in it until fk_box_reboot boots it cold (thaw and process
- * calls see a box without processes). FK_ENOTFOUND (no files), FK_EEXIST, FK_EIO (its disk
- * would not mount or check). Call fk_rt_sweep first: a dead runtime's process may still hold
- * the disk. */
+ * there). A live-restore runtime first ADOPTS the box when its PID 1 still runs (the one its
+ * last runtime recorded: same pid, start time and boot): running or frozen as it was, with its
+ * processes and memory, its disk, cgroups, id range and egress proxy taken over
+ * (fk_box_live tells). Otherwise it is not booted: nothing runs in it until fk_box_reboot
+ * boots it cold (thaw and process calls see a box without processes). FK_ENOTFOUND (no
+ * files), FK_EEXIST, FK_EIO (its disk would not mount or check). Call fk_rt_sweep first: a
+ * dead runtime's process may still hold the disk. */
 int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err *err);
 /* At start, before fk_box_restore: what runtimes that died left for this state dir, and only
- * for it (other servers' boxes, cgroups and disks are never touched): every process of a box
- * whose files are in this state dir is killed (a crashed server's boxes, its frozen ones too,
- * which hold their disks), their cgroups and loop devices go; then the files of boxes whose id
- * is not in `keep` are removed. A runtime on a temporary state dir also removes the marked
- * temporary dirs beside it whose lock is free (dead runtimes', kill -9), their boxes' processes
- * and cgroups first. Each step is logged on stderr. */
+ * for it (a live-restore runtime keeps the boxes of `keep` whose recorded PID 1 still runs,
+ * for fk_box_restore to adopt) (other servers' boxes, cgroups and disks are never touched): every
+ * process of a box whose files are in this state dir is killed (a crashed server's boxes, its
+ * frozen ones too, which hold their disks), their cgroups and loop devices go; then the files of
+ * boxes whose id is not in `keep` are removed. A runtime on a temporary state dir also removes the
+ * marked temporary dirs beside it whose lock is free (dead runtimes', kill -9), their boxes'
+ * processes and cgroups first. Each step is logged on stderr. */
 void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep);
+/* After every fk_box_restore (live restore): the boxes a dead runtime left running that none
+ * adopted (a refused record, a failed restore) are killed, each logged. */
+void fk_rt_sweep_unadopted(fk_rt *rt);
 
 /* Commit (a template build's last step): every process of the box ends, then its files (the
  * writable root and its /etc layer) move to `layer_dir` (created; must not exist) as a layer
@@ -316,6 +331,12 @@ int fk_rt_check_suid_dumpable(const char *value, fk_err *err);
  * without a PID 1 (degraded, paused to its filesystem) or a live one, and for one busy in a
  * lifecycle operation (it never waits: ask again later). */
 bool fk_box_init_gone(fk_rt *rt, const char *id);
+
+/* Does box `id` have a PID 1 (booted, or adopted by fk_box_restore)? *frozen_out (may be
+ * NULL) tells whether it is frozen. */
+bool fk_box_live(fk_rt *rt, const char *id, bool *frozen_out);
+/* True for a live-restore runtime (fk_rt_options.live_restore with a state dir). */
+bool fk_rt_live(const fk_rt *rt);
 
 /* Host pid of the box's init (for tests: /proc/<pid>/ns/...), 0 if none / degraded. */
 pid_t fk_box_init_pid(fk_rt *rt, const char *id);

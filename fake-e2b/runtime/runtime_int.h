@@ -89,6 +89,9 @@ typedef struct fk_box {
 	int bind_links[2];
 	pid_t init_pid; /* host pid of PID 1, 0 if none */
 	int init_pidfd; /* -1 if none */
+	/* PID 1 was adopted from a runtime that died (backend_live.c): not our child, so it is
+	 * waited for through its pidfd, and its /proc entries are trusted only while it lives */
+	bool adopted;
 	bool frozen;
 	bool dead;
 
@@ -116,6 +119,7 @@ struct fk_rt {
 	pthread_rwlock_t hook_lock;
 	void (*proc_end_hook)(void *ctx, const char *box_id, const fk_proc_end *end);
 	void *proc_end_ctx;
+	bool live; /* fk_rt_options.live_restore, with a state dir of its own */
 	bool freezer;
 	char *cg_root; /* the freezer's fake-e2b/rt-<pid>-<n> (v1), or cg2_dir (v2 only) */
 	char *cg_rel;  /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
@@ -164,5 +168,8 @@ int64_t fk__now_ms(void);
 /* A box id (uid or gid) as the host stores it, and back; ids without a mapping are nobody. */
 uid_t fk__host_id(const fk_box *b, uid_t box_id);
 uid_t fk__box_id(const fk_box *b, uid_t host_id);
+/* /proc/<PID 1>/`what` of a box with a PID 1 (ns/net, root) opened with `flags`; for an adopted
+ * PID 1 only while it still runs, so a reused pid is never followed. -1 with errno. */
+int fk__box_init_open(fk_box *b, const char *what, int flags);
 
 #endif /* FAKE_E2B_RUNTIME_INT_H */

@@ -283,6 +283,25 @@ void fk_rt_sweep(fk_rt *rt, const char *const *keep, size_t n_keep)
 	(void)n_keep;
 }
 
+void fk_rt_sweep_unadopted(fk_rt *rt)
+{
+	(void)rt;
+}
+
+bool fk_rt_live(const fk_rt *rt)
+{
+	(void)rt;
+	return false;
+}
+
+bool fk_box_live(fk_rt *rt, const char *id, bool *frozen_out)
+{
+	(void)rt;
+	(void)id;
+	(void)frozen_out;
+	return false;
+}
+
 int fk_box_set_egress(fk_rt *rt, const char *id, const char *const *allow_out, size_t n_allow_out,
                       const char *const *deny_out, size_t n_deny_out, fk_err *err)
 {

@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include "loopfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <linux/mount.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,66 @@ int fk_lx_loop_mount(const char *img, const char *fstype, int *discard_err)
 		close(fs);
 	/* the mount holds the device now; without one, closing it detaches (autoclear) */
 	close(loopfd);
+	errno = e;
+	return mnt;
+}
+
+/* Does loop device `fd` read the file `st` (its device and inode)? */
+static bool loop_backs(int fd, const struct stat *st)
+{
+	struct loop_info64 li;
+	return ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_device == (uint64_t)st->st_dev &&
+	       li.lo_inode == (uint64_t)st->st_ino;
+}
+
+int fk_lx_loop_remount(const char *img, const char *fstype)
+{
+	struct stat st;
+	char real[4096];
+	if (stat(img, &st) < 0 || !realpath(img, real))
+		return -1;
+	DIR *d = opendir("/sys/block");
+	int mnt = -1, e = ENOENT;
+	for (struct dirent *de; d && mnt < 0 && (de = readdir(d));) {
+		int n;
+		char p[300], file[4096] = "";
+		if (sscanf(de->d_name, "loop%d", &n) != 1)
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
+		FILE *f = fopen(p, "re");
+		bool got = f && fgets(file, sizeof(file), f);
+		if (f)
+			fclose(f);
+		file[strcspn(file, "\n")] = 0;
+		if (!got || strcmp(file, real))
+			continue;
+		snprintf(p, sizeof(p), "/dev/loop%d", n);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || !loop_backs(fd, &st)) { /* the name said so; the device did not */
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		/* through the fd: the device checked, whatever the name now stands for */
+		char src[64];
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		int fs = (int)syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
+		if (fs >= 0 && fs_opt(fs, "source", src) == 0 &&
+		    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+			mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
+		e = errno;
+		if (fs >= 0)
+			close(fs);
+		/* still ours once mounted: the mount is of the superblock on this image */
+		if (mnt >= 0 && !loop_backs(fd, &st)) {
+			close(mnt);
+			mnt = -1;
+			e = ESTALE;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
 	errno = e;
 	return mnt;
 }

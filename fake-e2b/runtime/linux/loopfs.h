@@ -16,6 +16,12 @@
  * (fallocate). *discard_err (may be NULL) is 0, or the errno that kept discard on. */
 int fk_lx_loop_mount(const char *img, const char *fstype, int *discard_err);
 
+/* The file system the loop device over `img` already holds (a mount of it lives on in another
+ * mount namespace), mounted once more, detached: the same superblock, never a second one over
+ * the image. The device is the one whose backing file is `img` (device and inode checked
+ * before and after the mount). Its fd, or -1 with errno (ENOENT: no loop device reads it). */
+int fk_lx_loop_remount(const char *img, const char *fstype);
+
 /* Copies file `src` to a new file `dst` (mode 0600, O_EXCL) as sparse as `src`: only its data
  * extents (SEEK_DATA/SEEK_HOLE) are read and written, its holes stay holes. 0, or -1 with errno
  * (`dst` may be left partly written). */

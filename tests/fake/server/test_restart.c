@@ -115,14 +115,17 @@ static long envd_status_with(fks *s, fks_box *b, const char *token)
 	return st;
 }
 
-/* The pids in the box's cgroups (freezer on v1, the box's directory on v2) of server `pid`. */
+/* The pids in the box's cgroups (freezer on v1, the box's directory on v2) of server `pid`, or
+ * of a kept server's state directory (live restore: kept-<dir>). */
 static int box_pids(pid_t server, const char *id, pid_t *out, int cap)
 {
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd),
 	         "cat /sys/fs/cgroup/freezer/fake-e2b/rt-%d-*/%s/tasks "
-	         "/sys/fs/cgroup/fake-e2b/rt-%d-*/%s/*/cgroup.procs 2>/dev/null",
-	         (int)server, id, (int)server, id);
+	         "/sys/fs/cgroup/fake-e2b/rt-%d-*/%s/*/cgroup.procs "
+	         "/sys/fs/cgroup/freezer/fake-e2b/kept-*/%s/tasks "
+	         "/sys/fs/cgroup/fake-e2b/kept-*/%s/*/cgroup.procs 2>/dev/null",
+	         (int)server, id, (int)server, id, id, id);
 	FILE *f = popen(cmd, "r");
 	int n = 0;
 	for (int pid; f && n < cap && fscanf(f, "%d", &pid) == 1;)
@@ -189,7 +192,7 @@ static pid_t start_cut_stream(fks *s, fks_box *b, const char *line)
 }
 
 /* process.Process/List of b: the number of processes it lists. */
-static size_t listed_procs(fks *s, fks_box *b)
+__attribute__((unused)) static size_t listed_procs(fks *s, fks_box *b)
 {
 	const char *h[] = {b->hid, b->htok, "Content-Type: application/json",
 	                   "Authorization: Basic cm9vdDo=", NULL};
@@ -200,9 +203,30 @@ static size_t listed_procs(fks *s, fks_box *b)
 	return n;
 }
 
-/* Restart after `how` (0: SIGTERM, 1: kill -9): a running and a paused sandbox, each with a
- * file, come back paused with their files; their envd tokens still work (others do not); a
- * deleted one stays deleted. */
+/* Runs `line` in b until it exits 0 (an event the box shows), at most 30 s: whether it did. */
+static bool box_wait(fks *s, fks_box *b, const char *line)
+{
+	for (long deadline = fk_mono_ms() + 30000; fk_mono_ms() < deadline; fk_sleep_ms(20))
+		if (fks_box_run(s, b, line))
+			return true;
+	return false;
+}
+
+/* A background process counting in /tmp/count (its pid in /tmp/bgpid), and one that keeps a
+ * shell variable only in its memory, writing it to /tmp/v: both outlive their Start. */
+#define COUNTER                                                                                    \
+	"sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done' "             \
+	"</dev/null >/dev/null 2>&1 & echo $! > /tmp/bgpid"
+#define MEMORY                                                                                     \
+	"sh -c 'v=mem-$$-$(date +%N); echo $v > /tmp/want; while :; do echo $v > /tmp/v; "         \
+	"sleep 0.05; done' </dev/null >/dev/null 2>&1 & echo $! > /tmp/bgpid"
+
+/* Restart after `how` (0: SIGTERM, 1: kill -9) of a kept server (live restore): the running
+ * sandbox is running after it with its processes (the background counter still counting on
+ * from where it was, a command mid-exec still there though its stream was cut), exec and files
+ * work in it; the paused one is paused and resumes with its memory (the same process, a
+ * variable only it holds); their envd tokens still work (others do not); a deleted one stays
+ * deleted. */
 static void restart_keeps(int crash)
 {
 	char dir[64], line[256];
@@ -214,14 +238,17 @@ static void restart_keeps(int crash)
 	box_with_file(&a, &paused, "paused-file");
 	box_with_file(&a, &del, "deleted-file");
 	fks_box_delete(&a, KEY, &del);
+	fks_box_sh(&a, &run, COUNTER);
+	fks_box_sh(&a, &paused, MEMORY);
+	assert_true(box_wait(&a, &paused, "test \"$(cat /tmp/v)\" = \"$(cat /tmp/want)\""));
 	pause_box(&a, paused.id);
 	assert_int_equal(count_listed(&a, ""), 2);
 	/* a command mid-exec: its stream is open when the server goes */
 	pid_t stream = start_cut_stream(&a, &run, "touch /tmp/mid-exec; exec sleep 600");
-	for (long deadline = fk_mono_ms() + 30000;
-	     !fks_box_run(&a, &run, "test -e /tmp/mid-exec") && fk_mono_ms() < deadline;)
-		fk_sleep_ms(20);
+	assert_true(box_wait(&a, &run, "test -e /tmp/mid-exec"));
 	assert_true(fks_box_run(&a, &run, "pgrep -x sleep >/dev/null"));
+	assert_true(box_wait(&a, &run, "test \"$(cat /tmp/count)\" -gt 2"));
+	fks_box_sh(&a, &run, "cat /tmp/count > /tmp/before");
 	if (crash)
 		assert_int_equal(fks_kill(&a), 0);
 	else
@@ -232,21 +259,24 @@ static void restart_keeps(int crash)
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
-	assert_state(&b, run.id, "paused");
+	assert_state(&b, run.id, "running");
 	assert_state(&b, paused.id, "paused");
 	assert_state(&b, del.id, "404");
-	assert_int_equal(count_listed(&b, "?state=paused"), 2);
-	assert_int_equal(count_listed(&b, "?state=running"), 0);
-	/* paused: envd answers as for a paused sandbox (502) until it is resumed */
-	assert_int_equal(envd_status_with(&b, &run, run.token), 502);
-	assert_int_equal(connect_box(&b, run.id), 201);
-	assert_int_equal(connect_box(&b, paused.id), 201);
-	assert_state(&b, run.id, "running");
+	assert_int_equal(count_listed(&b, "?state=paused"), 1);
+	assert_int_equal(count_listed(&b, "?state=running"), 1);
+	/* adopted: the counter is the same process, counting on from where it was */
+	assert_true(fks_box_run(&b, &run, "kill -0 $(cat /tmp/bgpid)"));
+	assert_true(box_wait(&b, &run, "test \"$(cat /tmp/count)\" -gt \"$(cat /tmp/before)\""));
+	assert_true(fks_box_run(&b, &run, "pgrep -x sleep >/dev/null"));
 	assert_file(&b, &run, "running-file");
+	fks_box_sh(&b, &run, "echo after > /workspace/after.txt && test -s /workspace/after.txt");
+	/* paused: envd answers as for a paused sandbox (502) until it is resumed */
+	assert_int_equal(envd_status_with(&b, &paused, paused.token), 502);
+	assert_int_equal(connect_box(&b, paused.id), 201);
 	assert_file(&b, &paused, "paused-file");
-	/* cold: the command that was running is gone, and no process of before is listed */
-	assert_false(fks_box_run(&b, &run, "pgrep -x sleep >/dev/null"));
-	assert_int_equal(listed_procs(&b, &run), 0);
+	/* with its memory: the same process, writing what only its memory holds */
+	assert_true(fks_box_run(&b, &paused, "kill -0 $(cat /tmp/bgpid) && rm /tmp/v"));
+	assert_true(box_wait(&b, &paused, "test \"$(cat /tmp/v)\" = \"$(cat /tmp/want)\""));
 	/* the envd token create gave still opens it, another does not */
 	assert_int_equal(envd_status_with(&b, &run, run.token), 200);
 	assert_int_equal(envd_status_with(&b, &run, paused.token), 401);
@@ -254,22 +284,26 @@ static void restart_keeps(int crash)
 	pause_box(&b, run.id);
 	assert_int_equal(connect_box(&b, run.id), 201);
 	assert_file(&b, &run, "running-file");
+	assert_true(box_wait(&b, &run, "test \"$(cat /tmp/count)\" -gt \"$(cat /tmp/before)\""));
 	fks_box_delete(&b, KEY, &run);
 	fks_box_delete(&b, KEY, &paused);
 	assert_int_equal(fks_stop(&b), 0);
-	/* a stop records it paused; a crash leaves its record running */
 	snprintf(line, sizeof(line),
-	         "fake-e2b: state: sandbox %s kept: was %s, paused with its files", run.id,
-	         crash ? "running" : "paused");
+	         "fake-e2b: state: sandbox %s kept: was running, running with its processes "
+	         "(adopted)",
+	         run.id);
 	assert_logged(&b, line);
 	snprintf(line, sizeof(line),
-	         "fake-e2b: state: sandbox %s kept: was paused, paused with its files", paused.id);
+	         "fake-e2b: state: sandbox %s kept: was paused, paused with its memory (adopted)",
+	         paused.id);
 	assert_logged(&b, line);
 	/* nothing of them is left */
 	char path[256];
 	snprintf(path, sizeof(path), "%s/%s.disk", dir, run.id);
 	assert_int_equal(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s", dir, run.id);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/.live/%s", dir, run.id);
 	assert_int_equal(access(path, F_OK), -1);
 	rm_state(dir);
 }
@@ -316,11 +350,16 @@ static void test_restart__damaged_record_refused(void **unused)
 	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
 	assert_state(&b, torn.id, "404");
 	assert_state(&b, flip.id, "404");
-	assert_state(&b, good.id, "paused");
+	assert_state(&b, good.id, "running"); /* the stop left it running: adopted */
 	assert_int_equal(count_listed(&b, ""), 1);
-	assert_int_equal(connect_box(&b, good.id), 201);
 	assert_file(&b, &good, "g");
+	fks_box_delete(&b, KEY, &good);
 	assert_int_equal(fks_stop(&b), 0);
+	/* what ran in the two refused ones is not left running unmanaged */
+	snprintf(line, sizeof(line), "fake-e2b: sweep: sandbox %s: ", torn.id);
+	assert_logged(&b, line);
+	snprintf(line, sizeof(line), "fake-e2b: sweep: sandbox %s: ", flip.id);
+	assert_logged(&b, line);
 	snprintf(line, sizeof(line), "fake-e2b: state: sandboxes/%s refused: body is ", torn.id);
 	assert_logged(&b, line);
 	snprintf(line, sizeof(line),
@@ -337,49 +376,65 @@ static void test_restart__damaged_record_refused(void **unused)
 }
 
 /* The test's "reboot": the server and every process of its boxes killed. Every sandbox comes
- * back paused with its files; resume boots it cold (its processes are gone). A frozen box the
- * crash left (a paused sandbox's PID 1) is swept by the next start: killed, its cgroups gone. */
+ * back paused with its files; resume boots it cold (its processes are gone). Before it, a crash
+ * leaves a paused sandbox's box frozen: the next start adopts it (resumed with its memory),
+ * while a frozen box whose record is gone (deleted as the server crashed) is swept: killed,
+ * its cgroups and files gone. */
 static void test_restart__reboot_and_orphans(void **unused)
 {
 	(void)unused;
-	char dir[64], line[512];
+	char dir[64], line[512], path[256];
 	new_state(dir, sizeof(dir));
 	fks a, b;
-	fks_box run, paused;
+	fks_box run, paused, orphan;
 	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
 	box_with_file(&a, &run, "r");
 	box_with_file(&a, &paused, "p");
-	/* a background process that marks the boot it runs in */
+	box_with_file(&a, &orphan, "o");
 	fks_box_sh(&a, &paused, "sleep 100000 </dev/null >/dev/null 2>&1 &");
+	fks_box_sh(&a, &orphan, "sleep 100000 </dev/null >/dev/null 2>&1 &");
 	pause_box(&a, paused.id);
-	pid_t server = a.pid, frozen[64];
+	pause_box(&a, orphan.id);
+	pid_t server = a.pid, frozen[64], orphans[64];
 	int n_frozen = box_pids(server, paused.id, frozen, 64);
+	int n_orphans = box_pids(server, orphan.id, orphans, 64);
 	assert_true(n_frozen >= 2); /* its PID 1 and the sleep */
+	assert_true(n_orphans >= 2);
 	assert_int_equal(fks_kill(&a), 0);
-	/* the crash leaves the paused box frozen, holding its disk */
+	/* the crash leaves the paused boxes frozen, holding their disks */
 	for (int i = 0; i < n_frozen; i++)
 		assert_true(alive(frozen[i]));
+	snprintf(path, sizeof(path), "%s/.state/sandboxes/%s", dir, orphan.id);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
 	for (int i = 0; i < n_frozen; i++)
-		assert_false(alive(frozen[i]));
-	assert_int_equal(box_pids(server, paused.id, frozen, 64), 0);
-	assert_state(&b, run.id, "paused");
+		assert_true(alive(frozen[i]));
+	for (int i = 0; i < n_orphans; i++)
+		assert_false(alive(orphans[i]));
+	assert_int_equal(box_pids(server, orphan.id, orphans, 64), 0);
+	snprintf(path, sizeof(path), "%s/%s.disk", dir, orphan.id);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_state(&b, orphan.id, "404");
+	assert_state(&b, run.id, "running");
 	assert_state(&b, paused.id, "paused");
 	assert_int_equal(connect_box(&b, paused.id), 201);
 	assert_file(&b, &paused, "p");
-	/* cold: what ran before is gone */
-	assert_false(fks_box_run(&b, &paused, "pgrep -x sleep"));
-	assert_int_equal(connect_box(&b, run.id), 201);
-	assert_file(&b, &run, "r");
+	/* with its memory: what ran before runs on */
+	assert_true(fks_box_run(&b, &paused, "pgrep -x sleep"));
 	pid_t live[64];
 	int n_live = box_pids(b.pid, run.id, live, 64);
-	assert_true(n_live >= 1);
+	n_live += box_pids(b.pid, paused.id, live + n_live, 64 - n_live);
+	assert_true(n_live >= 3);
 	/* now the reboot: the server and every box process die at once */
 	kill(b.pid, SIGKILL);
 	for (int i = 0; i < n_live; i++)
 		kill(live[i], SIGKILL);
 	assert_int_equal(fks_kill(&b), 0); /* reaped here */
-	snprintf(line, sizeof(line), "fake-e2b: sweep: sandbox %s: ", paused.id);
+	for (int i = 0; i < n_live; i++)
+		for (long deadline = fk_mono_ms() + 30000;
+		     alive(live[i]) && fk_mono_ms() < deadline;)
+			fk_sleep_ms(10);
+	snprintf(line, sizeof(line), "fake-e2b: sweep: sandbox %s: ", orphan.id);
 	assert_logged(&b, line);
 	/* files no record names (a sandbox deleted as the server crashed) go at the next start */
 	char stray[128], stray_disk[160];
@@ -397,14 +452,24 @@ static void test_restart__reboot_and_orphans(void **unused)
 	assert_state(&c, paused.id, "paused");
 	assert_int_equal(connect_box(&c, run.id), 201);
 	assert_file(&c, &run, "r");
+	assert_int_equal(connect_box(&c, paused.id), 201);
+	assert_file(&c, &paused, "p");
+	/* cold: what ran before is gone */
+	assert_false(fks_box_run(&c, &paused, "pgrep -x sleep"));
+	fks_box_delete(&c, KEY, &run);
+	fks_box_delete(&c, KEY, &paused);
 	assert_int_equal(fks_stop(&c), 0);
 	snprintf(line, sizeof(line), "fake-e2b: sweep: removed %s (no sandbox of this server's)",
 	         stray_disk);
+	assert_logged(&c, line);
+	snprintf(line, sizeof(line),
+	         "fake-e2b: state: sandbox %s kept: was running, paused with its files", run.id);
 	assert_logged(&c, line);
 	fks_stop(&a);
 	fks_stop(&b);
 	rm_state(dir);
 }
+
 static void test_restart__second_server_on_a_directory_refused(void **unused)
 {
 	(void)unused;
@@ -496,8 +561,9 @@ static void log_messages(fks *s, const char *id, char *out, size_t cap)
 	fkr_free(r);
 }
 
-/* A kept sandbox's logs outlive a restart (its record keeps them): what it logged before, its
- * pause at the stop, then its resume on the next server. */
+/* A kept sandbox's logs outlive a restart (its record keeps them): what it logged before (the
+ * stop leaves it running, adopted by the next server: nothing paused it), then its pause and
+ * resume on the next server. */
 static void test_restart__sandbox_logs_kept(void **unused)
 {
 	(void)unused;
@@ -517,10 +583,12 @@ static void test_restart__sandbox_logs_kept(void **unused)
 	snprintf(
 	    want, sizeof(want),
 	    "Started creating sandbox|Sandbox created|Process with pid %u started|Process with "
-	    "pid %u ended|Pausing sandbox|Sandbox stopped",
+	    "pid %u ended",
 	    pid, pid);
 	log_messages(&b, box.id, m, sizeof(m));
 	assert_string_equal(m, want);
+	pause_box(&b, box.id);
+	strncat(want, "|Pausing sandbox|Sandbox stopped", sizeof(want) - strlen(want) - 1);
 	snprintf(path, sizeof(path), "/sandboxes/%s/connect", box.id);
 	fkr *r = api(&b, "POST", path, "{\"timeout\":60}");
 	assert_int_equal(r->status, 201);
