@@ -5,6 +5,7 @@
 #include "command.h"
 #include "shapes.h"
 #include "stream.h"
+#include "tty.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +23,8 @@ enum {
 	OPT_TAG,
 	OPT_STDIN,
 	OPT_BACKGROUND,
-	OPT_USER
+	OPT_USER,
+	OPT_TTY
 };
 
 static const cli_option exec_options[] = {
@@ -45,6 +47,10 @@ static const cli_option exec_options[] = {
      "forward this tool's stdin to the command (as docker exec -i);\nwithout it stdin is not "
      "read and the command reads EOF",
      OPT_STDIN, NULL},
+    {"tty", 't', NULL,
+     "run the command on a terminal in the sandbox (as docker exec -t);\nwith -i this "
+     "terminal goes raw and every key goes there; no COMMAND:\nthe user's login shell",
+     OPT_TTY, NULL},
     {"background", 0, NULL,
      "start the command, print its pid and return; see wait, kill,\nps (--timeout-ms still "
      "bounds it)",
@@ -56,6 +62,9 @@ typedef struct exec_state {
 	sbx_exec_options o;
 	bool background;
 	bool stdin_fwd; /* -i */
+	bool tty;       /* -t */
+	bool timeout_given, max_output_given;
+	bool env_shifted; /* -t put TERM first in env (env_keys is not shifted) */
 	sbx_env_var env[CLI_MAX_OPTS];
 	char *env_keys[CLI_MAX_OPTS];
 } exec_state;
@@ -84,11 +93,13 @@ static int exec_opt(cli *c, exec_state *s, int id, const char *v)
 		    0)
 			return rc;
 		s->o.timeout_ms = n;
+		s->timeout_given = true;
 		return 0;
 	case OPT_MAX_OUTPUT:
 		if ((rc = cli_opt_u64(c, "--max-output-bytes", v, 0, SIZE_MAX / 2, &n)) != 0)
 			return rc;
 		s->o.max_output_bytes = (size_t)n;
+		s->max_output_given = true;
 		return 0;
 	case OPT_TAG:
 		s->o.tag = v;
@@ -101,6 +112,9 @@ static int exec_opt(cli *c, exec_state *s, int id, const char *v)
 		return 0;
 	case OPT_USER:
 		return cli_opt_user(c, v, &s->o.user);
+	case OPT_TTY:
+		s->tty = true;
+		return 0;
 	}
 	return 0;
 }
@@ -277,6 +291,50 @@ static int exec_fail(cli *c, int rc, const sbx_error *err, const exec_state *s,
 	return s->o.tag ? cli_fail_tags(c, rc, err, &s->o.tag, 1) : cli_fail(c, rc, err);
 }
 
+/* What -t refuses: options that do not apply to a terminal. Returns 0 or a usage error. */
+static int tty_check(cli *c, const exec_state *s)
+{
+	if (s->background)
+		return cli_usage_error(c, "--tty does not go with --background");
+	if (c->json)
+		return cli_usage_error(c, "--tty does not go with --json (a terminal's output is "
+		                          "not a result)");
+	if (s->o.tag)
+		return cli_usage_error(c, "--tty does not go with --tag");
+	if (s->max_output_given)
+		return cli_usage_error(c, "--tty does not go with --max-output-bytes (nothing is "
+		                          "kept)");
+	return 0;
+}
+
+/*
+ * -t: the command (or the login shell) on a terminal in the sandbox, with
+ * this tool's TERM; no time limit unless --timeout-ms.
+ */
+static int exec_tty(cli *c, const char *id, const char *cmd, exec_state *s)
+{
+	sbx_pty_options po = SBX_PTY_OPTIONS_INIT;
+	const char *term = getenv("TERM");
+	sbx_error err = {0};
+	int code = 0, rc;
+
+	po.cwd = s->o.cwd;
+	po.user = s->o.user;
+	po.timeout_ms = s->timeout_given ? s->o.timeout_ms : 0;
+	if (term && *term && s->o.env_count < CLI_MAX_OPTS) {
+		/* first, so that an --env TERM=... still wins */
+		memmove(&s->env[1], &s->env[0], s->o.env_count * sizeof(s->env[0]));
+		s->env[0] = (sbx_env_var){"TERM", term};
+		s->o.env_count++;
+		s->env_shifted = true;
+	}
+	po.env = s->env;
+	po.env_count = s->o.env_count;
+	if ((rc = cli_tty_session(c, id, cmd, &po, s->stdin_fwd, &code, &err)) < 0)
+		return cli_fail(c, rc, &err);
+	return code;
+}
+
 static int exec_run(cli *c, const cli_args *a)
 {
 	exec_state *s = calloc(1, sizeof(*s));
@@ -294,10 +352,12 @@ static int exec_run(cli *c, const cli_args *a)
 		rc = exec_opt(c, s, a->opts[i].id, a->opts[i].value);
 	if (rc != 0)
 		goto done;
-	if (a->npos < 2) {
+	if (a->npos < (s->tty ? 1 : 2)) {
 		rc = cli_usage_error(c, "missing argument: expected ID COMMAND...");
 		goto done;
 	}
+	if (s->tty && (rc = tty_check(c, s)) != 0)
+		goto done;
 	if (a->dashdash && a->ndash > 1) {
 		rc = cli_usage_error(c, "put the command after '--' (got '%s' before it)",
 		                     a->pos[1]);
@@ -317,6 +377,10 @@ static int exec_run(cli *c, const cli_args *a)
 		rc = exec_background(c, a, cmd, s);
 		goto done;
 	}
+	if (s->tty) {
+		rc = exec_tty(c, a->pos[0], a->npos > 1 ? cmd : NULL, s);
+		goto done;
+	}
 	/* Live output in human mode; --json keeps one object at the end. */
 	if (!c->json)
 		s->o.on_output = cli_stream_output;
@@ -334,7 +398,7 @@ static int exec_run(cli *c, const cli_args *a)
 done:
 	sbx_exec_result_free(&r);
 	free(cmd);
-	for (size_t i = 0; i < s->o.env_count; i++)
+	for (size_t i = 0; i < s->o.env_count - (s->env_shifted ? 1 : 0); i++)
 		free(s->env_keys[i]);
 	free(s);
 	return rc;
@@ -356,6 +420,13 @@ const cli_command cli_cmd_exec = {
         "follows it to its end, 'kill ID PID' kills it with its whole tree, 'ps ID'\n"
         "lists the running commands. It is killed --timeout-ms (+5 s) after it started.\n"
         "\n"
+        "-t runs COMMAND (none: the user's login shell) on a terminal in the sandbox,\n"
+        "of this terminal's size, following its resizes, with this TERM. With -i (-it)\n"
+        "this terminal goes raw: every key goes to the remote terminal, so Ctrl-C\n"
+        "interrupts the remote job, Ctrl-D ends its input, Ctrl-Z stops it; the\n"
+        "terminal's settings come back however the session ends. No time limit\n"
+        "unless --timeout-ms. SIGTERM or SIGHUP of this tool kills the remote command.\n"
+        "\n"
         "Exit: the command's exit code (128+N when killed by signal N); 124 timed out;\n"
         "125 killed by an unknown signal; 130 interrupted (Ctrl-C kills the remote\n"
         "command); 1 library error; 2 usage error.\n",
@@ -363,7 +434,9 @@ const cli_command cli_cmd_exec = {
         "  sandbox-e2b exec \"$id\" ls -la /workspace\n"
         "  sandbox-e2b exec \"$id\" 'cd /workspace && echo hi > hello.txt && cat hello.txt'\n"
         "  sandbox-e2b exec \"$id\" --cwd /tmp --env LANG=C --timeout-ms 5s -- ls -la\n"
-        "  sandbox-e2b exec \"$id\" --json -- 'echo hi' | jq .stdout\n",
+        "  sandbox-e2b exec \"$id\" --json -- 'echo hi' | jq .stdout\n"
+        "  sandbox-e2b exec -it \"$id\"                  # a shell in the sandbox\n"
+        "  sandbox-e2b exec -it --user root \"$id\" top\n",
     .options = exec_options,
     .stop_after = 1,
     .min_pos = 0,

@@ -236,10 +236,10 @@ static void run_initialize_now(dispatcher *d, serve_call *c)
 	if (busy)
 		serve_failf(&f, RPC_INVALID_REQUEST,
 		            "initialize while %zu call(s) are in flight: wait for them", busy);
-	else if (serve_proc_any(d->srv))
+	else if (serve_proc_any(d->srv) || serve_pty_any(d->srv))
 		serve_failf(&f, RPC_INVALID_REQUEST,
-		            "initialize while background commands started here are not "
-		            "waited for: wait for or kill them first");
+		            "initialize while background commands or terminals started here are "
+		            "not waited for: wait for or kill them first");
 	else if (c->method->run(c, &c->args, &result, &f) == 0) {
 		wire_send(d->w, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", c->id, "result",
 		                          result));
@@ -408,6 +408,7 @@ int serve_run(const serve_options *o)
 		pthread_cond_wait(&d.idle, &d.mu);
 	pthread_mutex_unlock(&d.mu);
 	serve_proc_shutdown(d.srv); /* background commands are killed too */
+	serve_pty_shutdown(d.srv);  /* and terminals */
 	pthread_cond_destroy(&d.idle);
 	pthread_mutex_destroy(&d.mu);
 	serve_server_free(d.srv);

@@ -1007,6 +1007,152 @@ static int run_kill_process(serve_call *c, const serve_args *a, json_t **out, se
 	    out, f);
 }
 
+/* ---- terminals: pty_start, pty_attach, pty_input, pty_resize, pty_kill, pty_wait ------------- */
+
+static int get_size(json_t *p, serve_args *a, bool required, serve_fail *f)
+{
+	uint64_t cols = a->cols, rows = a->rows;
+	bool gc = false, gr = false;
+
+	if (get_uint(p, "cols", "params", 1, UINT16_MAX, &cols, &gc, f) < 0 ||
+	    get_uint(p, "rows", "params", 1, UINT16_MAX, &rows, &gr, f) < 0)
+		return -1;
+	if (required && (!gc || !gr))
+		return serve_failf(f, RPC_INVALID_PARAMS, "params.%s is required (an integer)",
+		                   !gc ? "cols" : "rows");
+	a->cols = (uint16_t)cols;
+	a->rows = (uint16_t)rows;
+	return 0;
+}
+
+static int parse_pty_start(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id",  "command",    "cols", "rows", "cwd",
+	                                   "env", "timeout_ms", "user", NULL};
+	sbx_pty_options d = SBX_PTY_OPTIONS_INIT;
+
+	a->cols = d.cols;
+	a->rows = d.rows;
+	a->timeout_ms = d.timeout_ms;
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "command", false, "params", &a->command, f) < 0 ||
+	    get_size(p, a, false, f) < 0 || get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
+	    get_uint(p, "timeout_ms", "params", 0, UINT64_MAX / 2, &a->timeout_ms, NULL, f) < 0 ||
+	    parse_user(p, a, f) < 0)
+		return -1;
+	return get_str_map(p, "env", &a->env, &a->nenv, f);
+}
+
+static int parse_pty_resize(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "pid", "cols", "rows", NULL};
+	if (parse_pid(p, keys, a, f) < 0)
+		return -1;
+	return get_size(p, a, true, f);
+}
+
+static json_t *pty_started(const char *id, uint32_t pid)
+{
+	return json_pack("{s:s,s:I}", "id", id, "pid", (json_int_t)pid);
+}
+
+static int run_pty_open(serve_call *c, const serve_args *a, uint32_t pid, json_t **out,
+                        serve_fail *f)
+{
+	serve_pty *t = NULL;
+	sbx_error err = {0};
+	int rc = serve_pty_open(&t, c, a, pid, &err);
+
+	rc = finish(rc, &err, rc < 0 ? NULL : pty_started(a->id, serve_pty_pid(t)), out, f);
+	serve_pty_put(t);
+	return rc;
+}
+
+static int run_pty_start(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_pty_open(c, a, 0, out, f);
+}
+
+static int run_pty_attach(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_pty_open(c, a, a->pid, out, f);
+}
+
+static int no_pty(const serve_args *a, serve_fail *f)
+{
+	return serve_failf(f, RPC_INVALID_PARAMS,
+	                   "params.pid: no terminal %u of sandbox %.128s was started or attached "
+	                   "through this server (pty_attach follows one by pid)",
+	                   (unsigned)a->pid, a->id);
+}
+
+static json_t *pid_ok(const serve_args *a)
+{
+	return json_pack("{s:b,s:s,s:I}", "ok", 1, "id", a->id, "pid", (json_int_t)a->pid);
+}
+
+static int run_pty_input(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc;
+
+	if (!t)
+		return no_pty(a, f);
+	rc = sbx_pty_send_input(serve_pty_handle(t), a->data, a->data_len, c->sig, &err);
+	serve_pty_put(t);
+	return finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+}
+
+static int run_pty_resize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc;
+
+	if (!t)
+		return no_pty(a, f);
+	rc = sbx_pty_resize(serve_pty_handle(t), a->cols, a->rows, c->sig, &err);
+	serve_pty_put(t);
+	return finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+}
+
+static int run_pty_kill(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
+	sbx_error err = {0};
+	int rc;
+
+	if (!t)
+		return no_pty(a, f);
+	rc = sbx_pty_kill(serve_pty_handle(t), c->sig, &err);
+	serve_pty_put(t);
+	return finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+}
+
+/* pty_wait: the end; the handle is then forgotten (a later pty_attach finds it ended). */
+static int run_pty_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
+	sbx_pty_result r = {0};
+	sbx_error err = {0};
+	int rc;
+
+	if (!t)
+		return no_pty(a, f);
+	rc = sbx_pty_wait(&r, serve_pty_handle(t), c->sig, &err);
+	if (rc == 0 || rc == SBX_EUSER || rc == SBX_ENETWORK || rc == SBX_EPROTOCOL)
+		serve_pty_forget(t); /* it ended, or its stream did: pty_attach follows it anew */
+	serve_pty_put(t);
+	return finish(rc, &err,
+	              rc < 0 ? NULL
+	                     : json_pack("{s:s,s:I,s:o,s:b,s:b}", "id", a->id, "pid",
+	                                 (json_int_t)a->pid, "exit_code",
+	                                 r.has_exit_code ? json_integer(r.exit_code) : json_null(),
+	                                 "timed_out", r.timed_out, "killed", r.killed),
+	              out, f);
+}
+
 /* The method table, in the contract's order (bindings/protocol/methods.md). */
 static const serve_method methods[] = {
     {"initialize", parse_initialize, run_initialize, false},
@@ -1036,6 +1182,12 @@ static const serve_method methods[] = {
     {"remove", parse_path_op, run_remove, true},
     {"make_dir", parse_path_op, run_make_dir, true},
     {"rename", parse_rename, run_rename, true},
+    {"pty_start", parse_pty_start, run_pty_start, true},
+    {"pty_attach", parse_pid_only, run_pty_attach, true},
+    {"pty_input", parse_send_stdin, run_pty_input, true},
+    {"pty_resize", parse_pty_resize, run_pty_resize, true},
+    {"pty_kill", parse_pid_only, run_pty_kill, true},
+    {"pty_wait", parse_pid_only, run_pty_wait, true},
 };
 
 const serve_method *serve_method_find(const char *name)

@@ -116,6 +116,8 @@ typedef struct serve_server serve_server;
  * kills it). Reference-counted: calls hold it while they use it.
  */
 typedef struct serve_proc serve_proc;
+/* A terminal's handle (ptys.c), kept by (sandbox id, pid) like a serve_proc. */
+typedef struct serve_pty serve_pty;
 
 /* The server for o (max_line set); its config refused is reported, not fatal. 0 or -1 (OOM). */
 int serve_server_new(serve_server **out, const serve_options *o);
@@ -132,6 +134,8 @@ const char *serve_config_error(serve_server *s);
 serve_writer *serve_writer_of(serve_server *s);
 /* The background commands' list head and its lock, for processes.c. */
 serve_proc **serve_procs_of(serve_server *s);
+/* The terminals' list head (ptys.c), under the same lock. */
+serve_pty **serve_ptys_of(serve_server *s);
 pthread_mutex_t *serve_lock_of(serve_server *s);
 
 /* ---- methods.c: params, handlers, results ----------------------------------------- */
@@ -157,7 +161,8 @@ typedef struct serve_args {
 	size_t data_len;
 	bool stream;
 	bool background, stdin_open; /* exec: start a background command */
-	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process */
+	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process, pty_* */
+	uint16_t cols, rows;         /* pty_start, pty_resize */
 	sbx_sandbox_state state;     /* list */
 	bool list_all;               /* list: also sandboxes without a name */
 	/* initialize */
@@ -234,11 +239,32 @@ void serve_proc_shutdown(serve_server *s);
 /* Whether any command is remembered (initialize waits until none is). */
 bool serve_proc_any(serve_server *s);
 
+/* ---- ptys.c: the terminals this server started or attached ---------------------------- */
+
+/*
+ * sbx_pty_start (attach_pid 0: a->command, cols, rows, cwd, env, timeout_ms, user) or
+ * sbx_pty_attach (attach_pid); output notified under c's id. On 0 *out is held once
+ * (serve_pty_put) and in the table (a handle of the same (id, pid) is replaced).
+ */
+int serve_pty_open(serve_pty **out, serve_call *c, const serve_args *a, uint32_t attach_pid,
+                   sbx_error *err);
+/* The handle of (id, pid) held once, or NULL. */
+serve_pty *serve_pty_get(serve_server *s, const char *id, uint32_t pid);
+void serve_pty_put(serve_pty *t);
+/* Out of the table (it ended, pty_wait saw it); freed once the last holder puts it. */
+void serve_pty_forget(serve_pty *t);
+sbx_pty *serve_pty_handle(serve_pty *t);
+uint32_t serve_pty_pid(serve_pty *t);
+bool serve_pty_any(serve_server *s);
+/* Shutdown: kill and free every terminal in the table (no call may be running). */
+void serve_pty_shutdown(serve_server *s);
+
 /* ---- events.c: notifications ------------------------------------------------------- */
 
 /*
- * `output` {"id", "pid"?, "stream": "stdout"|"stderr", "data" | "data_b64"}: id is
- * the exec request's id; pid (> 0) names a background command.
+ * `output` {"id", "pid"?, "stream": "stdout"|"stderr"|"pty", "data" | "data_b64"}: id is
+ * the exec (pty_start, pty_attach) request's id; pid (> 0) names a background command or
+ * a terminal.
  */
 void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *stream,
                          const unsigned char *data, size_t len);

@@ -27,6 +27,7 @@ struct serve_server {
 	int log_min;        /* lines below this level are dropped (-v: debug; else warn) */
 	pthread_mutex_t mu; /* guards procs */
 	serve_proc *procs;  /* background commands (processes.c) */
+	serve_pty *ptys;    /* terminals (ptys.c), under mu too */
 };
 
 static void log_line(sbx_log_level level, const char *message, const sbx_log_field *fields,
@@ -184,6 +185,11 @@ serve_writer *serve_writer_of(serve_server *s)
 serve_proc **serve_procs_of(serve_server *s)
 {
 	return &s->procs;
+}
+
+serve_pty **serve_ptys_of(serve_server *s)
+{
+	return &s->ptys;
 }
 
 pthread_mutex_t *serve_lock_of(serve_server *s)

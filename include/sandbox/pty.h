@@ -149,7 +149,8 @@ SBX_EXTERN int sbx_pty_resize(sbx_pty *h, uint16_t cols, uint16_t rows, sbx_sign
  * Kill the command (envd SendSignal SIGKILL on its pid, as E2B's pty.kill;
  * the terminal's hangup then reaches its session's foreground job), then
  * wait for the handle's reader to see the end (at most 3 s, then it
- * disconnects). Thread-safe; killing a command that ended is a no-op (0).
+ * disconnects). Thread-safe; killing a command whose end was seen is a no-op (0);
+ * after a stream that broke first, the signal is still sent.
  * @param sig  stops waiting (SBX_EABORTED); the signal was sent.
  * @return 0, SBX_EINVALID, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK.
  */

@@ -665,7 +665,7 @@ static int kill_all_of(sbx__e2b_provider *p, json_t *ids, const char *except, sb
 	return 0;
 }
 
-static int destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err)
+int sbx__e2b_destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
 	json_t *ids = json_array();
@@ -893,8 +893,8 @@ static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body
 	return error;
 }
 
-static int create_with(void *impl, char **id_out, const char *name, const sbx_limits *limits,
-                       const sbx_create_options *opts, sbx_signal *sig, sbx_error *err)
+int sbx__e2b_create_with(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                         const sbx_create_options *opts, sbx_signal *sig, sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
 	int64_t timeout =
@@ -957,10 +957,10 @@ done:
 	return error;
 }
 
-static int create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
-                  sbx_signal *sig, sbx_error *err)
+int sbx__e2b_create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                    sbx_signal *sig, sbx_error *err)
 {
-	return create_with(impl, id_out, name, limits, NULL, sig, err);
+	return sbx__e2b_create_with(impl, id_out, name, limits, NULL, sig, err);
 }
 
 /*
@@ -970,8 +970,8 @@ static int create(void *impl, char **id_out, const char *name, const sbx_limits 
  * (resumes it, or tells SBX_EGONE) and send it once more. The attach cache's
  * window is dropped either way: it may now be too long.
  */
-static int set_timeout(void *impl, const char *id, uint64_t seconds, sbx_signal *sig,
-                       sbx_error *err)
+int sbx__e2b_set_timeout(void *impl, const char *id, uint64_t seconds, sbx_signal *sig,
+                         sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
 	char path[256];
@@ -1010,8 +1010,8 @@ static int set_timeout(void *impl, const char *id, uint64_t seconds, sbx_signal 
 	return error;
 }
 
-static int resume(void *impl, sbx_resume_status *out, const char *id, sbx_signal *sig,
-                  sbx_error *err)
+int sbx__e2b_resume(void *impl, sbx_resume_status *out, const char *id, sbx_signal *sig,
+                    sbx_error *err)
 {
 	sbx_envd_target t;
 	sbx_error local = {0};
@@ -1088,7 +1088,7 @@ int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeo
 	return error;
 }
 
-static int suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
+int sbx__e2b_suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 {
 	int error;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
@@ -1098,7 +1098,7 @@ static int suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 	return sbx__e2b_pause(impl, id, true, 0, sig, err);
 }
 
-static int destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
+int sbx__e2b_destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 {
 	int error;
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
@@ -1108,7 +1108,7 @@ static int destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err)
 	return kill_sandbox(impl, id, sig, err);
 }
 
-static void provider_free(void *impl)
+void sbx__e2b_provider_free(void *impl)
 {
 	sbx__e2b_provider *p = impl;
 	if (!p)
@@ -1130,53 +1130,7 @@ static void provider_free(void *impl)
 	sbx__free(p);
 }
 
-static const sbx_provider_vtable e2b_vtable = {
-    .name = "e2b",
-    .concurrent_exec = true,
-    .create = create,
-    .create_with = create_with,
-    .set_timeout = set_timeout,
-    .resume = resume,
-    .suspend = suspend,
-    .destroy = destroy,
-    .destroy_by_name = destroy_by_name,
-    .kill_all = sbx__e2b_kill_all,
-    .kill_tagged = sbx__e2b_kill_tagged,
-    .exec = sbx__e2b_exec,
-    .read_file = sbx__e2b_read_file,
-    .write_file = sbx__e2b_write_file,
-    .stat = sbx__e2b_stat,
-    .list = sbx__e2b_list,
-    .get_info = sbx__e2b_get_info,
-    .list_dir = sbx__e2b_list_dir,
-    .host = sbx__e2b_host,
-    .metrics = sbx__e2b_metrics,
-    .path_info = sbx__e2b_path_info,
-    .remove = sbx__e2b_remove,
-    .make_dir = sbx__e2b_make_dir,
-    .rename = sbx__e2b_rename,
-    .read_stream = sbx__e2b_read_stream,
-    .write_stream = sbx__e2b_write_stream,
-    .free = provider_free,
-    .process_start = sbx__e2b_process_start,
-    .process_attach = sbx__e2b_process_attach,
-    .process_wait = sbx__e2b_process_wait,
-    .process_send_stdin = sbx__e2b_process_send_stdin,
-    .process_close_stdin = sbx__e2b_process_close_stdin,
-    .process_kill = sbx__e2b_process_kill,
-    .process_free = sbx__e2b_process_free,
-    .process_kill_pid = sbx__e2b_process_kill_pid,
-    .process_list = sbx__e2b_process_list,
-    .pty_start = sbx__e2b_pty_start,
-    .pty_attach = sbx__e2b_pty_attach,
-    .pty_send_input = sbx__e2b_pty_send_input,
-    .pty_resize = sbx__e2b_pty_resize,
-    .pty_kill = sbx__e2b_pty_kill,
-    .pty_wait = sbx__e2b_pty_wait,
-    .pty_free = sbx__e2b_pty_free,
-};
-
-static int attach_init(sbx__e2b_provider *p, sbx_error *err)
+int sbx__e2b_attach_init(sbx__e2b_provider *p, sbx_error *err)
 {
 	pthread_condattr_t ca;
 	bool ok;
@@ -1193,89 +1147,5 @@ static int attach_init(sbx__e2b_provider *p, sbx_error *err)
 		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
 	}
 	p->attach_ready = true;
-	return 0;
-}
-
-static bool is_http_url(const char *u)
-{
-	return (strncmp(u, "http://", 7) == 0 && u[7]) || (strncmp(u, "https://", 8) == 0 && u[8]);
-}
-
-static int copy_config(sbx__e2b_provider *p, const sbx_e2b_config *cfg, const sbx_e2b_options *opts,
-                       sbx_error *err)
-{
-	sbx_buf api = SBX_BUF_INIT(64 * 1024);
-	size_t n;
-	int error;
-
-	p->timeout_seconds = cfg->timeout_seconds;
-	p->domain_allowlist = cfg->domain_allowlist;
-	p->allow_open_egress = cfg->allow_open_egress;
-	if (opts)
-		p->logger = opts->logger;
-	if (!(p->domain = sbx__strdup(cfg->domain ? cfg->domain : "e2b.app")) ||
-	    !(p->template_id = sbx__strdup(cfg->template_id)))
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	if (opts && opts->envd_url) {
-		n = strlen(opts->envd_url);
-		while (n > 0 && opts->envd_url[n - 1] == '/')
-			n--;
-		if (!(p->envd_url = sbx__strndup(opts->envd_url, n)))
-			return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	}
-	if (cfg->effective_api_url)
-		error = sbx_buf_puts(&api, cfg->effective_api_url);
-	else if (cfg->api_url)
-		error = sbx_buf_puts(&api, cfg->api_url);
-	else
-		error = sbx_buf_printf(&api, "https://api.%s", p->domain);
-	if (error == 0 && (error = sbx_global_init()) < 0)
-		sbx__error_set(err, error, "cannot initialise libcurl");
-	if (error == 0 && (error = sbx__http_new(&p->http, err)) == 0) {
-		sbx__http_set_logger(p->http, &p->logger);
-		if (opts && opts->version >= 2)
-			error =
-			    sbx__http_set_test_tls(p->http, opts->tls_ca_file, opts->connect_to);
-		if (error == 0)
-			error = sbx__e2b_api_init(&p->api, p->http, (const char *)api.ptr,
-			                          cfg->api_key, err);
-		p->api.logger = p->logger; /* retries are logged (docs/reliability.md) */
-	}
-	sbx_buf_dispose(&api);
-	return error < 0 ? sbx__error_set(err, error, "out of memory") : 0;
-}
-
-int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sbx_e2b_options *opts,
-                         sbx_error *err)
-{
-	sbx__e2b_provider *p;
-	int error;
-
-	if (!out)
-		return sbx__error_set(err, SBX_EINVALID, "out is NULL");
-	*out = NULL;
-	if (!cfg || !cfg->api_key || !cfg->api_key[0] || !cfg->template_id || !cfg->template_id[0])
-		return sbx__error_set(err, SBX_EINVALID,
-		                      "an E2B config with apiKey and template is required");
-	for (const char *k = cfg->api_key; *k; k++) {
-		/* sent as "X-API-KEY: <key>": a CR or LF would inject headers (fetch refuses it) */
-		if ((unsigned char)*k < 0x20 || (unsigned char)*k == 0x7f)
-			return sbx__error_set(err, SBX_EINVALID,
-			                      "apiKey contains a control character");
-	}
-	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > MAX_TIMEOUT_SECONDS)
-		return sbx__error_set(err, SBX_EINVALID, "timeoutSeconds must be 60..86400");
-	if (opts && opts->version != 1 && opts->version != SBX_E2B_OPTIONS_VERSION)
-		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_e2b_options version %u",
-		                      opts->version);
-	if (opts && opts->envd_url && !is_http_url(opts->envd_url))
-		return sbx__error_set(err, SBX_EINVALID, "envd_url must be an http or https URL");
-	if (!(p = sbx__calloc(1, sizeof(*p))))
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	if ((error = attach_init(p, err)) < 0 || (error = copy_config(p, cfg, opts, err)) < 0 ||
-	    (error = sbx__provider_new(out, &e2b_vtable, p, err)) < 0) {
-		provider_free(p);
-		return error;
-	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <sandbox/e2b.h>
 #include <sandbox/files.h>
 #include <sandbox/info.h>
+#include <sandbox/lifetime.h>
 #include <sandbox/metrics.h>
 #include <sandbox/paths.h>
 #include <sandbox/ports.h>
@@ -168,6 +169,23 @@ int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_
 bool sbx__e2b_not_running(int error, const sbx_error *e);
 /* stderrOf(): `err` as text, whitespace-trimmed, at most 500 bytes at a UTF-8 boundary. */
 const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen);
+
+/* provider.c: the lifecycle entries of the vtable (provider_new.c), and the provider's setup. */
+int sbx__e2b_create(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                    sbx_signal *sig, sbx_error *err);
+int sbx__e2b_create_with(void *impl, char **id_out, const char *name, const sbx_limits *limits,
+                         const sbx_create_options *opts, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_set_timeout(void *impl, const char *id, uint64_t seconds, sbx_signal *sig,
+                         sbx_error *err);
+int sbx__e2b_resume(void *impl, sbx_resume_status *out, const char *id, sbx_signal *sig,
+                    sbx_error *err);
+int sbx__e2b_suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err);
+/* Free a provider's state (attach cache, API, HTTP pool). Accepts NULL. */
+void sbx__e2b_provider_free(void *impl);
+/* attach_mu and attach_cv (monotonic clock) of a new provider. 0 or SBX_EINTERNAL. */
+int sbx__e2b_attach_init(sbx__e2b_provider *p, sbx_error *err);
 
 /* provider_exec.c: the vtable entries that run commands in the sandbox. */
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,

@@ -460,18 +460,20 @@ int sbx__e2b_pty_resize(void *hv, uint16_t cols, uint16_t rows, sbx_signal *sig,
 int sbx__e2b_pty_kill(void *hv, sbx_signal *sig, sbx_error *err)
 {
 	pty *h = hv;
-	bool done;
+	bool done, ended;
 	int error;
 
 	pthread_mutex_lock(&h->mu);
 	done = h->done;
+	ended = done && (h->got_end || h->res.timed_out); /* the reader wrote them before done */
 	pthread_mutex_unlock(&h->mu);
-	if (done)
+	if (done && ended)
 		return 0;
 	atomic_store(&h->killing, true);
 	/* a pid envd no longer knows (it just ended) is success */
 	if ((error = sbx__envd_kill(h->p->http, &h->t, h->pid, sbx__now_ms() + SIGNAL_DEADLINE_MS,
-	                            sig, err)) < 0)
+	                            sig, err)) < 0 ||
+	    done) /* the reader gave up on a broken stream: the signal is all there is */
 		return error;
 	if ((error = wait_fd(h->done_fd, KILL_GRACE_MS, sig, err)) != SBX_ETIMEOUT)
 		return error;
