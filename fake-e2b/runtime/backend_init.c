@@ -594,25 +594,6 @@ static int idmapped_trees(fk_box *b, struct init_args *a, fk_err *err)
 	return 0;
 }
 
-bool fk__ns_box_bind_root(fk_box *b)
-{
-	if (b->bind_links[0] >= 0)
-		return true;
-	static int warned;
-	int cg = fk__cg_box_v2_open(b);
-	int rc = cg < 0 ? -1 : fk_lx_bind_root_attach(cg, (uint32_t)b->id_base, b->bind_links);
-	int e = errno;
-	if (cg >= 0)
-		close(cg);
-	if (rc < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		fprintf(
-		    stderr,
-		    "fake-e2b: no BPF cgroup bind program (cgroup v2, Linux >= 5.12): %s; every "
-		    "user of a sandbox may bind ports below 1024, not only its root\n",
-		    fk_strerror(e));
-	return rc == 0;
-}
-
 /* The memory cgroup's OOM killer must pick a process inside the box, never its PID 1 (its death
  * ends the box: a full /dev/shm plus an allocator made it the last pick). Written by the server
  * (host root): from inside its user namespace PID 1 cannot lower its score, which needs

@@ -3,7 +3,8 @@
  * shared by its files, each using only those below it: backend_ns.c (the runtime's probes,
  * the box verbs, entering a box) and backend_init.c (a box's PID 1: its arguments made on the
  * host, its named stages inside, its end) over backend_files.c (a box's files on the host: root,
- * /etc, layers, id ranges, prepare, commit, copy, restore, the start-up sweep) over backend_disk.c
+ * /etc, layers, id ranges, prepare, commit, copy, restore, the start-up sweep) over
+ * backend_live.c (live restore: a box's PID 1 recorded, checked, adopted) over backend_disk.c
  * (a box's disk image: make, reserve, check, mount).
  */
 #ifndef FAKE_E2B_BACKEND_INT_H
@@ -40,16 +41,15 @@ void fk__ns_rt_userns(fk_rt *rt);
 /* The box's /etc template on the host (overlay lower layer), NULL when it gets a copy. */
 const char *fk__ns_box_etc_template(const fk_box *b);
 
-/* ---- backend_init.c ---- */
-/* A box with a user namespace: its root (host uid id_base) may bind ports below 1024 in its
- * network namespace, nobody else there (BPF programs on its cgroup v2, kept until it is
- * destroyed; attached again when a box is adopted). False when the machine cannot: then the
- * namespace lets everyone. */
-bool fk__ns_box_bind_root(fk_box *b);
 /* The fd number at which a live-restore box's PID 1 keeps its id range claim. */
 #define FK_INIT_CLAIM_FD 3
 
-/* ---- backend_live.c: live restore ---- */
+/* ---- backend_live.c: live restore (under backend_files.c, over backend_disk.c) ---- */
+/* A box with a user namespace: its root (host uid id_base) may bind ports below 1024 in its
+ * network namespace, nobody else there (BPF programs on its cgroup v2, kept until it is
+ * destroyed; attached at its boot, and again when a box is adopted). False when the machine
+ * cannot: then the namespace lets everyone. */
+bool fk__ns_box_bind_root(fk_box *b);
 /* After a boot (live-restore runtimes only): <state>/.live/<id> records its PID 1 (pid, start
  * time, the host's boot id) for the next runtime to verify. 0, or FK_EIO. */
 int fk__live_record(fk_box *b, fk_err *err);

@@ -17,6 +17,7 @@
 #include "backend_int.h"
 #include "box_cgroups.h"
 #include "egress_int.h"
+#include "linux/net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,26 @@ static int boot_id(char out[40])
 		return -1;
 	out[36] = 0;
 	return 0;
+}
+
+/* A box's port binding program (backend_int.h): at each boot and at its adoption. */
+bool fk__ns_box_bind_root(fk_box *b)
+{
+	if (b->bind_links[0] >= 0)
+		return true;
+	static int warned;
+	int cg = fk__cg_box_v2_open(b);
+	int rc = cg < 0 ? -1 : fk_lx_bind_root_attach(cg, (uint32_t)b->id_base, b->bind_links);
+	int e = errno;
+	if (cg >= 0)
+		close(cg);
+	if (rc < 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(
+		    stderr,
+		    "fake-e2b: no BPF cgroup bind program (cgroup v2, Linux >= 5.12): %s; every "
+		    "user of a sandbox may bind ports below 1024, not only its root\n",
+		    fk_strerror(e));
+	return rc == 0;
 }
 
 static void record_path(const fk_rt *rt, const char *id, char *out, size_t n)
