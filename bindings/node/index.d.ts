@@ -108,7 +108,7 @@ export interface SandboxProvider {
   stat(h: SandboxHandle, path: string, signal?: AbortSignal): Promise<FileStat | null>
   // ---- not in the contract ----
   /** Start a background command; killed when the serve child ends. */
-  startCommand(h: SandboxHandle, args: StartCommandArgs): Promise<CommandHandle>
+  startCommand(h: SandboxHandle, args: StartCommandArgs): Promise<StartedCommand>
   /**
    * A running command by pid (E2B's `commands.connect`): one startCommand or exec started, one
    * another client started, or one whose stream a pause broke (after resume). wait() gets the
@@ -116,10 +116,10 @@ export interface SandboxProvider {
    */
   attach(h: SandboxHandle, pid: number, opts?: { onStdout?: (data: string) => void; onStderr?: (data: string) => void; maxOutputBytes?: number }): Promise<AttachedCommand>
   /** The sandbox's running commands. */
-  processes(h: SandboxHandle, signal?: AbortSignal): Promise<ProcessInfo[]>
+  processes(h: SandboxHandle, signal?: AbortSignal): Promise<ProcessEntry[]>
   /** This deployment's sandboxes (those made by create), newest first. */
-  list(opts?: { name?: string; state?: 'running' | 'paused'; signal?: AbortSignal }): Promise<SandboxInfo[]>
-  info(h: SandboxHandle, signal?: AbortSignal): Promise<SandboxInfo>
+  list(opts?: { name?: string; state?: 'running' | 'paused'; signal?: AbortSignal }): Promise<ListedSandbox[]>
+  info(h: SandboxHandle, signal?: AbortSignal): Promise<ListedSandbox>
   /** A directory's entries, sorted by name; null when the path does not exist. */
   listDir(h: SandboxHandle, path: string, signal?: AbortSignal): Promise<{ entries: DirEntry[]; truncated: boolean } | null>
   /** End the serve child now (it also ends with Node). */
@@ -140,7 +140,7 @@ export interface StartCommandArgs {
   signal?: AbortSignal
 }
 
-export interface CommandHandle {
+export interface StartedCommand {
   readonly pid: number
   /** the result once it ends (aborted: killed through kill()); a signal stops only this wait */
   wait(signal?: AbortSignal): Promise<ExecResult & { aborted: boolean }>
@@ -158,7 +158,7 @@ export interface AttachedCommand {
   kill(signal?: AbortSignal): Promise<void>
 }
 
-export interface ProcessInfo {
+export interface ProcessEntry {
   pid: number
   tag: string | null
   /** the shell text of a command this library started, else null */
@@ -168,7 +168,7 @@ export interface ProcessInfo {
   cwd: string | null
 }
 
-export interface SandboxInfo {
+export interface ListedSandbox {
   id: string
   name: string | null
   state: 'running' | 'paused'
@@ -202,9 +202,12 @@ export class SandboxGoneError extends Error {
  * "paused": this provider suspended the sandbox while the exec or wait ran (resume, then attach).
  */
 export class SandboxError extends Error {
-  readonly name: 'SandboxError'
+  /** 'SandboxError', or the E2B-shape subclass's name ('TimeoutError', ...) */
+  readonly name: string
   readonly code: string | undefined
   readonly httpStatus: number | undefined
+  /** E2B's name for httpStatus */
+  readonly statusCode: number | undefined
   readonly e2bCode: string | undefined
   readonly rpcCode: number | undefined
 }
@@ -233,3 +236,272 @@ export class Client {
  * package's directory); throws a SandboxError (code "bridge") when none.
  */
 export function findBinary(env?: NodeJS.ProcessEnv, root?: string): string
+
+// ---- Sandbox: the official `e2b` SDK's shape (2.51.0), over the same engine ----------------
+// bindings/MIGRATING.md: every E2B call, its counterpart here, and what differs.
+
+/** E2B's connection options this engine takes (the rest of E2B's are not accepted). */
+export interface ConnectionOpts {
+  /** else E2B_API_KEY */
+  apiKey?: string
+  /** else E2B_DOMAIN, else "e2b.app" */
+  domain?: string
+  /** else E2B_API_URL, else https://api.<domain> */
+  apiUrl?: string
+  /** envd address override (fake-e2b, self-hosted); else E2B_SANDBOX_URL */
+  sandboxUrl?: string
+  /** the engine's log lines: { debug, info, warn, error } */
+  logger?: Logger
+  /** ms for one request (not a command's run: that is timeoutMs); a TimeoutError when it passes */
+  requestTimeoutMs?: number
+  signal?: AbortSignal
+  /** path of sandbox-e2b (default: SANDBOX_E2B_BIN, PATH, the prebuilt engine) */
+  bin?: string
+}
+
+export type RequestOpts = Pick<ConnectionOpts, 'requestTimeoutMs' | 'signal'>
+
+export interface SandboxOpts extends ConnectionOpts {
+  /** default E2B_TEMPLATE, else 'capybara-sandbox' (E2B's is 'base'); create's first argument wins */
+  template?: string
+  metadata?: Record<string, string>
+  /** environment of every command in the sandbox */
+  envs?: Record<string, string>
+  /** ms, default 300000 (E2B's); 1000..86400000 */
+  timeoutMs?: number
+  /** default true (egress open); false: no egress */
+  allowInternetAccess?: boolean
+  /** only { denyOut: ['0.0.0.0/0'] } (no egress) or that with allowOut: [hosts] (an allowlist) */
+  network?: { allowOut?: string[]; denyOut?: string[] }
+}
+
+export interface SandboxConnectOpts extends ConnectionOpts {
+  /** ms: the lifetime each later command or file call extends the sandbox to (default 300000) */
+  timeoutMs?: number
+}
+
+export type SandboxState = 'running' | 'paused'
+
+export interface SandboxInfo {
+  sandboxId: string
+  templateId: string
+  startedAt: Date | undefined
+  endAt: Date | undefined
+  state: SandboxState
+}
+
+export interface SandboxListOpts extends Omit<ConnectionOpts, 'signal'> {
+  query?: {
+    /** not in serve yet: a non-empty one is an InvalidArgumentError */
+    metadata?: Record<string, string>
+    /** default both */
+    state?: SandboxState[]
+    startedAfter?: Date
+    /** a template ID */
+    template?: string
+  }
+  /** default: newest first */
+  order?: 'asc' | 'desc'
+  /** per page, default 100 */
+  limit?: number
+  nextToken?: string
+}
+
+export class SandboxPaginator {
+  constructor(opts?: SandboxListOpts)
+  readonly hasNext: boolean
+  readonly nextToken: string | undefined
+  nextItems(opts?: RequestOpts): Promise<SandboxInfo[]>
+}
+
+export interface SandboxMetrics {
+  timestamp: Date
+  cpuUsedPct: number
+  cpuCount: number
+  memUsed: number
+  memTotal: number
+  memCache: number
+  diskUsed: number
+  diskTotal: number
+}
+
+export interface SandboxMetricsOpts extends RequestOpts {
+  start?: Date
+  end?: Date
+}
+
+export interface CommandResult {
+  /** -1: killed by a signal */
+  exitCode: number
+  /** "exit status N" for a non-zero exit, "signal: killed" for -1, else undefined */
+  error?: string
+  stdout: string
+  stderr: string
+  /** present (true) only when maxOutputBytes cut the output */
+  truncated?: true
+}
+
+export interface CommandStartOpts extends RequestOpts {
+  background?: boolean
+  /** default: the engine's working directory (/workspace) */
+  cwd?: string
+  /** 'user' (default: the engine's sandbox user) or 'root' */
+  user?: 'user' | 'root'
+  envs?: Record<string, string>
+  onStdout?: (data: string) => void | Promise<void>
+  onStderr?: (data: string) => void | Promise<void>
+  /** keep stdin open for sendStdin (background only) */
+  stdin?: boolean
+  /** ms, default 60000; 0: none. When it passes the whole process tree is killed (TimeoutError). */
+  timeoutMs?: number
+  /** the engine's: bytes of stdout + stderr kept, default 67108864; cut at a UTF-8 boundary */
+  maxOutputBytes?: number
+  /** the engine's: a tag for commands.killTagged */
+  tag?: string
+}
+
+export interface CommandConnectOpts extends RequestOpts {
+  onStdout?: (data: string) => void | Promise<void>
+  onStderr?: (data: string) => void | Promise<void>
+  timeoutMs?: number
+  maxOutputBytes?: number
+}
+
+export interface ProcessInfo {
+  pid: number
+  tag?: string
+  cmd: string
+  args: string[]
+  cwd?: string
+}
+
+export class CommandHandle {
+  readonly pid: number
+  readonly stdout: string
+  readonly stderr: string
+  readonly exitCode: number | undefined
+  readonly error: string | undefined
+  /** a non-zero exit throws CommandExitError; after a pause (code 'paused') and a resume, call again */
+  wait(): Promise<CommandResult>
+  disconnect(): Promise<void>
+  kill(): Promise<boolean>
+  sendStdin(data: string | Uint8Array, opts?: RequestOpts): Promise<void>
+  closeStdin(opts?: RequestOpts): Promise<void>
+}
+
+export interface Commands {
+  run(cmd: string, opts?: CommandStartOpts & { background?: false }): Promise<CommandResult>
+  run(cmd: string, opts: CommandStartOpts & { background: true }): Promise<CommandHandle>
+  run(cmd: string, opts?: CommandStartOpts & { background?: boolean }): Promise<CommandHandle | CommandResult>
+  list(opts?: RequestOpts): Promise<ProcessInfo[]>
+  kill(pid: number, opts?: RequestOpts): Promise<boolean>
+  connect(pid: number, opts?: CommandConnectOpts): Promise<CommandHandle>
+  sendStdin(pid: number, data: string | Uint8Array, opts?: RequestOpts): Promise<void>
+  closeStdin(pid: number, opts?: RequestOpts): Promise<void>
+  /** the engine's: kill every command started with one of these tags */
+  killTagged(tags: readonly string[], opts?: RequestOpts): Promise<void>
+  /** the engine's: kill every command of the sandbox */
+  killAll(opts?: RequestOpts): Promise<void>
+}
+
+export type FileType = 'file' | 'dir' | 'symlink'
+
+export interface WriteInfo {
+  name: string
+  type?: FileType
+  path: string
+  metadata?: Record<string, string>
+}
+
+export interface EntryInfo extends WriteInfo {
+  size: number
+  mode: number
+  permissions: string
+  owner: string
+  group: string
+  modifiedTime?: Date
+  symlinkTarget?: string
+}
+
+export interface FilesystemRequestOpts extends RequestOpts {
+  /** 'user' (default) or 'root'; read and write take 'user' only */
+  user?: 'user' | 'root'
+}
+
+export interface FilesystemReadOpts extends FilesystemRequestOpts {
+  /** the engine's: read at most this many bytes (default 67108864; a larger file is an error) */
+  maxBytes?: number
+}
+
+export type WriteData = string | ArrayBuffer | Uint8Array | Blob | ReadableStream
+export type WriteEntry = { path: string; data: WriteData }
+
+export interface Filesystem {
+  read(path: string, opts?: FilesystemReadOpts & { format?: 'text' }): Promise<string>
+  read(path: string, opts: FilesystemReadOpts & { format: 'bytes' }): Promise<Uint8Array>
+  read(path: string, opts: FilesystemReadOpts & { format: 'blob' }): Promise<Blob>
+  read(path: string, opts: FilesystemReadOpts & { format: 'stream' }): Promise<ReadableStream<Uint8Array>>
+  write(path: string, data: WriteData, opts?: FilesystemRequestOpts): Promise<WriteInfo>
+  write(files: WriteEntry[], opts?: FilesystemRequestOpts): Promise<WriteInfo[]>
+  writeFiles(files: WriteEntry[], opts?: FilesystemRequestOpts): Promise<WriteInfo[]>
+  list(path: string, opts?: FilesystemRequestOpts & { depth?: number }): Promise<EntryInfo[]>
+  exists(path: string, opts?: FilesystemRequestOpts): Promise<boolean>
+  getInfo(path: string, opts?: FilesystemRequestOpts): Promise<EntryInfo>
+  makeDir(path: string, opts?: FilesystemRequestOpts): Promise<boolean>
+  rename(oldPath: string, newPath: string, opts?: FilesystemRequestOpts): Promise<EntryInfo>
+  remove(path: string, opts?: FilesystemRequestOpts): Promise<void>
+}
+
+export class Sandbox {
+  /** @hidden use Sandbox.create or Sandbox.connect */
+  constructor(opts: never)
+  readonly sandboxId: string
+  readonly sandboxDomain: string
+  readonly commands: Commands
+  readonly files: Filesystem
+  static create<S extends typeof Sandbox>(this: S, opts?: SandboxOpts): Promise<InstanceType<S>>
+  static create<S extends typeof Sandbox>(this: S, template: string, opts?: SandboxOpts): Promise<InstanceType<S>>
+  static connect<S extends typeof Sandbox>(this: S, sandboxId: string, opts?: SandboxConnectOpts): Promise<InstanceType<S>>
+  static list(opts?: SandboxListOpts): SandboxPaginator
+  static kill(sandboxId: string, opts?: ConnectionOpts): Promise<boolean>
+  static getInfo(sandboxId: string, opts?: ConnectionOpts): Promise<SandboxInfo>
+  static setTimeout(sandboxId: string, timeoutMs: number, opts?: ConnectionOpts): Promise<void>
+  static pause(sandboxId: string, opts?: ConnectionOpts): Promise<boolean>
+  static getMetrics(sandboxId: string, opts?: ConnectionOpts & SandboxMetricsOpts): Promise<SandboxMetrics[]>
+  connect(opts?: RequestOpts): Promise<this>
+  kill(opts?: RequestOpts): Promise<boolean>
+  /** true: paused now; false: it was paused already */
+  pause(opts?: RequestOpts): Promise<boolean>
+  setTimeout(timeoutMs: number, opts?: RequestOpts): Promise<void>
+  getInfo(opts?: RequestOpts): Promise<SandboxInfo>
+  getMetrics(opts?: SandboxMetricsOpts): Promise<SandboxMetrics[]>
+  isRunning(opts?: RequestOpts): Promise<boolean>
+  /** `${port}-${sandboxId}.${domain}`, no request (as E2B's) */
+  getHost(port: number): string
+  /** the engine's: serve's `host` (the URL, and the traffic token when traffic is not public) */
+  getHostInfo(port: number, opts?: RequestOpts): Promise<{ url: string; hostname: string; port: number; trafficToken?: string }>
+}
+export default Sandbox
+
+/** End every serve child the Sandbox shape started (they also end with Node). */
+export function closeAll(): void
+
+export class TimeoutError extends SandboxError {}
+export class InvalidArgumentError extends SandboxError {}
+export class NotEnoughSpaceError extends SandboxError {}
+export class NotFoundError extends SandboxError {}
+export class FileNotFoundError extends NotFoundError {}
+export class SandboxNotFoundError extends NotFoundError {}
+export class RateLimitError extends SandboxError {}
+/** As in E2B, not a SandboxError. */
+export class AuthenticationError extends Error {
+  readonly code: string | undefined
+  readonly statusCode: number | undefined
+}
+export class CommandExitError extends SandboxError implements CommandResult {
+  constructor(result: CommandResult)
+  readonly exitCode: number
+  readonly error: string | undefined
+  readonly stdout: string
+  readonly stderr: string
+}

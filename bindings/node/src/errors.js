@@ -21,6 +21,11 @@ export class SandboxError extends Error {
     this.e2bCode = e2bCode
     this.rpcCode = rpcCode
   }
+
+  // E2B's name for the HTTP status (the `Sandbox` shape's errors are SandboxErrors too).
+  get statusCode() {
+    return this.httpStatus
+  }
 }
 
 // The serve child exited (crashed, killed) while a call was in flight.

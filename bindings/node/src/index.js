@@ -4,3 +4,16 @@ export { createE2BSandbox } from './provider.js'
 export { Client } from './client.js'
 export { BridgeError, SandboxError, SandboxGoneError } from './errors.js'
 export { findBinary } from './child.js'
+// E2B's own shape (the official `e2b` SDK's Sandbox, its handles and error classes).
+export { CommandHandle, Sandbox, Sandbox as default, SandboxPaginator, closeAll } from './e2b.js'
+export {
+  AuthenticationError,
+  CommandExitError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  NotEnoughSpaceError,
+  NotFoundError,
+  RateLimitError,
+  SandboxNotFoundError,
+  TimeoutError,
+} from './e2b-errors.js'

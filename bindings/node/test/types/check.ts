@@ -87,3 +87,76 @@ export async function seedCall(s: SeedProvider, q: typeof p): Promise<void> {
     await x.destroy(c, signal)
   }
 }
+
+// 3. The E2B shape (Sandbox, as the official `e2b` SDK 2.51.0 types it): every call with only
+//    its required arguments, and the result types E2B's callers rely on.
+import DefaultSandbox, {
+  CommandExitError,
+  FileNotFoundError,
+  Sandbox,
+  SandboxError,
+  SandboxNotFoundError,
+  TimeoutError,
+  type CommandHandle,
+  type CommandResult,
+  type EntryInfo,
+  type SandboxInfo,
+  type SandboxMetrics,
+  type WriteInfo,
+} from '../../index.js'
+
+export async function e2bShape(): Promise<void> {
+  const a: Sandbox = await Sandbox.create()
+  const b: Sandbox = await DefaultSandbox.create('capybara-sandbox', { timeoutMs: 60_000, metadata: { k: 'v' }, envs: { A: 'b' } })
+  const c: Sandbox = await Sandbox.connect(a.sandboxId)
+  const id: string = a.sandboxId
+  const r: CommandResult = await a.commands.run('echo hi')
+  const r2: CommandResult = await a.commands.run('echo hi', { onStdout: (d: string) => void d, user: 'root', cwd: '/', envs: {}, timeoutMs: 0, maxOutputBytes: 10, tag: 't' })
+  const h: CommandHandle = await a.commands.run('sleep 1', { background: true })
+  const pid: number = h.pid
+  const hr: CommandResult = await h.wait()
+  const killed: boolean = await h.kill()
+  const h2: CommandHandle = await a.commands.connect(pid)
+  await a.commands.sendStdin(pid, 'x')
+  const procs: { pid: number; cmd: string; args: string[] }[] = await a.commands.list()
+  const k: boolean = await a.commands.kill(pid)
+  await a.commands.killTagged(['t'])
+  await a.commands.killAll()
+  const text: string = await a.files.read('/workspace/a')
+  const bytes: Uint8Array = await a.files.read('/workspace/a', { format: 'bytes' })
+  const w: WriteInfo = await a.files.write('/workspace/a', 'x')
+  const ws: WriteInfo[] = await a.files.write([{ path: '/workspace/a', data: new Uint8Array(1) }])
+  const ls: EntryInfo[] = await a.files.list('/workspace')
+  const ex: boolean = await a.files.exists('/workspace/a')
+  const gi: EntryInfo = await a.files.getInfo('/workspace/a')
+  const md: boolean = await a.files.makeDir('/workspace/d')
+  const rn: EntryInfo = await a.files.rename('/workspace/a', '/workspace/b')
+  await a.files.remove('/workspace/b')
+  const paused: boolean = await a.pause()
+  await a.setTimeout(60_000)
+  const info: SandboxInfo = await a.getInfo()
+  const m: SandboxMetrics[] = await a.getMetrics()
+  const host: string = a.getHost(3000)
+  const up: boolean = await a.isRunning()
+  const gone: boolean = await Sandbox.kill(id)
+  const p = Sandbox.list({ query: { state: ['running'] } })
+  while (p.hasNext) {
+    const page: SandboxInfo[] = await p.nextItems()
+    void page
+  }
+  await b.kill()
+  try {
+    await c.commands.run('exit 1')
+  } catch (e) {
+    if (e instanceof CommandExitError) {
+      const code: number = e.exitCode
+      const err: string = e.stderr
+      void [code, err]
+    }
+    if (e instanceof TimeoutError || e instanceof SandboxNotFoundError || e instanceof FileNotFoundError) {
+      const s: SandboxError = e
+      void s
+    }
+  }
+  void [r, r2, hr, killed, h2, procs, k, text, bytes, w, ws, ls, ex, gi, md, rn, paused, info, m, host, up, gone]
+}

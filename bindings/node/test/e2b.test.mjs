@@ -1,0 +1,383 @@
+// Sandbox, the official e2b SDK's shape, over sandbox-e2b serve against fake-e2b: results and
+// error classes as E2B gives them, the engine's options (output cap, tags, kill-all, tree kill
+// on timeout), commands across pause and resume, the paginator, and the five ported E2B
+// examples (examples/e2b-*.mjs). The same calls through the official SDK: side-by-side.test.mjs.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { after, before, describe, test } from 'node:test'
+import { startFake } from '../../../tests/peer/fake.mjs'
+import {
+  CommandExitError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  NotFoundError,
+  Sandbox,
+  SandboxError,
+  SandboxNotFoundError,
+  TimeoutError,
+  closeAll,
+} from '../src/index.js'
+
+const TEMPLATE = 'capybara-sandbox'
+let fake, sbx
+
+const until = async (fn, what, ms = 30000) => {
+  const end = Date.now() + ms
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+// A command that answers each /tmp/<n>.ping with "pong" and ends on /tmp/<n>.go: the test knows
+// when an attach is live (a pong arrived) without sleeping.
+const ponger = (n, end) =>
+  `while :; do if [ -e /tmp/${n}.ping ]; then rm -f /tmp/${n}.ping; echo pong; fi; [ -e /tmp/${n}.go ] && break; sleep 0.02; done; ${end}`
+async function pingUntilPong(s, n, seen) {
+  const end = Date.now() + 60000
+  for (;;) {
+    if (Date.now() > end) throw new Error(`no pong from ${n} in 60 s; seen ${JSON.stringify(seen())}`)
+    const before = seen().split('pong').length
+    await s.files.write(`/tmp/${n}.ping`, '')
+    try {
+      await until(async () => seen().split('pong').length > before || !(await s.files.exists(`/tmp/${n}.ping`)), 'the ping taken', 10000)
+    } catch {
+      continue
+    }
+    if (seen().split('pong').length > before) return
+    // taken before the attach was live: its pong went nowhere; give it a moment, then again
+    try {
+      await until(() => seen().split('pong').length > before, 'a late pong', 300)
+      return
+    } catch {
+      // ping again
+    }
+  }
+}
+
+before(async () => {
+  if (!process.env.SANDBOX_E2B_BIN) throw new Error('set SANDBOX_E2B_BIN to the sandbox-e2b binary')
+  fake = await startFake(process.env.FAKE_E2B, { apiKey: 'e2b_node_e2b' })
+  sbx = await Sandbox.create(TEMPLATE, { timeoutMs: 600_000, envs: { FROM_CREATE: 'yes' }, metadata: { suite: 'node-e2b' } })
+})
+
+after(async () => {
+  closeAll()
+  await fake?.stop()
+})
+
+describe('Sandbox: create, connect, info, list, kill', () => {
+  test('create gives an id; getInfo, isRunning, getHost as E2B', async () => {
+    assert.match(sbx.sandboxId, /^i[a-z0-9]+$/)
+    const info = await sbx.getInfo()
+    assert.deepEqual(Object.keys(info), ['sandboxId', 'templateId', 'startedAt', 'endAt', 'state'])
+    assert.equal(info.sandboxId, sbx.sandboxId)
+    assert.equal(info.templateId, TEMPLATE)
+    assert.equal(info.state, 'running')
+    assert.ok(info.startedAt instanceof Date && info.endAt instanceof Date)
+    assert.equal(await sbx.isRunning(), true)
+    assert.equal(sbx.getHost(3000), `3000-${sbx.sandboxId}.e2b.app`)
+  })
+
+  test('envs of create reach commands; metadata is accepted', async () => {
+    assert.equal((await sbx.commands.run('echo $FROM_CREATE')).stdout, 'yes\n')
+  })
+
+  test('timeoutMs of create and setTimeout set the end', async () => {
+    const t = await Sandbox.create(TEMPLATE, { timeoutMs: 90_000 })
+    try {
+      const i = await t.getInfo()
+      assert.equal(Math.round((i.endAt - i.startedAt) / 1000), 90)
+      await t.setTimeout(120_000)
+      const j = await t.getInfo()
+      assert.ok(Math.abs(j.endAt - Date.now() - 120_000) < 15_000, `${j.endAt.toISOString()}`)
+    } finally {
+      await t.kill()
+    }
+  })
+
+  test('pause, isRunning, connect resumes; kill true then false; gone is SandboxNotFoundError', async () => {
+    const t = await Sandbox.create(TEMPLATE)
+    await t.files.write('/tmp/kept', 'kept')
+    assert.equal(await t.pause(), true)
+    assert.equal(await t.pause(), false, 'already paused')
+    assert.equal((await t.getInfo()).state, 'paused')
+    assert.equal(await t.isRunning(), false)
+    const same = await Sandbox.connect(t.sandboxId)
+    assert.equal(same.sandboxId, t.sandboxId)
+    assert.equal(await same.isRunning(), true)
+    assert.equal(await same.files.read('/tmp/kept'), 'kept')
+    assert.equal(await t.kill(), true)
+    assert.equal(await t.kill(), false)
+    assert.equal(await Sandbox.kill(t.sandboxId), false)
+    assert.equal(await t.isRunning(), false)
+    await assert.rejects(Sandbox.connect(t.sandboxId), (e) => e instanceof SandboxNotFoundError && e instanceof NotFoundError && e instanceof SandboxError && e.name === 'SandboxNotFoundError')
+    await assert.rejects(t.commands.run('true'), { name: 'SandboxNotFoundError' })
+    await assert.rejects(Sandbox.getInfo(t.sandboxId), { name: 'SandboxNotFoundError' })
+  })
+
+  test('list: E2B paginator, state filter, limit pages, order', async () => {
+    const t = await Sandbox.create(TEMPLATE)
+    try {
+      await t.pause()
+      const all = []
+      const p = Sandbox.list({ limit: 1 })
+      assert.equal(p.hasNext, true)
+      while (p.hasNext) {
+        const page = await p.nextItems()
+        assert.equal(page.length, 1)
+        all.push(...page)
+      }
+      assert.equal(p.nextToken, undefined)
+      await assert.rejects(p.nextItems(), /No more items to fetch/)
+      const ids = all.map((s) => s.sandboxId)
+      assert.ok(ids.includes(sbx.sandboxId) && ids.includes(t.sandboxId))
+      const running = await Sandbox.list({ query: { state: ['running'] } }).nextItems()
+      assert.ok(running.some((s) => s.sandboxId === sbx.sandboxId))
+      assert.ok(!running.some((s) => s.sandboxId === t.sandboxId))
+      const pausedOnly = await Sandbox.list({ query: { state: ['paused'] } }).nextItems()
+      assert.deepEqual(pausedOnly.map((s) => [s.sandboxId, s.state]), [[t.sandboxId, 'paused']])
+      const asc = await Sandbox.list({ order: 'asc' }).nextItems()
+      assert.deepEqual(asc.map((s) => s.sandboxId), [...ids].reverse())
+      assert.throws(() => Sandbox.list({ query: { metadata: { a: 'b' } } }), InvalidArgumentError)
+    } finally {
+      await t.kill()
+    }
+  })
+})
+
+describe('Sandbox: commands', () => {
+  test('run: { exitCode, error, stdout, stderr } and streamed callbacks', async () => {
+    const out = []
+    const err = []
+    const r = await sbx.commands.run('echo one; echo two >&2; echo three', { onStdout: (d) => out.push(d), onStderr: (d) => err.push(d) })
+    assert.deepEqual(r, { exitCode: 0, error: undefined, stdout: 'one\nthree\n', stderr: 'two\n' })
+    assert.equal(out.join(''), 'one\nthree\n')
+    assert.equal(err.join(''), 'two\n')
+  })
+
+  test('a non-zero exit throws CommandExitError as E2B does', async () => {
+    await assert.rejects(sbx.commands.run('echo out; echo bad >&2; exit 3'), (e) => {
+      assert.ok(e instanceof CommandExitError && e instanceof SandboxError)
+      assert.equal(e.name, 'CommandExitError')
+      assert.deepEqual([e.exitCode, e.error, e.stdout, e.stderr, e.message], [3, 'exit status 3', 'out\n', 'bad\n', 'exit status 3'])
+      return true
+    })
+  })
+
+  test('cwd, envs, user root', async () => {
+    const r = await sbx.commands.run('pwd; echo $X; id -u', { cwd: '/tmp', envs: { X: 'x1' }, user: 'root' })
+    assert.equal(r.stdout, '/tmp\nx1\n0\n')
+    assert.equal((await sbx.commands.run('id -un')).stdout, 'sandbox\n')
+    await assert.rejects(sbx.commands.run('true', { user: 'nobody' }), InvalidArgumentError)
+  })
+
+  test('timeoutMs: a TimeoutError, and the whole tree is killed (the engine)', async () => {
+    await assert.rejects(sbx.commands.run('(sleep 300; echo late > /tmp/late) & sleep 300', { timeoutMs: 500 }), (e) => e instanceof TimeoutError && e.name === 'TimeoutError')
+    const procs = await sbx.commands.list()
+    assert.ok(!procs.some((p) => p.args.join(' ').includes('sleep 300')), JSON.stringify(procs))
+  })
+
+  test('maxOutputBytes cuts at a UTF-8 boundary and says truncated', async () => {
+    const r = await sbx.commands.run("printf 'aé€'", { maxOutputBytes: 5 })
+    assert.deepEqual(r, { exitCode: 0, error: undefined, stdout: 'aé', stderr: '', truncated: true })
+  })
+
+  test('background: handle pid, stdout so far, wait, list, connect(pid), kill', async () => {
+    const seen = []
+    const h = await sbx.commands.run(ponger('bg1', 'echo done; exit 0'), { background: true, onStdout: (d) => seen.push(d) })
+    assert.ok(Number.isInteger(h.pid) && h.pid > 0)
+    assert.equal(h.exitCode, undefined)
+    await pingUntilPong(sbx, 'bg1', () => seen.join(''))
+    assert.equal(h.stdout, 'pong\n')
+    assert.ok((await sbx.commands.list()).some((p) => p.pid === h.pid))
+    const other = []
+    const c = await sbx.commands.connect(h.pid, { onStdout: (d) => other.push(d) })
+    await pingUntilPong(sbx, 'bg1', () => other.join(''))
+    await sbx.files.write('/tmp/bg1.go', '')
+    assert.deepEqual(await h.wait(), { exitCode: 0, error: undefined, stdout: 'pong\npong\ndone\n', stderr: '' })
+    assert.equal(h.exitCode, 0)
+    assert.deepEqual(await c.wait(), { exitCode: 0, error: undefined, stdout: 'pong\ndone\n', stderr: '' })
+    const k = await sbx.commands.run('sleep 300', { background: true })
+    assert.equal(await k.kill(), true)
+    await assert.rejects(k.wait(), (e) => e instanceof CommandExitError && e.exitCode === -1 && e.error === 'signal: killed')
+    assert.equal(await sbx.commands.kill(k.pid), false)
+    await assert.rejects(sbx.commands.connect(k.pid), /not found/)
+  })
+
+  test('stdin: sendStdin and closeStdin to a background command', async () => {
+    const h = await sbx.commands.run('cat', { background: true, stdin: true })
+    await h.sendStdin('hello ')
+    await sbx.commands.sendStdin(h.pid, 'world\n')
+    await h.closeStdin()
+    assert.deepEqual(await h.wait(), { exitCode: 0, error: undefined, stdout: 'hello world\n', stderr: '' })
+    const n = await sbx.commands.run('true', { background: true })
+    await assert.rejects(n.sendStdin('x'), /stdin: true/)
+    await n.wait()
+  })
+
+  test('killTagged and killAll (the engine)', async () => {
+    const a = await sbx.commands.run('sleep 300', { background: true, tag: 'ta' })
+    const b = await sbx.commands.run('sleep 301', { background: true, tag: 'tb' })
+    // the engine's wrapper ends a command killed by tag or kill-all as 128 + SIGKILL
+    const killed = (e) => e instanceof CommandExitError && e.exitCode === 137 && e.error === 'exit status 137'
+    await sbx.commands.killTagged(['ta'])
+    await assert.rejects(a.wait(), killed)
+    assert.ok((await sbx.commands.list()).some((p) => p.pid === b.pid))
+    await sbx.commands.killAll()
+    await assert.rejects(b.wait(), killed)
+    assert.deepEqual(await sbx.commands.list(), [])
+  })
+})
+
+describe('Sandbox: files', () => {
+  test('write, read in every format, getInfo, exists, list, makeDir, rename, remove', async () => {
+    assert.deepEqual(await sbx.files.write('/tmp/f/a.txt', 'héllo'), { name: 'a.txt', type: 'file', path: '/tmp/f/a.txt' })
+    assert.deepEqual(
+      await sbx.files.write([
+        { path: '/tmp/f/b.bin', data: new Uint8Array([0, 255, 1]) },
+        { path: '/tmp/f/c.txt', data: new Blob(['blob']) },
+      ]),
+      [
+        { name: 'b.bin', type: 'file', path: '/tmp/f/b.bin' },
+        { name: 'c.txt', type: 'file', path: '/tmp/f/c.txt' },
+      ],
+    )
+    assert.equal(await sbx.files.read('/tmp/f/a.txt'), 'héllo')
+    assert.deepEqual(await sbx.files.read('/tmp/f/b.bin', { format: 'bytes' }), new Uint8Array([0, 255, 1]))
+    assert.equal(await (await sbx.files.read('/tmp/f/c.txt', { format: 'blob' })).text(), 'blob')
+    assert.equal(await new Response(await sbx.files.read('/tmp/f/a.txt', { format: 'stream' })).text(), 'héllo')
+    const info = await sbx.files.getInfo('/tmp/f/a.txt')
+    assert.deepEqual(
+      { ...info, modifiedTime: info.modifiedTime instanceof Date },
+      { name: 'a.txt', type: 'file', path: '/tmp/f/a.txt', size: 6, mode: info.mode, permissions: info.permissions, owner: 'sandbox', group: 'sandbox', modifiedTime: true, symlinkTarget: undefined, metadata: undefined },
+    )
+    assert.equal(await sbx.files.exists('/tmp/f/a.txt'), true)
+    assert.equal(await sbx.files.exists('/tmp/f/none'), false)
+    assert.equal(await sbx.files.makeDir('/tmp/f/d'), true)
+    assert.equal(await sbx.files.makeDir('/tmp/f/d'), false)
+    assert.deepEqual((await sbx.files.list('/tmp/f')).map((e) => [e.name, e.type, e.path, e.size]), [
+      ['a.txt', 'file', '/tmp/f/a.txt', 6],
+      ['b.bin', 'file', '/tmp/f/b.bin', 3],
+      ['c.txt', 'file', '/tmp/f/c.txt', 4],
+      ['d', 'dir', '/tmp/f/d', (await sbx.files.getInfo('/tmp/f/d')).size],
+    ])
+    const moved = await sbx.files.rename('/tmp/f/a.txt', '/tmp/f/d/a2.txt')
+    assert.deepEqual([moved.name, moved.path, moved.type], ['a2.txt', '/tmp/f/d/a2.txt', 'file'])
+    assert.deepEqual((await sbx.files.list('/tmp/f', { depth: 2 })).map((e) => e.path), ['/tmp/f/b.bin', '/tmp/f/c.txt', '/tmp/f/d', '/tmp/f/d/a2.txt'])
+    await sbx.files.remove('/tmp/f')
+    assert.equal(await sbx.files.exists('/tmp/f'), false)
+  })
+
+  test('missing paths are FileNotFoundError; a directory read is InvalidArgumentError', async () => {
+    await assert.rejects(sbx.files.read('/tmp/none'), (e) => e instanceof FileNotFoundError && e instanceof NotFoundError && e.name === 'FileNotFoundError')
+    await assert.rejects(sbx.files.getInfo('/tmp/none'), FileNotFoundError)
+    await assert.rejects(sbx.files.list('/tmp/none'), FileNotFoundError)
+    await assert.rejects(sbx.files.rename('/tmp/none', '/tmp/x'), FileNotFoundError)
+    await assert.rejects(sbx.files.read('/tmp'), InvalidArgumentError)
+    await assert.rejects(sbx.files.list('/etc/hostname'), InvalidArgumentError)
+    await assert.rejects(sbx.files.read('/tmp/x', { user: 'root' }), InvalidArgumentError)
+  })
+})
+
+describe('Sandbox: commands across pause and resume', () => {
+  test('a background command: wait() rejects with code paused; after Sandbox.connect, wait() gets the rest and the exit code', async () => {
+    const t = await Sandbox.create(TEMPLATE)
+    try {
+      const seen = []
+      const h = await t.commands.run(`echo a; ${ponger('p1', 'echo b; exit 7')}`, { background: true, onStdout: (d) => seen.push(d) })
+      await until(() => h.stdout === 'a\n', 'the first line')
+      const w = h.wait()
+      w.catch(() => {})
+      assert.equal(await t.pause(), true)
+      const paused = (e) => {
+        assert.ok(e instanceof SandboxError)
+        assert.equal(e.code, 'paused')
+        assert.equal(
+          e.message,
+          `sandbox ${t.sandboxId} was paused while command ${h.pid} ran; it goes on after a resume: Sandbox.connect(id), then handle.wait() again or commands.connect(${h.pid}) for the rest of its output and its exit code`,
+        )
+        return true
+      }
+      await assert.rejects(w, paused)
+      await assert.rejects(h.wait(), paused, 'still paused: the same answer, no request')
+      await Sandbox.connect(t.sandboxId)
+      const w2 = h.wait()
+      w2.catch(() => {})
+      await pingUntilPong(t, 'p1', () => seen.join(''))
+      await t.files.write('/tmp/p1.go', '')
+      await assert.rejects(w2, (e) => {
+        assert.ok(e instanceof CommandExitError)
+        assert.deepEqual([e.exitCode, e.error, e.stderr], [7, 'exit status 7', ''])
+        assert.match(e.stdout, /^a\n(?:pong\n)+b\n$/)
+        assert.equal(e.stdout, seen.join(''))
+        return true
+      })
+      assert.equal(h.exitCode, 7)
+    } finally {
+      await t.kill()
+    }
+  })
+
+  test('a foreground run: rejects with code paused; after connect, commands.connect(pid) gets the rest and the end', async () => {
+    const t = await Sandbox.create(TEMPLATE)
+    try {
+      const seen = []
+      const run = t.commands.run(`echo c; ${ponger('p2', 'echo d')}`, { onStdout: (d) => seen.push(d) })
+      run.catch(() => {})
+      await until(() => seen.join('') === 'c\n', 'the first line')
+      await t.pause()
+      await assert.rejects(run, (e) => {
+        assert.equal(e.code, 'paused')
+        assert.equal(
+          e.message,
+          `sandbox ${t.sandboxId} was paused while the command ran; it goes on after a resume: Sandbox.connect(id), then commands.connect(pid) (pid from commands.list()) for the rest of its output and its exit code`,
+        )
+        return true
+      })
+      await t.connect()
+      const procs = await t.commands.list()
+      assert.equal(procs.length, 1, JSON.stringify(procs))
+      const more = []
+      const a = await t.commands.connect(procs[0].pid, { onStdout: (d) => more.push(d) })
+      await pingUntilPong(t, 'p2', () => more.join(''))
+      await t.files.write('/tmp/p2.go', '')
+      const r = await a.wait()
+      assert.deepEqual(Object.keys(r), ['exitCode', 'error', 'stdout', 'stderr'])
+      assert.deepEqual([r.exitCode, r.error, r.stderr], [0, undefined, ''])
+      assert.match(r.stdout, /^(?:pong\n)+d\n$/)
+    } finally {
+      await t.kill()
+    }
+  })
+})
+
+describe('the five E2B examples, only the import changed', () => {
+  const dir = new URL('../examples/', import.meta.url)
+  const examples = readdirSync(dir).filter((f) => /^e2b-.*\.mjs$/.test(f)).sort()
+  test('there are five', () => assert.equal(examples.length, 5, examples.join(' ')))
+  for (const f of examples) {
+    test(f, async () => {
+      const out = await new Promise((resolve, reject) =>
+        execFile(process.execPath, [new URL(f, dir).pathname], { env: process.env, timeout: 120000 }, (e, stdout, stderr) =>
+          e ? reject(new Error(`${e.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      )
+      assert.match(out, EXPECTED[f])
+    })
+  }
+})
+
+// What each example prints (the official SDK prints the same: side-by-side.test.mjs). The
+// background one kills its command at once: 'hello' arrives first or not at all, in E2B too.
+const ID = '(i[a-z0-9]+)'
+const EXPECTED = {
+  'e2b-background.mjs': /^(?:hello\n\n)?$/,
+  'e2b-lifecycle.mjs': new RegExp(
+    `^\\{\\n  sandboxId: '${ID}',\\n  templateId: 'capybara-sandbox',\\n  startedAt: \\S+Z,\\n  endAt: \\S+Z,\\n  state: 'running'\\n\\}\\n$`,
+  ),
+  'e2b-persistence.mjs': new RegExp(`^Sandbox created ${ID}\\nSandbox paused \\1\\nConnected to the sandbox \\1\\n$`),
+  'e2b-readme.mjs': /^Hello from E2B!\n\n$/,
+  'e2b-streaming.mjs': /^hello\n\nworld\n\n\{ exitCode: 0, error: undefined, stdout: 'hello\\nworld\\n', stderr: '' \}\n$/,
+}
