@@ -14,8 +14,10 @@
  * the server for it.
  *
  * Past EVICT_AT open connections, a new one closes the connection that has been
- * idle longest (same rule: never one in a request or with request bytes unread)
- * instead of being refused at the cap: a flood, even from the address every
+ * idle longest (same rule: never one in a request or with request bytes unread),
+ * else the body stalled longest, else the request waiting longest on something
+ * outside the server (fk_req_waiting: a sandbox's answer), instead of being
+ * refused at the cap: a flood, even from the address every
  * local client shares (127.0.0.1), churns its own connections while a client's
  * new connection gets in at its first try.
  *
@@ -96,6 +98,8 @@ typedef struct fk_conn {
 	uint64_t range;      /* the client's address range (range_of) */
 	size_t held;         /* bytes of the body budget its request holds */
 	size_t body_got;     /* body bytes arrived since in_body */
+	int waiting;         /* fk_req_waiting: on something outside the server, since waiting_ms */
+	int64_t waiting_ms;
 	int64_t body_since_ms;
 } fk_conn;
 
@@ -204,6 +208,11 @@ static void evict_if_crowded(fk_http *h, const fk_conn *except)
 			oldest = k;
 	if (!oldest) /* every connection is in a request: the body stalled longest goes */
 		oldest = stalled_longest(h, 0, except);
+	if (!oldest) /* else the request waiting longest on a sandbox (fk_req_waiting) */
+		for (fk_conn *k = h->conns; k; k = k->next)
+			if (k != except && k->waiting && !k->cut &&
+			    (!oldest || k->waiting_ms < oldest->waiting_ms))
+				oldest = k;
 	if (oldest)
 		conn_cut(h, oldest);
 }
@@ -308,7 +317,20 @@ static void conn_busy(fk_http *h, struct MHD_Connection *c, int busy)
 		else
 			h->n_idle++;
 	}
+	k->waiting = 0;
 	k->idle_since_ms = mono_ms();
+	pthread_mutex_unlock(&h->lock);
+}
+
+void fk_req_waiting(fk_req *r, int on)
+{
+	fk_http *h = r->http;
+	fk_conn *k = h ? conn_of(r->conn) : NULL;
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->lock);
+	k->waiting = on;
+	k->waiting_ms = mono_ms();
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -388,6 +410,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	if (!r)
 		return NULL;
 	r->hooks = &h->hooks;
+	r->http = h;
 	r->conn = c;
 	r->uri = strdup(uri ? uri : "/");
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);

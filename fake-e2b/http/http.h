@@ -22,6 +22,7 @@
 #define FK_MAX_BODY (8u * 1024u * 1024u)
 
 typedef struct fk_req fk_req;
+struct fk_http;
 
 typedef struct fk_http_hooks {
 	void *cls;
@@ -47,7 +48,8 @@ struct fk_req {
 	unsigned status; /* status of the queued response */
 	struct timespec t0;
 	const fk_http_hooks *hooks;
-	void *call; /* the hooks' per-request state */
+	struct fk_http *http; /* the daemon */
+	void *call;           /* the hooks' per-request state */
 	/* body sink set by `begin`: chunks go there instead of `body`; state freed at the end */
 	void (*sink)(fk_req *r, const char *data, size_t len);
 	void *sink_state;
@@ -134,5 +136,9 @@ json_t *fk_body_json(fk_req *r, int allow_empty);
 long fk_req_elapsed_ms(fk_req *r);
 /* The connection's socket, -1 when unknown. */
 int fk_req_socket(fk_req *r);
+/* The request waits (on 1, off 0) on something outside the server (a sandbox's answer): at
+ * the connection cap, when no connection is idle and no body stalled, the one waiting
+ * longest is cut (its socket shut: the waiter watches it, see proxy.c). */
+void fk_req_waiting(fk_req *r, int on);
 
 #endif

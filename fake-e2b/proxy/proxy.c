@@ -10,7 +10,12 @@
  * A request's body is streamed to the sandbox as it arrives, never held whole: the upstream
  * transfer starts from the request's headers, and the HTTP layer's body sink hands each chunk
  * to libcurl's read callback, driving the transfer until libcurl took it (a box that does not
- * read stops the reading from the client).
+ * read stops the reading from the client). While it waits for the answer's headers the
+ * request watches its client: a client gone ends the wait at once (its slot among the
+ * sandbox's PER_SANDBOX_MAX freed), and the wait lasts UPSTREAM_HEADERS_MS at most (E2B's
+ * client proxy, Go's ReverseProxy, sets no header timeout but gives up on the sandbox when its
+ * client leaves). Such a waiting request is one the HTTP layer may evict at its connection cap
+ * (fk_req_waiting).
  */
 #define _GNU_SOURCE
 #include "proxy.h"
@@ -19,11 +24,13 @@
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* Most bytes of the answer held between the sandbox's server and the client (plus libcurl's
@@ -31,8 +38,10 @@
  * from upstream. */
 #define RING       (128u * 1024u)
 #define CURL_CHUNK (64L * 1024L)
-/* An upstream that sends nothing for this long, while the client waits for it, is cut. */
-#define UPSTREAM_IDLE_MS 300000
+/* An upstream that sends nothing for this long, while the client waits for it, is cut; the
+ * answer's headers must come within UPSTREAM_HEADERS_MS of the request's end (else 502). */
+#define UPSTREAM_IDLE_MS    300000
+#define UPSTREAM_HEADERS_MS 60000
 
 /* Most requests to one sandbox's ports the proxy holds at once (waiting for its answer or
  * relaying it); past it 503 at once. A proxied request is neither idle nor a stalled body, so
@@ -112,7 +121,10 @@ typedef struct upstream {
 	int body_end;    /* the client's body is complete */
 	int read_paused; /* the read callback paused the transfer (no chunk at hand) */
 	int failed;      /* gave up on the upstream (silent, or the server stopping) */
-	size_t off, len; /* ring[off, len) not yet given to MHD */
+	int client_fd;   /* watched while waiting for the answer's headers; -1: not */
+	int client_gone;
+	int client_noisy; /* bytes wait unread from the client: peeked at, not polled */
+	size_t off, len;  /* ring[off, len) not yet given to MHD */
 	unsigned char ring[RING];
 } upstream;
 
@@ -272,8 +284,21 @@ static int traffic_ok(fk_call *c, const fk_sandbox *sb)
 	return t && strlen(t) == n && CRYPTO_memcmp(t, sb->traffic_token, n) == 0;
 }
 
+/* Whether the client has gone (shut its side, reset): poll()'s POLLRDHUP, which also sees a
+ * close behind bytes not read yet (a pipelined request, a TLS close_notify). */
+static int client_left(upstream *u)
+{
+	if (u->client_fd < 0)
+		return 0;
+	struct pollfd p = {.fd = u->client_fd, .events = POLLRDHUP};
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		u->client_gone = 1;
+	return u->client_gone;
+}
+
 /* Drive the transfer once: whatever libcurl can do now, else wait up to 1 s for the sandbox's
- * server. -1 when it has been silent for UPSTREAM_IDLE_MS or the server is stopping. */
+ * server (and, while u->client_fd is watched, for the client to leave). -1 when it has been
+ * silent for UPSTREAM_IDLE_MS, the client left or the server is stopping. */
 static int pump(upstream *u)
 {
 	int running = 0, n = 0;
@@ -288,9 +313,17 @@ static int pump(upstream *u)
 		}
 	if (u->done || u->len != before || u->headers_done != had_headers || u->in_len != in_before)
 		return 0;
-	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS)
+	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS || client_left(u))
 		return -1;
-	curl_multi_poll(u->m, NULL, 0, 1000, NULL);
+	/* the client's socket wakes the wait when it becomes readable: its close, or bytes, after
+	 * which it is only checked each second (client_left), or the poll would never wait */
+	struct curl_waitfd w = {.fd = u->client_fd, .events = CURL_WAIT_POLLIN};
+	int unread = 0;
+	if (u->client_fd >= 0 && !u->client_noisy && ioctl(u->client_fd, FIONREAD, &unread) == 0 &&
+	    unread > 0)
+		u->client_noisy = 1;
+	int watch = u->client_fd >= 0 && !u->client_noisy;
+	curl_multi_poll(u->m, watch ? &w : NULL, watch ? 1 : 0, 1000, NULL);
 	return 0;
 }
 
@@ -481,7 +514,7 @@ static upstream *upstream_open(fk_call *c, char *mask, int streamed, long long c
 		*ret = fk_reply_error(r, 500, "out of memory");
 		return NULL;
 	}
-	u->fd = -1;
+	u->fd = u->client_fd = -1;
 	u->clen = -1;
 	if (upstream_connect(c, u, ret) < 0) {
 		free(mask);
@@ -502,12 +535,18 @@ static upstream *upstream_open(fk_call *c, char *mask, int streamed, long long c
 	return u;
 }
 
-/* The answer's headers: waits for them (UPSTREAM_IDLE_MS of silence at most). */
-static void wait_headers(upstream *u)
+/* The answer's headers: waits for them watching the client (gone: give up at once), at most
+ * UPSTREAM_HEADERS_MS; the connection may be evicted meanwhile (fk_req_waiting). */
+static void wait_headers(fk_req *r, upstream *u)
 {
+	u->client_fd = fk_req_socket(r);
+	fk_req_waiting(r, 1);
+	int64_t until = fk_mono_ms() + UPSTREAM_HEADERS_MS;
 	while (!u->headers_done && !u->done && !u->failed)
-		if (pump(u) < 0)
+		if (pump(u) < 0 || (!u->headers_done && fk_mono_ms() >= until))
 			u->failed = 1;
+	fk_req_waiting(r, 0);
+	u->client_fd = -1;
 }
 
 enum MHD_Result fk_proxy_forward(fk_call *c)
@@ -564,7 +603,7 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 		}
 	}
 	int head = !strcmp(r->method, "HEAD");
-	wait_headers(u);
+	wait_headers(r, u);
 	if (!u->headers_done || u->status < 100 || (u->done && u->result != CURLE_OK)) {
 		upstream_free(u);
 		return reply_502(c, "The sandbox's server did not answer");

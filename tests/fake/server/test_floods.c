@@ -1208,6 +1208,78 @@ static void test_floods__the_port_proxy_streams_request_bodies(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* Before: a proxied request waited for the box's answer headers for 5 minutes without looking
+ * at its client, so 256 clients that sent a request to a silent box port and left kept all of
+ * the sandbox's slots for 5 minutes (503 for everyone). Now the wait watches its client: once
+ * the 300 clients have gone, a request to the same sandbox's other port (a server that answers)
+ * is 200 again, without waiting for any timeout. */
+static void test_floods__clients_that_leave_free_their_slots(void **state)
+{
+	(void)state;
+	enum { N = 300, CAP = 256 };
+	fks s;
+	fks_box b;
+	start(&s, NULL);
+	fks_need_fds(N + 64);
+	fks_box_create(&s, KEY, NULL, &b);
+	fks_box_sh(&s, &b,
+	           "printf 'import socket\\ns=socket.socket()\\ns.bind((\"0.0.0.0\",8100))\\n"
+	           "s.listen(4096)\\nc=[]\\nwhile 1: c.append(s.accept())\\n' > /tmp/hang.py && "
+	           "(nohup python3 /tmp/hang.py >/dev/null 2>&1 &) && mkdir -p /tmp/www && "
+	           "echo up > /tmp/www/index.html && cd /tmp/www && "
+	           "(nohup python3 -m http.server 8101 >/dev/null 2>&1 &) && for i in $(seq 100); "
+	           "do ss -ltn | grep ':8100 ' && ss -ltn | grep -q ':8101 ' && break; sleep 0.1; "
+	           "done");
+	char ok_host[160];
+	snprintf(ok_host, sizeof(ok_host), "8101-%s.e2b.localhost", b.id);
+	fkr *r = fks_req_host(&s, ok_host, "GET", "/index.html", NULL, NULL, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	char req[256];
+	snprintf(req, sizeof(req), "GET /x HTTP/1.1\r\nHost: 8100-%s.e2b.localhost\r\n\r\n", b.id);
+	int fds[N];
+	for (int i = 0; i < N; i++) {
+		fds[i] = fks_tcp_connect(s.port, false, 0);
+		assert_true(fds[i] >= 0);
+		assert_int_equal(write(fds[i], req, strlen(req)), (ssize_t)strlen(req));
+	}
+	/* N - CAP refusals: then CAP requests hold every slot of the sandbox */
+	int refused = 0;
+	bool answered[N] = {false};
+	long t0 = fk_mono_ms();
+	while (refused < N - CAP && fk_mono_ms() - t0 < 30000) {
+		struct pollfd p[N];
+		for (int i = 0; i < N; i++)
+			p[i] = (struct pollfd){.fd = answered[i] ? -1 : fds[i], .events = POLLIN};
+		if (poll(p, N, 1000) <= 0)
+			continue;
+		for (int i = 0; i < N; i++)
+			if (p[i].revents) {
+				answered[i] = true;
+				assert_int_equal(read_status(fds[i], 1000), 503);
+				refused++;
+			}
+	}
+	assert_int_equal(refused, N - CAP);
+	r = fks_req_host(&s, ok_host, "GET", "/index.html", NULL, NULL, 0);
+	assert_int_equal(r->status, 503);
+	fkr_free(r);
+	/* the clients leave: their slots come back (each try is answered at once, 503 or 200) */
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	long tries = 0, status = 0;
+	for (t0 = fk_mono_ms(); status != 200 && fk_mono_ms() - t0 < 30000; tries++) {
+		r = fks_req_host(&s, ok_host, "GET", "/index.html", NULL, NULL, 0);
+		status = r->status;
+		assert_true(status == 200 || status == 503);
+		fkr_free(r);
+	}
+	print_message("the sandbox's other port: %ld after %ld tries, %ld ms\n", status, tries,
+	              fk_mono_ms() - t0);
+	assert_int_equal(status, 200);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -1230,6 +1302,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__requests_to_a_silent_box_port_are_capped),
 	    cmocka_unit_test(test_floods__bodies_in_memory_share_a_server_budget),
 	    cmocka_unit_test(test_floods__the_port_proxy_streams_request_bodies),
+	    cmocka_unit_test(test_floods__clients_that_leave_free_their_slots),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
