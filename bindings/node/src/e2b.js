@@ -518,7 +518,7 @@ class Filesystem {
     const out = []
     for (const f of files) {
       await this._rpc('write_file', { path: f.path, ...(await toWireData(f.data)) }, o)
-      out.push({ name: basename(f.path), type: 'file', path: f.path })
+      out.push({ path: f.path, name: basename(f.path), type: 'file', metadata: undefined }) // E2B's WriteInfo
     }
     return many ? out : out[0]
   }

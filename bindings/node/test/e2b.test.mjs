@@ -233,15 +233,15 @@ describe('Sandbox: commands', () => {
 
 describe('Sandbox: files', () => {
   test('write, read in every format, getInfo, exists, list, makeDir, rename, remove', async () => {
-    assert.deepEqual(await sbx.files.write('/tmp/f/a.txt', 'héllo'), { name: 'a.txt', type: 'file', path: '/tmp/f/a.txt' })
+    assert.deepEqual(await sbx.files.write('/tmp/f/a.txt', 'héllo'), { path: '/tmp/f/a.txt', name: 'a.txt', type: 'file', metadata: undefined })
     assert.deepEqual(
       await sbx.files.write([
         { path: '/tmp/f/b.bin', data: new Uint8Array([0, 255, 1]) },
         { path: '/tmp/f/c.txt', data: new Blob(['blob']) },
       ]),
       [
-        { name: 'b.bin', type: 'file', path: '/tmp/f/b.bin' },
-        { name: 'c.txt', type: 'file', path: '/tmp/f/c.txt' },
+        { path: '/tmp/f/b.bin', name: 'b.bin', type: 'file', metadata: undefined },
+        { path: '/tmp/f/c.txt', name: 'c.txt', type: 'file', metadata: undefined },
       ],
     )
     assert.equal(await sbx.files.read('/tmp/f/a.txt'), 'héllo')
