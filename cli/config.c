@@ -83,6 +83,8 @@ bool cli_have_credentials(const cli *c)
  * The rule of every front end (README "Configuration"), as E2B's SDKs do: --template
  * replaces the template; a key the config leaves out is taken from its variable when
  * that is set and not empty. Text that is not an object is left to the validator.
+ * `keys` is the rule's one source: README.md's table and the Node and Python packages'
+ * ENV_KEYS repeat it, and scripts/check-facts.sh (lint) fails when they differ.
  */
 static int complete_from_env(cli *c, char **json, size_t len)
 {

@@ -22,6 +22,9 @@
 #   8. no circle of calls among the files of one folder of src/, cli/ and fake-e2b/
 #      (scripts/check-circles.sh; the circles that stood when the rule came in are
 #      scripts/circles.txt, a list that only shrinks).
+#   9. the facts written in more than one place agree (scripts/check-facts.sh): the
+#      E2B_* variables of the config keys, the error codes' names, templates/ and
+#      fake-e2b's template table.
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
 # written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and
@@ -205,6 +208,9 @@ fi
 
 echo "== no circle of calls within a folder (src/ cli/ fake-e2b/; exemptions: scripts/circles.txt)"
 CIRCLES_ALLOWED=scripts/circles.txt bash scripts/check-circles.sh "${code[@]}" || status=1
+
+echo "== facts written in more than one place agree (scripts/check-facts.sh)"
+bash scripts/check-facts.sh "$root" || status=1
 
 if [ $status -eq 0 ]; then
 	echo "lint: clean"

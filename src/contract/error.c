@@ -1,4 +1,8 @@
-/* contract/error.c: names of error codes and resetting an sbx_error. */
+/*
+ * contract/error.c: names of error codes and resetting an sbx_error. The codes come from
+ * <sandbox/error.h>; scripts/check-facts.sh (lint) fails when a code is not named here as
+ * itself, or serve's wire names (cli/serve/fail.c, bindings/protocol/methods.md) drift.
+ */
 #include <sandbox/error.h>
 #include <string.h>
 

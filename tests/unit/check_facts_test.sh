@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tests/unit/check_facts_test.sh ROOT: scripts/check-facts.sh passes on the tree, and refuses
+# each fact drifted in one of its places (a copy of the files in a temporary tree), naming the
+# place and what it has (ctest unit.check_facts).
+set -euo pipefail
+root=$(cd "$1" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+files=(cli/config.c README.md bindings/node/src/client.js
+	bindings/python/src/sandbox_e2b/_protocol.py include/sandbox/error.h src/contract/error.c
+	cli/serve/fail.c bindings/protocol/methods.md fake-e2b/runtime/template.c)
+while IFS= read -r f; do files+=("$f"); done < <(cd "$root" && ls templates/*/Dockerfile)
+for f in "${files[@]}"; do
+	mkdir -p "$tmp/$(dirname "$f")"
+	cp "$root/$f" "$tmp/$f"
+done
+bash "$root/scripts/check-facts.sh" "$tmp" || { echo "FAIL: the tree's copy is refused"; exit 1; }
+fails=0
+# drift FILE SED-EXPR WANT: after SED-EXPR on FILE (which must change it), the check fails
+# and prints a line starting with WANT; FILE is restored afterwards.
+drift() {
+	local f=$1 expr=$2 want=$3 out
+	sed -i.orig "$expr" "$tmp/$f"
+	if cmp -s "$tmp/$f" "$tmp/$f.orig"; then
+		echo "FAIL: '$expr' does not change $f"
+		fails=1
+	elif out=$(bash "$root/scripts/check-facts.sh" "$tmp"); then
+		echo "FAIL: $f drifted by '$expr' passes"
+		fails=1
+	elif ! grep -qF -- "$want" <<<"$out"; then
+		printf 'FAIL: %s drifted by %s: wanted a line starting %s, got:\n%s\n' "$f" "$expr" \
+			"$want" "$out"
+		fails=1
+	fi
+	mv "$tmp/$f.orig" "$tmp/$f"
+}
+drift bindings/node/src/client.js "s/'E2B_DOMAIN'/'E2B_DOMAINS'/" \
+	"bindings/node/src/client.js: ENV_KEYS differs from cli/config.c: has [apiKey=E2B_API_KEY, template=E2B_TEMPLATE, apiUrl=E2B_API_URL, domain=E2B_DOMAINS]"
+drift bindings/python/src/sandbox_e2b/_protocol.py 's/("apiUrl", "E2B_API_URL"),//' \
+	"bindings/python/src/sandbox_e2b/_protocol.py: ENV_KEYS differs from cli/config.c: has [apiKey=E2B_API_KEY, template=E2B_TEMPLATE, domain=E2B_DOMAIN]"
+drift README.md 's/^| `domain` | `E2B_DOMAIN` |/| `domain` | `E2B_HOST` |/' \
+	"README.md (Configuration): the config keys from E2B_* variables differs from cli/config.c"
+drift cli/config.c 's/{"domain", "E2B_DOMAIN"}/{"domain", "E2B_HOST"}/' \
+	"README.md (Configuration): the config keys from E2B_* variables differs from cli/config.c"
+drift include/sandbox/error.h 's/^\(\s*\)SBX_EINTERNAL = -12/\1SBX_ENEW = -13,\n\1SBX_EINTERNAL = -12/' \
+	"src/contract/error.c: the codes sbx_error_code_name names differs from include/sandbox/error.h"
+drift src/contract/error.c 's/return "SBX_EGONE";/return "SBX_EGONNE";/' \
+	"src/contract/error.c: sbx_error_code_name: SBX_EGONE=SBX_EGONNE"
+drift cli/serve/fail.c 's/return "too_large";/return "toolarge";/' \
+	"bindings/protocol/methods.md: the wire names of data.code differs from cli/serve/fail.c: has [invalid, gone, aborted, timeout, too_large,"
+drift cli/serve/fail.c 's/return "user";/return "gone";/' \
+	"cli/serve/fail.c: serve_code_name: a wire name twice: gone"
+drift templates/capybara-sandbox/Dockerfile 's/chmod 0755 \/skills/chmod 0750 \/skills/' \
+	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": /skills is mode 0755, templates/capybara-sandbox/Dockerfile gives it 0750"
+drift fake-e2b/runtime/template.c '/"capybara-sandbox"/,/n_dirs/s/\.uid = 1000/.uid = 1001/' \
+	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": uid is 1001, templates/capybara-sandbox/Dockerfile says 1000"
+drift fake-e2b/runtime/template.c 's/\.id = "capybara-sandbox"/.id = "capybara"/' \
+	"fake-e2b/runtime/template.c: no template \"capybara-sandbox\" (templates/capybara-sandbox/Dockerfile has one)"
+[ $fails -eq 0 ] && echo "check-facts: passes the tree, refuses 11 drifts"
+exit $fails
