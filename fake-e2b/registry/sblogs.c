@@ -6,7 +6,8 @@
  * orchestrator log about the sandbox for its user (zap JSON, shared/pkg/logger/sandbox), each
  * line as the logs collector stores it (iac job-logs-collector vector.toml: sandboxID,
  * teamID, templateID... normalised, category "default", buildID "unknown", service "envd"
- * when unset, the timestamp taken out, keys sorted). Reading one back
+ * when unset, source_type "http_server" (Vector's source), the timestamp taken out, keys
+ * sorted). Reading one back
  * (shared/pkg/logs/loki ResponseMapper, logs.FlatJsonLogLineParser): `message` and `level`
  * are its message and level, the other keys whose values are strings, numbers (Go's
  * FormatFloat 'G' -1) or booleans its fields, objects and arrays dropped; the v1 SandboxLog's
@@ -88,6 +89,7 @@ void fk_sandbox_log(fk_registry *g, fk_sandbox *sb, enum fk_sblog_source src,
 	          json_object_set_new(l, "envID", json_string(tpl)) |
 	          json_object_set_new(l, "teamID", json_string(FK_TEAM_ID)) |
 	          json_object_set_new(l, "category", json_string("default")) |
+	          json_object_set_new(l, "source_type", json_string("http_server")) |
 	          json_object_set_new(l, "buildID", json_string("unknown"));
 	if (src != FK_SBLOG_ENVD) /* zap's logger name and fields of the sandbox logger */
 		bad |= json_object_set_new(l, "logger", json_string(services[src])) |

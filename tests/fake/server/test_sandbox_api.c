@@ -152,6 +152,7 @@ static json_t *with_common(json_t *own, const char *id, const char *tpl, int con
 {
 	json_object_set_new(own, "buildID", json_string("unknown"));
 	json_object_set_new(own, "category", json_string("default"));
+	json_object_set_new(own, "source_type", json_string("http_server"));
 	json_object_set_new(own, "envID", json_string(tpl));
 	json_object_set_new(own, "instanceID", json_string(id));
 	json_object_set_new(own, "sandboxID", json_string(id));
