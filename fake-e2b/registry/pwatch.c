@@ -16,6 +16,10 @@ static void pwatch_free(fk_pwatch *pw)
 {
 	if (!pw)
 		return;
+	for (size_t i = 0; i < pw->n_ahead; i++)
+		fk_dirwatch_event_clear(&pw->ahead[i]);
+	free(pw->ahead);
+	pthread_mutex_destroy(&pw->dlock);
 	fk_dirwatch_free(pw->dw);
 	free(pw->user);
 	free(pw);
@@ -33,6 +37,7 @@ int fk_sandbox_pwatch_add(fk_registry *g, fk_sandbox *sb, fk_dirwatch *dw, const
 		free(pw);
 		return -1;
 	}
+	pthread_mutex_init(&pw->dlock, NULL);
 	pw->id[0] = 'w'; /* envd: "w" + a generated id */
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		pw->id[1 + i] = alphabet[rnd[i] % 36];
@@ -74,10 +79,70 @@ void fk_sandbox_pwatch_put(fk_registry *g, fk_pwatch *pw)
 {
 	fk_registry_lock(g);
 	pw->busy = 0;
-	int gone = pw->removed;
+	int gone = pw->removed && !pw->catching;
 	fk_registry_unlock(g);
 	if (gone)
 		pwatch_free(pw);
+}
+
+int fk_sandbox_pwatch_next(fk_pwatch *pw, fk_dirwatch_event *ev)
+{
+	pthread_mutex_lock(&pw->dlock);
+	int rc = 0;
+	if (pw->n_ahead) {
+		*ev = pw->ahead[0];
+		pw->ahead_bytes -= strlen(ev->name) + strlen(ev->path);
+		memmove(pw->ahead, pw->ahead + 1, --pw->n_ahead * sizeof(*pw->ahead));
+	} else {
+		rc = fk_dirwatch_next(pw->dw, ev, 0);
+	}
+	pthread_mutex_unlock(&pw->dlock);
+	return rc;
+}
+
+/* Reads `pw`'s watch into its read-ahead queue until nothing is left or the queue is full. */
+static void read_ahead(fk_pwatch *pw)
+{
+	pthread_mutex_lock(&pw->dlock);
+	while (pw->ahead_bytes < FK_PWATCH_AHEAD_BYTES) {
+		if (pw->n_ahead == pw->cap_ahead) {
+			size_t cap = pw->cap_ahead ? pw->cap_ahead * 2 : 16;
+			fk_dirwatch_event *a = realloc(pw->ahead, cap * sizeof(*a));
+			if (!a)
+				break;
+			pw->ahead = a;
+			pw->cap_ahead = cap;
+		}
+		fk_dirwatch_event ev;
+		if (fk_dirwatch_next(pw->dw, &ev, 0) < 0)
+			break;
+		pw->ahead_bytes += strlen(ev.name) + strlen(ev.path);
+		pw->ahead[pw->n_ahead++] = ev;
+	}
+	pthread_mutex_unlock(&pw->dlock);
+}
+
+void fk_sandbox_pwatches_catch_up(fk_registry *g, fk_sandbox *sb)
+{
+	fk_pwatch *held[FK_DIRWATCH_BOX_MAX];
+	size_t n = 0;
+	fk_registry_lock(g);
+	for (fk_pwatch *pw = sb->pwatches; pw && n < FK_DIRWATCH_BOX_MAX; pw = pw->next) {
+		pw->catching++;
+		held[n++] = pw;
+	}
+	fk_registry_unlock(g);
+	for (size_t i = 0; i < n; i++)
+		read_ahead(held[i]);
+	fk_pwatch *free_now[FK_DIRWATCH_BOX_MAX];
+	size_t n_free = 0;
+	fk_registry_lock(g);
+	for (size_t i = 0; i < n; i++)
+		if (--held[i]->catching == 0 && held[i]->removed && !held[i]->busy)
+			free_now[n_free++] = held[i];
+	fk_registry_unlock(g);
+	for (size_t i = 0; i < n_free; i++)
+		pwatch_free(free_now[i]);
 }
 
 int fk_sandbox_pwatch_remove(fk_registry *g, fk_sandbox *sb, const char *id)
@@ -91,7 +156,7 @@ int fk_sandbox_pwatch_remove(fk_registry *g, fk_sandbox *sb, const char *id)
 	if (pw) {
 		*pp = pw->next;
 		pw->removed = 1;
-		now = !pw->busy; /* else its taker frees it */
+		now = !pw->busy && !pw->catching; /* else its last holder frees it */
 	}
 	fk_registry_unlock(g);
 	if (now)
@@ -107,7 +172,7 @@ void fk__sandbox_pwatches_drop(fk_registry *g, fk_sandbox *sb)
 		fk_pwatch *pw = sb->pwatches;
 		sb->pwatches = pw->next;
 		pw->removed = 1;
-		if (!pw->busy) {
+		if (!pw->busy && !pw->catching) {
 			pw->next = free_now;
 			free_now = pw;
 		}

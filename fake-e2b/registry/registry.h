@@ -200,8 +200,15 @@ typedef struct fk_pwatch {
 	struct fk_dirwatch *dw;
 	char *user; /* whose view its entries are stat'ed in (NULL: the default user) */
 	bool include_entry;
-	int busy, removed; /* lock: taken by a call; unlinked (its taker frees it) */
+	int busy, removed; /* lock: taken by a call; unlinked (its last holder frees it) */
+	int catching;      /* lock: catch-ups (fk_sandbox_pwatches_catch_up) holding it */
+	/* events read ahead of the next GetWatcherEvents by a catch-up, oldest first, at most
+	 * FK_PWATCH_AHEAD_BYTES of names and paths; `dlock` serialises every read of `dw` */
+	pthread_mutex_t dlock;
+	struct fk_dirwatch_event *ahead;
+	size_t n_ahead, cap_ahead, ahead_bytes;
 } fk_pwatch;
+#define FK_PWATCH_AHEAD_BYTES (256 * 1024)
 /* Hand watch `dw` to `sb` under a new id (id_out): 0, or -1 when `sb` is gone or out of memory
  * (`dw` stays the caller's). */
 int fk_sandbox_pwatch_add(fk_registry *g, fk_sandbox *sb, struct fk_dirwatch *dw, const char *user,
@@ -210,6 +217,14 @@ int fk_sandbox_pwatch_add(fk_registry *g, fk_sandbox *sb, struct fk_dirwatch *dw
  * when none (*busy 1: another call has it). */
 fk_pwatch *fk_sandbox_pwatch_take(fk_registry *g, fk_sandbox *sb, const char *id, int *busy);
 void fk_sandbox_pwatch_put(fk_registry *g, fk_pwatch *pw);
+/* Read every polling watcher of `sb` up to now, so that a directory just made or moved in is
+ * watched before the caller answers (envd's watchers read their events as they come, so a
+ * recursive one watches a new directory before the client's next call reaches envd; these are
+ * read only when polled). Call after MakeDir and Move. Events wait for the next poll. */
+void fk_sandbox_pwatches_catch_up(fk_registry *g, fk_sandbox *sb);
+/* The next event of `pw` (taken): one read ahead, else from its watch, as fk_dirwatch_next
+ * with timeout 0. */
+int fk_sandbox_pwatch_next(fk_pwatch *pw, struct fk_dirwatch_event *ev);
 /* Remove and free watcher `id`: 0, or -1 when `sb` has none of that id. */
 int fk_sandbox_pwatch_remove(fk_registry *g, fk_sandbox *sb, const char *id);
 /* Every watcher of `sb` (its delete, its discard). */

@@ -16,6 +16,8 @@ enum MHD_Result fk_envd_fs_make_dir(fk_call *c, json_t *req)
 	if (!path)
 		return fk_connect_error(c->req, "invalid_argument", "path is required");
 	int rc = fk_file_mkdir(c->app->rt, c->sb->id, path, c->user, &e, &err);
+	if (rc == 0) /* a recursive polling watcher watches it before the client's next call */
+		fk_sandbox_pwatches_catch_up(c->app->reg, c->sb);
 	return fk_envd_entry_reply(c, rc, &e, &err);
 }
 

@@ -12,5 +12,7 @@ enum MHD_Result fk_envd_fs_move(fk_call *c, json_t *req)
 		return fk_connect_error(c->req, "invalid_argument",
 		                        "source and destination required");
 	int rc = fk_file_move(c->app->rt, c->sb->id, src, dst, c->user, &e, &err);
+	if (rc == 0) /* a directory moved in: watched before the client's next call */
+		fk_sandbox_pwatches_catch_up(c->app->reg, c->sb);
 	return fk_envd_entry_reply(c, rc, &e, &err);
 }

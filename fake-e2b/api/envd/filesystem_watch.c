@@ -198,9 +198,10 @@ enum MHD_Result fk_envd_fs_watch_dir(fk_call *c)
 
 /* ---- the polling watchers (envd watch_sync.go): CreateWatcher, GetWatcherEvents,
  * RemoveWatcher. Each is a directory watch the sandbox holds (registry/pwatch.c) until removed;
- * its events wait in its inotify queue (the kernel's bound, fs.inotify.max_queued_events) and
- * each GetWatcherEvents answers those since the last call, at most PWATCH_EVENTS_MAX (the rest
- * come with the next call). */
+ * its events wait in its inotify queue (the kernel's bound, fs.inotify.max_queued_events), or
+ * read ahead after a MakeDir or Move (fk_sandbox_pwatches_catch_up: a new directory is watched
+ * before that call answers), and each GetWatcherEvents answers those since the last call, at
+ * most PWATCH_EVENTS_MAX (the rest come with the next call). */
 
 #define PWATCH_EVENTS_MAX 10000
 
@@ -246,7 +247,7 @@ enum MHD_Result fk_envd_fs_get_watcher_events(fk_call *c, json_t *req)
 	int rc = 0;
 	for (size_t n = 0; events && n < PWATCH_EVENTS_MAX; n++) {
 		fk_dirwatch_event ev;
-		rc = fk_dirwatch_next(pw->dw, &ev, 0);
+		rc = fk_sandbox_pwatch_next(pw, &ev);
 		if (rc < 0)
 			break;
 		json_array_append_new(

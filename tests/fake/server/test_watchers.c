@@ -125,6 +125,39 @@ static void test_watchers__create_poll_remove(void **state)
 	fkr_free(r);
 }
 
+/* A recursive watcher watches a directory made through MakeDir before MakeDir answers (envd's
+ * watcher reads its events as they come): what is then written in it is seen, as the sync
+ * Python SDK's test_watch_recursive_directory_after_nested_folder_addition expects. */
+static void test_watchers__recursive_sees_a_new_directory_at_once(void **state)
+{
+	(void)state;
+	fks_need_root();
+	fks_box_sh(&g_srv, &g_box, "mkdir -p /tmp/wn");
+	char id[64], got[1024];
+	int entries;
+	snprintf(id, sizeof(id), "%s", create("{\"path\":\"/tmp/wn\",\"recursive\":true}"));
+	fkr *r = fs_call("MakeDir", "{\"path\":\"/tmp/wn/n\"}");
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	fks_box_sh(&g_srv, &g_box, "printf x > /tmp/wn/n/f");
+	events(id, got, sizeof(got), &entries);
+	/* MakeDir makes it the user's (chown: CHMOD), as envd does */
+	assert_string_equal(got, "n:CREATE|n:CHMOD|n/f:CREATE|n/f:WRITE");
+	/* and one moved in */
+	fks_box_sh(&g_srv, &g_box, "mkdir -p /tmp/wn-out/m");
+	r = fs_call("Move", "{\"source\":\"/tmp/wn-out/m\",\"destination\":\"/tmp/wn/m\"}");
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	fks_box_sh(&g_srv, &g_box, "printf y > /tmp/wn/m/g");
+	events(id, got, sizeof(got), &entries);
+	assert_string_equal(got, "m:CREATE|m/g:CREATE|m/g:WRITE");
+	char body[96];
+	snprintf(body, sizeof(body), "{\"watcherId\":\"%s\"}", id);
+	r = fs_call("RemoveWatcher", body);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (fks_root_init(argc, argv, KEY, &g_srv, &g_box) < 0)
@@ -132,6 +165,7 @@ int main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_watchers__create_poll_remove),
+	    cmocka_unit_test(test_watchers__recursive_sees_a_new_directory_at_once),
 	};
 	int rc =
 	    cmocka_run_group_tests_name("fake_watchers", tests, fks_root_setup, fks_root_teardown);
