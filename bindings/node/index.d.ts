@@ -452,6 +452,39 @@ export interface Filesystem {
   remove(path: string, opts?: FilesystemRequestOpts): Promise<void>
 }
 
+export interface PtyCreateOpts extends RequestOpts {
+  cols: number
+  rows: number
+  onData: (data: Uint8Array) => void | Promise<void>
+  /** ms, default 60000; 0: none */
+  timeoutMs?: number
+  user?: 'user' | 'root'
+  /** TERM, LANG, LC_ALL default as in E2B (xterm-256color, C.UTF-8) */
+  envs?: Record<string, string>
+  cwd?: string
+}
+
+/** A terminal: wait() resolves its end (a non-zero one is a CommandExitError); stdout/stderr stay ''. */
+export class PtyHandle {
+  readonly pid: number
+  readonly stdout: string
+  readonly stderr: string
+  readonly exitCode: number | undefined
+  readonly error: string | undefined
+  wait(): Promise<CommandResult>
+  kill(): Promise<boolean>
+  disconnect(): Promise<void>
+}
+
+export interface Pty {
+  create(opts: PtyCreateOpts): Promise<PtyHandle>
+  connect(pid: number, opts?: RequestOpts & { onData?: (data: Uint8Array) => void | Promise<void> }): Promise<PtyHandle>
+  sendInput(pid: number, data: Uint8Array, opts?: RequestOpts): Promise<void>
+  resize(pid: number, size: { cols: number; rows: number }, opts?: RequestOpts): Promise<void>
+  /** true: killed; false: this process holds no such terminal */
+  kill(pid: number, opts?: RequestOpts): Promise<boolean>
+}
+
 export class Sandbox {
   /** @hidden use Sandbox.create or Sandbox.connect */
   constructor(opts: never)
@@ -459,6 +492,7 @@ export class Sandbox {
   readonly sandboxDomain: string
   readonly commands: Commands
   readonly files: Filesystem
+  readonly pty: Pty
   static create<S extends typeof Sandbox>(this: S, opts?: SandboxOpts): Promise<InstanceType<S>>
   static create<S extends typeof Sandbox>(this: S, template: string, opts?: SandboxOpts): Promise<InstanceType<S>>
   static connect<S extends typeof Sandbox>(this: S, sandboxId: string, opts?: SandboxConnectOpts): Promise<InstanceType<S>>

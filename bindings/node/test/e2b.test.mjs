@@ -281,6 +281,28 @@ describe('Sandbox: files', () => {
   })
 })
 
+describe('Sandbox: pty (serve pty_*)', () => {
+  test('create, onData, resize, sendInput, wait with the exit code; kill true then false; connect', async () => {
+    const dec = new TextDecoder()
+    let got = ''
+    const t = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => (got += dec.decode(d, { stream: true })) })
+    assert.ok(Number.isInteger(t.pid) && t.pid > 0)
+    await sbx.pty.resize(t.pid, { cols: 100, rows: 30 })
+    await sbx.pty.sendInput(t.pid, new TextEncoder().encode('stty size; echo $TERM $LC_ALL; exit 3\n'))
+    await assert.rejects(t.wait(), (e) => e instanceof CommandExitError && e.exitCode === 3 && e.error === 'exit status 3' && e.stdout === '')
+    assert.equal(t.exitCode, 3)
+    assert.match(got, /\r30 100\r\nxterm-256color C\.UTF-8\r\n/)
+    const k = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })
+    let more = ''
+    const c = await sbx.pty.connect(k.pid, { onData: (d) => (more += dec.decode(d)) })
+    await sbx.pty.sendInput(k.pid, new TextEncoder().encode('echo via-$((40+2))\n'))
+    await until(() => more.includes('via-42'), 'the attached terminal output')
+    assert.equal(await sbx.pty.kill(k.pid), true)
+    await assert.rejects(c.wait(), (e) => e instanceof CommandExitError && e.exitCode === -1 && e.error === 'signal: killed')
+    assert.equal(await sbx.pty.kill(k.pid), false)
+  })
+})
+
 describe('Sandbox: commands across pause and resume', () => {
   test('a background command: wait() rejects with code paused; after Sandbox.connect, wait() gets the rest and the exit code', async () => {
     const t = await Sandbox.create(TEMPLATE)

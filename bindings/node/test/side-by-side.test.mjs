@@ -140,6 +140,30 @@ describe('the official SDK and ours give the same', { concurrency: false }, () =
     }, { r: ['CommandExitError', 4, 'after\n'], seen: 'after\n' })
   })
 
+  test('pty: create, resize, sendInput, the exit code; kill true then false', async () => {
+    await same(async (m, s) => {
+      const dec = new TextDecoder()
+      let got = ''
+      const t = await s.pty.create({ cols: 80, rows: 24, onData: (d) => (got += dec.decode(d, { stream: true })) })
+      await s.pty.resize(t.pid, { cols: 100, rows: 30 })
+      await s.pty.sendInput(t.pid, new TextEncoder().encode('stty size; exit 3\n'))
+      let end
+      try {
+        await t.wait()
+      } catch (e) {
+        end = [e.name, e.exitCode, e.error]
+      }
+      const k = await s.pty.create({ cols: 80, rows: 24, onData: () => {} })
+      const kills = [await s.pty.kill(k.pid)]
+      const kend = await k.wait().then(
+        () => 'resolved',
+        (e) => [e.name, e.exitCode, e.error],
+      )
+      kills.push(await s.pty.kill(k.pid))
+      return { end, size: got.includes('30 100\r\n'), logout: got.endsWith('logout\r\n'), kills, kend }
+    }, { end: ['CommandExitError', 3, 'exit status 3'], size: true, logout: true, kills: [true, false], kend: ['CommandExitError', -1, 'signal: killed'] })
+  })
+
   test('files: write, read, getInfo, exists, list, makeDir, rename, remove', async () => {
     await same(async (m, s) => {
       const w = await s.files.write('/tmp/sbs/a.txt', 'héllo')

@@ -132,6 +132,13 @@ export async function e2bShape(): Promise<void> {
   const md: boolean = await a.files.makeDir('/workspace/d')
   const rn: EntryInfo = await a.files.rename('/workspace/a', '/workspace/b')
   await a.files.remove('/workspace/b')
+  const term = await a.pty.create({ cols: 80, rows: 24, onData: (d: Uint8Array) => void d })
+  await a.pty.sendInput(term.pid, new Uint8Array([10]))
+  await a.pty.resize(term.pid, { cols: 100, rows: 30 })
+  const tr: CommandResult = await term.wait()
+  const tk: boolean = await a.pty.kill(term.pid)
+  const tc = await a.pty.connect(term.pid)
+  void [tr, tk, tc]
   const paused: boolean = await a.pause()
   await a.setTimeout(60_000)
   const info: SandboxInfo = await a.getInfo()
