@@ -25,19 +25,17 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define TIMEOUT_MARGIN_SECONDS 120         /* TIMEOUT_MARGIN_SECONDS: connect covers the command */
-#define KILL_GRACE_MS          3000        /* KILL_GRACE_MS: stream end after the kill */
-#define STDERR_ROOM            (64 * 1024) /* STDERR_ROOM */
-#define FILE_OP_TIMEOUT_MS     120000      /* FILE_OP_TIMEOUT_MS */
-#define KILL_OUTPUT_BYTES      4096        /* the kill script's output budget */
-#define KILL_TIMEOUT_MS        15000       /* the kill script's command timeout */
-#define KILL_DEADLINE_MS       20000       /* the kill script's own abort deadline */
-#define KILL_SCRIPT_TRIES      5           /* kill_all / kill_tagged: starts at most */
-#define KILL_RETRY_WAIT_MS     100         /* before the 2nd start; doubled for each next */
-#define SIGNAL_DEADLINE_MS     15000       /* SendSignal's deadline */
-#define REBOOT_DEADLINE_MS     120000      /* pause + cold connect together */
+#define TIMEOUT_MARGIN_SECONDS 120    /* TIMEOUT_MARGIN_SECONDS: connect covers the command */
+#define KILL_GRACE_MS          3000   /* KILL_GRACE_MS: stream end after the kill */
+#define FILE_OP_TIMEOUT_MS     120000 /* FILE_OP_TIMEOUT_MS */
+#define KILL_OUTPUT_BYTES      4096   /* the kill script's output budget */
+#define KILL_TIMEOUT_MS        15000  /* the kill script's command timeout */
+#define KILL_DEADLINE_MS       20000  /* the kill script's own abort deadline */
+#define KILL_SCRIPT_TRIES      5      /* kill_all / kill_tagged: starts at most */
+#define KILL_RETRY_WAIT_MS     100    /* before the 2nd start; doubled for each next */
+#define SIGNAL_DEADLINE_MS     15000  /* SendSignal's deadline */
+#define REBOOT_DEADLINE_MS     120000 /* pause + cold connect together */
 #define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
-#define STDERR_MESSAGE_MAX     500            /* stderrOf: .trim().slice(0, 500) */
 
 typedef sbx__run_opts run_opts;
 
@@ -226,7 +224,7 @@ static void reboot(sbx__e2b_provider *p, const char *id)
 	sbx_log_field f[2] = {{"sandboxId", id}, {"err", NULL}};
 	uint64_t deadline = sbx__now_ms() + REBOOT_DEADLINE_MS, now, left;
 	sbx_error e = {0};
-	char msg[STDERR_MESSAGE_MAX + 1];
+	char msg[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	int error;
 
 	sbx__e2b_log(p, SBX_LOG_WARN,
@@ -405,7 +403,7 @@ bool sbx__e2b_no_sandbox_user(int error, const sbx_error *e)
 
 bool sbx__e2b_runuser_no_sandbox(const sbx_buf *e)
 {
-	char text[STDERR_MESSAGE_MAX + 1];
+	char text[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	return strstr(sbx__e2b_stderr_text(e, text, sizeof(text)),
 	              "runuser: user sandbox does not exist") != NULL;
 }
@@ -792,7 +790,7 @@ static void reword_script_error(char *buf, size_t buflen)
 	static const char *const leads[] = {"cannot create directory ", "cannot create ",
 	                                    "cannot open directory ",   "cannot open ",
 	                                    "cannot remove ",           "can't cd to "};
-	char subject[STDERR_MESSAGE_MAX + 1];
+	char subject[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	size_t n, dl = sizeof(denied) - 1, sl;
 	const char *from = NULL;
 
@@ -847,8 +845,8 @@ const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen)
 	while (b > a && (s[b - 1] == ' ' || (s[b - 1] >= '\t' && s[b - 1] <= '\r')))
 		b--;
 	n = b - a;
-	if (n > STDERR_MESSAGE_MAX)
-		n = sbx__utf8_keep_len(s + a, STDERR_MESSAGE_MAX, true);
+	if (n > SBX_E2B_STDERR_MESSAGE_MAX)
+		n = sbx__utf8_keep_len(s + a, SBX_E2B_STDERR_MESSAGE_MAX, true);
 	if (n >= buflen)
 		n = buflen - 1;
 	for (size_t i = 0; i < n; i++)
@@ -873,7 +871,7 @@ static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id
 		         p, t, id, FILE_OP_TIMEOUT_MS / 1000 + TIMEOUT_MARGIN_SECONDS, &cached, sig,
 		         err)) < 0)
 			return error;
-		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, STDERR_ROOM,
+		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, SBX_E2B_STDERR_ROOM,
 		                FILE_OP_TIMEOUT_MS, SBX_E2B_KILL_SHELL, sig, r, &local);
 		if (!cached || retried || !sbx__e2b_not_running(error, &local))
 			break;
@@ -928,7 +926,7 @@ static bool start_refused(int error, const sbx_error *e, const run_result *r)
 static int kill_script(sbx__e2b_provider *p, const char *id, const char *const *args, size_t nargs,
                        const char *failure, sbx_signal *sig, sbx_error *err)
 {
-	char se[STDERR_MESSAGE_MAX + 1];
+	char se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	int error;
 
 	for (unsigned n = 0;; n++) {

@@ -19,8 +19,6 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define STDERR_ROOM        (64 * 1024)    /* STDERR_ROOM */
-#define STDERR_MESSAGE_MAX 500            /* stderrOf: .trim().slice(0, 500) */
 #define UPLOAD_DEADLINE_MS 600000         /* one upload (the seed has none; we bound it) */
 #define MAX_OUTPUT_CAP     (SIZE_MAX / 4) /* a larger budget is clamped */
 #define LIST_OUTPUT_MAX    (32u << 20)    /* a listing's output: 100 000 entries of 255 bytes */
@@ -79,15 +77,15 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 	sbx__e2b_provider *p = impl;
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
-	char want[32], limit[32], se[STDERR_MESSAGE_MAX + 1];
+	char want[32], limit[32], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	const char *args[6] = {"-c", sbx__e2b_read_script, "capybara-read", path, want, limit};
 	size_t nargs = 5;
 	sbx_file *f = NULL;
 	int error;
 
 	*out = NULL;
-	if (max_bytes > MAX_OUTPUT_CAP - STDERR_ROOM - 1)
-		max_bytes = MAX_OUTPUT_CAP - STDERR_ROOM - 1;
+	if (max_bytes > MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1)
+		max_bytes = MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1;
 	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
 	if (max_bytes > RAW_THRESHOLD) {
 		/* a large file may come raw (issue 13): the script says so with exit 5 */
@@ -97,7 +95,8 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 	}
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
 	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, nargs,
-	                                       max_bytes + 1 + STDERR_ROOM, 0, sig, &r, err)) < 0)
+	                                       max_bytes + 1 + SBX_E2B_STDERR_ROOM, 0, sig, &r,
+	                                       err)) < 0)
 		goto done;
 	if (exited_with(&r, 3) || exited_with(&r, 4))
 		goto done; /* missing, or a directory: NULL */
@@ -142,7 +141,7 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 	sbx__e2b_provider *p = impl;
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
-	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
+	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	bool skills = is_skills_path(path), cached = false, retried = false;
 	sbx_error local;
 	const char *args[5] = {"-c",
@@ -174,8 +173,8 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 			sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
 	}
-	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, 0, sig, &r,
-	                              err)) < 0) {
+	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, SBX_E2B_STDERR_ROOM, 0,
+	                              sig, &r, err)) < 0) {
 		/* the upload is in place but the script may not have run: remove it (issue 9) */
 		sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
@@ -225,7 +224,7 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
 	const char *args[4] = {"-c", sbx__e2b_stat_script, "capybara-stat", path};
-	char se[STDERR_MESSAGE_MAX + 1];
+	char se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	uint64_t size;
 	bool is_dir;
 	int error;
@@ -233,7 +232,7 @@ int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, s
 	memset(out, 0, sizeof(*out));
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
 	    (error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_SANDBOX_USER, args, 4,
-	                                       STDERR_ROOM, 0, sig, &r, err)) < 0)
+	                                       SBX_E2B_STDERR_ROOM, 0, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3))
 		goto done; /* exists = false */
@@ -322,7 +321,7 @@ int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *pat
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
 	const char *args[4] = {"-c", sbx__e2b_list_script, "capybara-list", path};
-	char se[STDERR_MESSAGE_MAX + 1];
+	char se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	sbx_dir *d = NULL;
 	int error;
 

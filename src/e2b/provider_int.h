@@ -128,6 +128,12 @@ int sbx__e2b_pause(sbx__e2b_provider *p, const char *id, bool gone_ok, uint64_t 
 int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeout_ms,
                             sbx_error *err);
 
+/* A file operation's output budget keeps this much room for its stderr beyond what it reads. */
+#define SBX_E2B_STDERR_ROOM (64 * 1024)
+/* A failed operation's message quotes at most this many bytes of its stderr, trimmed (cut at a
+ * character boundary). */
+#define SBX_E2B_STDERR_MESSAGE_MAX 500
+
 /* What an in-sandbox file operation collected. Dispose with sbx__e2b_file_op_dispose(). */
 typedef struct sbx__file_op {
 	sbx_buf out;    /* stdout; stdout and stderr share the max_output budget */

@@ -14,9 +14,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
-#define STDERR_ROOM        (64 * 1024)
-#define STDERR_MESSAGE_MAX 500
-#define ENTRY_OUTPUT_MAX   (16 * 1024) /* one record: names, and a link target of <= 4095 bytes */
+#define ENTRY_OUTPUT_MAX (16 * 1024) /* one record: names, and a link target of <= 4095 bytes */
 
 static const char *user_name(const sbx_path_options *o)
 {
@@ -46,7 +44,7 @@ static int run(sbx__e2b_provider *p, const char *id, const char *script, const c
 
 static int failed(sbx_error *err, const char *verb, const char *path, const sbx__file_op *r)
 {
-	char se[STDERR_MESSAGE_MAX + 1];
+	char se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	return sbx__error_set(err, SBX_ESANDBOX, "cannot %s %s: %s", verb, path,
 	                      sbx__e2b_stderr_text(&r->err, se, sizeof(se)));
 }
@@ -176,7 +174,7 @@ int sbx__e2b_path_info(void *impl, sbx_entry_info **out, const char *id, const c
 
 	*out = NULL;
 	if ((error = run(impl, id, sbx__e2b_path_info_script, "capybara-stat", path, NULL, o,
-	                 ENTRY_OUTPUT_MAX + STDERR_ROOM, sig, &r, err)) < 0)
+	                 ENTRY_OUTPUT_MAX + SBX_E2B_STDERR_ROOM, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3))
 		goto done; /* missing: NULL */
@@ -197,7 +195,7 @@ int sbx__e2b_remove(void *impl, const char *id, const char *path, const sbx_path
 	int error;
 
 	if ((error = run(impl, id, sbx__e2b_remove_path_script, "capybara-remove", path, NULL, o,
-	                 STDERR_ROOM, sig, &r, err)) == 0 &&
+	                 SBX_E2B_STDERR_ROOM, sig, &r, err)) == 0 &&
 	    !exited_with(&r, 0))
 		error = failed(err, "remove", path, &r);
 	sbx__e2b_file_op_dispose(&r);
@@ -212,7 +210,7 @@ int sbx__e2b_make_dir(void *impl, bool *created, const char *id, const char *pat
 
 	*created = false;
 	if ((error = run(impl, id, sbx__e2b_make_dir_script, "capybara-mkdir", path, NULL, o,
-	                 STDERR_ROOM, sig, &r, err)) < 0)
+	                 SBX_E2B_STDERR_ROOM, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 0))
 		*created = true;
@@ -234,7 +232,7 @@ int sbx__e2b_rename(void *impl, sbx_entry_info **out, const char *id, const char
 
 	*out = NULL;
 	if ((error = run(impl, id, sbx__e2b_rename_script, "capybara-rename", from, to, o,
-	                 ENTRY_OUTPUT_MAX + STDERR_ROOM, sig, &r, err)) < 0)
+	                 ENTRY_OUTPUT_MAX + SBX_E2B_STDERR_ROOM, sig, &r, err)) < 0)
 		goto done;
 	if (exited_with(&r, 3))
 		goto done; /* `from` is missing: NULL */

@@ -22,8 +22,6 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define STDERR_ROOM          (64 * 1024)               /* STDERR_ROOM */
-#define STDERR_MESSAGE_MAX   500                       /* stderrOf */
 #define TRANSFER_DEADLINE_MS 600000                    /* one upload or download, by default */
 #define CLEANUP_TIMEOUT_MS   15000                     /* removing a staging file */
 #define MAX_WANT             ((uint64_t)INT64_MAX - 1) /* head -c takes an intmax_t */
@@ -49,8 +47,8 @@ void sbx__e2b_remove_staging(sbx__e2b_provider *p, const sbx_envd_target *t, con
 	sbx_error e = {0};
 
 	/* no abort signal: this runs after one, and is short */
-	if (sbx__e2b_file_op(p, t, SBX_E2B_ROOT_USER, args, 4, STDERR_ROOM, CLEANUP_TIMEOUT_MS,
-	                     NULL, &r, &e) == 0 &&
+	if (sbx__e2b_file_op(p, t, SBX_E2B_ROOT_USER, args, 4, SBX_E2B_STDERR_ROOM,
+	                     CLEANUP_TIMEOUT_MS, NULL, &r, &e) == 0 &&
 	    exited_with(&r, 0)) {
 		sbx__e2b_file_op_dispose(&r);
 		return;
@@ -90,7 +88,7 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
                          uint64_t timeout_ms, uint64_t transfer_ms, sbx_sink_fn sink, void *payload,
                          sbx_read_result *out, sbx_signal *sig, sbx_error *err)
 {
-	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], want[32], se[STDERR_MESSAGE_MAX + 1];
+	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], want[32], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	const char *args[7] = {"-c", sbx__e2b_stage_read_script, "capybara-stage", path, staging,
 	                       want, sbx__e2b_read_script};
 	sink_state s = {sink, payload, max, 0, false};
@@ -104,8 +102,8 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
 	snprintf(want, sizeof(want), "%" PRIu64, (max > MAX_WANT ? MAX_WANT : max) + 1);
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
-	error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_ROOT_USER, args, 7, STDERR_ROOM,
-	                                  timeout_ms, sig, &r, err);
+	error = sbx__e2b_attached_file_op(p, &t, id, SBX_E2B_ROOT_USER, args, 7,
+	                                  SBX_E2B_STDERR_ROOM, timeout_ms, sig, &r, err);
 	staged = t.url != NULL; /* the copy may have begun; removing it is harmless */
 	if (error < 0)
 		goto done;
@@ -206,7 +204,7 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
                           sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
-	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[STDERR_MESSAGE_MAX + 1];
+	char staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
 	const char *args[5] = {
 	    "-c", is_skills_path(path) ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
 	    "capybara-write", path, staging};
@@ -255,8 +253,8 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 		sbx__e2b_upload_failed(err, error, &local);
 		goto done;
 	}
-	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, STDERR_ROOM, ms, sig, &r,
-	                              err)) < 0)
+	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, SBX_E2B_STDERR_ROOM, ms,
+	                              sig, &r, err)) < 0)
 		goto done;
 	if (!exited_with(&r, 0) && sbx__e2b_runuser_no_sandbox(&r.err)) {
 		error = sbx__e2b_template_error(p, &t, err);
