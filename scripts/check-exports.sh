@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-exports.sh <path to libsandbox-e2b.so>: fail when the shared library
 # exports a symbol that is not part of the public API, i.e. whose name does not
-# start with sbx_ (style brief §2.24). Internal shared helpers are sbx__ and
+# start with sbx_ (CONTRIBUTING.md "Code rules"). Internal shared helpers are sbx__ and
 # must stay hidden too. Toolchain symbols (_init, _fini, ...) are ignored.
 set -euo pipefail
 lib=${1:?usage: check-exports.sh <path to libsandbox-e2b.so>}

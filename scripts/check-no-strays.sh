@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# After a test run: fail if fake-e2b left anything behind on this machine (issue 3:
-# "after the suite, no stray process or mount is left"). Checks for
+# After a test run: fail if fake-e2b left anything behind on this machine (after the suite,
+# no stray process or mount is left: fake-e2b/README.md "Tests"). Checks for
 #   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
 #   - any process in a PID namespace other than init's (a sandbox process),
 #   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu; the v2

@@ -2,7 +2,7 @@
  * contract/provider.c: the public sbx_sandbox_* functions.
  *
  * Each one zeroes its outputs, then runs the checks every provider shares in
- * the seed's order (dist/index.mjs: signal.throwIfAborted() first, then the
+ * the seed's order (docs/contract.md "Methods": the abort signal first, then the
  * argument checks), and only then calls the provider's vtable, so a bad
  * argument or an aborted signal never reaches the network. Checks that depend
  * on the provider (sandbox ids, names, limits on create) are the provider's.

@@ -1,6 +1,7 @@
 /*
- * contract/utf8.c: UTF-8-safe trimming of truncated exec output, exactly the
- * seed's decodeOutput (dist/index.mjs): only a truncated buffer is trimmed;
+ * contract/utf8.c: UTF-8-safe trimming of truncated exec output, exactly as the
+ * seed trims it (docs/exec.md "Output: one budget, truncation at a character
+ * boundary"): only a truncated buffer is trimmed;
  * looking back at most 4 bytes, the last non-continuation byte is taken as a
  * lead byte, and dropped with its continuation bytes when its sequence
  * (2, 3 or 4 bytes by its value) was cut. Nothing else is repaired.

@@ -1,6 +1,6 @@
 /*
- * e2b/api.c: control-plane calls and E2B error bodies (seed createE2BApi,
- * errorOf, destroyByName's query; docs/protocol.md "Conventions", "List").
+ * e2b/api.c: control-plane calls and E2B error bodies (docs/protocol.md "Conventions",
+ * "List"; the error's message as include/sandbox/error.h states it).
  */
 #include "e2b/api.h"
 

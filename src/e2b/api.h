@@ -1,6 +1,5 @@
 /*
- * e2b/api.h: the E2B control-plane client (seed dist/index.mjs createE2BApi,
- * errorOf; docs/protocol.md "Control plane").
+ * e2b/api.h: the E2B control-plane client (docs/protocol.md "Control plane").
  *
  * JSON over HTTP with the X-API-KEY header, 60 s per call (API_TIMEOUT_MS),
  * redirects refused. A non-2xx answer becomes SBX_EHTTP with the seed's

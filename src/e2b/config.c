@@ -1,6 +1,6 @@
 /*
- * e2b/config.c: the deployment config (seed dist/index.mjs DeploymentConfig,
- * plugin.json configSchemas.deployment): a strict zod object, parsed here with
+ * e2b/config.c: the deployment config (docs/contract.md "The deployment config";
+ * the seed's is a strict zod object), parsed here with
  * jansson and checked key by key, every problem collected as "<key>: <rule>"
  * and joined with "; " (zod reports every issue, not the first).
  *

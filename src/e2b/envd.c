@@ -1,6 +1,6 @@
 /*
- * e2b/envd.c: envd over Connect and HTTP (seed envdStart, envdKill,
- * envdUpload; docs/protocol.md "Reaching envd" to "Files").
+ * e2b/envd.c: envd over Connect and HTTP (docs/protocol.md "Reaching envd" to
+ * "Files"; docs/internals/wire.md "Process start").
  *
  * The Start stream is decoded as it arrives: curl chunks → envelope state
  * machine → one JSON message at a time → start/data/end events. Output is

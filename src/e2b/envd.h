@@ -1,7 +1,6 @@
 /*
- * e2b/envd.h: the envd client (seed envdStart, envdKill, envdUpload;
- * docs/protocol.md "Reaching envd" to "Files"): process.Process/Start as a Connect server stream,
- * process.Process/SendSignal, and the multipart POST /files upload.
+ * e2b/envd.h: the envd client (docs/protocol.md "Reaching envd" to "Files"): process.Process/Start
+ * as a Connect server stream, process.Process/SendSignal, and the multipart POST /files upload.
  *
  * Every request carries the seed's headers: E2b-Sandbox-Id, E2b-Sandbox-Port:
  * 49983 and X-Access-Token (a secret: never logged, never in an error).

@@ -1,6 +1,6 @@
 /*
- * e2b/provider.c: the sandbox@1 contract on E2B — the seed's createE2BSandbox
- * (dist/index.mjs) method by method, plus sbx_e2b_provider_new().
+ * e2b/provider.c: the sandbox@1 contract on E2B, method by method as docs/contract.md
+ * "Methods" states it.
  *
  * Lifecycle (create, resume, suspend, destroy, destroy_by_name) and attach()
  * live here; running commands (exec, the kill path, the reboot fallback and
@@ -313,7 +313,8 @@ static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *
 	return error;
 }
 
-/* ---- the attach cache (issue 13): no connect while the last one covers the call ---- */
+/* ---- the attach cache (docs/contract.md "Lifecycle"): no connect while the last one covers the
+ * call */
 
 #define ATTACH_MAX     4096 /* remembered sandboxes per provider; the oldest go first */
 #define ATTACH_WAIT_MS 50   /* a waiter checks its abort signal this often */
@@ -829,7 +830,7 @@ static bool may_have_created(int error, const sbx_e2b_reply *reply)
 
 /*
  * The seed lists and destroys same-name sandboxes, then creates. Here the
- * list runs beside the create (one round trip less, issue 13); what it finds
+ * list runs beside the create (one round trip less: README.md "Performance"); what it finds
  * is destroyed afterwards, except the new sandbox itself. So every sandbox
  * that had the name before create() was called is gone when it returns, as
  * in the seed; they only overlap for those kills. A create refused for the

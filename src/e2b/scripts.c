@@ -1,6 +1,6 @@
 /*
  * e2b/scripts.c: the in-sandbox shell scripts, byte for byte as the seed
- * (dist/index.mjs) defines them, with its template literals expanded, except
+ * defines them (docs/exec.md "How a command runs"), with its template literals expanded, except
  * those marked "ours". They are data: the provider passes them to `/bin/sh -c
  * SCRIPT NAME ARGS...` (the kill_all and kill_tagged scripts to /bin/bash,
  * SBX_E2B_KILL_SHELL), so "$1", "$2", ... are the arguments after the script

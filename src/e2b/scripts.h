@@ -1,6 +1,7 @@
 /*
  * e2b/scripts.h: the in-sandbox shell scripts (data) and the exec wrapper's
- * arguments, exactly as the seed (dist/index.mjs) defines them. Each script
+ * arguments, exactly as the seed defines them (docs/exec.md "How a command
+ * runs"; docs/contract.md "exec"). Each script
  * in scripts.c carries a comment saying what it guarantees.
  */
 #ifndef SBX_E2B_SCRIPTS_H

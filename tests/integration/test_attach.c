@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_attach.c: the attach cache (issue 13). A call skips
+ * tests/integration/test_attach.c: the attach cache (docs/contract.md "Lifecycle"). A call skips
  * the connect while the provider's last connect to the sandbox still covers
  * it (command timeout + 120 s), and the seed's guarantees still hold: a
  * sandbox paused behind the provider's back is resumed by the next call, a

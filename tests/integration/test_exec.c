@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_exec.c: exec of the E2B provider against fake-e2b
- * (seed README "exec and files"; seed dist/index.mjs exec, run, execArgs,
- * killer, reboot, exitCodeOf, decodeOutput).
+ * (docs/contract.md "exec"; docs/exec.md "How a command runs", "Exit codes",
+ * "Output: one budget, truncation at a character boundary").
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -455,8 +455,8 @@ static void test_exec__nohup_children_gone_after_timeout(void **state)
 
 /*
  * A setsid child (its own session) that keeps the output pipe is gone after the
- * timeout too (issue 4). The kill script cannot reach another session; the
- * seed relies on the stream staying open to trigger the reboot fallback.
+ * timeout too (docs/exec.md "Timeout, abort and the kill tree"). The kill script cannot reach
+ * another session; the seed relies on the stream staying open to trigger the reboot fallback.
  */
 static void test_exec__setsid_children_gone_after_timeout(void **state)
 {

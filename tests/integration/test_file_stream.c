@@ -3,8 +3,8 @@
  * sandbox/files.h against fake-e2b (docs/files.md): a 256 MiB file both ways
  * with flat memory and the same digest on both sides; the contract's
  * permission rules (as the sandbox user, symlinks included); large read_file
- * calls moving raw; and the faults of issue 9: a file operation that times
- * out or is aborted (a FIFO) leaves no process in the sandbox, and a write
+ * calls moving raw; and the faults of docs/files.md "Timeouts, aborts and leftovers": a file
+ * operation that times out or is aborted (a FIFO) leaves no process in the sandbox, and a write
  * whose in-sandbox step failed leaves no staging file.
  */
 #define _GNU_SOURCE
@@ -410,7 +410,7 @@ static void test_read_file__large_goes_raw_small_stays(void **state)
 	json_decref(log);
 }
 
-/* issue 9: a read of a FIFO times out; nothing is left running, no staging file is left. */
+/* A read of a FIFO times out; nothing is left running, no staging file is left. */
 static void test_stream__fifo_timeout_leaves_nothing(void **state)
 {
 	h_ctx *h = *state;
@@ -520,7 +520,7 @@ static void test_stream__fifo_abort_leaves_nothing(void **state)
 	free(h_sh(h, g_id, "rm -f /workspace/q"));
 }
 
-/* issue 9: the upload succeeded, the in-sandbox step failed: the staging file is removed. */
+/* The upload succeeded, the in-sandbox step failed: the staging file is removed. */
 static void test_write__failed_step_removes_staging(void **state)
 {
 	h_ctx *h = *state;
@@ -596,7 +596,7 @@ static void test_write__failed_step_removes_staging(void **state)
 	free(staging);
 }
 
-/* A sandbox paused behind the provider's back: the streamed calls resume it (issue 13's cache). */
+/* A sandbox paused behind the provider's back: the streamed calls resume it (the attach cache). */
 static void test_stream__paused_behind_our_back(void **state)
 {
 	h_ctx *h = *state;

@@ -1,8 +1,8 @@
 /*
  * tests/integration/test_files.c: read_file / write_file / stat of the E2B
- * provider against fake-e2b (seed README "exec and files"; seed
- * dist/index.mjs readFile, writeFile, stat, READ_SCRIPT, STAT_SCRIPT,
- * USER_WRITE_SCRIPT, SKILLS_WRITE_SCRIPT).
+ * provider against fake-e2b (docs/contract.md "Files"; the scripts of
+ * src/e2b/scripts.c: READ_SCRIPT, STAT_SCRIPT, USER_WRITE_SCRIPT,
+ * SKILLS_WRITE_SCRIPT).
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -396,7 +396,7 @@ static void test_read_file__abort_while_blocked(void **state)
 		print_message(
 		    "blocked read_file returned %llu ms after the abort (plain exec %llu ms)\n",
 		    (unsigned long long)(r.done - at), (unsigned long long)took);
-		/* the abort killed the reader: nothing is left in the sandbox (issue 9) */
+		/* the abort killed the reader: nothing is left in the sandbox (docs/files.md) */
 		assert_int_equal(fifo_readers(h), 0);
 	}
 	for (int i = 0; i < 3; i++)

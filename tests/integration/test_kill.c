@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_kill.c: kill_all and kill_tagged of the E2B provider
- * against fake-e2b (seed README "Lifecycle" killAll, "Concurrent use"
- * killTagged; seed dist/index.mjs KILL_ALL_SCRIPT, KILL_TAGGED_SCRIPT).
+ * against fake-e2b (docs/contract.md "Lifecycle", "Many processes, one
+ * sandbox"; src/e2b/scripts.c KILL_ALL_SCRIPT, KILL_TAGGED_SCRIPT).
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -212,7 +212,7 @@ static int count_processes(h_ctx *h)
 static job g_bomb;
 static bool g_bomb_running;
 
-/* Issue 11: a fork bomb is held by the sandbox's process cap (1,024), and kill_all, started while
+/* A fork bomb is held by the sandbox's process cap (1,024), and kill_all, started while
  * the bomb holds every slot of the cap and most of the box's memory, ends it at its first call:
  * its script forks nothing (KILL_SCAN), so once its shell runs no refused fork can stop it halfway
  * (nor a killed pgrep make it "succeed" with nothing killed), and a start envd refuses or a script

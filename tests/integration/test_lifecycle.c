@@ -1,8 +1,7 @@
 /*
  * tests/integration/test_lifecycle.c: create / resume / suspend / destroy /
  * destroy_by_name of the E2B provider against fake-e2b, checked on the wire
- * through fake-e2b's request log (seed README "Lifecycle", "Egress"; seed
- * dist/index.mjs createE2BSandbox: create, attach, destroyByName, kill).
+ * through fake-e2b's request log (docs/contract.md "Lifecycle", "Egress").
  */
 #define _GNU_SOURCE
 #include "harness.h"

@@ -225,9 +225,8 @@ static void test_malformed__non_json_success_bodies_are_protocol_errors(void **s
 }
 
 /*
- * The server's message is kept like the seed's errorOf (`message.slice(0, 300)`,
- * issue 4: "message <= 300 chars"), with control bytes made harmless, whatever
- * the server sends.
+ * The server's message is kept to its first 300 bytes (include/sandbox/error.h states
+ * the rule), with control bytes made harmless, whatever the server sends.
  */
 static void test_malformed__errors_quote_at_most_300_bytes_without_control_bytes(void **state)
 {

@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_paging.c: create replaces every same-name sandbox,
- * following the list's X-Next-Token across pages of 100 (seed README
- * "Lifecycle" create; seed dist/index.mjs destroyByName, LIST_LIMIT). Its own
+ * following the list's X-Next-Token across pages of 100 (docs/contract.md
+ * "Lifecycle"; docs/protocol.md "List"). Its own
  * executable: making 101 sandboxes takes a while, and ctest -j runs it beside
  * the others.
  */

@@ -1,6 +1,6 @@
 /*
  * tests/live/test_live.c: the core sandbox@1 scenarios against a real E2B
- * (seed README "Tests", test/live): the sandbox user, files, /skills
+ * (docs/contract.md, as the seed's own live tests cover it): the sandbox user, files, /skills
  * read-only (a write through a symlink rejected), output truncation, kill on
  * timeout (nohup and setsid children), abort, same-name replacement,
  * pause / resume, gone after destroy.

@@ -180,7 +180,7 @@ static void test_config__api_url_must_be_http_or_https(void **state)
 }
 
 /*
- * issue 9: the seed's z.url({protocol: /^https?$/}) wants "http://" or
+ * docs/contract.md "The deployment config": apiUrl wants "http://" or
  * "https://" (any case) at the start, then a URL as a WHATWG parser reads it.
  * A URL parser alone takes "http:/x" (as http://x/): the seed does not.
  */

@@ -56,7 +56,7 @@ static void test_query__list_query_carries_the_next_token_encoded(void **state)
 	sbx_buf_dispose(&b);
 }
 
-/* e2b-protocol.md §1.6: user=abc&def travels as user%3Dabc%252526def. */
+/* docs/protocol.md "List": user=abc&def travels as user%3Dabc%252526def. */
 static void test_query__metadata_value_is_encoded_three_times_on_the_wire(void **state)
 {
 	(void)state;

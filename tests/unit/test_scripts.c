@@ -28,7 +28,8 @@ static void sha256_hex(const char *s, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* SHA-256 and length of each seed string (dist/index.mjs, template literals expanded); the
+/* SHA-256 and length of each seed string (template literals expanded; docs/exec.md "How a
+ * command runs"); the
  * kill_all and kill_tagged scripts are ours (test_scripts__kill_scripts_fork_nothing). */
 static void test_scripts__byte_exact_with_the_seed(void **state)
 {

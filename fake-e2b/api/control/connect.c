@@ -1,6 +1,7 @@
 /*
  * fake-e2b/api/control/connect.c: POST /v2/sandboxes/{id}/connect, legacy
- * POST /sandboxes/{id}/connect and /resume (e2b-protocol.md §1.5, §1.11).
+ * POST /sandboxes/{id}/connect and /resume (docs/protocol.md "Connect (resume)";
+ * docs/internals/wire.md "Control plane").
  */
 #include "control.h"
 

@@ -1,7 +1,7 @@
 /*
- * fake-e2b/api/control/control.h: E2B's control plane (e2b-protocol.md §1, §6,
- * §7), one handler per operation, over the registry. The router matches the
- * route, checks the API key and the sandbox id
+ * fake-e2b/api/control/control.h: E2B's control plane (docs/protocol.md "Control plane",
+ * "Lifecycle", "Egress"; docs/internals/wire.md "Control plane"), one handler per operation, over
+ * the registry. The router matches the route, checks the API key and the sandbox id
  * (fk_control_short_id, into c->id) before calling a handler.
  */
 #ifndef FK_API_CONTROL_H

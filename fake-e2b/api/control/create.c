@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/control/create.c: POST /v2/sandboxes and legacy POST
- * /sandboxes (e2b-protocol.md §1.4, §7).
+ * /sandboxes (docs/protocol.md "Create", "Egress"; docs/internals/wire.md "Control plane").
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/control/lifecycle.c: pause, delete, /timeout and /refreshes
- * of a sandbox (e2b-protocol.md §1.8-§1.10).
+ * of a sandbox (docs/protocol.md "Delete, pause, timeout").
  */
 #include "control.h"
 

@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/control/list.c: GET /v2/sandboxes (filters: metadata, state, startedAfter,
- * template; order by start time; paging) and legacy GET /sandboxes (e2b-protocol.md §1.6),
+ * template; order by start time; paging) and legacy GET /sandboxes (docs/protocol.md "List"),
  * as E2B's API does them (infra packages/api/internal/handlers/sandboxes_list.go).
  */
 #define _GNU_SOURCE

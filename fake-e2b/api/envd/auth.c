@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/auth.c: envd's access checks (e2b-protocol.md §2, §5):
+ * fake-e2b/api/envd/auth.c: envd's access checks (docs/protocol.md "Reaching envd";
+ * docs/internals/wire.md "Routing to envd", "envd's HTTP routes"):
  * the proxy's 502 for an unknown or paused sandbox, X-Access-Token (constant
  * time), the Basic username, v1 signatures of /files URLs.
  */

@@ -1,7 +1,7 @@
 /*
  * fake-e2b/api/envd/connect.c: the Connect protocol as envd speaks it
- * (e2b-protocol.md §3): envelopes, end-stream errors, unary errors with the
- * code → HTTP status map, and the request message.
+ * (docs/protocol.md "Connect protocol (JSON codec)"): envelopes, end-stream errors, unary errors
+ * with the code → HTTP status map, and the request message.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/envd.h: envd's API (e2b-protocol.md §2-§5), one file per
+ * fake-e2b/api/envd/envd.h: envd's API (docs/protocol.md "Reaching envd" to "Files";
+ * docs/internals/wire.md "Routing to envd" to "Filesystem RPCs"), one file per
  * route as envd lays them out: Connect framing (connect.c), auth (auth.c), the
  * process output stream (stream.c), process.Process RPCs (process_*.c),
  * filesystem.Filesystem RPCs (filesystem_*.c), /files (files_*.c), /health.

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/api/envd/files_get.c: GET /files (e2b-protocol.md §5.1): a file's
+ * fake-e2b/api/envd/files_get.c: GET /files (docs/internals/wire.md "envd's HTTP routes"): a file's
  * bytes, streamed from its fd (gzip-encoded when Accept-Encoding asks, encoding.c); the token
  * or a v1 signature.
  */

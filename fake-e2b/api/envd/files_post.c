@@ -1,5 +1,5 @@
 /*
- * fake-e2b/api/envd/files_post.c: POST /files (e2b-protocol.md §5.2, §5.3):
+ * fake-e2b/api/envd/files_post.c: POST /files (docs/internals/wire.md "envd's HTTP routes"):
  * multipart or octet-stream bodies streamed to disk as they arrive (a gzip
  * Content-Encoding inflated on the way, encoding.c), X-Metadata-* headers as
  * extended attributes, the token or a v1 signature.

@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/envd/filesystem.c: what the filesystem.Filesystem RPCs share
- * (e2b-protocol.md §5.5): EntryInfo as protobuf JSON.
+ * (docs/internals/wire.md "Filesystem RPCs"): EntryInfo as protobuf JSON.
  */
 #include <stdio.h>
 #include <time.h>

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/filesystem_watch.c: filesystem.Filesystem/WatchDir (e2b-protocol.md §5.5),
+ * fake-e2b/api/envd/filesystem_watch.c: filesystem.Filesystem/WatchDir (docs/internals/wire.md
+ * "Filesystem RPCs"),
  * a server stream over a runtime directory watch (dirwatch.h): `start`, then one `filesystem`
  * event per operation ({name relative to the path, type, entry when includeEntry and the
  * operation is a create, write or chmod}), keepalives after Keepalive-Ping-Interval seconds

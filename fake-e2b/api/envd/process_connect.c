@@ -1,6 +1,6 @@
 /*
- * fake-e2b/api/envd/process_connect.c: process.Process/Connect (e2b-protocol.md
- * §4.3): the output stream of a running process, by pid or tag.
+ * fake-e2b/api/envd/process_connect.c: process.Process/Connect (docs/internals/wire.md
+ * "Other process RPCs"): the output stream of a running process, by pid or tag.
  */
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /*
- * fake-e2b/api/envd/process_start.c: process.Process/Start (e2b-protocol.md
- * §4.1, §4.2): a StartRequest becomes a runtime spec; the output streams back.
+ * fake-e2b/api/envd/process_start.c: process.Process/Start (docs/internals/wire.md
+ * "Process start"): a StartRequest becomes a runtime spec; the output streams back.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /*
  * fake-e2b/api/envd/stream.c: the server stream of process.Process/Start and
- * /Connect (e2b-protocol.md §4.2, §4.3): start, data, keepalive and end events,
- * Connect-Timeout-Ms, and breaking the stream when the sandbox pauses or goes.
- * An MHD content reader that blocks on the runtime's subscription.
+ * /Connect (docs/internals/wire.md "Process start", "Other process RPCs"): start, data, keepalive
+ * and end events, Connect-Timeout-Ms, and breaking the stream when the sandbox pauses or goes. An
+ * MHD content reader that blocks on the runtime's subscription.
  */
 #define _GNU_SOURCE
 #include <poll.h>

@@ -1,8 +1,9 @@
 /*
- * tests/fake/isolation/test_isolation.c — fake-e2b's isolation suite (issue 11): the attacks an
- * agent could try as root (envd's Basic user `root`) or as `sandbox` inside a box, each of which
- * must fail to reach the host or another box; and the limits that keep one box from starving
- * the machine. Runs against the runtime library directly, as root; skips without isolation.
+ * tests/fake/isolation/test_isolation.c — fake-e2b's isolation suite (fake-e2b/README.md
+ * "Isolation"): the attacks an agent could try as root (envd's Basic user `root`) or as `sandbox`
+ * inside a box, each of which must fail to reach the host or another box; and the limits that keep
+ * one box from starving the machine. Runs against the runtime library directly, as root; skips
+ * without isolation.
  */
 #define _GNU_SOURCE
 #include "box_run.h"
@@ -76,7 +77,7 @@ static void box_write(const char *box, const char *path, const char *data)
 
 /* ------------------------------------------------------------ host paths */
 
-/* The attack of issue 11 §1: remount /usr read-write and write into the host's /usr. */
+/* An attack: remount /usr read-write and write into the host's /usr. */
 static void test_isolation__root_cannot_remount_or_write_host_paths(void **state)
 {
 	NEED_ISOLATION(rt);
@@ -128,7 +129,7 @@ static void test_isolation__no_kernel_log_and_masked_proc(void **state)
 	assert_int_equal(fk_box_destroy(rt, "klog", NULL), 0);
 }
 
-/* Issue 11 §3: root in box A mounted the freezer hierarchy and froze box B. */
+/* Once, root in box A mounted the freezer hierarchy and froze box B. */
 static void test_isolation__no_view_of_host_cgroups(void **state)
 {
 	NEED_ISOLATION(rt);
@@ -520,7 +521,7 @@ static void test_isolation__usage_counts_the_boxs_memory(void **state)
 	assert_int_equal(fk_box_destroy(rt, "use", NULL), 0);
 }
 
-/* Issue 11 §7: each exec kept a pidfd and an eventfd for 30 s after it ended. */
+/* Once, each exec kept a pidfd and an eventfd for 30 s after it ended. */
 static void test_isolation__1000_execs_under_1024_fds(void **state)
 {
 	NEED_ISOLATION(rt);
@@ -553,7 +554,7 @@ static void test_isolation__1000_execs_under_1024_fds(void **state)
 	assert_int_equal(fk_box_destroy(rt, "fds", NULL), 0);
 }
 
-/* Issue 11 §5: ListDir with depth 100000 on a 6,000-level tree overflowed a thread's stack. */
+/* Once, ListDir with depth 100000 on a 6,000-level tree overflowed a thread's stack. */
 static void test_isolation__listdir_deep_tree_is_answered(void **state)
 {
 	NEED_ISOLATION(rt);
@@ -1027,7 +1028,7 @@ static unsigned long host_uid_of(const char *box, const char *rel)
 	return (unsigned long)st.st_uid;
 }
 
-/* Issue 11 §1: root in a box was the host's root. Each box has its own user namespace whose ids
+/* Once, root in a box was the host's root. Each box has its own user namespace whose ids
  * 0..65535 are a range of unprivileged host ids of its own; what its users make on disk is
  * owned by those ids, and the host's files are seen as they are owned (root's) but stay the
  * host's. */
@@ -1143,7 +1144,7 @@ static void test_isolation__root_inside_is_an_unprivileged_host_id(void **state)
 
 /* ------------------------------------------------------------ disk */
 
-/* Issue 11 §8: a 300 MiB file in a 100 MB-disk sandbox was written (into the host's file
+/* Once, a 300 MiB file in a 100 MB-disk sandbox was written (into the host's file
  * system). Each box's files live in an ext4 image of its disk size: writes beyond it fail
  * inside with ENOSPC, the files API answers FK_ENOSPC, and the box and the server go on. */
 static void test_isolation__disk_is_capped_per_box(void **state)

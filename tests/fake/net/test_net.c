@@ -1,8 +1,8 @@
 /*
- * tests/fake/net/test_net.c — sandbox networks (issue 11): egress none is loopback only;
- * allowlist and open reach out only through the egress proxy, which enforces E2B's rules (HTTP
- * Host, TLS SNI, CIDRs) plus "the address must be the name's", and never lets a box reach the
- * host's own addresses or another box.
+ * tests/fake/net/test_net.c — sandbox networks (fake-e2b/README.md "Isolation"): egress none is
+ * loopback only; allowlist and open reach out only through the egress proxy, which enforces E2B's
+ * rules (HTTP Host, TLS SNI, CIDRs) plus "the address must be the name's", and never lets a box
+ * reach the host's own addresses or another box.
  *
  * Nothing leaves the machine: the upstream is a child process of this test in its own network
  * namespace, joined to the host by a veth pair on a /29 of 198.18.0.0/15 (the benchmarking

@@ -1,7 +1,8 @@
 /*
- * tests/fake/runtime/test_runtime.c — fake-e2b's sandbox runtime (issue 3) against this machine:
- * isolation, pause, reboot, destroy, envd process semantics and the files API. Needs root,
- * namespaces and the freezer cgroup; without them every isolation test skips with the reason.
+ * tests/fake/runtime/test_runtime.c — fake-e2b's sandbox runtime (docs/internals/architecture.md
+ * "fake-e2b") against this machine: isolation, pause, reboot, destroy, envd process semantics and
+ * the files API. Needs root, namespaces and the freezer cgroup; without them every isolation test
+ * skips with the reason.
  */
 #define _GNU_SOURCE
 #include "box_run.h"
