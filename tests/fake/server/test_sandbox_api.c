@@ -373,6 +373,43 @@ static void test_logs__lifecycle_processes_oom(void **state)
 	fkr_free(r);
 }
 
+/* The messages of sandbox `id`'s logs (forward) once its last is `last` (within 30 s). */
+static void wait_last(const char *id, const char *last, char *m, size_t cap)
+{
+	for (double end = mono_s() + 30; mono_s() < end; usleep(50 * 1000)) {
+		v2_messages(id, "?direction=forward", m, cap);
+		size_t n = strlen(m), k = strlen(last);
+		if (n >= k && !strcmp(m + n - k, last))
+			return;
+	}
+	fail_msg("logs of %s never ended with %s: %s", id, last, m);
+}
+
+/* A sandbox's timeout (here 0: at once): the reaper kills it (kill_reason timeout), or pauses
+ * it with autoPause, and the orchestrator's lines say so. */
+static void test_logs__timeout_kills_or_pauses(void **state)
+{
+	(void)state;
+	fks_need_root();
+	fks_box killed, paused;
+	fks_box_create(&g_srv, KEY, NULL, &killed);
+	fks_box_create(&g_srv, KEY, "{\"templateID\":\"base\",\"autoPause\":true}", &paused);
+	lifecycle_call("POST", killed.id, "timeout", "{\"timeout\":0}", 204);
+	lifecycle_call("POST", paused.id, "timeout", "{\"timeout\":0}", 204);
+	char m[1024];
+	wait_last(killed.id, "|Sandbox stopped", m, sizeof(m));
+	assert_string_equal(
+	    m, "Started creating sandbox|Sandbox created|Killing sandbox|Sandbox stopped");
+	json_t *j = get_logs("/v2", killed.id, "?search=Killing");
+	json_t *f = json_object_get(json_array_get(json_object_get(j, "logs"), 0), "fields");
+	assert_string_equal(json_string_value(json_object_get(f, "kill_reason")), "timeout");
+	json_decref(j);
+	wait_last(paused.id, "|Sandbox stopped", m, sizeof(m));
+	assert_string_equal(
+	    m, "Started creating sandbox|Sandbox created|Pausing sandbox|Sandbox stopped");
+	fks_box_delete(&g_srv, KEY, &paused);
+}
+
 /* Sum of the v1 lines' bytes and their count. */
 static size_t line_bytes(const char *id, size_t *count)
 {
@@ -445,6 +482,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_metrics__cpu_used_pct_is_a_float32),
 	    cmocka_unit_test(test_logs__lifecycle_processes_oom),
+	    cmocka_unit_test(test_logs__timeout_kills_or_pauses),
 	    cmocka_unit_test(test_logs__bounded_per_sandbox),
 	};
 	int rc = cmocka_run_group_tests_name("fake_sandbox_api", tests, fks_root_setup,
