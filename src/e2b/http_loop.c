@@ -172,6 +172,17 @@ static void loop_out(http_loop *L, sbx_http_call *c)
 	pthread_cond_broadcast(&L->cond);
 }
 
+/* The loop thread: the call's transfer ended with `result`; its caller is woken and owns it. */
+static void loop_end(http_loop *L, sbx_http_call *c, CURLcode result)
+{
+	pthread_mutex_lock(&L->mu);
+	c->ldone = true;
+	c->lresult = result;
+	efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
+	loop_out(L, c);
+	pthread_mutex_unlock(&L->mu);
+}
+
 /* The loop thread: a call that left the multi no longer counts for its origin. */
 static void origin_leave(http_loop *L, sbx_http_call *c, bool learn)
 {
@@ -222,12 +233,7 @@ static void loop_admit(http_loop *L, sbx_http_call *c)
 	}
 	c->opened = false;
 	if (curl_multi_add_handle(L->multi, c->pair.easy) != CURLM_OK) {
-		pthread_mutex_lock(&L->mu);
-		c->ldone = true;
-		c->lresult = CURLE_OUT_OF_MEMORY;
-		efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
-		loop_out(L, c);
-		pthread_mutex_unlock(&L->mu);
+		loop_end(L, c, CURLE_OUT_OF_MEMORY);
 		return;
 	}
 	pthread_mutex_lock(&L->mu);
@@ -350,12 +356,7 @@ static void loop_finished(http_loop *L)
 		CURLcode result = msg->data.result; /* msg is invalid after the removal */
 		curl_multi_remove_handle(L->multi, c->pair.easy);
 		origin_leave(L, c, true);
-		pthread_mutex_lock(&L->mu);
-		c->ldone = true;
-		c->lresult = result;
-		efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
-		loop_out(L, c);
-		pthread_mutex_unlock(&L->mu);
+		loop_end(L, c, result);
 	}
 }
 
