@@ -182,6 +182,11 @@ void fk__cg_rt_init(fk_rt *rt)
 
 void fk__cg_rt_fini(fk_rt *rt)
 {
+	if (rt->cg2_dir) { /* the process shims' (live restore), once none is left */
+		char p[600];
+		snprintf(p, sizeof(p), "%s/.shims", rt->cg2_dir);
+		rmdir(p);
+	}
 	for (size_t i = 0; rt->cg_rel && !rt->cg_v2 && i < N_CTLS; i++) {
 		if (!(rt->cg_ctl & ctls[i].bit))
 			continue;

@@ -254,6 +254,8 @@ int fk_box_restore(fk_rt *rt, const char *id, const fk_box_options *opts, fk_err
 	if ((rc = box_register(rt, id, opts, &b, err)) < 0)
 		return rc;
 	rc = fk__backend_box_adopt(b, err);
+	if (rc == 0 && b->init_pid > 0)
+		fk__procs_adopt(b); /* live restore: the processes its shims hold */
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);
 	if (rc < 0)

@@ -1,8 +1,9 @@
 /*
  * fake-e2b/runtime/proc_int.h — processes' insides, shared by the files of processes, each
  * using only those below it: proc.c (the table: lookup by pid or tag, signals, stdin, the
- * listing, box-wide stops) and proc_spawn.c (a process started in its box) over proc_pump.c
- * (references, subscribers and the output pump: envd's multiplexer).
+ * listing, box-wide stops) and proc_spawn.c (a process started in its box) over proc_shim.c
+ * (live restore: a kept server's per-process shims, and the processes they hold adopted) over
+ * proc_pump.c (references, subscribers and the output pump: envd's multiplexer).
  */
 #ifndef FAKE_E2B_PROC_INT_H
 #define FAKE_E2B_PROC_INT_H
@@ -63,9 +64,65 @@ struct fk_proc {
 	char oom_dir[600];     /* the box's memory cgroup (fk__cg_box_oom_file); "" none */
 	const char *oom_file;  /* static */
 	uint64_t out_bytes[2]; /* stdout (a PTY's terminal output), stderr: read by the pump */
+
+	/* live restore (proc_shim.c): the connection to the process's shim, its parent, which
+	 * reports its exit; an adopted process's exit its hello already told */
+	int shim_fd;
+	bool shim_exited;
+	int shim_status;
 };
 
+/* ---- proc_shim.c: a live-restore runtime's process shims ---- */
+#define SHIM_MAGIC    0x666b5348u /* "fkSH" */
+#define SHIM_VERSION  1u
+#define SHIM_INFO_MAX (64 * 1024) /* what Process/List shows of it, at most */
+#define SHIM_HELLO_MS 2000        /* a live shim answers at once */
+
+enum { MSG_HELLO = 1, MSG_EXIT = 2, MSG_SETPID = 3 };
+enum { FD_PIDFD = 1, FD_OUT = 2, FD_ERR = 4 };
+
+/* Every message, both ways: fixed size, then `len` bytes of info for a hello. */
+typedef struct shim_msg {
+	uint32_t magic, type;
+	int32_t pid;      /* in-box pid (hello, setpid) */
+	int32_t host_pid; /* hello */
+	int32_t exited;   /* hello: the process has exited, its status in `status` */
+	int32_t status;   /* hello, exit: wait status */
+	uint32_t pty;     /* hello */
+	uint32_t fds;     /* hello: FD_* sent, in that order */
+	uint32_t len;     /* hello: info bytes that follow */
+} shim_msg;
+
+typedef struct fk_shim {
+	int conn;      /* after fk__shim_fork: the server's end of its connection */
+	int listen_fd; /* its socket, <state>/.live/<id>.p/<name> */
+	int dirfd;     /* that directory (O_PATH) */
+	char name[64];
+	int out, err; /* the process's output pipes' reading ends (a terminal's master) */
+	bool pty;
+	int helper_r, helper_w; /* the spawn helper reports the process's host pid here too */
+	int cg_fd; /* <cgroup v2 of the runtime>/.shims/cgroup.procs, where the shim goes, or -1 */
+	unsigned char *info; /* Process/List's view of it, handed back to a later server */
+	size_t info_len;
+} fk_shim;
+/* Before the start: its socket made and bound, its info encoded. 0 or FK_EIO. */
+int fk__shim_prepare(fk_box *b, fk_proc *p, fk_shim *sh, fk_err *err);
+void fk__shim_done(fk_shim *sh);
+/* Forks the shim (twice: it is no child of ours), which keeps the fds of `keep` for the start,
+ * runs spawn(arg) (the helper that clones the process, as the shim's child) and then holds the
+ * process. 0 (sh->conn set) or -1 with errno. */
+int fk__shim_fork(fk_shim *sh, const int *keep, int n_keep, pid_t (*spawn)(void *), void *arg);
+/* Once the start succeeded: the process's pidfd from the shim, its in-box pid told to it. */
+int fk__shim_started(fk_proc *p, fk_shim *sh);
+
 /* ---- proc_pump.c ---- */
+fk_proc *fk__proc_alloc(void); /* refs 1, no fds but its wake-up eventfd */
+/* Starts p's reader thread (or, failing that, kills it and reads it to its end). */
+int fk__proc_run_reader(fk_proc *p);
+/* The end hook's fields of p (box b's process). */
+void fk__proc_set_box(fk_proc *p, fk_box *b);
+/* Live restore: the process's wait status, as its shim reports it (blocks until it exits). */
+int fk__shim_wait_exit(fk_proc *p);
 /* The output pump of a process (its own thread): reads its pipes, hands each chunk to its
  * subscribers, reaps it, queues its end event. */
 void *fk__proc_reader_main(void *arg);

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "backend.h"
+#include "box_cgroups.h"
 #include "boxfs.h"
 #include "linux/caps.h"
 #include "linux/cgroup.h"
@@ -26,6 +27,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -77,6 +79,8 @@ void fk_proc_unref(fk_proc *p)
 		close(p->in_fd);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
+	if (p->shim_fd >= 0)
+		close(p->shim_fd);
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
 	fk__proc_info_clear(&p->info);
@@ -99,6 +103,57 @@ bool fk_proc_ended(fk_proc *p, int *wait_status_out)
 		*wait_status_out = p->wait_status;
 	pthread_mutex_unlock(&p->lock);
 	return ended;
+}
+
+fk_proc *fk__proc_alloc(void)
+{
+	fk_proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->in_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	p->refs = 1;
+	p->pidfd = p->out_fd = p->err_fd = p->in_fd = p->shim_fd = -1;
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->wake_fd < 0) {
+		fk_proc_unref(p);
+		return NULL;
+	}
+	return p;
+}
+
+void fk__proc_set_box(fk_proc *p, fk_box *b)
+{
+	p->box = b;
+	p->rt = b->rt;
+	snprintf(p->box_id, sizeof(p->box_id), "%s", b->id);
+	if (!fk__cg_box_oom_file(b, p->oom_dir, sizeof(p->oom_dir), &p->oom_file))
+		p->oom_dir[0] = 0;
+}
+
+int fk__proc_run_reader(fk_proc *p)
+{
+	/* the reader holds no ref: whoever drops the last ref joins it first */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024); /* the 32 KiB buffer is on the heap */
+	int trc = pthread_create(&p->thread, &attr, fk__proc_reader_main, p);
+	pthread_attr_destroy(&attr);
+	if (trc != 0) {
+		/* cannot forward output: kill it and reap synchronously */
+		fk__proc_kill(p, SIGKILL);
+		fk__proc_stop(p);
+		fk__proc_reader_main(p);
+		p->joined = true;
+		return -1;
+	}
+	p->thread_started = true;
+	return 0;
 }
 
 /* ------------------------------------------------------------ subscribers */
@@ -367,6 +422,22 @@ static void tell_end(fk_proc *p, int status)
 	pthread_rwlock_unlock(&p->rt->hook_lock);
 }
 
+int fk__shim_wait_exit(fk_proc *p)
+{
+	if (p->shim_exited)
+		return p->shim_status;
+	for (;;) {
+		shim_msg m;
+		ssize_t n = recv(p->shim_fd, &m, sizeof(m), MSG_WAITALL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(m) || m.magic != SHIM_MAGIC)
+			return SIGKILL; /* the shim is gone: its process with it */
+		if (m.type == MSG_EXIT)
+			return m.status;
+	}
+}
+
 void *fk__proc_reader_main(void *arg)
 {
 	fk_proc *p = arg;
@@ -376,13 +447,20 @@ void *fk__proc_reader_main(void *arg)
 	free(buf);
 	fk__proc_close_fd(&p->out_fd);
 	fk__proc_close_fd(&p->err_fd);
-	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	int rc;
-	do
-		rc = waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED);
-	while (rc < 0 && errno == EINTR);
-	int status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
+	int status;
+	if (p->shim_fd >= 0) {
+		/* live restore: its shim is its parent and reports its exit */
+		status = fk__shim_wait_exit(p);
+		fk__proc_close_fd(&p->shim_fd); /* it took the exit: the shim ends */
+	} else {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		int rc;
+		do
+			rc = waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED);
+		while (rc < 0 && errno == EINTR);
+		status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
+	}
 	tell_end(p, status);
 	pthread_mutex_lock(&p->lock);
 	p->reaped = true;

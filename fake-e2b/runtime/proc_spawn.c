@@ -57,6 +57,7 @@ typedef struct spawn_plan {
 	int stdin_fd, stdout_fd, stderr_fd; /* child ends */
 	int status_w;                       /* child -> server: in-box pid, then failure */
 	int pid_w;                          /* helper -> server: host pid of the child */
+	int pid_w2;                         /* helper -> its shim: the same (live restore), or -1 */
 	int life_w;                         /* the runtime's life pipe, closed in the helper */
 	bool isolated;
 	bool pty;          /* stdin/stdout/stderr are a terminal, the session's controlling tty */
@@ -219,6 +220,8 @@ static void helper_main(const spawn_plan *sp)
 	}
 	if (write(sp->pid_w, msg, sizeof(msg)) < 0)
 		_exit(1);
+	if (sp->pid_w2 >= 0 && write(sp->pid_w2, msg, sizeof(msg)) < 0)
+		_exit(1);
 	_exit(0);
 }
 
@@ -322,28 +325,6 @@ static char *resolve_cwd(fk_box *b, const fk_user *u, const char *cwd)
 	return host;
 }
 
-static fk_proc *proc_alloc(void)
-{
-	fk_proc *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_mutex_init(&p->in_lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	p->refs = 1;
-	p->pidfd = p->out_fd = p->err_fd = p->in_fd = -1;
-	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->wake_fd < 0) {
-		fk_proc_unref(p);
-		return NULL;
-	}
-	return p;
-}
-
 static int read_full(int fd, void *buf, size_t len)
 {
 	size_t got = 0;
@@ -426,7 +407,32 @@ static pid_t spawn_helper(spawn_plan *sp)
 
 /* Forks the helper, collects the host pid and the in-box pid. On success p->host_pid, p->pid,
  * p->pidfd are set. */
-static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *err)
+/* The shim's start (live restore): the helper runs in it. */
+static pid_t shim_spawn(void *arg)
+{
+	return spawn_helper(arg);
+}
+
+/* Starts the helper: from the server, or (sh, live restore) from the process's shim, which
+ * becomes the process's parent. The helper's pid (0 for a shim, waited for already). */
+static pid_t start_helper(spawn_plan *sp, fk_shim *sh)
+{
+	if (!sh)
+		return spawn_helper(sp);
+	int keep[FK_CG_MAX_FDS + 8], n = 0;
+	int fds[] = {sp->stdin_fd, sp->stdout_fd,  sp->stderr_fd, sp->status_w,
+	             sp->pid_w,    sp->init_pidfd, sp->reserve_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		keep[n++] = fds[i];
+	for (int i = 0; i < sp->n_cg; i++)
+		keep[n++] = sp->cg_fds[i];
+	sp->life_w = -1; /* the shim has none of the server's to close */
+	if (fk__shim_fork(sh, keep, n, shim_spawn, sp) < 0)
+		return -1;
+	return 0;
+}
+
+static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_shim *sh, fk_err *err)
 {
 	int status[2] = {-1, -1}, pidp[2] = {-1, -1};
 	int rc = 0;
@@ -436,7 +442,8 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 	}
 	sp->status_w = status[1];
 	sp->pid_w = pidp[1];
-	pid_t helper = spawn_helper(sp);
+	sp->pid_w2 = sh ? sh->helper_w : -1;
+	pid_t helper = start_helper(sp, sh);
 	if (helper < 0) {
 		rc = fk__fail(err, FK_EIO, errno, "fork: %s", fk_strerror(errno));
 		goto done;
@@ -445,7 +452,7 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 	fk__proc_close_fd(&pidp[1]);
 	int32_t hmsg[2] = {-STEP_CLONE, EPIPE};
 	read_full(pidp[0], hmsg, sizeof(hmsg));
-	while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+	while (helper > 0 && waitpid(helper, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (hmsg[0] <= 0) {
 		rc = fk__fail(err, FK_ESPAWN, hmsg[1], "error starting process: %s: %s",
@@ -471,6 +478,13 @@ static int run_spawn(spawn_plan *sp, fk_proc *p, const char *cwd_req, fk_err *er
 		goto done;
 	}
 	p->pid = (uint32_t)inpid;
+	if (sh) { /* the shim's child: its pidfd from the shim, which reaps it */
+		if (fk__shim_started(p, sh) < 0) {
+			rc = fk__fail(err, FK_EIO, EPIPE, "the process's shim did not answer");
+			kill(p->host_pid, SIGKILL);
+		}
+		goto done;
+	}
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->host_pid, 0);
 	if (p->pidfd < 0) { /* cannot happen for our own unreaped child; be safe */
 		rc = fk__fail(err, FK_EIO, errno, "pidfd_open: %s", fk_strerror(errno));
@@ -611,7 +625,8 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
                   fk_sub **sub_out, fk_err *err)
 {
-	spawn_plan sp = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .life_w = -1};
+	spawn_plan sp = {
+	    .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .life_w = -1, .pid_w2 = -1};
 	fk_proc *p = NULL, *dead = NULL;
 	fk_sub *sub = NULL;
 	if (proc_out)
@@ -631,7 +646,7 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 		rc = fk__fail(err, FK_ESTATE, 0, "sandbox %s is paused", box_id);
 	if (rc == 0)
 		rc = plan_build(b, spec, &sp, err);
-	if (rc == 0 && !(p = proc_alloc()))
+	if (rc == 0 && !(p = fk__proc_alloc()))
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	if (rc == 0 && fk__proc_info_fill(&p->info, spec) < 0)
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
@@ -640,34 +655,24 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 	if (rc == 0)
 		rc = spec->pty ? open_pty(b, &sp, p, spec, err)
 		               : open_pipes(&sp, p, spec->stdin_pipe, err);
+	/* live restore: a shim holds the process and its output pipes (proc_shim.c) */
+	fk_shim sh, *shp = NULL;
+	if (rc == 0 && rt->live && rt->isolated) {
+		rc = fk__shim_prepare(b, p, &sh, err);
+		shp = rc == 0 ? &sh : NULL;
+	}
 	if (rc == 0)
-		rc = run_spawn(&sp, p, spec->cwd ? spec->cwd : "", err);
+		rc = run_spawn(&sp, p, spec->cwd ? spec->cwd : "", shp, err);
+	if (shp)
+		fk__shim_done(shp);
 	plan_close(&sp);
 	if (rc < 0)
 		goto fail;
 	p->info.pid = p->pid;
 	if (sub_out)
 		fk_sub_new(p, &sub, NULL); /* before the reader runs: nothing is missed */
-	p->box = b;
-	p->rt = rt;
-	snprintf(p->box_id, sizeof(p->box_id), "%s", b->id);
-	if (!fk__cg_box_oom_file(b, p->oom_dir, sizeof(p->oom_dir), &p->oom_file))
-		p->oom_dir[0] = 0;
-	/* the reader holds no ref: whoever drops the last ref joins it first */
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 512 * 1024); /* the 32 KiB buffer is on the heap */
-	int trc = pthread_create(&p->thread, &attr, fk__proc_reader_main, p);
-	pthread_attr_destroy(&attr);
-	if (trc != 0) {
-		/* cannot forward output: kill it and reap synchronously */
-		kill(p->host_pid, SIGKILL);
-		fk__proc_stop(p);
-		fk__proc_reader_main(p);
-		p->joined = true;
-	} else {
-		p->thread_started = true;
-	}
+	fk__proc_set_box(p, b);
+	fk__proc_run_reader(p);
 	pthread_mutex_lock(&b->plock);
 	fk__proc_purge_retained(b, &dead);
 	p->refs++; /* the box's list */

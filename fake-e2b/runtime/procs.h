@@ -1,6 +1,7 @@
 /*
  * fake-e2b/runtime/procs.h — what the lifecycle asks of a box's processes (proc.c, proc_pump.c)
- * when the box stops: stop forwarding, signal them all, release them.
+ * when the box stops: stop forwarding, signal them all, release them; and, adopting a box,
+ * take its processes back.
  */
 #ifndef FAKE_E2B_PROCS_H
 #define FAKE_E2B_PROCS_H
@@ -10,5 +11,8 @@
 void fk__box_procs_stop(fk_box *b);            /* stop forwarding output of every process */
 void fk__box_procs_release(fk_box *b);         /* destroy: wait for end events, drop refs */
 void fk__box_procs_signal(fk_box *b, int sig); /* every unreaped process (no-init backends) */
+/* Live restore, after a box is adopted (proc_shim.c): the processes its shims still hold back
+ * in its table, their readers started (Process/List, Connect, SendSignal work on them). */
+void fk__procs_adopt(fk_box *b);
 
 #endif /* FAKE_E2B_PROCS_H */
