@@ -6,8 +6,8 @@
  * itself); E2B_API_KEY. In each, --template sets the template and a key left
  * out comes from E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN, the
  * variables E2B users already have (as bindings/node and bindings/python do
- * for the config they are given). Every source becomes the
- * seed's deployment-config JSON and goes through sbx_e2b_config_parse(), so one
+ * for the config they are given). Every source becomes the deployment-config
+ * JSON (docs/contract.md "The deployment config") and goes through sbx_e2b_config_parse(), so one
  * validator decides. The API key is never printed.
  */
 #include "cli.h"
@@ -223,8 +223,8 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 
 /*
  * Only create sends the template (the create body's templateID). The seed's schema
- * requires it at load, so for every other command a config without one gets this
- * stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README "Where
+ * (docs/contract.md "The template") requires it at load, so for every other command a config
+ * without one gets this stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README "Where
  * sandbox-e2b differs from the seed"). `config check` still requires it.
  */
 #define CLI_NO_TEMPLATE "(none: this command creates no sandbox)"

@@ -126,7 +126,8 @@ int sbx_sandbox_create(char **id_out, sbx_provider *p, const char *name, const s
 		return sbx__missing(err, "limits");
 	if (!p->vt->create)
 		return sbx__unsupported(err, p, "create");
-	/* The provider validates the name first, then sbx_validate_limits (seed create). */
+	/* The provider validates the name first, then sbx_validate_limits (docs/contract.md
+	 * "Lifecycle"). */
 	if ((error = p->vt->create(p->impl, id_out, name, limits, sig, err)) < 0 && *id_out) {
 		sbx__free(*id_out);
 		*id_out = NULL;
@@ -201,13 +202,14 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
 			return error;
 	}
 	if (ntags == 0)
-		return 0; /* seed killTagged: an empty list sends no request */
+		return 0; /* an empty list sends no request (docs/contract.md "Lifecycle") */
 	if (!p->vt->kill_tagged)
 		return sbx__unsupported(err, p, "kill_tagged");
 	return p->vt->kill_tagged(p->impl, id, tags, ntags, sig, err);
 }
 
-/* The seed's exec checks, in its order: tag, env keys; then ours (timeout). */
+/* The seed's exec checks, in its order (docs/contract.md "exec"): tag, env keys; then ours
+ * (timeout). */
 int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 {
 	int error;

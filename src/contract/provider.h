@@ -139,8 +139,8 @@ int sbx__provider_new(sbx_provider **out, const sbx_provider_vtable *vt, void *i
                       sbx_error *err);
 
 /*
- * The checks every public call starts with, in the seed's order: an aborted
- * signal (SBX_EABORTED), then a NULL provider (SBX_EINVALID).
+ * The checks every public call starts with, in the seed's order (docs/contract.md "Methods"): an
+ * aborted signal (SBX_EABORTED), then a NULL provider (SBX_EINVALID).
  */
 int sbx__provider_check(const sbx_provider *p, const sbx_signal *sig, sbx_error *err);
 

@@ -1,5 +1,5 @@
 /*
- * contract/signal.c: the abort signal (the seed's AbortSignal).
+ * contract/signal.c: the abort signal (docs/contract.md "Methods").
  *
  * An atomic flag answers sbx_signal_aborted() without a system call; an
  * eventfd (close-on-exec, non-blocking) lets every blocking wait watch the

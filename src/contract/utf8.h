@@ -1,5 +1,6 @@
 /*
- * contract/utf8.h: UTF-8-safe trimming of truncated output (the seed's decodeOutput).
+ * contract/utf8.h: UTF-8-safe trimming of truncated output (docs/exec.md "Output: one budget,
+ * truncation at a character boundary").
  */
 #ifndef SBX_CONTRACT_UTF8_H
 #define SBX_CONTRACT_UTF8_H

@@ -189,7 +189,8 @@ static bool is_ipv4(const char *s, size_t len)
 	return i == len;
 }
 
-/* The seed's HOSTNAME_RE (same as e2b/names.c, which the contract layer may not use). */
+/* The seed's host name pattern (docs/contract.md "Definitions"; the same as e2b/names.c, which
+ * the contract layer may not use). */
 static bool is_hostname(const char *s, size_t len)
 {
 	size_t labels = 0, start = 0;
@@ -288,7 +289,8 @@ int sbx_validate_limits(const sbx_limits *limits, sbx_error *err)
 		return sbx__error_set(err, SBX_EINVALID, "invalid sandbox egress %d",
 		                      (int)limits->egress);
 	if (limits->egress != SBX_EGRESS_ALLOWLIST)
-		return 0; /* the seed checks allowHosts only for allowlist egress */
+		return 0; /* allowHosts is checked only for allowlist egress (docs/contract.md
+		             "Egress") */
 	if (limits->allow_hosts_count > 0 && !limits->allow_hosts)
 		return sbx__error_set(err, SBX_EINVALID, "allowHosts is NULL but its count is %zu",
 		                      limits->allow_hosts_count);

@@ -2,11 +2,11 @@
  * e2b/api.h: the E2B control-plane client (docs/protocol.md "Control plane").
  *
  * JSON over HTTP with the X-API-KEY header, 60 s per call (API_TIMEOUT_MS),
- * redirects refused. A non-2xx answer becomes SBX_EHTTP with the seed's
- * message "E2B <METHOD> <path> failed: HTTP <status>: <message>" (message from
- * the JSON body's "message", else the body text; at most 300 bytes, cut at a
- * UTF-8 boundary, control characters blanked, the API key never included).
- * Knows E2B's routes and error bodies, not the sandbox@1 contract.
+ * redirects refused. A non-2xx answer becomes SBX_EHTTP with the message
+ * include/sandbox/error.h states, "E2B <METHOD> <path> failed: HTTP <status>: <message>" (message
+ * from the JSON body's "message", else the body text; at most 300 bytes, cut at a UTF-8 boundary,
+ * control characters blanked, the API key never included). Knows E2B's routes and error bodies, not
+ * the sandbox@1 contract.
  */
 #ifndef SBX_E2B_API_H
 #define SBX_E2B_API_H
@@ -74,7 +74,7 @@ int sbx__e2b_api_call(sbx_e2b_reply *reply, const sbx_e2b_api *api, const char *
                       sbx_signal *sig, sbx_error *err);
 
 /*
- * Build the seed's error (errorOf) from a non-2xx answer: `what` is e.g.
+ * Build the error of a non-2xx answer (include/sandbox/error.h states its message): `what` is e.g.
  * "POST /v2/sandboxes" or "process start". Sets *not_found for an E2B-format
  * 404 (status 404 and a numeric body code 404) when not_found is non-NULL.
  * `secret1`/`secret2` (may be NULL) are scrubbed from the message. Returns SBX_EHTTP.
@@ -99,7 +99,7 @@ int sbx__uri_component_encode(sbx_buf *out, const char *s, size_t len);
 /* URLSearchParams' application/x-www-form-urlencoded serialisation of one value. */
 int sbx__form_urlencode(sbx_buf *out, const char *s, size_t len);
 /*
- * The seed's list query for sandboxes named `name`:
+ * The list query for sandboxes named `name` (docs/contract.md "Lifecycle": create replaces them):
  * metadata=<form(enc(METADATA_NAME)=enc(name))>&state=running%2Cpaused&limit=100[&nextToken=<form(token)>]
  * (docs/protocol.md "List": the metadata value ends up encoded twice on the wire).
  */

@@ -26,7 +26,7 @@
 #define DEFAULT_DOMAIN          "e2b.app"
 #define DEFAULT_TIMEOUT_SECONDS 3600
 #define MIN_TIMEOUT_SECONDS     60
-#define MAX_TIMEOUT_SECONDS     86400 /* the seed's MAX_TIMEOUT_SECONDS */
+#define MAX_TIMEOUT_SECONDS     86400 /* docs/contract.md "The deployment config" */
 
 /* Problems found so far, "<key>: <rule>; ..."; cut (never overflowing) when full. */
 typedef struct problems {
@@ -402,7 +402,8 @@ int sbx_e2b_config_to_json(char **out, const sbx_e2b_config *cfg, sbx_error *err
 	*out = NULL;
 	if (!(obj = json_object()))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	/* The seed's key order; the API key never leaves the struct. */
+	/* The keys in docs/contract.md "The deployment config"'s order; the API key never leaves
+	 * the struct. */
 	if (set_new(obj, "apiKey", json_string("[redacted]")) < 0 ||
 	    (cfg->api_url && set_new(obj, "apiUrl", json_string(cfg->api_url)) < 0) ||
 	    set_new(obj, "domain", json_string(cfg->domain ? cfg->domain : "")) < 0 ||

@@ -2,8 +2,8 @@
  * e2b/envd.h: the envd client (docs/protocol.md "Reaching envd" to "Files"): process.Process/Start
  * as a Connect server stream, process.Process/SendSignal, and the multipart POST /files upload.
  *
- * Every request carries the seed's headers: E2b-Sandbox-Id, E2b-Sandbox-Port:
- * 49983 and X-Access-Token (a secret: never logged, never in an error).
+ * Every request carries envd's headers (docs/protocol.md "Reaching envd"): E2b-Sandbox-Id,
+ * E2b-Sandbox-Port: 49983 and X-Access-Token (a secret: never logged, never in an error).
  */
 #ifndef SBX_E2B_ENVD_H
 #define SBX_E2B_ENVD_H

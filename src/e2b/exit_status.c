@@ -1,7 +1,7 @@
 /*
  * e2b/exit_status.c: envd's process end event → exit code.
  *
- * The seed's exitCodeOf: `exited` or a status "exit status N" gives exitCode
+ * As docs/exec.md "Exit codes" states: `exited` or a status "exit status N" gives exitCode
  * (absent = 0, protobuf-JSON default); "signal: NAME" or "signal: NAME (core
  * dumped)" gives 128 + n. envd formats the status with Go's
  * os.ProcessState.String(), whose signal names come from Go's Linux signal
@@ -83,7 +83,7 @@ bool sbx__e2b_exit_code(bool exited, int exit_code, const char *status, int *cod
 		return false;
 	name = status + sizeof(sig_prefix) - 1;
 	len = strlen(name);
-	/* The seed's /^signal: (.+?)(?: \(core dumped\))?$/: the lazy group takes
+	/* As /^signal: (.+?)(?: \(core dumped\))?$/ reads it: the lazy group takes
 	 * the name without the suffix when the suffix is there. */
 	if (len > sizeof(core) - 1 && strcmp(name + len - (sizeof(core) - 1), core) == 0)
 		len -= sizeof(core) - 1;

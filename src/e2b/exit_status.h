@@ -1,6 +1,6 @@
 /*
- * e2b/exit_status.h: envd's process end event → exit code (the seed's exitCodeOf,
- * extended to every signal name Go prints on Linux, 1..31).
+ * e2b/exit_status.h: envd's process end event → exit code (docs/exec.md "Exit codes": every
+ * signal name Go prints on Linux, 1..31).
  */
 #ifndef SBX_E2B_EXIT_STATUS_H
 #define SBX_E2B_EXIT_STATUS_H

@@ -168,7 +168,8 @@ int sbx__http_perform(sbx_http_call **out, sbx_http *h, const sbx_http_req *req,
                       uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 
 /*
- * Wait `ms` milliseconds or until `sig` aborts (the seed's abortable sleep).
+ * Wait `ms` milliseconds or until `sig` aborts (docs/contract.md "Methods": every wait ends
+ * at the abort signal).
  * 0, SBX_EABORTED (err filled with "aborted").
  */
 int sbx__http_sleep(uint64_t ms, sbx_signal *sig, sbx_error *err);

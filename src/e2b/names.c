@@ -1,6 +1,6 @@
 /*
- * e2b/names.c: the seed's E2B-specific patterns (NAME_RE, SANDBOX_ID_RE,
- * HOSTNAME_RE), as hand-written matchers: the patterns are simple character
+ * e2b/names.c: the E2B-specific patterns (sandbox names, sandbox ids, host names:
+ * docs/contract.md "Definitions"), as hand-written matchers: the patterns are simple character
  * classes, and a regex engine would add locale dependence (regcomp's ranges)
  * for no gain.
  */

@@ -1,4 +1,5 @@
-/* e2b/names.h: the seed's E2B-specific patterns (NAME_RE, SANDBOX_ID_RE, HOSTNAME_RE). */
+/* e2b/names.h: the E2B-specific patterns (sandbox names, ids, host names: docs/contract.md
+ * "Definitions"). */
 #ifndef SBX_E2B_NAMES_H
 #define SBX_E2B_NAMES_H
 

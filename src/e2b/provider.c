@@ -76,7 +76,7 @@ static int id_path(char *out, size_t outlen, const char *prefix, const char *id,
 	return 0;
 }
 
-/* targetOf(info): the envd target from a Sandbox object (seed createE2BSandbox). */
+/* The envd target from a Sandbox object (docs/protocol.md "Reaching envd"). */
 /*
  * A sandbox id the server sent: an invalid one is the server's fault
  * (PROTOCOL), not the caller's (INVALID). It is quoted only after the
@@ -252,7 +252,8 @@ static int connect_path(char *out, size_t outlen, sbx__e2b_provider *p, const ch
 	               "/connect", err);
 }
 
-/* The seed's attach: one connect (409s retried); *until_ms = when it was sent + its timeout. */
+/* The attach (docs/contract.md "Lifecycle"): one connect (409s retried); *until_ms = when it
+ * was sent + its timeout. */
 static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
                           uint64_t min_seconds, uint64_t *until_ms, sbx_signal *sig, sbx_error *err)
 {

@@ -1,8 +1,7 @@
 /*
- * e2b/run.h: one command in a sandbox, as provider_exec.c runs it (the seed's
- * run(), killer(), reboot()), shared with provider_process.c, which runs the
- * same thing on a background handle's reader thread. Internal to the E2B
- * provider.
+ * e2b/run.h: one command in a sandbox, as provider_exec.c runs it (docs/exec.md "How a
+ * command runs", "Timeout, abort and the kill tree"), shared with provider_process.c, which runs
+ * the same thing on a background handle's reader thread. Internal to the E2B provider.
  */
 #ifndef SBX_E2B_RUN_H
 #define SBX_E2B_RUN_H
@@ -13,7 +12,7 @@
 #include "e2b/scripts.h"
 #include "util/buf.h"
 
-/* One command to run (the seed's run() options). */
+/* One command to run (docs/contract.md "exec"). */
 typedef struct sbx__run_opts {
 	const char *user;
 	const char *cmd;

@@ -7,7 +7,7 @@
  * name. Every value from a caller travels as an argument, never pasted into a
  * script. Unit tests pin each seed script's SHA-256 to the seed's string.
  *
- * Also here: the exec wrapper's argv (the seed's execArgs), the exec control
+ * Also here: the exec wrapper's argv (docs/exec.md "How a command runs"), the exec control
  * path and UUIDs, so that the protocol code knows nothing of shell.
  */
 #include "e2b/scripts.h"

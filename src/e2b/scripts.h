@@ -44,7 +44,7 @@ extern const char sbx__e2b_skills_write_script[];   /* SKILLS_WRITE_SCRIPT */
 uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms);
 
 /*
- * The argv of `setsid` for an exec (the seed's execArgs):
+ * The argv of `setsid` for an exec (docs/exec.md "How a command runs"):
  * {"-w", "/bin/sh", "-c", EXEC_WRAPPER, "capybara-exec", ctl, command, "<seconds>"}.
  * `seconds_buf` (>= 24 bytes) holds the decimal seconds; args[] (8 entries)
  * borrow from the inputs and seconds_buf.
