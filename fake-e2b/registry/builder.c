@@ -728,145 +728,124 @@ static int run_step(build *w, json_t *step)
 	return -1;
 }
 
-void fk__build_run(fk_tstore *s, fk_tbuild *b)
+/* The base phase: the template or image the build starts FROM, resolved into *base (*ref the
+ * template it names); its user, working directory and environment become the build's. */
+static int build_base(build *w, fk_tboot *base, char **ref)
 {
-	build w = {.s = s, .b = b};
-	json_t *spec = b->spec;
-	json_t *from_t = json_object_get(spec, "fromTemplate"),
-	       *from_i = json_object_get(spec, "fromImage");
-	json_t *steps = json_object_get(spec, "steps");
-	const char *start = json_string_value(json_object_get(spec, "startCmd"));
-	const char *ready = json_string_value(json_object_get(spec, "readyCmd"));
-	fk_tboot base = {0}, done = {0};
-	const char *fail_step = "base";
-	char *ref = NULL;
-	if (!fk__build_wait_slot(s, b)) {
-		fk__build_finish(s, b, NULL, "server shutting down", "base");
-		return;
-	}
-	int64_t started_ns = fk_now_ns(); /* its start: it has a build slot */
-	char layer[4200] = "";
-	bool box_made = false;
+	fk_tstore *s = w->s;
+	fk_tbuild *b = w->b;
+	json_t *from_t = json_object_get(b->spec, "fromTemplate"),
+	       *from_i = json_object_get(b->spec, "fromImage");
 
 	fk__build_step(s, b, "base"); /* E2B's base phase (phases/base/builder.go) */
 	if (json_is_string(from_t)) {
-		ref = strdup(json_string_value(from_t));
-		fk__build_log(s, b, "info", "[base] FROM TEMPLATE %s", ref);
+		*ref = strdup(json_string_value(from_t));
+		fk__build_log(s, b, "info", "[base] FROM TEMPLATE %s", *ref);
 	} else if (json_is_string(from_i)) {
 		fk__build_log(s, b, "info", "[base] FROM %s", json_string_value(from_i));
-		ref = fk_tstore_image(s, json_string_value(from_i));
-		if (!ref) {
+		*ref = fk_tstore_image(s, json_string_value(from_i));
+		if (!*ref) {
 			snprintf(
-			    w.why, sizeof(w.why),
+			    w->why, sizeof(w->why),
 			    "image '%.200s' is not available: fake-e2b builds offline, FROM one of "
 			    "its templates (fromTemplate, or an image named as the template), "
 			    "E2B's "
 			    "base image e2bdev/base (fromBaseImage) or an image given a stand-in "
 			    "with --image",
 			    json_string_value(from_i));
-			goto fail;
+			return -1;
 		}
 	} else {
-		snprintf(w.why, sizeof(w.why), "fromImage or fromTemplate is required");
-		goto fail;
+		snprintf(w->why, sizeof(w->why), "fromImage or fromTemplate is required");
+		return -1;
 	}
-	if (fk_tstore_resolve(s, ref, &base) < 0) {
-		snprintf(w.why, sizeof(w.why), "template '%.200s' not found", ref);
-		goto fail;
+	if (fk_tstore_resolve(s, *ref, base) < 0) {
+		snprintf(w->why, sizeof(w->why), "template '%.200s' not found", *ref);
+		return -1;
 	}
-	w.c.user = strdup(base.user);
-	w.c.workdir = base.workdir ? strdup(base.workdir) : NULL;
-	for (size_t i = 0; i < base.n_envs; i++) {
-		const char *eq = strchr(base.envs[i], '=');
+	w->c.user = strdup(base->user);
+	w->c.workdir = base->workdir ? strdup(base->workdir) : NULL;
+	for (size_t i = 0; i < base->n_envs; i++) {
+		const char *eq = strchr(base->envs[i], '=');
 		if (eq) {
-			char *k = strndup(base.envs[i], (size_t)(eq - base.envs[i]));
+			char *k = strndup(base->envs[i], (size_t)(eq - base->envs[i]));
 			if (k)
-				ctx_setenv(&w.c, k, eq + 1);
+				ctx_setenv(&w->c, k, eq + 1);
 			free(k);
 		}
 	}
-	size_t bl = (size_t)snprintf(w.box, sizeof(w.box), "build-");
-	for (const char *p = b->id; *p && bl + 1 < sizeof(w.box); p++)
+	return 0;
+}
+
+/* The build sandbox ("build-" and the build id without dashes), made from *base with no
+ * network; *made once it exists (the caller destroys it on failure). */
+static int build_box(build *w, const fk_tboot *base, bool *made)
+{
+	fk_tstore *s = w->s;
+	fk_tbuild *b = w->b;
+	size_t bl = (size_t)snprintf(w->box, sizeof(w->box), "build-");
+	for (const char *p = b->id; *p && bl + 1 < sizeof(w->box); p++)
 		if (*p != '-')
-			w.box[bl++] = *p;
-	w.box[bl] = '\0';
+			w->box[bl++] = *p;
+	w->box[bl] = '\0';
 	fk_box_options bo = {.net_none = true,
-	                     .default_user = w.c.user,
+	                     .default_user = w->c.user,
 	                     .memory_mb = b->memory_mb,
 	                     .cpu_count = b->cpu_count,
-	                     .template_id = base.base,
-	                     .layer_dir = base.layer,
-	                     .workdir = w.c.workdir};
+	                     .template_id = base->base,
+	                     .layer_dir = base->layer,
+	                     .workdir = w->c.workdir};
 	fk_err err = {0};
-	if (!w.c.user) {
-		snprintf(w.why, sizeof(w.why), "out of memory");
-		goto fail;
+	if (!w->c.user) {
+		snprintf(w->why, sizeof(w->why), "out of memory");
+		return -1;
 	}
-	if (fk_box_create(s->rt, w.box, &bo, &err) < 0) {
-		snprintf(w.why, sizeof(w.why), "cannot create the build sandbox: %s", err.message);
-		goto fail;
+	if (fk_box_create(s->rt, w->box, &bo, &err) < 0) {
+		snprintf(w->why, sizeof(w->why), "cannot create the build sandbox: %s",
+		         err.message);
+		return -1;
 	}
-	box_made = true;
-	if (!fk__build_set_box(s, b, w.box)) {
-		snprintf(w.why, sizeof(w.why), "server shutting down");
-		goto fail;
+	*made = true;
+	if (!fk__build_set_box(s, b, w->box)) {
+		snprintf(w->why, sizeof(w->why), "server shutting down");
+		return -1;
 	}
+	return 0;
+}
 
+/* The steps, in order, each numbered from 1 (phases/steps/factory.go). A failed step ends the
+ * build here (its sandbox destroyed, the build finished as failed at that step): -1. */
+static int build_steps(build *w)
+{
+	fk_tstore *s = w->s;
+	fk_tbuild *b = w->b;
+	json_t *steps = json_object_get(b->spec, "steps");
 	size_t n = json_array_size(steps);
+
 	for (size_t i = 0; i < n; i++) {
 		json_t *step = json_array_get(steps, i);
 		char sn[24];
 		snprintf(sn, sizeof(sn), "%zu", i + 1);
-		snprintf(w.prefix, sizeof(w.prefix), "builder %zu/%zu", i + 1, n);
-		fk__build_step(s, b, sn); /* a step's number, from 1 (phases/steps/factory.go) */
-		log_step(&w, step);
-		if (run_step(&w, step) < 0) {
-			fk__build_log(s, b, "error", "[%s] %s", w.prefix, w.why);
+		snprintf(w->prefix, sizeof(w->prefix), "builder %zu/%zu", i + 1, n);
+		fk__build_step(s, b, sn);
+		log_step(w, step);
+		if (run_step(w, step) < 0) {
+			fk__build_log(s, b, "error", "[%s] %s", w->prefix, w->why);
 			fk__build_step(s, b, NULL);
-			fk__build_log(s, b, "error", "Build failed: %s", w.why);
-			fk_box_destroy(s->rt, w.box, NULL);
+			fk__build_log(s, b, "error", "Build failed: %s", w->why);
+			fk_box_destroy(s->rt, w->box, NULL);
 			fk__build_set_box(s, b, "");
-			fk__build_finish(s, b, NULL, w.why, sn);
-			goto out;
+			fk__build_finish(s, b, NULL, w->why, sn);
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	fail_step = "finalize";
-	snprintf(w.prefix, sizeof(w.prefix), "finalize");
-	fk__build_step(s, b, "finalize");
-	/* E2B keeps the start metadata of the template it builds on unless this build sets one */
-	const char *st_cmd = start || ready ? start : base.start_cmd;
-	const char *rd_cmd = start || ready ? ready : base.ready_cmd;
-	if (st_cmd && !rd_cmd)
-		rd_cmd = DEFAULT_READY_CMD;
-	if (start_and_ready(s, b, s->rt, w.box, st_cmd, rd_cmd, &w.c, w.why, sizeof(w.why)) < 0)
-		goto fail;
-
-	snprintf(layer, sizeof(layer), "%s/%s", s->layers_dir, b->id);
-	fk__build_set_box(s, b, "");
-	box_made = false;
-	if (fk_box_commit(s->rt, w.box, layer, &err) < 0) {
-		snprintf(w.why, sizeof(w.why), "cannot save the template's files: %s", err.message);
-		goto fail;
-	}
-	done.template_id = strdup(b->template_id);
-	done.base = base.base;
-	base.base = NULL;
-	done.layer = strdup(layer);
-	done.user = w.c.user;
-	done.workdir = w.c.workdir;
-	done.envs = w.c.envs;
-	done.n_envs = w.c.n_envs;
-	memset(&w.c, 0, sizeof(w.c));
-	done.start_cmd = st_cmd ? strdup(st_cmd) : NULL;
-	done.ready_cmd = st_cmd && rd_cmd ? strdup(rd_cmd) : NULL;
-	if (!done.template_id || !done.layer) {
-		snprintf(w.why, sizeof(w.why), "out of memory");
-		goto fail;
-	}
-	fk__build_step(s, b, NULL); /* the build's own lines have no step (E2B's builder.go) */
-	/* E2B's words (orchestrator template/build/builder.go): the time since the build started,
-	 * truncated to the second, as Go prints a time.Duration ("0s", "42s", "1m5s", "1h0m3s") */
+/* E2B's words (orchestrator template/build/builder.go): the time since the build started,
+ * truncated to the second, as Go prints a time.Duration ("0s", "42s", "1m5s", "1h0m3s"). */
+static void log_took(fk_tstore *s, fk_tbuild *b, int64_t started_ns)
+{
 	int64_t took = (fk_now_ns() - started_ns) / 1000000000;
 	char dur[48];
 	if (took >= 3600)
@@ -878,6 +857,78 @@ void fk__build_run(fk_tstore *s, fk_tbuild *b)
 	else
 		snprintf(dur, sizeof(dur), "%llds", (long long)took);
 	fk__build_log(s, b, "info", "Build finished, took %s", dur);
+}
+
+/* The finalize phase: the start and ready commands run, the sandbox's files committed as the
+ * template's layer, and what it boots with in *done (the build's user, directory and
+ * environment taken over from w->c). The build sandbox is gone either way (*box_made false). */
+static int build_finalize(build *w, fk_tboot *base, fk_tboot *done, bool *box_made)
+{
+	fk_tstore *s = w->s;
+	fk_tbuild *b = w->b;
+	const char *start = json_string_value(json_object_get(b->spec, "startCmd"));
+	const char *ready = json_string_value(json_object_get(b->spec, "readyCmd"));
+	char layer[4200];
+	fk_err err = {0};
+
+	snprintf(w->prefix, sizeof(w->prefix), "finalize");
+	fk__build_step(s, b, "finalize");
+	/* E2B keeps the start metadata of the template it builds on unless this build sets one */
+	const char *st_cmd = start || ready ? start : base->start_cmd;
+	const char *rd_cmd = start || ready ? ready : base->ready_cmd;
+	if (st_cmd && !rd_cmd)
+		rd_cmd = DEFAULT_READY_CMD;
+	if (start_and_ready(s, b, s->rt, w->box, st_cmd, rd_cmd, &w->c, w->why, sizeof(w->why)) < 0)
+		return -1;
+
+	snprintf(layer, sizeof(layer), "%s/%s", s->layers_dir, b->id);
+	fk__build_set_box(s, b, "");
+	*box_made = false;
+	if (fk_box_commit(s->rt, w->box, layer, &err) < 0) {
+		snprintf(w->why, sizeof(w->why), "cannot save the template's files: %s",
+		         err.message);
+		return -1;
+	}
+	done->template_id = strdup(b->template_id);
+	done->base = base->base;
+	base->base = NULL;
+	done->layer = strdup(layer);
+	done->user = w->c.user;
+	done->workdir = w->c.workdir;
+	done->envs = w->c.envs;
+	done->n_envs = w->c.n_envs;
+	memset(&w->c, 0, sizeof(w->c));
+	done->start_cmd = st_cmd ? strdup(st_cmd) : NULL;
+	done->ready_cmd = st_cmd && rd_cmd ? strdup(rd_cmd) : NULL;
+	if (!done->template_id || !done->layer) {
+		snprintf(w->why, sizeof(w->why), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void fk__build_run(fk_tstore *s, fk_tbuild *b)
+{
+	build w = {.s = s, .b = b};
+	fk_tboot base = {0}, done = {0};
+	const char *fail_step = "base";
+	char *ref = NULL;
+	bool box_made = false;
+
+	if (!fk__build_wait_slot(s, b)) {
+		fk__build_finish(s, b, NULL, "server shutting down", "base");
+		return;
+	}
+	int64_t started_ns = fk_now_ns(); /* its start: it has a build slot */
+	if (build_base(&w, &base, &ref) < 0 || build_box(&w, &base, &box_made) < 0)
+		goto fail;
+	if (build_steps(&w) < 0)
+		goto out; /* finished as failed at its step */
+	fail_step = "finalize";
+	if (build_finalize(&w, &base, &done, &box_made) < 0)
+		goto fail;
+	fk__build_step(s, b, NULL); /* the build's own lines have no step (E2B's builder.go) */
+	log_took(s, b, started_ns);
 	fk__build_finish(s, b, &done, NULL, NULL);
 	goto out;
 
