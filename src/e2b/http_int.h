@@ -2,7 +2,8 @@
  * e2b/http_int.h: the insides of the HTTP client (http.h), shared by its three files, each
  * using only those below it: http.c (the client, its pool of (multi, easy) pairs, one call from
  * setup to free) over http_loop.c (the multiplexing loop of HTTPS calls) over http_tls.c (the
- * share of DNS answers and TLS sessions, the one CA store). Nothing else includes it.
+ * share of DNS answers and TLS sessions, the one CA store, its bundle read by http_ca.c).
+ * Nothing else includes it.
  */
 #ifndef SBX_E2B_HTTP_INT_H
 #define SBX_E2B_HTTP_INT_H
@@ -62,7 +63,8 @@ struct sbx_http {
 	 * (7.88) parses the whole CA bundle again for each new connection, about
 	 * 25 ms of CPU and 1 MiB each (256 in-flight execs over TLS: README.md
 	 * "Where E2B is: TLS, HTTP/2, 20 and 80 ms away").
-	 * Only with curl's OpenSSL backend; loaded on the first TLS connection.
+	 * Only with curl's OpenSSL backend; loaded on the first TLS connection, the bundle's
+	 * certificates decoded when a verification first asks for their subject (http_ca.h).
 	 */
 	bool own_store;                /* the OpenSSL backend: use `store` */
 	X509_STORE *store;             /* under mu */

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "e2b/http_ca.h"
 #include "e2b/http_int.h"
 #include "util/alloc.h"
 
@@ -69,7 +70,8 @@ int sbx__http_ca_defaults(sbx_http *h)
 
 /*
  * The shared CA store, loaded on first use from curl's built-in locations
- * (the bundle, else the directory). NULL when it cannot be loaded.
+ * (the bundle, else the directory); the bundle's certificates are decoded when a
+ * verification first asks for their subject (http_ca.h). NULL when it cannot be loaded.
  */
 static X509_STORE *store_get(sbx_http *h)
 {
@@ -79,7 +81,7 @@ static X509_STORE *store_get(sbx_http *h)
 	pthread_mutex_lock(&h->mu);
 	if (!h->store && !h->store_failed) {
 		st = X509_STORE_new();
-		ok = st && (h->cainfo ? X509_STORE_load_file(st, h->cainfo) == 1
+		ok = st && (h->cainfo ? sbx__http_ca_load(st, h->cainfo) == 1
 		                      : X509_STORE_load_path(st, h->capath) == 1);
 		if (ok && h->cainfo && h->capath)
 			(void)X509_STORE_load_path(st, h->capath); /* as curl: the directory too */
