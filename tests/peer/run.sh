@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peer test: the official e2b npm SDK (version pinned in package.json) against
 # fake-e2b. Usage: tests/peer/run.sh <path to fake-e2b> [node --test args...]
-# Installs the SDK (idempotent; needs the npm registry once), then runs
+# Installs the SDK and the CLI (idempotent; needs the npm registry once), then runs
 # `node --test` in this directory with FAKE_E2B set.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,9 +11,15 @@ shift || true
 case "$fake" in /*) ;; *) fake=$PWD/$fake ;; esac
 [ -x "$fake" ] || { echo "peer: $fake is not executable" >&2; exit 2; }
 cd "$here"
-want=$(node -p "require('./package.json').dependencies.e2b")
-have=$(node -p "try{require('./node_modules/e2b/package.json').version}catch{''}" 2>/dev/null || true)
-if [ "$have" != "$want" ]; then
+# every pinned package at its version, else install (e2b, @e2b/cli)
+stale=$(node -e "
+const d = require('./package.json').dependencies
+for (const [n, v] of Object.entries(d)) {
+  let have = ''
+  try { have = require('./node_modules/' + n + '/package.json').version } catch {}
+  if (have !== v) { console.log(n); break }
+}" 2>/dev/null || echo all)
+if [ -n "$stale" ]; then
   npm install --no-audit --no-fund --loglevel=error
 fi
 export FAKE_E2B=$fake
