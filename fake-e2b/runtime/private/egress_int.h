@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime/egress_int.h — the egress proxy as the backend sees it (egress_proxy.c).
+ * fake-e2b/runtime/private/egress_int.h — the egress proxy as the backend sees it (egress_proxy.c).
  */
 #ifndef FAKE_E2B_EGRESS_INT_H
 #define FAKE_E2B_EGRESS_INT_H

@@ -1,7 +1,7 @@
 /*
- * fake-e2b/runtime/backend.h — the seam between the box lifecycle and processes (lifecycle.c,
- * proc.c) and the mechanism that makes a box real (backend_ns.c and the files under it,
- * backend_int.h: hand-built namespaces, our own PID 1, cgroups). Like crun's entrypoint, the
+ * fake-e2b/runtime/private/backend.h — the seam between the box lifecycle and processes
+ * (lifecycle.c, proc.c) and the mechanism that makes a box real (backend_ns.c and the files under
+ * it, backend_int.h: hand-built namespaces, our own PID 1, cgroups). Like crun's entrypoint, the
  * backend never calls back up: the lifecycle does what a backend says it cannot (a box without PID
  * 1 has its processes signalled by proc.c). All box calls run under b->life held exclusively,
  * except fk__backend_enter (shared).

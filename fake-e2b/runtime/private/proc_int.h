@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime/proc_int.h — processes' insides, shared by the files of processes, each
+ * fake-e2b/runtime/private/proc_int.h — processes' insides, shared by the files of processes, each
  * using only those below it: proc.c (the table: lookup by pid or tag, signals, stdin, the
  * listing, box-wide stops) and proc_spawn.c (a process started in its box) over proc_shim.c
  * (live restore: a kept server's per-process shims, and the processes they hold adopted) over

@@ -1,6 +1,7 @@
 /*
- * fake-e2b/runtime/etc_layer.h — the /etc a box gets (etc_layer.c): made for the box from its
- * template, never a copy of the host's. Knows no box struct: backend_files.c calls it with paths.
+ * fake-e2b/runtime/private/etc_layer.h — the /etc a box gets (etc_layer.c): made for the box from
+ * its template, never a copy of the host's. Knows no box struct: backend_files.c calls it with
+ * paths.
  */
 #ifndef FAKE_E2B_ETC_LAYER_H
 #define FAKE_E2B_ETC_LAYER_H

@@ -1,7 +1,7 @@
 /*
- * fake-e2b/runtime/box_cgroups.h — a box's cgroups (box_cgroups.c), for the namespace backend:
- * on a cgroup v1 (hybrid) machine one directory per box in each v1 controller fake-e2b uses
- * (freezer: pause; pids, memory, cpu: limits from policy.c; cpuacct: the CPU time metrics
+ * fake-e2b/runtime/private/box_cgroups.h — a box's cgroups (box_cgroups.c), for the namespace
+ * backend: on a cgroup v1 (hybrid) machine one directory per box in each v1 controller fake-e2b
+ * uses (freezer: pause; pids, memory, cpu: limits from policy.c; cpuacct: the CPU time metrics
  * report); on a cgroup v2-only machine one v2 directory per box with the same controllers and
  * two leaves for its processes. Always under fake-e2b/rt-<pid>-<n>/ so runtimes never share one.
  */

@@ -1,7 +1,7 @@
 /*
- * fake-e2b/runtime/procs.h — what the lifecycle asks of a box's processes (proc.c, proc_pump.c)
- * when the box stops: stop forwarding, signal them all, release them; and, adopting a box,
- * take its processes back.
+ * fake-e2b/runtime/private/procs.h — what the lifecycle asks of a box's processes (proc.c,
+ * proc_pump.c) when the box stops: stop forwarding, signal them all, release them; and, adopting a
+ * box, take its processes back.
  */
 #ifndef FAKE_E2B_PROCS_H
 #define FAKE_E2B_PROCS_H

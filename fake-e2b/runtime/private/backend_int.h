@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime/backend_int.h — the namespace backend's insides (backend.h is its face),
+ * fake-e2b/runtime/private/backend_int.h — the namespace backend's insides (backend.h is its face),
  * shared by its files, each using only those below it: backend_ns.c (the runtime's probes,
  * the box verbs, entering a box) and backend_init.c (a box's PID 1: its arguments made on the
  * host, its named stages inside, its end) over backend_files.c (a box's files on the host: root,

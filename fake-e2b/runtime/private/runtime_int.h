@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime/runtime_int.h — the runtime's shared core (box.c): the runtime and box
+ * fake-e2b/runtime/private/runtime_int.h — the runtime's shared core (box.c): the runtime and box
  * structs, the box table and error helpers. Every runtime file includes it; it names no file
  * above box.c. Nothing here is for the HTTP side: it uses runtime.h only.
  */
