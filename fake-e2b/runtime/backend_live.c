@@ -147,6 +147,16 @@ void fk__live_forget(fk_box *b)
 	unlink(path);
 }
 
+void fk__live_remove(fk_box *b)
+{
+	if (!b->rt->live)
+		return;
+	char path[4300];
+	/* its process shims' sockets (proc_shim.c): their processes are gone with the box */
+	snprintf(path, sizeof(path), "%s/" LIVE_DIR "/%s.p", b->rt->state_dir, b->id);
+	fk_tree_remove(AT_FDCWD, path);
+}
+
 /* Is process `pid` in the box's own cgroup (<cg_rel>/<id>, or a leaf of it), by the first
  * hierarchy that names it? True when the runtime has no cgroups. */
 static bool in_box_cgroup(const fk_rt *rt, pid_t pid, const char *id)

@@ -235,6 +235,8 @@ void fk__backend_box_remove(fk_box *b, bool keep_files)
 	b->disk_fd = -1;
 	if (b->disk_img && !keep_files)
 		unlink(b->disk_img);
+	if (!keep_files)
+		fk__live_remove(b);
 	/* hdir and hroot named the closed fd's number, which the next open may reuse */
 	char *hdir = strdup(b->dir), *hroot = strdup(b->root);
 	if (hdir && hroot) {

@@ -55,6 +55,8 @@ bool fk__ns_box_bind_root(fk_box *b);
 int fk__live_record(fk_box *b, fk_err *err);
 /* The record removed (the box's PID 1 is being killed: nothing to adopt). */
 void fk__live_forget(fk_box *b);
+/* The box is destroyed: what live restore kept of it (its shims' socket directory) goes. */
+void fk__live_remove(fk_box *b);
 /* Waits until an adopted PID 1 (not our child) and every process of its box are gone. */
 void fk__live_wait_gone(fk_box *b);
 /* Is id's recorded PID 1 still the one that was recorded (pid, start time, boot)? Its pid. */

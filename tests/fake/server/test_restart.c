@@ -355,6 +355,8 @@ static void restart_keeps(int crash)
 	assert_int_equal(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/.live/%s", dir, run.id);
 	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/.live/%s.p", dir, run.id);
+	assert_int_equal(access(path, F_OK), -1);
 	rm_state(dir);
 }
 
