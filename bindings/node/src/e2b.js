@@ -167,15 +167,15 @@ class TextSink {
   }
   push(bytes) {
     for (const t of this.taps) t.push(bytes)
-    this.add(this.dec.decode(bytes, { stream: true }))
+    if (!this.muted) this.add(this.dec.decode(bytes, { stream: true }))
   }
   end() {
-    this.add(this.dec.decode())
+    if (!this.muted) this.add(this.dec.decode())
   }
   add(s) {
     if (!s) return
     this.text += s
-    if (!this.muted) this.cb?.(s)
+    this.cb?.(s)
   }
 }
 
@@ -317,6 +317,11 @@ export class CommandHandle {
   // The result once it ends; a non-zero exit is a CommandExitError. After a pause broke the
   // stream (a SandboxError of code 'paused') and the sandbox was resumed, wait() attaches anew.
   async wait() {
+    const id = this._sbx.sandboxId
+    if (this._error?.code === 'paused' && paused.has(id)) {
+      // resumed by another process? info does not resume it (a wait's attach would)
+      if ((await rpc(this._sbx._client, 'info', { id })).state === 'running') paused.delete(id)
+    }
     this._restartIfPaused()
     await this._wait.catch(() => {})
     if (this._error) throw this._error
@@ -324,15 +329,14 @@ export class CommandHandle {
     return this._result
   }
 
-  // Stop receiving output; the command goes on (commands.connect(pid) attaches again).
+  // Stop receiving output (stdout / stderr stay as they are); the command goes on and
+  // commands.connect(pid) follows it again. serve streams a command it started to that start
+  // only, so this process keeps reading it underneath.
   async disconnect() {
     this._out.muted = this._err.muted = true
     if (this._orig) {
       this._orig._out.taps.delete(this._out)
       this._orig._err.taps.delete(this._err)
-    } else {
-      live.delete(liveKey(this._sbx, this.pid))
-      this._ac?.abort()
     }
   }
 

@@ -231,6 +231,33 @@ describe('Sandbox: commands', () => {
   })
 })
 
+describe('Sandbox: request options', () => {
+  test('requestTimeoutMs passing is a TimeoutError; an aborted signal rejects with its reason', async () => {
+    await assert.rejects(sbx.files.read('/etc/hostname', { requestTimeoutMs: 1 }), (e) => e instanceof TimeoutError && /requestTimeoutMs/.test(e.message))
+    const ac = new AbortController()
+    const run = sbx.commands.run('sleep 30', { signal: ac.signal })
+    setTimeout(() => ac.abort(new Error('stop here')), 200)
+    await assert.rejects(run, /stop here/)
+    assert.deepEqual((await sbx.commands.list()).filter((p) => p.args.join(' ').includes('sleep 30')), [])
+    await assert.rejects(sbx.getInfo({ signal: AbortSignal.abort(new Error('before')) }), /before/)
+  })
+
+  test('disconnect: no more output to the handle; the command goes on and connect(pid) follows it', async () => {
+    const seen = []
+    const h = await sbx.commands.run(ponger('dc', 'echo end'), { background: true, onStdout: (d) => seen.push(d) })
+    await pingUntilPong(sbx, 'dc', () => seen.join(''))
+    await h.disconnect()
+    assert.ok((await sbx.commands.list()).some((p) => p.pid === h.pid))
+    const c = await sbx.commands.connect(h.pid)
+    await pingUntilPong(sbx, 'dc', () => c.stdout)
+    await sbx.files.write('/tmp/dc.go', '')
+    const r = await c.wait()
+    assert.equal(r.exitCode, 0)
+    assert.match(r.stdout, /^(?:pong\n)+end\n$/)
+    assert.equal(seen.join(''), 'pong\n')
+  })
+})
+
 describe('Sandbox: files', () => {
   test('write, read in every format, getInfo, exists, list, makeDir, rename, remove', async () => {
     assert.deepEqual(await sbx.files.write('/tmp/f/a.txt', 'héllo'), { path: '/tmp/f/a.txt', name: 'a.txt', type: 'file', metadata: undefined })
@@ -337,6 +364,29 @@ describe('Sandbox: commands across pause and resume', () => {
         return true
       })
       assert.equal(h.exitCode, 7)
+    } finally {
+      await t.kill()
+    }
+  })
+
+  test('resumed by another process: the paused handle\'s wait() sees it running and attaches anew', async () => {
+    const t = await Sandbox.create(TEMPLATE)
+    try {
+      const h = await t.commands.run(`echo a; ${ponger('p3', 'echo z; exit 2')}`, { background: true })
+      await until(() => h.stdout === 'a\n', 'the first line')
+      const w = h.wait()
+      w.catch(() => {})
+      await t.pause()
+      await assert.rejects(w, { code: 'paused' })
+      const src = `import { Sandbox, closeAll } from ${JSON.stringify(new URL('../src/index.js', import.meta.url).href)}; await Sandbox.connect(${JSON.stringify(t.sandboxId)}); closeAll()`
+      await new Promise((resolve, reject) =>
+        execFile(process.execPath, ['--input-type=module', '-e', src], { env: process.env, timeout: 60000 }, (e, o, err) => (e ? reject(new Error(err)) : resolve())),
+      )
+      const w2 = h.wait()
+      w2.catch(() => {})
+      await pingUntilPong(t, 'p3', () => h.stdout)
+      await t.files.write('/tmp/p3.go', '')
+      await assert.rejects(w2, (e) => e instanceof CommandExitError && e.exitCode === 2 && /^a\n(?:pong\n)+z\n$/.test(e.stdout))
     } finally {
       await t.kill()
     }
