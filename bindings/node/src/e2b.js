@@ -135,6 +135,14 @@ function entryInfoOf(e) {
   }
 }
 
+// E2B resolves a relative path against the user's home: the engine's user's is /workspace,
+// root's /root.
+function absPath(p, user) {
+  if (typeof p !== 'string' || p.startsWith('/')) return p
+  const home = userToWire(user) === 'root' ? '/root' : '/workspace'
+  return p === '' || p === '.' ? home : `${home}/${p.replace(/^\.\//, '')}`
+}
+
 const basename = (p) => p.replace(/\/+$/, '').split('/').pop()
 const joinPath = (dir, name) => (dir.endsWith('/') ? dir + name : `${dir}/${name}`)
 
@@ -600,6 +608,7 @@ class Filesystem {
 
   // read(path, { format: 'text' | 'bytes' | 'blob' | 'stream', maxBytes }) as the sandbox user.
   async read(path, opts = {}) {
+    path = absPath(path, opts.user)
     if (userToWire(opts.user) === 'root') throw new InvalidArgumentError("files.read as 'root' is not in serve yet: read as 'user', or run `cat` with commands.run(..., { user: 'root' })")
     const r = await this._rpc('read_file', { path, max_bytes: opts.maxBytes ?? DEFAULT_MAX_READ_BYTES }, opts)
     if (!r.exists) throw await this._notFound(path, opts)
@@ -629,8 +638,8 @@ class Filesystem {
   // write(path, data, opts) → { name, type: 'file', path }; write([{ path, data }], opts) → [...].
   async write(pathOrFiles, dataOrOpts, opts) {
     const many = Array.isArray(pathOrFiles)
-    const files = many ? pathOrFiles : [{ path: pathOrFiles, data: dataOrOpts }]
     const o = (many ? dataOrOpts : opts) ?? {}
+    const files = (many ? pathOrFiles : [{ path: pathOrFiles, data: dataOrOpts }]).map((f) => ({ path: absPath(f.path, o.user), data: f.data }))
     if (typeof pathOrFiles !== 'string' && !many) throw new Error('Path or files are required')
     if (userToWire(o.user) === 'root') throw new InvalidArgumentError("files.write as 'root' is not in serve yet: write as 'user'")
     if (o.metadata && Object.keys(o.metadata).length) throw new InvalidArgumentError('file metadata (user.e2b.* attributes) is not in serve yet')
@@ -649,6 +658,7 @@ class Filesystem {
   // list(path, { depth = 1, user }) → EntryInfo[] (sorted by name; depth > 1: each directory's
   // entries after it).
   async list(path, opts = {}) {
+    path = absPath(path, opts.user)
     const depth = opts.depth ?? 1
     if (typeof depth === 'number' && depth < 1) throw new InvalidArgumentError('depth should be at least one')
     const info = await this._pathInfo(path, opts)
@@ -672,26 +682,32 @@ class Filesystem {
   }
 
   async exists(path, opts) {
+    path = absPath(path, opts?.user)
     return (await this._pathInfo(path, opts)).exists !== false
   }
 
   async getInfo(path, opts) {
+    path = absPath(path, opts?.user)
     const i = await this._pathInfo(path, opts)
     if (i.exists === false) throw new FileNotFoundError(`file or directory '${path}' not found`)
     return entryInfoOf(i)
   }
 
   async makeDir(path, opts) {
+    path = absPath(path, opts?.user)
     return (await this._rpc('make_dir', clean({ path, user: userToWire(opts?.user) }), opts)).created
   }
 
   async rename(oldPath, newPath, opts) {
+    oldPath = absPath(oldPath, opts?.user)
+    newPath = absPath(newPath, opts?.user)
     const r = await this._rpc('rename', clean({ from: oldPath, to: newPath, user: userToWire(opts?.user) }), opts)
     if (r.exists === false) throw new FileNotFoundError(`file or directory '${oldPath}' not found`)
     return entryInfoOf(r)
   }
 
   async remove(path, opts) {
+    path = absPath(path, opts?.user)
     await this._rpc('remove', clean({ path, user: userToWire(opts?.user) }), opts)
   }
 }

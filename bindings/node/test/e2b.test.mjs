@@ -297,6 +297,16 @@ describe('Sandbox: files', () => {
     assert.equal(await sbx.files.exists('/tmp/f'), false)
   })
 
+  test('a relative path is the user\'s home\'s, as in E2B (the engine\'s user: /workspace)', async () => {
+    assert.deepEqual(await sbx.files.write('rel/x.txt', 'r'), { path: '/workspace/rel/x.txt', name: 'x.txt', type: 'file', metadata: undefined })
+    assert.equal(await sbx.files.read('/workspace/rel/x.txt'), 'r')
+    assert.equal(await sbx.files.read('./rel/x.txt'), 'r')
+    assert.equal((await sbx.files.getInfo('rel')).path, '/workspace/rel')
+    assert.deepEqual((await sbx.files.list('rel')).map((e) => e.path), ['/workspace/rel/x.txt'])
+    await sbx.files.remove('rel')
+    assert.equal(await sbx.files.exists('/workspace/rel'), false)
+  })
+
   test('missing paths are FileNotFoundError; a directory read is InvalidArgumentError', async () => {
     await assert.rejects(sbx.files.read('/tmp/none'), (e) => e instanceof FileNotFoundError && e instanceof NotFoundError && e.name === 'FileNotFoundError')
     await assert.rejects(sbx.files.getInfo('/tmp/none'), FileNotFoundError)
