@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # After a test run: fail if fake-e2b left anything behind on this machine (after the suite,
 # no stray process or mount is left: fake-e2b/README.md "Tests"). Checks for
-#   - fake-e2b servers and sandbox init processes (comm "fake-e2b", "fk-init"),
+#   - fake-e2b servers, sandbox init processes and process shims (comm "fake-e2b", "fk-init",
+#     "fk-shim"; a kept server's boxes and shims outlive it: live restore),
 #   - any process in a PID namespace other than init's (a sandbox process),
 #   - mounts of a sandbox root, cgroups of a runtime (freezer, pids, memory, cpu; the v2
 #     directories of the sandboxes' bind programs, under unified/ or the v2 root), default
@@ -18,7 +19,7 @@ for d in /proc/[0-9]*; do
 	pid=${d#/proc/}
 	comm=$(cat "$d/comm" 2>/dev/null) || continue
 	case "$comm" in
-	fake-e2b | fk-init) say "process $pid ($comm) still running: $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | head -c 120)" ;;
+	fake-e2b | fk-init | fk-shim) say "process $pid ($comm) still running: $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | head -c 120)" ;;
 	esac
 	[ -s "$d/cmdline" ] || continue # kernel threads
 	ns=$(readlink "$d/ns/pid" 2>/dev/null) || continue

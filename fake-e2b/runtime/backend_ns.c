@@ -209,7 +209,15 @@ void fk__backend_rt_fini(fk_rt *rt)
 
 void fk__backend_rt_leave(fk_rt *rt)
 {
-	/* a cgroup directory with a box's below it is not removed (EBUSY) */
+	/* no box left: the shims of its last processes are ending (their server let go of them),
+	 * which their cgroup waits for, at most 2 s; a cgroup directory with a box's below it is
+	 * not removed (EBUSY) */
+	if (!rt->boxes && rt->cg2_dir) {
+		char p[600];
+		snprintf(p, sizeof(p), "%s/.shims", rt->cg2_dir);
+		for (int i = 0; i < 200 && rmdir(p) < 0 && errno == EBUSY; i++)
+			usleep(10000);
+	}
 	fk__cg_rt_fini(rt);
 }
 
