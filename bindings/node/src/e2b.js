@@ -4,6 +4,7 @@
 // createE2BSandbox: one `sandbox-e2b serve` child per connection config
 // (bindings/protocol/methods.md). What E2B has and serve does not yet is left
 // out, not faked; bindings/MIGRATING.md lists every call and difference.
+import { randomUUID } from 'node:crypto'
 import { Client } from './client.js'
 import {
   CommandExitError,
@@ -787,8 +788,10 @@ function limitsOf(opts) {
 
 const UNSUPPORTED_CREATE = ['mcp', 'volumeMounts', 'iam', 'lifecycle']
 
+// The engine's create takes a name and replaces a sandbox of the same name: each E2B-shape
+// create gets one of its own (E2B's sandboxes have none).
 function randomName() {
-  return `e2b-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`
+  return `e2b-${randomUUID()}`
 }
 
 // ---- Sandbox ---------------------------------------------------------------------------
