@@ -46,9 +46,9 @@ async function pingUntilPong(s, n, seen) {
       continue
     }
     if (seen().split('pong').length > before) return
-    // taken before the attach was live: its pong went nowhere; give it a moment, then again
+    // taken before the attach was live (its pong went nowhere), or the pong is slow: wait, then again
     try {
-      await until(() => seen().split('pong').length > before, 'a late pong', 300)
+      await until(() => seen().split('pong').length > before, 'a late pong', 3000)
       return
     } catch {
       // ping again

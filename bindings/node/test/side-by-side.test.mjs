@@ -55,6 +55,22 @@ const until = async (fn, what, ms = 30000) => {
   }
 }
 
+// Ping /tmp/<n>.ping until a "pong" came back through seen() (an attach is live then).
+async function pingUntilPong(s, n, seen) {
+  const end = Date.now() + 60000
+  while (Date.now() < end) {
+    const before = seen().split('pong').length
+    await s.files.write(`/tmp/${n}.ping`, '')
+    try {
+      await until(() => seen().split('pong').length > before, 'a pong', 3000)
+      return
+    } catch {
+      // taken before the attach was live, or not yet taken: ping again
+    }
+  }
+  throw new Error(`no pong from ${n} in 60 s`)
+}
+
 before(async () => {
   fake = await startFake(process.env.FAKE_E2B, { apiKey: 'e2b_side_by_side' })
   for (const [name, m] of SDKS) boxes[name] = await m.Sandbox.create(TEMPLATE, { timeoutMs: 600_000, envs: { FROM_CREATE: 'yes' } })
@@ -235,7 +251,10 @@ describe('the official SDK and ours give the same', { concurrency: false }, () =
     try {
       await same(async (m) => {
         const s = t[m === official ? 'e2b' : 'ours']
-        const h = await s.commands.run('echo a; while [ ! -e /tmp/pr.go ]; do sleep 0.02; done; echo b; exit 7', { background: true })
+        const h = await s.commands.run(
+          'echo a; while :; do if [ -e /tmp/pr.ping ]; then rm -f /tmp/pr.ping; echo pong; fi; [ -e /tmp/pr.go ] && break; sleep 0.02; done; echo b; exit 7',
+          { background: true },
+        )
         await until(() => h.stdout === 'a\n', 'the first line')
         const w = h.wait().then(
           () => 'resolved',
@@ -244,16 +263,20 @@ describe('the official SDK and ours give the same', { concurrency: false }, () =
         await s.pause()
         const first = await w // the stream a pause ends: an error in both (ours: code 'paused')
         const back = await m.Sandbox.connect(s.sandboxId)
-        const c = await back.commands.connect(h.pid)
+        const seen = []
+        const c = await back.commands.connect(h.pid, { onStdout: (d) => seen.push(d) })
+        // ours attaches to a command started elsewhere after connect resolved (MIGRATING.md):
+        // pings until one pong came back, then the end
+        await pingUntilPong(back, 'pr', () => seen.join(''))
         await back.files.write('/tmp/pr.go', '')
         let end
         try {
           await c.wait()
         } catch (e) {
-          end = [e.name, e.exitCode, e.error, e.stdout]
+          end = [e.name, e.exitCode, e.error, e.stdout.replace(/^(?:pong\n)+/, 'pong\n')]
         }
         return { first, end }
-      }, { first: 'rejected', end: ['CommandExitError', 7, 'exit status 7', 'b\n'] })
+      }, { first: 'rejected', end: ['CommandExitError', 7, 'exit status 7', 'pong\nb\n'] })
     } finally {
       for (const [name, m] of SDKS) await m.Sandbox.kill(t[name].sandboxId).catch(() => {})
     }
