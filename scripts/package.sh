@@ -155,13 +155,16 @@ say "wheel ($PLAT_TAG)"
 WH=$STAGE/python
 mkdir -p "$WH"
 cp -r bindings/python/pyproject.toml bindings/python/README.md bindings/python/src "$WH"/
-rm -rf "$WH"/src/*.egg-info "$WH"/src/sandbox_e2b/__pycache__
+rm -rf "$WH"/src/*.egg-info
+find "$WH/src" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p "$WH/src/sandbox_e2b/_engine" "$WH/src/sandbox_e2b/docs/fake-e2b"
 cp -r "$ENGINE/bin" "$ENGINE/lib" "$WH/src/sandbox_e2b/_engine/"
 cp fake-e2b/README.md fake-e2b/SECURITY.md "$WH/src/sandbox_e2b/docs/fake-e2b/"
 cp LICENSE NOTICE "$NOTICES" "$WH"/
 cp -r bindings/python/examples "$WH/src/sandbox_e2b/docs/"
-sed -i 's#](\.\./\.\./fake-e2b/#](src/sandbox_e2b/docs/fake-e2b/#g; s#](examples/#](src/sandbox_e2b/docs/examples/#g' "$WH/README.md"
+mkdir -p "$WH/src/sandbox_e2b/docs/bindings"
+cp bindings/MIGRATING.md "$WH/src/sandbox_e2b/docs/bindings/"
+sed -i 's#](\.\./\.\./fake-e2b/#](src/sandbox_e2b/docs/fake-e2b/#g; s#](examples/#](src/sandbox_e2b/docs/examples/#g; s#](\.\./MIGRATING\.md#](src/sandbox_e2b/docs/bindings/MIGRATING.md#g' "$WH/README.md"
 check_links "$WH" README.md src/sandbox_e2b/docs/fake-e2b/README.md
 # The engine makes the wheel platform-specific (not pure), with no Python ABI: py3-none-<tag>.
 cat >"$WH/setup.py" <<EOF
@@ -193,7 +196,7 @@ p = sys.argv[1]
 s = open(p).read()
 old = 'sandbox_e2b = ["py.typed"]'
 assert old in s, "pyproject.toml: package-data line moved"
-s = s.replace(old, 'sandbox_e2b = ["py.typed", "_engine/bin/*", "_engine/lib/*", "docs/*/*"]')
+s = s.replace(old, 'sandbox_e2b = ["py.typed", "_engine/bin/*", "_engine/lib/*", "docs/*/*", "docs/*/*/*"]')
 s = s.replace('license = { text = "Apache-2.0" }',
               'license = { text = "Apache-2.0" }\n# LICENSE, NOTICE, THIRD-PARTY-NOTICES go in the wheel\'s .dist-info')
 open(p, "w").write(s)

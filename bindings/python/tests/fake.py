@@ -12,13 +12,13 @@ LISTEN_RE = re.compile(rb"fake-e2b listening on (http://127\.0\.0\.1:\d+)")
 
 
 class Fake:
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
         path = os.environ.get("FAKE_E2B")
         if not path:
             raise RuntimeError("set FAKE_E2B to the fake-e2b binary")
         self.state = tempfile.mkdtemp(prefix="py-fake-e2b-")
         self.proc = subprocess.Popen([path, "--port", "0", "--state-dir", self.state, "--ephemeral", "--quiet",
-                                      "--api-key", "e2b_py_test"],
+                                      "--api-key", "e2b_py_test", *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         out = b""

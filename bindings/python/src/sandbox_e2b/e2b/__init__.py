@@ -1,0 +1,25 @@
+"""E2B's Python SDK shape over the sandbox-e2b engine: ``from sandbox_e2b.e2b
+import ...`` takes every name of ``from e2b import ...`` that this package has
+(``Sandbox``, ``AsyncSandbox``, their handles, data and exceptions).
+``sandbox_e2b`` itself exports them too, except ``SandboxInfo`` and
+``ProcessInfo``, which there are the ``Client`` API's. What differs from E2B:
+bindings/MIGRATING.md, "Python"."""
+from ._types import (ApiParams, EntryInfo, FileType, OutputHandler, ProcessInfo, SandboxInfo, SandboxListOrder,
+                     SandboxMetrics, SandboxQuery, SandboxState, Username, WriteEntry, WriteInfo)
+from .exceptions import (AuthenticationException, CommandExitException, CommandResult, FileNotFoundException,
+                         InvalidArgumentException, NotEnoughSpaceException, NotFoundException, RateLimitException,
+                         SandboxException, SandboxNotFoundException, SandboxPausedException, TemplateException,
+                         TimeoutException)
+from .sandbox_async import AsyncCommandHandle, AsyncSandbox, AsyncSandboxPaginator
+from .sandbox_sync import CommandHandle, Sandbox, SandboxPaginator
+
+Stdout = str
+Stderr = str
+
+__all__ = ["ApiParams", "AsyncCommandHandle", "AsyncSandbox", "AsyncSandboxPaginator", "AuthenticationException",
+           "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "FileNotFoundException",
+           "FileType", "InvalidArgumentException", "NotEnoughSpaceException", "NotFoundException", "OutputHandler",
+           "ProcessInfo", "RateLimitException", "Sandbox", "SandboxException", "SandboxInfo", "SandboxListOrder",
+           "SandboxMetrics", "SandboxNotFoundException", "SandboxPaginator", "SandboxPausedException",
+           "SandboxQuery", "SandboxState", "Stderr", "Stdout", "TemplateException", "TimeoutException", "Username",
+           "WriteEntry", "WriteInfo"]
