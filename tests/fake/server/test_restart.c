@@ -372,6 +372,46 @@ static void test_restart__crash_keeps_running_and_paused_with_files(void **unuse
 	restart_keeps(1);
 }
 
+/* Waits (at most 30 s) until the sandbox's state as GET says it is `want`: whether it came. */
+static bool state_becomes(fks *s, const char *id, const char *want)
+{
+	char got[32];
+	for (long deadline = fk_mono_ms() + 30000; fk_mono_ms() < deadline; fk_sleep_ms(50)) {
+		state_of(s, id, got, sizeof(got));
+		if (!strcmp(got, want))
+			return true;
+	}
+	return false;
+}
+
+/* End times hold for adopted sandboxes: after a crash the restarted server's reaper pauses an
+ * autoPause one at its end time (with its memory: its process runs on after the resume) and
+ * kills another. */
+static void test_restart__adopted_sandbox_times_out(void **unused)
+{
+	(void)unused;
+	char dir[64];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box ap, gone;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	fks_box_create(&a, KEY, "{\"templateID\":\"base\",\"timeout\":5,\"autoPause\":true}", &ap);
+	fks_box_create(&a, KEY, "{\"templateID\":\"base\",\"timeout\":5}", &gone);
+	fks_box_sh(&a, &ap, MEMORY);
+	assert_true(box_wait(&a, &ap, "test \"$(cat /tmp/v)\" = \"$(cat /tmp/want)\""));
+	assert_int_equal(fks_kill(&a), 0);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	assert_true(state_becomes(&b, ap.id, "paused"));
+	assert_true(state_becomes(&b, gone.id, "404"));
+	assert_int_equal(connect_box(&b, ap.id), 201);
+	assert_true(fks_box_run(&b, &ap, "kill -0 $(cat /tmp/bgpid) && rm /tmp/v"));
+	assert_true(box_wait(&b, &ap, "test \"$(cat /tmp/v)\" = \"$(cat /tmp/want)\""));
+	fks_box_delete(&b, KEY, &ap);
+	assert_int_equal(fks_stop(&b), 0);
+	fks_stop(&a);
+	rm_state(dir);
+}
+
 /* A torn and a flipped record: refused with a log line, never loaded as a sandbox; its files
  * stay. */
 static void test_restart__damaged_record_refused(void **unused)
@@ -862,6 +902,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__sigterm_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__damaged_record_refused),
+	    cmocka_unit_test(test_restart__adopted_sandbox_times_out),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),
 	    cmocka_unit_test(test_restart__ephemeral_leaves_nothing),
 	    cmocka_unit_test(test_restart__crashed_ephemeral_dir_is_removed_by_the_next),
