@@ -497,23 +497,12 @@ static char *copy_source(const char *src)
 	return s;
 }
 
-static int step_copy(build *w, json_t *step, json_t *args)
+/* COPY's uploaded tar (the store's files object `hash`, for source `src`) into the build
+ * sandbox at in_box, as root. */
+static int copy_tar_in(build *w, const char *src, const char *hash, const char *in_box)
 {
-	const char *src = arg(args, 0), *dest = arg(args, 1), *owner = arg(args, 2),
-	           *mode = arg(args, 3);
-	json_t *h = json_object_get(step, "filesHash");
-	const char *hash = json_is_string(h) ? json_string_value(h) : NULL;
-	if (!src || !dest)
-		return snprintf(w->why, sizeof(w->why),
-		                "COPY requires a local path and a container path argument"),
-		       -1;
-	if (!hash || strlen(hash) != 64 || strspn(hash, "0123456789abcdef") != 64)
-		return snprintf(w->why, sizeof(w->why), "COPY requires files hash to be set"), -1;
-	if (mode && *mode && strspn(mode, "01234567") != strlen(mode))
-		return snprintf(w->why, sizeof(w->why), "invalid COPY mode '%.20s'", mode), -1;
-	char host[4200], in_box[128];
+	char host[4200];
 	snprintf(host, sizeof(host), "%s/%s", w->s->files_dir, hash);
-	snprintf(in_box, sizeof(in_box), "/tmp/.e2b-copy-%s.tar", hash);
 	int fd = open(host, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return snprintf(w->why, sizeof(w->why),
@@ -538,8 +527,30 @@ static int step_copy(build *w, json_t *step, json_t *args)
 		return snprintf(w->why, sizeof(w->why),
 		                "failed to copy layer tar data to sandbox: %s", err.message),
 		       -1;
+	return 0;
+}
+
+static int step_copy(build *w, json_t *step, json_t *args)
+{
+	const char *src = arg(args, 0), *dest = arg(args, 1), *owner = arg(args, 2),
+	           *mode = arg(args, 3);
+	json_t *h = json_object_get(step, "filesHash");
+	const char *hash = json_is_string(h) ? json_string_value(h) : NULL;
+	if (!src || !dest)
+		return snprintf(w->why, sizeof(w->why),
+		                "COPY requires a local path and a container path argument"),
+		       -1;
+	if (!hash || strlen(hash) != 64 || strspn(hash, "0123456789abcdef") != 64)
+		return snprintf(w->why, sizeof(w->why), "COPY requires files hash to be set"), -1;
+	if (mode && *mode && strspn(mode, "01234567") != strlen(mode))
+		return snprintf(w->why, sizeof(w->why), "invalid COPY mode '%.20s'", mode), -1;
+	char in_box[128];
+	snprintf(in_box, sizeof(in_box), "/tmp/.e2b-copy-%s.tar", hash);
+	if (copy_tar_in(w, src, hash, in_box) < 0)
+		return -1;
 
 	char owner_buf[300];
+	int rc;
 	if (owner && *owner)
 		snprintf(owner_buf, sizeof(owner_buf), strchr(owner, ':') ? "%s" : "%s:%s", owner,
 		         owner);

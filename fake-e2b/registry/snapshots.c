@@ -30,32 +30,69 @@ static json_t *snapshot_info(const fk_ttemplate *t, const char *tag)
 	return j;
 }
 
+/* A snapshot's name "alias[:tag]": its parts in alias and tag (left as they are without a tag),
+ * FK_T_OK; FK_T_INVALID with E2B's message for a bad name or tag, or a template fake-e2b
+ * serves. */
+static int snapshot_name(const char *name, char alias[129], char tag[129], char *msg, size_t cap)
+{
+	const char *colon = strchr(name, ':');
+	size_t n = colon ? (size_t)(colon - name) : strlen(name);
+	if (!fk__tstore_name_ok(name, n))
+		return fk__tstore_fail(
+		    msg, cap, FK_T_INVALID,
+		    "Invalid name: use 1 to 128 lower-case letters, digits, '-', '_' "
+		    "or '.', then optionally ':' and a tag");
+	if (colon && !fk__tstore_tag_ok(colon + 1))
+		return fk__tstore_fail(msg, cap, FK_T_INVALID, "Invalid name: invalid tag '%.128s'",
+		                       colon + 1);
+	memcpy(alias, name, n);
+	alias[n] = '\0';
+	if (colon)
+		snprintf(tag, 129, "%s", colon + 1);
+	if (fk_template_find(alias))
+		return fk__tstore_fail(msg, cap, FK_T_INVALID,
+		                       "Invalid name: '%s' is a template fake-e2b serves", alias);
+	return FK_T_OK;
+}
+
+/* Under s->lock: the template a snapshot of sandbox_id goes to. E2B: a name already taken
+ * gets a new build, tagged, on that template; otherwise a new template (named `alias`, or its
+ * templateID without a name). NULL when out of memory. */
+static fk_ttemplate *snapshot_template(fk_tstore *s, const char *sandbox_id, const char *alias,
+                                       int64_t created_ns)
+{
+	fk_ttemplate *t = alias ? fk__tstore_find_template(s, alias, strlen(alias)) : NULL;
+	if (t)
+		return t;
+	if (!(t = calloc(1, sizeof(*t))))
+		return NULL;
+	fk__tstore_random_id(t->id);
+	t->name = strdup(alias ? alias : t->id);
+	t->tags = json_object();
+	t->snapshot_of = strdup(sandbox_id);
+	t->named = alias != NULL;
+	t->created_ns = created_ns;
+	if (t->name && t->tags && t->snapshot_of) {
+		t->next = s->list;
+		s->list = t;
+		return t;
+	}
+	free(t->name);
+	json_decref(t->tags);
+	free(t->snapshot_of);
+	free(t);
+	return NULL;
+}
+
 int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *template_ref,
                        const char *name, int (*take)(void *ud, const char *layer_dir, fk_err *err),
                        void *ud, json_t **reply, char *msg, size_t cap)
 {
 	*reply = NULL;
 	char alias[129] = "", tag[129] = "default";
-	if (name) {
-		const char *colon = strchr(name, ':');
-		size_t n = colon ? (size_t)(colon - name) : strlen(name);
-		if (!fk__tstore_name_ok(name, n))
-			return fk__tstore_fail(
-			    msg, cap, FK_T_INVALID,
-			    "Invalid name: use 1 to 128 lower-case letters, digits, '-', '_' "
-			    "or '.', then optionally ':' and a tag");
-		if (colon && !fk__tstore_tag_ok(colon + 1))
-			return fk__tstore_fail(msg, cap, FK_T_INVALID,
-			                       "Invalid name: invalid tag '%.128s'", colon + 1);
-		memcpy(alias, name, n);
-		alias[n] = '\0';
-		if (colon)
-			snprintf(tag, sizeof(tag), "%s", colon + 1);
-		if (fk_template_find(alias))
-			return fk__tstore_fail(msg, cap, FK_T_INVALID,
-			                       "Invalid name: '%s' is a template fake-e2b serves",
-			                       alias);
-	}
+	int rc;
+	if (name && (rc = snapshot_name(name, alias, tag, msg, cap)) != FK_T_OK)
+		return rc;
 	fk_tboot boot;
 	if (fk_tstore_resolve(s, template_ref, &boot) < 0)
 		return fk__tstore_fail(msg, cap, FK_T_FAILED, "the sandbox's template is gone");
@@ -93,29 +130,7 @@ int fk_tstore_snapshot(fk_tstore *s, const char *sandbox_id, const char *templat
 	b->memory_mb = boot.memory_mb;
 
 	pthread_mutex_lock(&s->lock);
-	/* E2B: a name already taken gets a new build, tagged, on that template */
-	fk_ttemplate *t = name ? fk__tstore_find_template(s, alias, strlen(alias)) : NULL;
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (t) {
-			fk__tstore_random_id(t->id);
-			t->name = strdup(name ? alias : t->id);
-			t->tags = json_object();
-			t->snapshot_of = strdup(sandbox_id);
-			t->named = name != NULL;
-			t->created_ns = b->created_ns;
-		}
-		if (t && t->name && t->tags && t->snapshot_of) {
-			t->next = s->list;
-			s->list = t;
-		} else if (t) {
-			free(t->name);
-			json_decref(t->tags);
-			free(t->snapshot_of);
-			free(t);
-			t = NULL;
-		}
-	}
+	fk_ttemplate *t = snapshot_template(s, sandbox_id, name ? alias : NULL, b->created_ns);
 	free(boot.template_id);
 	boot.template_id = t ? strdup(t->id) : NULL;
 	json_t *tv =
