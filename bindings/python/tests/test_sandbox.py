@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from sandbox_e2b import Limits  # noqa: E402
 from sandbox_e2b.e2b import (AsyncSandbox, CommandExitException, CommandResult, EntryInfo,  # noqa: E402
                              FileNotFoundException, FileType, InvalidArgumentException, NotFoundException,
-                             ProcessInfo, Sandbox, SandboxException, SandboxInfo, SandboxNotFoundException,
+                             ProcessInfo, PtySize, Sandbox, SandboxException, SandboxInfo, SandboxNotFoundException,
                              SandboxPausedException, SandboxQuery, SandboxState, TimeoutException, WriteInfo)
 from fake import Fake  # noqa: E402
 
@@ -407,6 +407,35 @@ class SandboxTest(unittest.TestCase):
         self.assertRegex(cm2.exception.stdout, r"^(tick\n)+fg-end\n$")
         s.kill()
 
+    def test_pty(self) -> None:
+        pty = self.sbx.pty
+        h = pty.create(PtySize(rows=24, cols=80), envs={"PV": "x"})
+        self.assertIsInstance(h.pid, int)
+        pty.resize(h.pid, PtySize(rows=30, cols=100))
+        pty.send_stdin(h.pid, b"stty size; echo hi-$((1+2))-$PV; exit 3\n")
+        got: List[bytes] = []
+        with self.assertRaises(CommandExitException) as cm:
+            h.wait(on_pty=got.append)
+        out = b"".join(got)
+        self.assertEqual((cm.exception.exit_code, cm.exception.error), (3, "exit status 3"))
+        self.assertIn(b"30 100\r\n", out)
+        self.assertIn(b"hi-3-x\r\n", out)
+
+        h = pty.create(PtySize(rows=24, cols=80), timeout=0)
+        self.assertTrue(h.kill())
+        with self.assertRaises(CommandExitException) as cm:
+            h.wait()
+        self.assertEqual((cm.exception.exit_code, cm.exception.error), (-1, "signal: killed"))
+        self.assertFalse(pty.kill(h.pid))  # no longer held
+        with self.assertRaises(InvalidArgumentException):
+            pty.create(PtySize(rows=0, cols=80))
+
+        h = pty.create(PtySize(rows=24, cols=80))
+        pty.send_stdin(h.pid, "echo iter-ok; exit\n")
+        chunks = [p for _, _, p in h if p]
+        self.assertIn(b"iter-ok\r\n", b"".join(chunks))
+        self.assertEqual(h.wait().exit_code, 0)
+
     def test_sync_handler_returning_a_coroutine_is_an_error(self) -> None:
         async def coro(t: str) -> None:
             pass
@@ -511,6 +540,30 @@ class AsyncSandboxTest(unittest.TestCase):
             self.assertFalse(await AsyncSandbox.kill(s.sandbox_id, **OPTS))
             with self.assertRaises(SandboxNotFoundException):
                 await AsyncSandbox.connect(s.sandbox_id, **OPTS)
+
+        asyncio.run(main())
+
+    def test_async_pty(self) -> None:
+        async def main() -> None:
+            s = await AsyncSandbox.create("capybara-sandbox", limits=SMALL, **OPTS)
+            got: List[bytes] = []
+            seen = asyncio.Event()
+
+            async def on_data(b: bytes) -> None:
+                await asyncio.sleep(0.01)
+                got.append(b)
+                if b"ready-7" in b"".join(got):
+                    seen.set()
+
+            h = await s.pty.create(PtySize(rows=24, cols=80), on_data=on_data)
+            await s.pty.send_stdin(h.pid, b"echo ready-$((3+4))\n")
+            await asyncio.wait_for(seen.wait(), 30)
+            await s.pty.send_stdin(h.pid, b"exit 5\n")
+            with self.assertRaises(CommandExitException) as cm:
+                await h.wait()
+            self.assertEqual(cm.exception.exit_code, 5)
+            self.assertIn(b"ready-7\r\n", b"".join(got))
+            await s.kill()
 
         asyncio.run(main())
 

@@ -22,7 +22,7 @@ from .e2b import (AsyncCommandHandle, AsyncSandbox, AsyncSandboxPaginator, Authe
                   InvalidArgumentException, NotEnoughSpaceException, NotFoundException, RateLimitException, Sandbox,
                   SandboxException, SandboxMetrics, SandboxNotFoundException, SandboxPaginator,
                   SandboxPausedException, SandboxQuery, SandboxState, TemplateException, TimeoutException,
-                  WriteInfo)
+                  WriteInfo, PtySize)
 
 __all__ = ["AsyncClient", "AsyncProcess", "BridgeError", "CallbackError", "CancelToken", "Client", "DirEntry",
            "ExecResult", "FileContent", "Limits", "Process", "ProcessInfo", "SandboxError",
@@ -33,5 +33,5 @@ __all__ = ["AsyncClient", "AsyncProcess", "BridgeError", "CallbackError", "Cance
            "FileType", "InvalidArgumentException", "NotEnoughSpaceException", "NotFoundException",
            "RateLimitException", "Sandbox", "SandboxException", "SandboxMetrics", "SandboxNotFoundException",
            "SandboxPaginator", "SandboxPausedException", "SandboxQuery", "SandboxState", "TemplateException",
-           "TimeoutException", "WriteInfo"]
+           "TimeoutException", "WriteInfo", "PtySize"]
 __version__ = "0.1.0"

@@ -4,7 +4,8 @@ import ...`` takes every name of ``from e2b import ...`` that this package has
 ``sandbox_e2b`` itself exports them too, except ``SandboxInfo`` and
 ``ProcessInfo``, which there are the ``Client`` API's. What differs from E2B:
 bindings/MIGRATING.md, "Python"."""
-from ._types import (ApiParams, EntryInfo, FileType, OutputHandler, ProcessInfo, SandboxInfo, SandboxListOrder,
+from ._types import (ApiParams, EntryInfo, FileType, OutputHandler, ProcessInfo, PtyOutput, PtySize, SandboxInfo,
+                     SandboxListOrder,
                      SandboxMetrics, SandboxQuery, SandboxState, Username, WriteEntry, WriteInfo)
 from .exceptions import (AuthenticationException, CommandExitException, CommandResult, FileNotFoundException,
                          InvalidArgumentException, NotEnoughSpaceException, NotFoundException, RateLimitException,
@@ -19,7 +20,7 @@ Stderr = str
 __all__ = ["ApiParams", "AsyncCommandHandle", "AsyncSandbox", "AsyncSandboxPaginator", "AuthenticationException",
            "CommandExitException", "CommandHandle", "CommandResult", "EntryInfo", "FileNotFoundException",
            "FileType", "InvalidArgumentException", "NotEnoughSpaceException", "NotFoundException", "OutputHandler",
-           "ProcessInfo", "RateLimitException", "Sandbox", "SandboxException", "SandboxInfo", "SandboxListOrder",
+           "ProcessInfo", "PtyOutput", "PtySize", "RateLimitException", "Sandbox", "SandboxException", "SandboxInfo", "SandboxListOrder",
            "SandboxMetrics", "SandboxNotFoundException", "SandboxPaginator", "SandboxPausedException",
            "SandboxQuery", "SandboxState", "Stderr", "Stdout", "TemplateException", "TimeoutException", "Username",
            "WriteEntry", "WriteInfo"]

@@ -18,6 +18,18 @@ OutputHandler = Callable[[str], Any]
 character. ``AsyncSandbox`` awaits one that returns an awaitable."""
 
 
+PtyOutput = bytes
+"""A terminal's output: bytes, as the terminal wrote them."""
+
+
+@dataclass
+class PtySize:
+    """A terminal's size (E2B's ``PtySize``)."""
+
+    rows: int
+    cols: int
+
+
 class SandboxState(str, Enum):
     """A sandbox's state (E2B's ``SandboxState``)."""
 

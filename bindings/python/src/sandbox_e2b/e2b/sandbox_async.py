@@ -20,11 +20,12 @@ from ..client import CancelToken, Client, Process
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
-from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, SandboxInfo, SandboxListOrder,
+from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
 from ._variant import class_method_variant
 
-__all__ = ["AsyncSandbox", "AsyncCommands", "AsyncCommandHandle", "AsyncFilesystem", "AsyncSandboxPaginator"]
+__all__ = ["AsyncSandbox", "AsyncCommands", "AsyncCommandHandle", "AsyncFilesystem", "AsyncPty",
+           "AsyncSandboxPaginator"]
 
 T = TypeVar("T")
 Data = Union[str, bytes, Any]
@@ -73,15 +74,16 @@ class _AsyncSink:
     kept (the result's text) and handed to the handlers one at a time."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_stdout: Optional[OutputHandler],
-                 on_stderr: Optional[OutputHandler]) -> None:
+                 on_stderr: Optional[OutputHandler], on_pty: Optional[Callable[[bytes], Any]] = None) -> None:
         self.loop = loop
-        self.handlers: Dict[str, Optional[OutputHandler]] = {"stdout": on_stdout, "stderr": on_stderr}
-        self.chunks: List[Tuple[str, str]] = []
-        self.queue: Deque[Tuple[str, str]] = collections.deque()
+        self.handlers: Dict[str, Optional[Callable[[Any], Any]]] = {"stdout": on_stdout, "stderr": on_stderr,
+                                                                    "pty": on_pty}
+        self.chunks: List[Tuple[str, Any]] = []
+        self.queue: Deque[Tuple[str, Any]] = collections.deque()
         self.task: Optional["asyncio.Task[None]"] = None
         self.error: Optional[BaseException] = None
 
-    def _from_thread(self, stream: str, text: str) -> None:
+    def _from_thread(self, stream: str, text: Any) -> None:
         try:
             self.loop.call_soon_threadsafe(self._push, stream, text)
         except RuntimeError:  # loop closed
@@ -93,7 +95,10 @@ class _AsyncSink:
     def stderr(self, text: str) -> None:
         self._from_thread("stderr", text)
 
-    def _push(self, stream: str, text: str) -> None:
+    def pty(self, data: bytes) -> None:
+        self._from_thread("pty", data)
+
+    def _push(self, stream: str, text: Any) -> None:
         self.chunks.append((stream, text))
         if self.handlers[stream] is None or self.error is not None:
             return
@@ -138,7 +143,7 @@ class AsyncCommandHandle:
     ``wait`` raise ``SandboxPausedException``; after a resume, ``wait`` again
     attaches anew and gets the rest and the exit code."""
 
-    def __init__(self, commands: "AsyncCommands", process: Process, sink: _AsyncSink,
+    def __init__(self, commands: Any, process: Any, sink: _AsyncSink,
                  timeout: Optional[float]) -> None:
         self._commands = commands
         self._process = process
@@ -311,6 +316,43 @@ class AsyncCommands:
         return AsyncCommandHandle(self, p, sink, timeout or None)
 
 
+class AsyncPty:
+    """``sbx.pty`` of an ``AsyncSandbox`` (E2B's async ``Pty``): ``on_data`` gets
+    the terminal's bytes (an ``async def`` is awaited, in order)."""
+
+    def __init__(self, sandbox: "AsyncSandbox") -> None:
+        self._sbx = sandbox
+
+    @property
+    def _c(self) -> Client:
+        return self._sbx._client
+
+    async def create(self, size: PtySize, on_data: Callable[[bytes], Any], user: Optional[Username] = None,
+                     cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
+                     timeout: Optional[float] = 60, request_timeout: Optional[float] = None) -> AsyncCommandHandle:
+        sink = _AsyncSink(asyncio.get_running_loop(), None, None, on_data)
+        p = await in_thread(ops.pty_start, self._c, self._sbx.sandbox_id, size, user, cwd, envs, timeout, sink)
+        return AsyncCommandHandle(self, p, sink, None)
+
+    async def connect(self, pid: int, on_data: Callable[[bytes], Any], timeout: Optional[float] = 60,
+                      request_timeout: Optional[float] = None) -> AsyncCommandHandle:
+        sink = _AsyncSink(asyncio.get_running_loop(), None, None, on_data)
+        p = await in_thread(ops.pty_attach, self._c, self._sbx.sandbox_id, pid, sink)
+        return AsyncCommandHandle(self, p, sink, timeout or None)
+
+    async def send_stdin(self, pid: int, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
+        await in_thread(ops.pty_input, self._c, self._sbx.sandbox_id, pid, data)
+
+    async def resize(self, pid: int, size: PtySize, request_timeout: Optional[float] = None) -> None:
+        await in_thread(ops.pty_resize, self._c, self._sbx.sandbox_id, pid, size)
+
+    async def kill(self, pid: int, request_timeout: Optional[float] = None) -> bool:
+        return await in_thread(ops.pty_kill, self._c, self._sbx.sandbox_id, pid)
+
+    async def close_stdin(self, pid: int, request_timeout: Optional[float] = None) -> None:
+        raise ex.InvalidArgumentException("a terminal has no stdin to close: send b\"\\x04\" (Ctrl-D)")
+
+
 class AsyncFilesystem:
     """``sbx.files`` of an ``AsyncSandbox``: ``Sandbox.files``'s methods, awaited."""
 
@@ -408,6 +450,7 @@ class AsyncSandbox:
         self._client = client
         self._commands = AsyncCommands(self)
         self._filesystem = AsyncFilesystem(self)
+        self._pty = AsyncPty(self)
 
     @property
     def sandbox_id(self) -> str:
@@ -420,6 +463,10 @@ class AsyncSandbox:
     @property
     def files(self) -> AsyncFilesystem:
         return self._filesystem
+
+    @property
+    def pty(self) -> AsyncPty:
+        return self._pty
 
     def __repr__(self) -> str:
         return f"AsyncSandbox(sandbox_id={self._sandbox_id!r})"

@@ -15,11 +15,11 @@ from ..client import CancelToken, Client, Process
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
-from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, SandboxInfo, SandboxListOrder,
+from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
 from ._variant import class_method_variant
 
-__all__ = ["Sandbox", "Commands", "CommandHandle", "Filesystem", "SandboxPaginator"]
+__all__ = ["Sandbox", "Commands", "CommandHandle", "Filesystem", "Pty", "SandboxPaginator"]
 
 Data = Union[str, bytes, Any]
 
@@ -30,13 +30,15 @@ class _Sink:
     reader's thread. A handler that raises is not called again; ``wait``
     raises its exception once the command ended."""
 
-    def __init__(self, on_stdout: Optional[OutputHandler], on_stderr: Optional[OutputHandler]) -> None:
+    def __init__(self, on_stdout: Optional[OutputHandler], on_stderr: Optional[OutputHandler],
+                 on_pty: Optional[Callable[[bytes], Any]] = None) -> None:
         self.lock = threading.Condition()
-        self.chunks: List[Tuple[str, str]] = []
-        self.handlers: Dict[str, Optional[OutputHandler]] = {"stdout": on_stdout, "stderr": on_stderr}
+        self.chunks: List[Tuple[str, Any]] = []
+        self.handlers: Dict[str, Optional[Callable[[Any], Any]]] = {"stdout": on_stdout, "stderr": on_stderr,
+                                                                    "pty": on_pty}
         self.error: Optional[BaseException] = None
 
-    def _call(self, stream: str, text: str) -> None:
+    def _call(self, stream: str, text: Any) -> None:
         h = self.handlers[stream]
         if h is None or self.error is not None:
             return
@@ -50,7 +52,7 @@ class _Sink:
         except Exception as e:
             self.error = e
 
-    def _add(self, stream: str, text: str) -> None:
+    def _add(self, stream: str, text: Any) -> None:
         with self.lock:
             self.chunks.append((stream, text))
             self.lock.notify_all()
@@ -62,10 +64,14 @@ class _Sink:
     def stderr(self, text: str) -> None:
         self._add("stderr", text)
 
-    def take_handlers(self, on_stdout: Optional[OutputHandler], on_stderr: Optional[OutputHandler]) -> None:
+    def pty(self, data: bytes) -> None:
+        self._add("pty", data)
+
+    def take_handlers(self, on_stdout: Optional[OutputHandler], on_stderr: Optional[OutputHandler],
+                      on_pty: Optional[Callable[[bytes], Any]] = None) -> None:
         """Handlers given to ``wait``: they get the output so far, then the rest."""
         with self.lock:
-            new = {"stdout": on_stdout, "stderr": on_stderr}
+            new = {"stdout": on_stdout, "stderr": on_stderr, "pty": on_pty}
             for s, h in new.items():
                 if h is not None:
                     self.handlers[s] = h
@@ -86,7 +92,7 @@ class CommandHandle:
     ``SandboxPausedException``; after a resume, ``wait`` again attaches anew
     and gets the rest of the output and the exit code."""
 
-    def __init__(self, commands: "Commands", process: Process, sink: _Sink, timeout: Optional[float]) -> None:
+    def __init__(self, commands: Any, process: Any, sink: _Sink, timeout: Optional[float]) -> None:
         self._commands = commands
         self._process = process
         self._sink = sink
@@ -132,13 +138,11 @@ class CommandHandle:
         non-zero exit (``exit_code`` -1, ``error`` ``"signal: killed"`` after
         ``kill``), ``TimeoutException`` when it ran past its timeout,
         ``SandboxPausedException`` when the sandbox was paused meanwhile.
-        ``on_stdout`` / ``on_stderr`` get the output so far, then the rest (on
-        the engine reader's thread). ``on_pty`` is E2B's; no pty here."""
-        if on_pty is not None:
-            raise ex.InvalidArgumentException("on_pty: this engine has no pty")
+        ``on_stdout`` / ``on_stderr`` (``on_pty`` for a terminal: bytes) get
+        the output so far, then the rest (on the engine reader's thread)."""
         if self._result is not None:
             return self._result
-        self._sink.take_handlers(on_stdout, on_stderr)
+        self._sink.take_handlers(on_stdout, on_stderr, on_pty)
         with self._lock:
             again = self._outcome is not None and not self._outcome[0] and isinstance(
                 self._outcome[1], ex.SandboxPausedException)
@@ -160,7 +164,7 @@ class CommandHandle:
         self._result = ops.outcome(value, *ops.texts(value, self._sink), self._timeout, self.pid)
         return self._result
 
-    def __iter__(self) -> Iterator[Tuple[Optional[str], Optional[str], None]]:
+    def __iter__(self) -> Iterator[Tuple[Optional[str], Optional[str], Optional[bytes]]]:
         """Its output as E2B's ``(stdout, stderr, pty)`` tuples, in arrival order
         (from its start, or from ``connect``), until it ends; an error that ended
         the wait (``SandboxPausedException``, ...) is raised."""
@@ -173,7 +177,10 @@ class CommandHandle:
                 i += len(batch)
                 end = self._outcome_now() if not batch else None
             for stream, text in batch:
-                yield (text, None, None) if stream == "stdout" else (None, text, None)
+                if stream == "pty":
+                    yield None, None, text
+                else:
+                    yield (text, None, None) if stream == "stdout" else (None, text, None)
             if end is not None:
                 if not end[0]:
                     raise end[1]
@@ -188,7 +195,7 @@ class CommandHandle:
         return self._commands.kill(self.pid)
 
     def send_stdin(self, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
-        """Write to its stdin (it was started with ``stdin=True``)."""
+        """Write to its stdin (it was started with ``stdin=True``; a terminal: typed into it)."""
         self._commands.send_stdin(self.pid, data)
 
     def close_stdin(self, request_timeout: Optional[float] = None) -> None:
@@ -288,6 +295,48 @@ class Commands:
         sink = _Sink(on_stdout, on_stderr)
         p = ops.attach(self._c, self._sbx.sandbox_id, pid, sink)
         return CommandHandle(self, p, sink, timeout or None)
+
+
+class Pty:
+    """``sbx.pty`` (E2B's ``Pty``): terminals over serve's ``pty_*`` calls
+    (docs/pty.md). A terminal's handle is a ``CommandHandle``: ``wait(on_pty=)``
+    gets its output as bytes, ``kill()``, ``send_stdin()`` types into it."""
+
+    def __init__(self, sandbox: "Sandbox") -> None:
+        self._sbx = sandbox
+
+    @property
+    def _c(self) -> Client:
+        return self._sbx._client
+
+    def create(self, size: PtySize, user: Optional[Username] = None, cwd: Optional[str] = None,
+               envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = 60,
+               request_timeout: Optional[float] = None) -> CommandHandle:
+        """A login shell (``bash -i -l``) on a terminal of ``size``; ``timeout``
+        seconds (0: none) bound it. Its output from the start goes to ``wait(on_pty=)``."""
+        sink = _Sink(None, None)
+        p = ops.pty_start(self._c, self._sbx.sandbox_id, size, user, cwd, envs, timeout, sink)
+        return CommandHandle(self, p, sink, None)
+
+    def connect(self, pid: int, timeout: Optional[float] = 60, request_timeout: Optional[float] = None) -> CommandHandle:
+        """Follow a running terminal by pid (output from now on); ``timeout`` bounds the wait."""
+        sink = _Sink(None, None)
+        p = ops.pty_attach(self._c, self._sbx.sandbox_id, pid, sink)
+        return CommandHandle(self, p, sink, timeout or None)
+
+    def send_stdin(self, pid: int, data: Union[str, bytes], request_timeout: Optional[float] = None) -> None:
+        """Type into the terminal (``b"\\x03"`` is Ctrl-C)."""
+        ops.pty_input(self._c, self._sbx.sandbox_id, pid, data)
+
+    def resize(self, pid: int, size: PtySize, request_timeout: Optional[float] = None) -> None:
+        ops.pty_resize(self._c, self._sbx.sandbox_id, pid, size)
+
+    def kill(self, pid: int, request_timeout: Optional[float] = None) -> bool:
+        """SIGKILL the terminal's process; False when this process holds no terminal with that pid."""
+        return ops.pty_kill(self._c, self._sbx.sandbox_id, pid)
+
+    def close_stdin(self, pid: int, request_timeout: Optional[float] = None) -> None:
+        raise ex.InvalidArgumentException("a terminal has no stdin to close: send b\"\\x04\" (Ctrl-D)")
 
 
 class Filesystem:
@@ -402,6 +451,7 @@ class Sandbox:
         self._client = client
         self._commands = Commands(self)
         self._filesystem = Filesystem(self)
+        self._pty = Pty(self)
 
     @property
     def sandbox_id(self) -> str:
@@ -414,6 +464,10 @@ class Sandbox:
     @property
     def files(self) -> Filesystem:
         return self._filesystem
+
+    @property
+    def pty(self) -> Pty:
+        return self._pty
 
     def __repr__(self) -> str:
         return f"Sandbox(sandbox_id={self._sandbox_id!r})"
