@@ -545,12 +545,11 @@ static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_
 	return 0;
 }
 
-/* exec_begin; with `cached` (not NULL) the attach may skip the connect (*cached says so). */
-static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
-                        const sbx_exec_options *opts, bool *cached, sbx_signal *sig, sbx_error *err)
+/* exec_begin without the attach: control path, environment, argv, run options. */
+static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx_exec_options *opts,
+                        sbx_signal *sig, sbx_error *err)
 {
 	run_opts *o = &c->o;
-	uint64_t min_seconds;
 	int error;
 
 	memset(c, 0, sizeof(*c));
@@ -565,11 +564,6 @@ static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	c->env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
 	for (size_t i = 0; i < opts->env_count; i++)
 		c->env[i + 2] = opts->env[i];
-	min_seconds =
-	    opts->timeout_ms / 1000 + (opts->timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
-	if ((error = cached ? sbx__e2b_attach_cached(p, &c->t, id, min_seconds, cached, sig, err)
-	                    : sbx__e2b_attach(p, &c->t, id, min_seconds, sig, err)) < 0)
-		return error;
 	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, opts->timeout_ms);
 	o->user = opts->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
 	o->ctl_user = o->user; /* the kill on timeout or abort, as the command's user */
@@ -583,7 +577,6 @@ static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	o->timeout_ms = opts->timeout_ms;
 	o->sig = sig;
 	o->ctl = c->ctl;
-	o->sandbox_id = c->t.sandbox_id;
 	o->on_output = opts->on_output;
 	o->output_payload = opts->output_payload;
 	o->stdin_data = opts->stdin_data;
@@ -593,10 +586,23 @@ static int exec_prepare(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, 
 	return 0;
 }
 
+/* What the sandbox's timeout must cover for a command of timeout_ms: it + 120 s. */
+static uint64_t exec_min_seconds(uint64_t timeout_ms)
+{
+	return timeout_ms / 1000 + (timeout_ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
+}
+
 int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
                         const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
 {
-	return exec_prepare(c, p, id, command, opts, NULL, sig, err);
+	int error;
+
+	if ((error = exec_prepare(c, command, opts, sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &c->t, id, exec_min_seconds(opts->timeout_ms), sig, err)) <
+	        0)
+		return error;
+	c->o.sandbox_id = c->t.sandbox_id;
+	return 0;
 }
 
 void sbx__e2b_exec_end(sbx__exec_cmd *c)
@@ -621,13 +627,42 @@ int sbx__e2b_result_out(sbx_exec_result *out, run_result *r, sbx_error *err)
 	return 0;
 }
 
+/* exec's step for sbx__e2b_with_attach: the command on the attached target. */
+typedef struct exec_step {
+	sbx__exec_cmd *c;
+	run_result *r;
+	size_t max_output;
+} exec_step;
+
+static int exec_step_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
+{
+	exec_step *x = ctx;
+	x->c->o.sandbox_id = t->sandbox_id;
+	return sbx__e2b_run(p, t, &x->c->o, x->r, local);
+}
+
+/* Started again only when the refused run handed nothing out (no output, no stdin read). */
+static bool exec_step_again(void *ctx)
+{
+	const exec_step *x = ctx;
+	return !x->r->partial;
+}
+
+static void exec_step_reset(void *ctx)
+{
+	exec_step *x = ctx;
+	sbx__e2b_run_result_dispose(x->r);
+	sbx__e2b_run_result_init(x->r, x->max_output);
+}
+
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
                   const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
 {
 	sbx__exec_cmd c;
 	run_result r;
-	sbx_error local;
-	bool cached = false, retried = false;
+	exec_step x = {&c, &r, opts->max_output_bytes};
+	sbx__e2b_step step = {exec_step_run, exec_step_again, exec_step_reset, &x};
+	sbx_error local = {0};
 	int error, rc;
 
 	sbx__e2b_run_result_init(&r, opts->max_output_bytes);
@@ -637,19 +672,10 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 	 * nothing ran (no output, no stdin read): connect (resume, or find it
 	 * gone) and start again, once.
 	 */
-	for (;;) {
-		memset(&local, 0, sizeof(local));
-		if ((error = exec_prepare(&c, impl, id, command, opts, &cached, sig, err)) < 0)
-			goto done;
-		error = sbx__e2b_run(impl, &c.t, &c.o, &r, &local);
-		if (!cached || retried || r.partial || !sbx__e2b_not_running(error, &local))
-			break;
-		retried = true;
-		sbx__e2b_attach_forget(impl, id);
-		sbx__e2b_exec_end(&c);
-		sbx__e2b_run_result_dispose(&r);
-		sbx__e2b_run_result_init(&r, opts->max_output_bytes);
-	}
+	if ((error = exec_prepare(&c, command, opts, sig, err)) < 0)
+		goto done;
+	error = sbx__e2b_with_attach(impl, &c.t, id, exec_min_seconds(opts->timeout_ms), &step, sig,
+	                             &local, err);
 	if (error < 0)
 		sbx__e2b_pass_error(err, &local);
 	/* a stream that broke after start still hands over its output (with the error) */
@@ -731,31 +757,50 @@ int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char 
 	return error;
 }
 
+/* A file operation as a step of sbx__e2b_with_attach. */
+typedef struct file_op_step {
+	const char *user;
+	const char *const *args;
+	size_t nargs, max_output;
+	uint64_t timeout_ms;
+	const char *bare; /* NULL: the wrapped /bin/sh; else run_result `r` and file_op() bare */
+	sbx_signal *sig;
+	sbx__file_op *res;
+	run_result *r;
+} file_op_step;
+
+static int file_op_step_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
+{
+	file_op_step *x = ctx;
+	if (x->bare)
+		return file_op(p, t, x->user, x->args, x->nargs, x->max_output, x->timeout_ms,
+		               x->bare, x->sig, x->r, local);
+	return sbx__e2b_file_op(p, t, x->user, x->args, x->nargs, x->max_output, x->timeout_ms,
+	                        x->sig, x->res, local);
+}
+
+static void file_op_step_reset(void *ctx)
+{
+	file_op_step *x = ctx;
+	if (x->bare)
+		sbx__e2b_run_result_dispose(x->r);
+	else
+		sbx__e2b_file_op_dispose(x->res);
+}
+
 int sbx__e2b_attached_file_op(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
                               const char *user, const char *const *args, size_t nargs,
                               size_t max_output, uint64_t timeout_ms, sbx_signal *sig,
                               sbx__file_op *res, sbx_error *err)
 {
 	uint64_t ms = timeout_ms ? timeout_ms : FILE_OP_TIMEOUT_MS;
-	uint64_t need = ms / 1000 + (ms % 1000 != 0) + TIMEOUT_MARGIN_SECONDS;
+	file_op_step x = {user, args, nargs, max_output, timeout_ms, NULL, sig, res, NULL};
+	sbx__e2b_step step = {file_op_step_run, NULL, file_op_step_reset, &x};
 	sbx_error local;
-	bool cached, retried = false;
 	int error;
 
 	memset(res, 0, sizeof(*res));
-	for (;;) {
-		memset(&local, 0, sizeof(local));
-		if ((error = sbx__e2b_attach_cached(p, t, id, need, &cached, sig, err)) < 0)
-			return error;
-		error = sbx__e2b_file_op(p, t, user, args, nargs, max_output, timeout_ms, sig, res,
-		                         &local);
-		if (!cached || retried || !sbx__e2b_not_running(error, &local))
-			break;
-		retried = true;
-		sbx__e2b_attach_forget(p, id);
-		sbx__envd_target_dispose(t);
-		sbx__e2b_file_op_dispose(res);
-	}
+	error = sbx__e2b_with_attach(p, t, id, exec_min_seconds(ms), &step, sig, &local, err);
 	if (error < 0)
 		sbx__e2b_pass_error(err, &local);
 	return error;
@@ -861,25 +906,20 @@ static int attached_run(sbx__e2b_provider *p, sbx_envd_target *t, const char *id
                         const char *const *args, size_t nargs, sbx_signal *sig, run_result *r,
                         sbx_error *err)
 {
+	file_op_step x = {SBX_E2B_SANDBOX_USER,
+	                  args,
+	                  nargs,
+	                  SBX_E2B_STDERR_ROOM,
+	                  FILE_OP_TIMEOUT_MS,
+	                  SBX_E2B_KILL_SHELL,
+	                  sig,
+	                  NULL,
+	                  r};
+	sbx__e2b_step step = {file_op_step_run, NULL, file_op_step_reset, &x};
 	sbx_error local;
-	bool cached, retried = false;
-	int error;
+	int error = sbx__e2b_with_attach(p, t, id, exec_min_seconds(FILE_OP_TIMEOUT_MS), &step, sig,
+	                                 &local, err);
 
-	for (;;) {
-		memset(&local, 0, sizeof(local));
-		if ((error = sbx__e2b_attach_cached(
-		         p, t, id, FILE_OP_TIMEOUT_MS / 1000 + TIMEOUT_MARGIN_SECONDS, &cached, sig,
-		         err)) < 0)
-			return error;
-		error = file_op(p, t, SBX_E2B_SANDBOX_USER, args, nargs, SBX_E2B_STDERR_ROOM,
-		                FILE_OP_TIMEOUT_MS, SBX_E2B_KILL_SHELL, sig, r, &local);
-		if (!cached || retried || !sbx__e2b_not_running(error, &local))
-			break;
-		retried = true;
-		sbx__e2b_attach_forget(p, id);
-		sbx__envd_target_dispose(t);
-		sbx__e2b_run_result_dispose(r);
-	}
 	if (error < 0)
 		sbx__e2b_pass_error(err, &local);
 	return error;

@@ -135,6 +135,22 @@ static bool is_skills_path(const char *path)
 	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
 }
 
+/* The staging upload of write_file, as a step of sbx__e2b_with_attach. */
+typedef struct upload_step {
+	const char *staging;
+	const void *data;
+	size_t len;
+	sbx_signal *sig;
+} upload_step;
+
+static int upload_step_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
+{
+	upload_step *x = ctx;
+	/* bytes go to a root-only staging file; the script writes the target as the user */
+	return sbx__envd_upload(p->http, t, x->staging, SBX_E2B_ROOT_USER, x->data, x->len,
+	                        sbx__now_ms() + UPLOAD_DEADLINE_MS, x->sig, local);
+}
+
 int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
                         sbx_signal *sig, sbx_error *err)
 {
@@ -142,8 +158,10 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
 	char uuid[37], staging[sizeof(SBX_E2B_UPLOAD_DIR) + 40], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
-	bool skills = is_skills_path(path), cached = false, retried = false;
-	sbx_error local;
+	bool skills = is_skills_path(path);
+	upload_step x = {staging, data, len, sig};
+	sbx__e2b_step step = {upload_step_run, NULL, NULL, &x};
+	sbx_error local = {0};
 	const char *args[5] = {"-c",
 	                       skills ? sbx__e2b_skills_write_script : sbx__e2b_user_write_script,
 	                       "capybara-write", path, staging};
@@ -153,20 +171,8 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 	snprintf(staging, sizeof(staging), "%s/%s", SBX_E2B_UPLOAD_DIR, uuid);
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		goto done;
-	for (;;) {
-		memset(&local, 0, sizeof(local));
-		if ((error = sbx__e2b_attach_cached(p, &t, id, FILE_OP_MIN_SECONDS, &cached, sig,
-		                                    err)) < 0)
-			goto done;
-		/* bytes go to a root-only staging file; the script writes the target as the user */
-		error = sbx__envd_upload(p->http, &t, staging, SBX_E2B_ROOT_USER, data, len,
-		                         sbx__now_ms() + UPLOAD_DEADLINE_MS, sig, &local);
-		if (!cached || retried || !sbx__e2b_not_running(error, &local))
-			break;
-		retried = true; /* refused before a byte was stored: connect and upload again */
-		sbx__e2b_attach_forget(p, id);
-		sbx__envd_target_dispose(&t);
-	}
+	/* refused before a byte was stored (a sandbox paused behind our back): connect, again */
+	error = sbx__e2b_with_attach(p, &t, id, FILE_OP_MIN_SECONDS, &step, sig, &local, err);
 	if (error < 0) {
 		sbx__e2b_upload_failed(err, error, &local);
 		if (t.url) /* envd may have stored part of it */

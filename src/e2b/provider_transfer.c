@@ -199,6 +199,38 @@ static bool is_skills_path(const char *path)
 	return strcmp(path, "/skills") == 0 || strncmp(path, "/skills/", 8) == 0;
 }
 
+/* The streamed staging upload of write_stream, as a step of sbx__e2b_with_attach. */
+typedef struct stream_step {
+	const char *staging;
+	source_state *s;
+	uint64_t deadline_ms; /* per attempt: from its start */
+	bool *staged;
+	sbx_signal *sig;
+} stream_step;
+
+static int stream_step_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
+{
+	stream_step *x = ctx;
+	*x->staged = true;
+	return sbx__envd_upload_stream(p->http, t, x->staging, SBX_E2B_ROOT_USER, pull, x->s,
+	                               sbx__now_ms() + x->deadline_ms, x->sig, local);
+}
+
+/* Sent again only when what the source gave is all still here to replay. */
+static bool stream_step_again(void *ctx)
+{
+	const stream_step *x = ctx;
+	return !x->s->rc && !x->s->overlong && !x->s->replay_lost;
+}
+
+static void stream_step_reset(void *ctx)
+{
+	stream_step *x = ctx;
+	x->s->replaying = true;
+	x->s->replay_pos = 0;
+	*x->staged = false;
+}
+
 int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_input_fn source,
                           void *payload, const sbx_file_options *opts, sbx_signal *sig,
                           sbx_error *err)
@@ -212,35 +244,20 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
 	source_state s = {source, payload, 0, false, SBX_BUF_INIT(REPLAY_MAX), 0, false, false};
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
-	sbx_error local;
-	bool cached = false, retried = false, staged = false;
+	sbx_error local = {0};
+	bool staged = false;
+	stream_step x = {staging, &s,
+	                 opts->transfer_timeout_ms ? opts->transfer_timeout_ms
+	                                           : TRANSFER_DEADLINE_MS,
+	                 &staged, sig};
+	sbx__e2b_step step = {stream_step_run, stream_step_again, stream_step_reset, &x};
 	int error;
 
 	staging_path(staging);
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
-	for (;;) {
-		memset(&local, 0, sizeof(local));
-		if ((error = sbx__e2b_attach_cached(p, &t, id, ms / 1000 + 1 + 120, &cached, sig,
-		                                    err)) < 0)
-			goto done;
-		staged = true;
-		error = sbx__envd_upload_stream(p->http, &t, staging, SBX_E2B_ROOT_USER, pull, &s,
-		                                sbx__now_ms() + (opts->transfer_timeout_ms
-		                                                     ? opts->transfer_timeout_ms
-		                                                     : TRANSFER_DEADLINE_MS),
-		                                sig, &local);
-		/* a sandbox paused behind our back refused the upload: connect, send it again */
-		if (!cached || retried || s.rc || s.overlong || s.replay_lost ||
-		    !sbx__e2b_not_running(error, &local))
-			break;
-		retried = true;
-		s.replaying = true;
-		s.replay_pos = 0;
-		staged = false;
-		sbx__e2b_attach_forget(p, id);
-		sbx__envd_target_dispose(&t);
-	}
+	/* a sandbox paused behind our back refused the upload: connect, send it again */
+	error = sbx__e2b_with_attach(p, &t, id, ms / 1000 + 1 + 120, &step, sig, &local, err);
 	if (s.rc || s.overlong) {
 		error = s.rc ? sbx__error_set(err, SBX_EUSER,
 		                              "write stopped: the source returned %d", s.rc)
