@@ -16,4 +16,5 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/signal.h"
 #include "sandbox/validate.h"
+#include "sandbox/watch.h"
 #endif

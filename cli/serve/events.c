@@ -8,7 +8,9 @@
  * a call's output is sent by its own worker, so it precedes its response.
  */
 #include "serve.h"
+
 #include "shapes.h"
+#include <string.h>
 
 static json_t *notification(const char *method, json_t *params)
 {
@@ -43,4 +45,15 @@ void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
 	                  message ? message : "", "fields", f)
 	      : NULL;
 	wire_send(w, notification("log", p));
+}
+
+void serve_notify_watch(serve_writer *w, json_t *id, const char *op, const char *name)
+{
+	json_t *p = json_pack("{s:O,s:s}", "id", id, "op", op);
+
+	if (p && cli_shape_bytes(p, "name", (const unsigned char *)name, strlen(name)) < 0) {
+		json_decref(p);
+		p = NULL;
+	}
+	wire_send(w, notification("watch_event", p));
 }

@@ -1153,6 +1153,49 @@ static int run_pty_wait(serve_call *c, const serve_args *a, json_t **out, serve_
 	              out, f);
 }
 
+/* ---- watch: a directory's events as notifications until the call is cancelled ------------ */
+
+static int parse_watch(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "path", "recursive", "user", NULL};
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 ||
+	    get_str(p, "path", true, "params", &a->path, f) < 0 ||
+	    get_bool(p, "recursive", "params", &a->recursive, f) < 0)
+		return -1;
+	return parse_user(p, a, f);
+}
+
+/*
+ * watch: `watch_event` notifications under this call's id until it is cancelled
+ * ($/cancelRequest, shutdown), then {"ok":true,"path","events"}; a stream that ended is the
+ * call's error.
+ */
+static int run_watch(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_watch_options o = SBX_WATCH_OPTIONS_INIT;
+	sbx_watch *w = NULL;
+	sbx_watch_event e;
+	sbx_error err = {0};
+	json_int_t n = 0;
+	int rc;
+
+	o.recursive = a->recursive;
+	o.user = a->popts.user;
+	if ((rc = sbx_sandbox_watch_dir(&w, c->prov, a->id, a->path, &o, c->sig, &err)) < 0)
+		return finish(rc, &err, NULL, out, f);
+	while ((rc = sbx_watch_next(&e, w, UINT64_MAX, c->sig, &err)) == 0) {
+		serve_notify_watch(serve_writer_of(c->srv), c->id, sbx_watch_op_name(e.op), e.name);
+		sbx_watch_event_dispose(&e);
+		n++;
+	}
+	sbx_watch_free(w);
+	if (rc == SBX_EABORTED) /* the normal end of a watch */
+		return finish(0, &err,
+		              json_pack("{s:b,s:s,s:I}", "ok", 1, "path", a->path, "events", n),
+		              out, f);
+	return finish(rc, &err, NULL, out, f);
+}
+
 /* The method table, in the contract's order (bindings/protocol/methods.md). */
 static const serve_method methods[] = {
     {"initialize", parse_initialize, run_initialize, false},
@@ -1188,6 +1231,7 @@ static const serve_method methods[] = {
     {"pty_resize", parse_pty_resize, run_pty_resize, true},
     {"pty_kill", parse_pid_only, run_pty_kill, true},
     {"pty_wait", parse_pid_only, run_pty_wait, true},
+    {"watch", parse_watch, run_watch, true},
 };
 
 const serve_method *serve_method_find(const char *name)

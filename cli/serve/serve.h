@@ -163,6 +163,7 @@ typedef struct serve_args {
 	bool background, stdin_open; /* exec: start a background command */
 	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process, pty_* */
 	uint16_t cols, rows;         /* pty_start, pty_resize */
+	bool recursive;              /* watch */
 	sbx_sandbox_state state;     /* list */
 	bool list_all;               /* list: also sandboxes without a name */
 	/* initialize */
@@ -268,6 +269,8 @@ void serve_pty_shutdown(serve_server *s);
  */
 void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *stream,
                          const unsigned char *data, size_t len);
+/* `watch_event` {"id", "op", "name" | "name_b64"}: id is the watch request's id. */
+void serve_notify_watch(serve_writer *w, json_t *id, const char *op, const char *name);
 /* `log` {"level", "message", "fields"}; used as the provider's logger when asked. */
 void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
                       const sbx_log_field *fields, size_t nfields);

@@ -20,6 +20,7 @@
 #include <sandbox/process.h>
 #include <sandbox/pty.h>
 #include <sandbox/sandbox.h>
+#include <sandbox/watch.h>
 
 typedef struct sbx_provider_vtable {
 	const char *name; /* "e2b" */
@@ -111,6 +112,12 @@ typedef struct sbx_provider_vtable {
 	int (*pty_kill)(void *h, sbx_signal *sig, sbx_error *err);
 	int (*pty_wait)(void *h, sbx_pty_result *out, sbx_signal *sig, sbx_error *err);
 	void (*pty_free)(void *h);
+	/* Directory watches (sandbox/watch.h, contract/watch.c); path and options checked. */
+	int (*watch_dir)(void *impl, void **h_out, const char *id, const char *path,
+	                 const sbx_watch_options *opts, sbx_signal *sig, sbx_error *err);
+	int (*watch_next)(void *h, sbx_watch_event *out, uint64_t timeout_ms, sbx_signal *sig,
+	                  sbx_error *err);
+	void (*watch_free)(void *h);
 } sbx_provider_vtable;
 
 /* The provider object behind the opaque public sbx_provider. */

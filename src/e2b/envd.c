@@ -40,6 +40,8 @@ struct sbx_envd_stream {
 	const char *what;     /* "E2B process stream" or "E2B process connect stream" */
 	const char *rpc_what; /* for HTTP errors: "process start" or "process connect" */
 	uint64_t timeout_ms;  /* Connect-Timeout-Ms, 0 = none */
+	const char *service;  /* "process.Process" or "filesystem.Filesystem" */
+	const char *end_what; /* an end-stream error: "<end_what> failed: <code>: <message>" */
 	bool ended;           /* the end-stream message arrived */
 	int end_code;         /* its error, 0 for none */
 	sbx_error end_err;
@@ -314,8 +316,8 @@ static void end_message(sbx_envd_stream *s, json_t *root)
 	sbx__e2b_clean_text(msg, sizeof(msg), json_is_string(m) ? json_string_value(m) : "",
 	                    json_is_string(m) ? json_string_length(m) : 0, s->t->token,
 	                    s->t->api_key);
-	s->end_code = sbx__error_set_http(&s->end_err, SBX_EHTTP, 200, code,
-	                                  "E2B process stream failed: %s: %s", code, msg);
+	s->end_code = sbx__error_set_http(&s->end_err, SBX_EHTTP, 200, code, "%s failed: %s: %s",
+	                                  s->end_what, code, msg);
 }
 
 static int handle_message(sbx_envd_stream *s, sbx_error *err)
@@ -325,7 +327,7 @@ static int handle_message(sbx_envd_stream *s, sbx_error *err)
 	json_t *root = NULL;
 	int error = 0;
 
-	if (!(s->env.flags & SBX_ENVELOPE_FLAG_END_STREAM) &&
+	if (!(s->env.flags & SBX_ENVELOPE_FLAG_END_STREAM) && !s->handler.on_message &&
 	    (error = data_fast_path(s, (const char *)p->ptr, p->len, err)) != 0)
 		return error < 0 ? error : 0;
 	if (p->len > 0 && !(root = json_loadb((const char *)p->ptr, p->len, 0, &jerr)))
@@ -334,6 +336,8 @@ static int handle_message(sbx_envd_stream *s, sbx_error *err)
 		                      jerr.position);
 	if (s->env.flags & SBX_ENVELOPE_FLAG_END_STREAM)
 		end_message(s, root);
+	else if (root && s->handler.on_message)
+		error = s->handler.on_message(root, s->handler.payload, err);
 	else if (root)
 		error = event_message(s, root, err);
 	else
@@ -429,6 +433,8 @@ static sbx_envd_stream *stream_new(const sbx_envd_target *t, const sbx_envd_hand
 	s->handler = *h;
 	s->what = what;
 	s->rpc_what = rpc_what;
+	s->service = "process.Process";
+	s->end_what = "E2B process stream";
 	sbx_buf_init(&s->url, 64 * 1024);
 	sbx_buf_init(&s->body, SBX_MAX_ENVELOPE);
 	sbx_buf_init(&s->env.payload, SBX_MAX_ENVELOPE);
@@ -447,7 +453,7 @@ static int stream_call(sbx_envd_stream *s, sbx_http *http, const char *method, c
 
 	if (user && strlen(user) > 128)
 		return sbx__error_set(err, SBX_EINVALID, "envd user name too long");
-	if ((error = sbx_buf_printf(&s->url, "%s/process.Process/%s", s->t->url, method)) < 0 ||
+	if ((error = sbx_buf_printf(&s->url, "%s/%s/%s", s->t->url, s->service, method)) < 0 ||
 	    (error = headers_envd(&s->hdrs, s->t)) < 0 ||
 	    (error = header_add(&s->hdrs, "Content-Type: application/connect+json")) < 0 ||
 	    (error = header_add(&s->hdrs, "Connect-Protocol-Version: 1")) < 0 ||
@@ -524,6 +530,40 @@ int sbx__envd_connect(sbx_envd_stream **out, sbx_http *http, const sbx_envd_targ
 		goto fail;
 	}
 	if ((error = stream_call(s, http, "Connect", NULL, err)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	sbx__envd_stream_free(s);
+	return error;
+}
+
+int sbx__envd_watch_dir(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
+                        const char *user, const char *path, bool recursive,
+                        const sbx_envd_handler *h, sbx_error *err)
+{
+	sbx_buf text = SBX_BUF_INIT(SBX_MAX_ENVELOPE);
+	sbx_envd_stream *s;
+	json_t *req;
+	int error;
+
+	*out = NULL;
+	if (!(s = stream_new(t, h, "E2B watch stream", "filesystem watch")))
+		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+	s->service = "filesystem.Filesystem";
+	s->end_what = "E2B watch stream";
+	req = json_pack("{s:s,s:b}", "path", path, "recursive", recursive);
+	error = req ? sbx__json_dump(&text, req) : SBX_ENOMEM;
+	if (error == 0)
+		error = sbx__envelope_encode(&s->body, 0, text.ptr, text.len);
+	json_decref(req);
+	sbx_buf_dispose(&text);
+	if (error < 0) {
+		error = sbx__error_set(err, error == SBX_ETOOLARGE ? SBX_ETOOLARGE : SBX_ENOMEM,
+		                       "cannot build the watch request");
+		goto fail;
+	}
+	if ((error = stream_call(s, http, "WatchDir", user, err)) < 0)
 		goto fail;
 	*out = s;
 	return 0;

@@ -69,6 +69,12 @@ typedef struct sbx_envd_handler {
 	 */
 	bool (*yield)(void *payload);
 	void *payload;
+	/*
+	 * optional, for streams that are not a process's (WatchDir): each message
+	 * but the end-stream one, parsed, instead of the process events above; a
+	 * negative return (err filled) fails the stream.
+	 */
+	int (*on_message)(json_t *msg, void *payload, sbx_error *err);
 } sbx_envd_handler;
 
 typedef struct sbx_envd_stream sbx_envd_stream;
@@ -93,6 +99,16 @@ int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target
  */
 int sbx__envd_connect(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t, uint32_t pid,
                       const sbx_envd_handler *h, sbx_error *err);
+
+/*
+ * Prepare a filesystem.Filesystem/WatchDir call as `user` (Basic auth) with
+ * {"path","recursive"}: messages {"start":{}}, {"filesystem":{name,type,...}},
+ * {"keepalive":{}} go to h->on_message (required). An end-stream error is
+ * SBX_EHTTP "E2B watch stream failed: <code>: <message>".
+ */
+int sbx__envd_watch_dir(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target *t,
+                        const char *user, const char *path, bool recursive,
+                        const sbx_envd_handler *h, sbx_error *err);
 
 /*
  * Drive the stream until its end-stream message (0), SBX_HTTP_YIELD (the

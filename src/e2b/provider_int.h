@@ -17,6 +17,7 @@
 #include <sandbox/process.h>
 #include <sandbox/pty.h>
 #include <sandbox/sandbox.h>
+#include <sandbox/watch.h>
 #include <stdatomic.h>
 
 #include "e2b/api.h"
@@ -300,6 +301,13 @@ int sbx__e2b_pty_resize(void *h, uint16_t cols, uint16_t rows, sbx_signal *sig, 
 int sbx__e2b_pty_kill(void *h, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_pty_wait(void *h, sbx_pty_result *out, sbx_signal *sig, sbx_error *err);
 void sbx__e2b_pty_free(void *h);
+
+/* provider_watch.c: directory watches (sandbox/watch.h). */
+int sbx__e2b_watch_dir(void *impl, void **h_out, const char *id, const char *path,
+                       const sbx_watch_options *o, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_watch_next(void *h, sbx_watch_event *out, uint64_t timeout_ms, sbx_signal *sig,
+                        sbx_error *err);
+void sbx__e2b_watch_free(void *h);
 
 /*
  * One step that needs a connected sandbox (sbx__e2b_with_attach): `run` against

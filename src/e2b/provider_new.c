@@ -56,6 +56,9 @@ static const sbx_provider_vtable e2b_vtable = {
     .pty_kill = sbx__e2b_pty_kill,
     .pty_wait = sbx__e2b_pty_wait,
     .pty_free = sbx__e2b_pty_free,
+    .watch_dir = sbx__e2b_watch_dir,
+    .watch_next = sbx__e2b_watch_next,
+    .watch_free = sbx__e2b_watch_free,
 };
 
 static bool is_http_url(const char *u)

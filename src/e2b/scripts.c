@@ -250,6 +250,15 @@ const char sbx__e2b_rename_script[] =
     "2>&1); then printf '%s\\n' \"$e\" >&2; exit 1; fi; exec find \"$2\" -maxdepth 0 "
     "-printf " ENTRY_FORMAT;
 /*
+ * WATCH_CHECK_SCRIPT DIR (as the watch's user; ours): exit 3 when DIR does
+ * not exist, 4 when it is no directory, 5 when the user may not list it (read
+ * and search); 0 otherwise. envd watches as root, so this is what keeps a
+ * watch to what the user could see through a shell.
+ */
+const char sbx__e2b_watch_check_script[] =
+    "[ -e \"$1\" ] || exit 3; [ -d \"$1\" ] || exit 4; { [ -r \"$1\" ] && [ -x \"$1\" ]; } || "
+    "exit 5; exit 0";
+/*
  * TEMPLATE_CHECK_SCRIPT (as root; ours): one line per convention of
  * templates/capybara-sandbox the sandbox lacks (the user sandbox with uid
  * 1000, /workspace, /skills root 0755, /opt/capybara root 0700, setsid,

@@ -482,6 +482,84 @@ static void test_cli_pty__serve_pty_methods(void **state)
 	close(s.out);
 }
 
+/* Read serve's output until it holds `needle` (guarded). */
+static void serve_wait_text(serve_proc_t *s, const char *needle)
+{
+	uint64_t until = h_now_ms() + GUARD_MS;
+	while (!strstr(s->buf, needle)) {
+		struct pollfd p = {s->out, POLLIN, 0};
+		if (h_now_ms() > until)
+			fail_msg("no '%s' from serve: '%s'", needle, s->buf);
+		if (poll(&p, 1, 200) > 0) {
+			ssize_t n = read(s->out, s->buf + s->len, sizeof(s->buf) - 1 - s->len);
+			assert_true(n > 0);
+			s->len += (size_t)n;
+			s->buf[s->len] = '\0';
+		}
+	}
+}
+
+/* serve's watch: events as watch_event notifications until the call is cancelled. */
+static void test_cli_pty__serve_watch(void **state)
+{
+	h_ctx *h = *state;
+	serve_proc_t s;
+	char line[512];
+	int status;
+
+	free(h_sh(h, g_id, "mkdir -p /workspace/sw"));
+	h_reset(h);
+	serve_start(&s, h);
+	snprintf(line, sizeof(line),
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"watch\",\"params\":{\"id\":\"%s\","
+	         "\"path\":\"/workspace/sw\"}}",
+	         g_id);
+	serve_send(&s, line);
+	/* envd answered the watch (its start frame is queued): changes from now on are seen */
+	h_wait_requests(h, "POST", "/filesystem.Filesystem/WatchDir", 1, GUARD_MS);
+	free(h_sh(h, g_id, "mkdir /workspace/sw/new"));
+	serve_wait_text(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"watch_event\",\"params\":{\"id\":1,"
+	                    "\"op\":\"create\",\"name\":\"new\"}}\n");
+	serve_send(&s,
+	           "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":1}}");
+	json_t *r = serve_response(&s, 1);
+	json_t *res = json_object_get(r, "result");
+	assert_true(json_is_true(json_object_get(res, "ok")));
+	assert_string_equal(json_string_value(json_object_get(res, "path")), "/workspace/sw");
+	assert_int_equal(json_integer_value(json_object_get(res, "events")), 1);
+	json_decref(r);
+	/* a path that is no directory: the call's error */
+	serve_send(&s,
+	           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"watch\",\"params\":{\"id\":\"x\","
+	           "\"path\":\"rel\"}}");
+	r = serve_response(&s, 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
+	                 -32000);
+	json_decref(r);
+	close(s.in);
+	assert_int_equal(waitpid(s.pid, &status, 0), s.pid);
+	assert_true(WIFEXITED(status));
+	close(s.out);
+}
+
+/* `sandbox-e2b watch`: one line per event; Ctrl-C (SIGINT) ends it with 130. */
+static void test_cli_pty__cli_watch(void **state)
+{
+	h_ctx *h = *state;
+	const char *argv[] = {"watch", g_id, "/workspace/cw", "--recursive", NULL};
+	term t;
+
+	free(h_sh(h, g_id, "mkdir -p /workspace/cw/d"));
+	h_reset(h);
+	term_start(&t, h, 24, 80, argv);
+	term_wait_from(&t, 0, "watching /workspace/cw and below (Ctrl-C ends)\r\n");
+	free(h_sh(h, g_id, "touch /workspace/cw/d/f"));
+	term_wait_from(&t, 0, "\r\ncreate d/f\r\n");
+	kill(t.pid, SIGINT);
+	assert_int_equal(term_exit(&t), 130);
+	term_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +569,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_pty__sigterm_restores_and_kills),
 	    cmocka_unit_test(test_cli_pty__tty_without_input_and_usage),
 	    cmocka_unit_test(test_cli_pty__serve_pty_methods),
+	    cmocka_unit_test(test_cli_pty__serve_watch),
+	    cmocka_unit_test(test_cli_pty__cli_watch),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests_name("cli_pty", tests, setup, teardown);
