@@ -306,6 +306,23 @@ static void close_all_but(int *keep, int n)
 	close_range(from, ~0U, 0);
 }
 
+/* A copy of the server: its command line (which may carry the API key, and which a look for
+ * the server by command line would match) becomes "fk-shim", as a box's PID 1 hides its own.
+ * System calls only: the argv area is the kernel's /proc/self/cmdline, program_invocation_name
+ * its first string. */
+static void shim_hide_cmdline(void)
+{
+	char buf[8192];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	if (fd >= 0)
+		close(fd);
+	if (n <= 8 || (size_t)n >= sizeof(buf) || strcmp(buf, program_invocation_name))
+		return;
+	memset(program_invocation_name, 0, (size_t)n);
+	memcpy(program_invocation_name, "fk-shim", 8);
+}
+
 /* The shim, once forked: out of the server's session and cgroup, holding only what it needs,
  * it runs the start (spawn) and then holds the process until it is done with it. */
 static __attribute__((noreturn)) void shim_main(fk_shim *sh, int sock, int hp[2],
@@ -318,6 +335,7 @@ static __attribute__((noreturn)) void shim_main(fk_shim *sh, int sock, int hp[2]
 	}
 	setsid();
 	prctl(PR_SET_NAME, "fk-shim");
+	shim_hide_cmdline();
 	int keep[FK_CG_MAX_FDS + 16], n = 0;
 	for (int i = 0; i < n_keep && n < FK_CG_MAX_FDS + 8; i++)
 		if (keep_spawn[i] >= 0)
