@@ -609,7 +609,7 @@ static int parse_set_timeout(json_t *p, serve_args *a, serve_fail *f)
 		return -1;
 	if (!json_object_get(p, "timeout_seconds"))
 		return serve_failf(f, RPC_INVALID_PARAMS, "params.timeout_seconds is required");
-	return get_uint(p, "timeout_seconds", "params", 1, SBX_MAX_TIMEOUT_SECONDS,
+	return get_uint(p, "timeout_seconds", "params", 0, SBX_MAX_TIMEOUT_SECONDS,
 	                &a->create.timeout_seconds, NULL, f);
 }
 

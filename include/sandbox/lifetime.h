@@ -73,7 +73,10 @@ SBX_EXTERN int sbx_sandbox_create_with(char **id_out, sbx_provider *p, const cha
  * Set the sandbox's end to now + `timeout_seconds` exactly: it may shorten
  * it (E2B's POST /sandboxes/{id}/timeout). A paused sandbox is resumed first
  * (E2B answers 404 for it), as every call that uses a sandbox does.
- * @param timeout_seconds  1..86400 (SBX_EINVALID otherwise, before any request).
+ * @param timeout_seconds  0..86400 (SBX_EINVALID otherwise, before any request);
+ *                         0 ends the sandbox at once, as E2B's minimum 0 allows: it is
+ *                         paused (the E2B provider creates with autoPause), so a later
+ *                         call resumes it.
  * @return 0, SBX_EINVALID, SBX_EGONE (no such sandbox), SBX_EABORTED,
  *         SBX_ETIMEOUT, SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL, SBX_ENOMEM.
  */

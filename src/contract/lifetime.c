@@ -148,8 +148,8 @@ int sbx_sandbox_set_timeout(sbx_provider *p, const char *id, uint64_t timeout_se
 
 	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (timeout_seconds < 1 || timeout_seconds > SBX_MAX_TIMEOUT_SECONDS)
-		return sbx__error_set(err, SBX_EINVALID, "timeout_seconds must be 1..%d",
+	if (timeout_seconds > SBX_MAX_TIMEOUT_SECONDS)
+		return sbx__error_set(err, SBX_EINVALID, "timeout_seconds must be 0..%d",
 		                      SBX_MAX_TIMEOUT_SECONDS);
 	if (!p->vt->set_timeout)
 		return sbx__unsupported(err, p, "set_timeout");

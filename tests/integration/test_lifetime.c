@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -139,10 +140,8 @@ static void test_create_with__checked_before_any_request(void **state)
 	o.version = 2;
 	assert_int_equal(sbx_sandbox_create_with(&id, h->p, "n", &l, &o, NULL, &err), SBX_EINVALID);
 	sbx_error_clear(&err);
-	assert_int_equal(sbx_sandbox_set_timeout(h->p, "i0", 0, NULL, &err), SBX_EINVALID);
-	assert_string_equal(err.message, "timeout_seconds must be 1..86400");
-	sbx_error_clear(&err);
 	assert_int_equal(sbx_sandbox_set_timeout(h->p, "i0", 86401, NULL, &err), SBX_EINVALID);
+	assert_string_equal(err.message, "timeout_seconds must be 0..86400");
 	assert_int_equal(sbx_sandbox_set_timeout(h->p, NULL, 10, NULL, &err), SBX_EINVALID);
 	assert_null(id);
 	json_t *log = h_reqlog(h);
@@ -197,6 +196,32 @@ static void test_set_timeout__shortens_lengthens_resumes_gone(void **state)
 	assert_int_equal(h_count(log, "POST", path), 2);
 	assert_int_equal(h_count(log, "POST", conn), 1);
 	json_decref(log);
+
+	/* 0: E2B's minimum; the sandbox ends at once (paused, autoPause), a later call resumes it
+	 */
+	h_reset(h);
+	assert_int_equal(sbx_sandbox_set_timeout(h->p, id, 0, NULL, &err), 0);
+	log = h_reqlog(h);
+	body = h_entry_json(h_find(log, "POST", path, 0));
+	assert_true(json_is_integer(json_object_get(body, "timeout")));
+	assert_int_equal(json_integer_value(json_object_get(body, "timeout")), 0);
+	json_decref(body);
+	json_decref(log);
+	uint64_t until = h_now_ms() + 30000;
+	for (;;) { /* the fake's reaper acts on its own clock: wait for the state to change */
+		st = h_fake_state(h, id);
+		bool paused = st && strcmp(st, "paused") == 0;
+		free(st);
+		if (paused)
+			break;
+		if (h_now_ms() > until)
+			fail_msg("the sandbox did not end after set_timeout(0)");
+		usleep(50 * 1000);
+	}
+	free(h_sh(h, id, "true")); /* resumed by the next call */
+	st = h_fake_state(h, id);
+	assert_string_equal(st, "running");
+	free(st);
 
 	assert_int_equal(sbx_sandbox_destroy(h->p, id, NULL, &err), 0);
 	assert_int_equal(sbx_sandbox_set_timeout(h->p, id, 60, NULL, &err), SBX_EGONE);
