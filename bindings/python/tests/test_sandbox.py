@@ -364,6 +364,7 @@ class SandboxTest(unittest.TestCase):
         self.assertTrue(s.pause())
         t.join(60)
         self.assertIsInstance(fg.get("e"), SandboxPausedException)
+        self.assertEqual(fg["e"].code, "paused")  # type: ignore[attr-defined]
         with self.assertRaises(SandboxPausedException) as cm:
             h.wait()
         self.assertIn(f"sandbox {s.sandbox_id} was paused while command {h.pid} ran", str(cm.exception))

@@ -61,7 +61,10 @@ class SandboxPausedException(SandboxException):
     """Ours: the sandbox was paused (by this process) while a command's stream
     was open. The command is frozen, not killed; after ``Sandbox.connect(id)``
     resumes it, ``handle.wait()`` (or ``commands.connect(pid).wait()``) gets the
-    rest of its output and its exit code."""
+    rest of its output and its exit code. ``code`` is ``"paused"`` (the Node
+    package's ``SandboxError`` code for the same case)."""
+
+    code: Optional[str] = "paused"
 
 
 @dataclass
