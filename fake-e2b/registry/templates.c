@@ -30,10 +30,10 @@ static int set_tag(fk_ttemplate *t, const char *tag, const fk_tbuild *b)
 	return v && json_object_set_new(t->tags, tag, v) == 0 ? FK_T_OK : FK_T_FAILED;
 }
 
-int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu_count,
-                      unsigned memory_mb, json_t **reply, char *msg, size_t cap)
+/* A build request's name "alias[:tag]" and its tags: alias filled, FK_T_OK; FK_T_INVALID with
+ * the message for a missing or bad name or tag, or a name of a template fake-e2b serves. */
+static int request_check(const char *name, json_t *tags, char alias[129], char *msg, size_t cap)
 {
-	*reply = NULL;
 	if (!name)
 		return fk__tstore_fail(msg, cap, FK_T_INVALID, "name is required");
 	const char *colon = strchr(name, ':');
@@ -46,7 +46,6 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 		    (int)(n > 200 ? 200 : n), name);
 	if (colon && !fk__tstore_tag_ok(colon + 1))
 		return fk__tstore_fail(msg, cap, FK_T_INVALID, "invalid tag '%.200s'", colon + 1);
-	char alias[129];
 	memcpy(alias, name, n);
 	alias[n] = '\0';
 	if (fk_template_find(alias))
@@ -59,6 +58,41 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 	for (size_t i = 0; i < n_tags; i++)
 		if (!fk__tstore_tag_ok(json_string_value(json_array_get(tags, i))))
 			return fk__tstore_fail(msg, cap, FK_T_INVALID, "invalid tag in tags");
+	return FK_T_OK;
+}
+
+/* Under s->lock: the template named alias (its first n bytes), made when there is none; NULL
+ * when out of memory. */
+static fk_ttemplate *request_template(fk_tstore *s, const char *alias, size_t n, int64_t now_ns)
+{
+	fk_ttemplate *t = fk__tstore_find_template(s, alias, n);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (t && (t->name = strdup(alias)) && (t->tags = json_object())) {
+		fk__tstore_random_id(t->id);
+		t->created_ns = now_ns;
+		t->next = s->list;
+		s->list = t;
+		return t;
+	}
+	if (t)
+		free(t->name);
+	free(t);
+	return NULL;
+}
+
+int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu_count,
+                      unsigned memory_mb, json_t **reply, char *msg, size_t cap)
+{
+	*reply = NULL;
+	char alias[129];
+	int rc = request_check(name, tags, alias, msg, cap);
+	if (rc != FK_T_OK)
+		return rc;
+	const char *colon = strchr(name, ':');
+	size_t n = strlen(alias);
+	size_t n_tags = json_is_array(tags) ? json_array_size(tags) : 0;
 
 	fk_tbuild *b = calloc(1, sizeof(*b));
 	json_t *tag_list = json_array();
@@ -80,20 +114,7 @@ int fk_tstore_request(fk_tstore *s, const char *name, json_t *tags, unsigned cpu
 		json_array_append_new(tag_list, json_string("default"));
 
 	pthread_mutex_lock(&s->lock);
-	fk_ttemplate *t = fk__tstore_find_template(s, alias, n);
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (t && (t->name = strdup(alias)) && (t->tags = json_object())) {
-			fk__tstore_random_id(t->id);
-			t->created_ns = b->created_ns;
-			t->next = s->list;
-			s->list = t;
-		} else if (t) {
-			free(t->name);
-			free(t);
-			t = NULL;
-		}
-	}
+	fk_ttemplate *t = request_template(s, alias, n, b->created_ns);
 	if (!t) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(b->logs);
