@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "backend.h"
 #include "boxfs.h"
+#include "clock.h"
 #include "linux/caps.h"
 #include "proc_int.h"
 
@@ -100,6 +101,9 @@ int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err 
 	return rc;
 }
 
+/* How long a stdin write waits for room before it looks at the server's stop again. */
+#define STDIN_WAIT_SLICE_MS 200
+
 int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
                         fk_err *err)
 {
@@ -117,11 +121,30 @@ int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void 
 	if (p->in_fd < 0) {
 		rc = fk__fail(err, FK_ECLOSED, 0, "stdin of process %u is closed", pid);
 	} else {
+		/* non-blocking, waiting for room in slices: a process that does not read holds the
+		 * write, and a kept server's processes outlive it, so a blocked write() would hold
+		 * the server's shutdown for as long as the box chooses; it ends when the server
+		 * stops (the pump reads the terminal's master, which shares this flag, through
+		 * poll and takes EAGAIN) */
+		int fl = fcntl(p->in_fd, F_GETFL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			fcntl(p->in_fd, F_SETFL, fl | O_NONBLOCK);
 		const char *s = data;
 		while (len > 0) {
 			ssize_t n = write(p->in_fd, s, len);
 			if (n < 0 && errno == EINTR)
 				continue;
+			if (n < 0 && errno == EAGAIN && !fk_stopping()) {
+				struct pollfd pw = {.fd = p->in_fd, .events = POLLOUT};
+				poll(&pw, 1, STDIN_WAIT_SLICE_MS);
+				continue;
+			}
+			if (n < 0 && errno == EAGAIN) {
+				rc = fk__fail(
+				    err, FK_EIO, ESHUTDOWN,
+				    "failed to write to stdin: the server is shutting down");
+				break;
+			}
 			if (n < 0) {
 				int e = errno;
 				rc = fk__fail(err, e == EPIPE ? FK_ECLOSED : FK_EIO, e,

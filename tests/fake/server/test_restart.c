@@ -238,6 +238,47 @@ static void kill_proc(fks *s, fks_box *b, unsigned pid)
 	fkr_free(r);
 }
 
+/* In a child process: Start `line` in b with a stdin pipe; the child ends with its stream. */
+static pid_t start_with_stdin(fks *s, fks_box *b, const char *line)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid > 0)
+		return pid;
+	json_t *m = json_pack("{s:{s:s,s:[s,s]},s:b}", "process", "cmd", "/bin/sh", "args", "-c",
+	                      line, "stdin", 1);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n;
+	unsigned char *env = connect_frame(js, strlen(js), &n);
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fks_call c = {NULL, "POST", "/process.Process/Start", h, env, n, NULL, 120000};
+	fkr_free(fks_do(s, &c));
+	_exit(0);
+}
+
+/* In a child process: SendInput of 3 * `triples` bytes ("xxx"...) to `pid` of b; the child
+ * ends with the call. */
+static pid_t send_input(fks *s, fks_box *b, unsigned pid, size_t triples)
+{
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child > 0)
+		return child;
+	size_t cap = 4 * triples + 96, o = 0;
+	char *js = malloc(cap);
+	assert_non_null(js);
+	o += (size_t)snprintf(js, cap, "{\"process\":{\"pid\":%u},\"input\":{\"stdin\":\"", pid);
+	for (size_t i = 0; i < triples; i++, o += 4)
+		memcpy(js + o, "eHh4", 4); /* base64 of "xxx" */
+	o += (size_t)snprintf(js + o, cap - o, "\"}}");
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fks_call c = {NULL, "POST", "/process.Process/SendInput", h, js, o, NULL, 60000};
+	fkr_free(fks_do(s, &c));
+	_exit(0);
+}
+
 /* Runs `line` in b until it exits 0 (an event the box shows), at most 30 s: whether it did. */
 static bool box_wait(fks *s, fks_box *b, const char *line)
 {
@@ -357,6 +398,40 @@ static void restart_keeps(int crash)
 	assert_int_equal(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/.live/%s.p", dir, run.id);
 	assert_int_equal(access(path, F_OK), -1);
+	rm_state(dir);
+}
+
+/* A kept server's SIGTERM while a SendInput waits on a process that does not read its stdin:
+ * the process outlives the server (live restore), so the write can never finish; the server
+ * answers it and exits, and the next server has the sandbox. */
+static void test_restart__unread_stdin_does_not_hold_shutdown(void **unused)
+{
+	(void)unused;
+	char dir[64];
+	new_state(dir, sizeof(dir));
+	fks a, b;
+	fks_box box;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	fks_box_create(&a, KEY, "{\"templateID\":\"base\",\"timeout\":600}", &box);
+	pid_t stream =
+	    start_with_stdin(&a, &box, "dd bs=1 count=1 of=/tmp/got 2>/dev/null; exec sleep 600");
+	unsigned pid = 0;
+	for (long deadline = fk_mono_ms() + 30000; !pid && fk_mono_ms() < deadline; fk_sleep_ms(20))
+		listed_procs(&a, &box, &pid, NULL, 0);
+	assert_true(pid > 0);
+	/* 1 MiB: the process takes one byte, its pipe 64 KiB, the rest waits */
+	pid_t input = send_input(&a, &box, pid, 349525);
+	assert_true(box_wait(&a, &box, "test -s /tmp/got"));
+	long t0 = fk_mono_ms();
+	assert_int_equal(fks_stop(&a), 0); /* before: no exit until fks_stop's SIGKILL at 30 s */
+	assert_true(fk_mono_ms() - t0 < 20000);
+	int st = 0; /* the write gave up (its reply may be cut by the stop) */
+	assert_int_equal(waitpid(input, &st, 0), input);
+	assert_int_equal(waitpid(stream, &st, 0), stream);
+	assert_int_equal(fks_start_in(&b, g_bin, dir, kept_flags), 0);
+	assert_state(&b, box.id, "running");
+	fks_box_delete(&b, KEY, &box);
+	assert_int_equal(fks_stop(&b), 0);
 	rm_state(dir);
 }
 
@@ -901,6 +976,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__state_dir_others_may_write_is_refused),
 	    cmocka_unit_test(test_restart__sigterm_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
+	    cmocka_unit_test(test_restart__unread_stdin_does_not_hold_shutdown),
 	    cmocka_unit_test(test_restart__damaged_record_refused),
 	    cmocka_unit_test(test_restart__adopted_sandbox_times_out),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),
