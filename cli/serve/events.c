@@ -33,6 +33,12 @@ void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *
 	wire_send(w, notification("output", p));
 }
 
+void serve_notify_attached(serve_writer *w, json_t *id, uint32_t pid)
+{
+	wire_send(
+	    w, notification("attached", json_pack("{s:O,s:I}", "id", id, "pid", (json_int_t)pid)));
+}
+
 void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
                       const sbx_log_field *fields, size_t nfields)
 {

@@ -687,8 +687,10 @@ static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serv
 
 	if (serve_configure(c->srv, a->config, a->envd_url, a->log_mode, a->log_min, f) < 0)
 		return -1;
-	r = json_pack("{s:s,s:s,s:i,s:o}", "server", "sandbox-e2b", "version", sbx_version(),
-	              "protocol", SERVE_PROTOCOL_VERSION, "methods", serve_method_names());
+	r = json_pack("{s:s,s:s,s:i,s:o,s:[ssss]}", "server", "sandbox-e2b", "version",
+	              sbx_version(), "protocol", SERVE_PROTOCOL_VERSION, "methods",
+	              serve_method_names(), "notifications", "output", "log", "attached",
+	              "watch_event");
 	if (!r || serve_server_describe(c->srv, r) < 0) {
 		json_decref(r);
 		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
@@ -932,6 +934,8 @@ static int run_wait(serve_call *c, const serve_args *a, json_t **out, serve_fail
 	}
 	if (attached)
 		rc = sbx_process_attach(&h, c->prov, a->id, a->pid, &o, c->sig, &err);
+	if (rc == 0 && attached && a->stream)
+		serve_notify_attached(serve_writer_of(c->srv), c->id, a->pid);
 	if (rc == 0)
 		rc = sbx_process_wait(&r, h, c->sig, &err);
 	if (p && rc == 0)

@@ -272,6 +272,8 @@ void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *
 /* `watch_event` {"id", "op", "name" | "name_b64"}: id is the watch request's id. */
 void serve_notify_watch(serve_writer *w, json_t *id, const char *op, const char *name);
 /* `log` {"level", "message", "fields"}; used as the provider's logger when asked. */
+/* A wait's attach by pid is live: output from now on is delivered (under the wait's id). */
+void serve_notify_attached(serve_writer *w, json_t *id, uint32_t pid);
 void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
                       const sbx_log_field *fields, size_t nfields);
 
