@@ -287,7 +287,11 @@ export class CommandHandle {
     this._ac = ac
     this._error = undefined
     const params = clean({ id: sbx.sandboxId, pid: this.pid, max_output_bytes: this._max, stream: true })
-    this._wait = rpc(sbx._client, 'wait', params, { signal: ac.signal }, { onNotify: outputTo(this._out, this._err) }).then(
+    const toSinks = outputTo(this._out, this._err)
+    // serve says "attached" once an attach by pid is live (a command it did not start)
+    this._attached = new Promise((resolve) => (this._onAttached = resolve))
+    const onNotify = (method, p) => (method === 'attached' ? this._onAttached() : toSinks(method, p))
+    this._wait = rpc(sbx._client, 'wait', params, { signal: ac.signal }, { onNotify }).then(
       (r) => {
         this._out.end()
         this._err.end()
@@ -440,13 +444,19 @@ class Commands {
     const running = (await this.list(opts)).some((p) => p.pid === pid)
     if (!running) throw new SandboxError(`Process with pid ${pid} not found`, { code: 'not_found' })
     const orig = live.get(liveKey(this._sbx, pid))
-    return new CommandHandle(this._sbx, pid, {
+    const follow = orig && orig._sbx._client === this._sbx._client ? orig : undefined
+    const h = new CommandHandle(this._sbx, pid, {
       onStdout: opts.onStdout,
       onStderr: opts.onStderr,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       timeoutMs: opts.timeoutMs,
-      follow: orig && orig._sbx._client === this._sbx._client ? orig : undefined,
+      follow,
     })
+    // as E2B's connect: resolved once the stream is live (or the command already ended), when the
+    // engine says so (initialize's notifications; an older one: at once)
+    const init = await this._sbx._client.info()
+    if (!follow && init.notifications?.includes('attached')) await Promise.race([h._attached, h._wait.catch(() => {})])
+    return h
   }
 
   // Only commands started here with { background: true, stdin: true } (serve keeps their pipes).

@@ -206,6 +206,21 @@ describe('Sandbox: commands', () => {
     await assert.rejects(sbx.commands.connect(k.pid), /not found/)
   })
 
+  test('connect(pid) to a command another serve child started resolves once the attach is live', async () => {
+    // stdin through the starting child is one quick request: before the attach was awaited, the
+    // line came out before the other child's attach was live
+    const h = await sbx.commands.run('read line; echo after; exit 6', { background: true, stdin: true })
+    // another connection config (timeoutMs): another serve child, which did not start it
+    const other = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 610_000 })
+    assert.notEqual(other._client, sbx._client)
+    const seen = []
+    const c = await other.commands.connect(h.pid, { onStdout: (d) => seen.push(d) })
+    await h.sendStdin('go\n')
+    await assert.rejects(c.wait(), (e) => e instanceof CommandExitError && e.exitCode === 6 && e.stdout === 'after\n')
+    assert.equal(seen.join(''), 'after\n')
+    await assert.rejects(h.wait(), { exitCode: 6, stdout: 'after\n' })
+  })
+
   test('stdin: sendStdin and closeStdin to a background command', async () => {
     const h = await sbx.commands.run('cat', { background: true, stdin: true })
     await h.sendStdin('hello ')
