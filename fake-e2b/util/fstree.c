@@ -293,6 +293,76 @@ typedef struct dev_ino {
 	char *child; /* the entry walked into */
 } dev_ino;
 
+/* The first entry of directory `cur` that try_remove leaves as a non-empty directory, opened
+ * (no symlink followed) in *down with its name in *child (malloc'd); the entries before it are
+ * removed as they come. 1 when found, 0 when none is left, -1 on an error. */
+static int first_full_dir(int cur, int *down, char **child)
+{
+	DIR *d = fdopendir(dup(cur));
+	struct dirent *de;
+	int rc = 0;
+
+	*down = -1;
+	*child = NULL;
+	if (!d)
+		return -1;
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (try_remove(cur, de->d_name) != 1)
+			continue; /* gone, or not removable (then the parent's rmdir fails) */
+		*down = openat(cur, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (*down < 0)
+			continue;
+		if (!(*child = strdup(de->d_name))) {
+			close(*down);
+			*down = -1;
+			rc = -1;
+		} else {
+			rc = 1;
+		}
+		break;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Down one level: cur's (device, inode) and the entry walked into, kept to climb back. */
+static int push_level(dev_ino **up, size_t *depth, size_t *cap, int cur, char *child)
+{
+	struct stat st;
+
+	if (*depth == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		dev_ino *nu = realloc(*up, nc * sizeof(*nu));
+		if (!nu)
+			return -1;
+		*up = nu;
+		*cap = nc;
+	}
+	if (fstat(cur, &st) < 0)
+		return -1;
+	(*up)[(*depth)++] = (dev_ino){st.st_dev, st.st_ino, child};
+	return 0;
+}
+
+/* Up one level through "..", which must be the directory kept for it (else ESTALE): its fd,
+ * or -1. */
+static int climb(int cur, const dev_ino *above)
+{
+	struct stat st;
+	int p = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (p < 0 || fstat(p, &st) < 0 || st.st_dev != above->dev || st.st_ino != above->ino) {
+		if (p >= 0)
+			close(p);
+		errno = ESTALE;
+		return -1;
+	}
+	return p;
+}
+
 /* Not fk_tree_walk: removing entries moves the others' positions in some file systems (tmpfs),
  * so a saved position is no use. This walks down into the first non-empty directory, empties
  * it, and climbs back through ".." (checked like the walk's) to read its parent again from the
@@ -309,67 +379,28 @@ int fk_tree_remove(int parent, const char *name)
 	size_t depth = 0, cap = 0;
 	int rc = 0;
 	for (;;) {
-		DIR *d = fdopendir(dup(cur));
-		if (!d) {
+		int down;
+		char *child;
+		int found = first_full_dir(cur, &down, &child);
+		if (found < 0) {
 			rc = -1;
 			break;
 		}
-		rewinddir(d);
-		struct dirent *de;
-		int down = -1;
-		char *child = NULL;
-		while ((de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			if (try_remove(cur, de->d_name) != 1)
-				continue; /* gone, or not removable (then the parent's rmdir fails)
-				           */
-			down = openat(cur, de->d_name,
-			              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (down >= 0 && !(child = strdup(de->d_name))) {
-				close(down);
-				down = -1;
-				rc = -1;
-			}
-			if (down >= 0)
-				break;
-		}
-		closedir(d);
-		if (rc < 0)
-			break;
-		struct stat st;
-		if (down >= 0) {
-			if (depth == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				dev_ino *nu = realloc(up, nc * sizeof(*nu));
-				if (!nu) {
-					close(down);
-					free(child);
-					rc = -1;
-					break;
-				}
-				up = nu;
-				cap = nc;
-			}
-			if (fstat(cur, &st) < 0) {
+		if (found) {
+			if (push_level(&up, &depth, &cap, cur, child) < 0) {
 				close(down);
 				free(child);
 				rc = -1;
 				break;
 			}
-			up[depth++] = (dev_ino){st.st_dev, st.st_ino, child};
 			close(cur);
 			cur = down;
 			continue;
 		}
 		if (depth == 0)
 			break;
-		int p = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (p < 0 || fstat(p, &st) < 0 || st.st_dev != up[depth - 1].dev ||
-		    st.st_ino != up[depth - 1].ino) {
-			if (p >= 0)
-				close(p);
-			errno = ESTALE;
+		int p = climb(cur, &up[depth - 1]);
+		if (p < 0) {
 			rc = -1;
 			break;
 		}
