@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -458,8 +459,13 @@ int fk__shim_prepare(fk_box *b, fk_proc *p, fk_shim *sh, fk_err *err)
 	    (mkdir(dir, 0700) < 0 && errno != EEXIST) ||
 	    (sh->dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		goto fail;
-	snprintf(sh->name, sizeof(sh->name), "%d-%u.sock", (int)getpid(),
-	         __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	/* a random part: a restarted server may have the pid of the one before (a container's
+	 * PID 1), whose adopted processes' shims still listen under its names */
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		goto fail;
+	snprintf(sh->name, sizeof(sh->name), "%d-%u-%016llx.sock", (int)getpid(),
+	         __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED), (unsigned long long)rnd);
 	/* through the directory's fd: a state dir's path may be longer than sun_path */
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%.60s", sh->dirfd, sh->name);

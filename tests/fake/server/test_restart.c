@@ -4,6 +4,7 @@
  * pid, a crashed one does not block the next), the directory printed at start.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -432,6 +433,34 @@ static void test_restart__unread_stdin_does_not_hold_shutdown(void **unused)
 	assert_state(&b, box.id, "running");
 	fks_box_delete(&b, KEY, &box);
 	assert_int_equal(fks_stop(&b), 0);
+	rm_state(dir);
+}
+
+/* A shim's socket name already taken in the box's <state>/.live/<id>.p (as when a restarted
+ * server has the pid of the one before, whose adopted processes' shims still listen there:
+ * fake-e2b as a container's PID 1): a Start still gets a shim of its own. */
+static void test_restart__taken_shim_names_do_not_block_starts(void **unused)
+{
+	(void)unused;
+	char dir[64], path[256];
+	new_state(dir, sizeof(dir));
+	fks a;
+	fks_box box;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	fks_box_create(&a, KEY, "{\"templateID\":\"base\",\"timeout\":600}", &box);
+	snprintf(path, sizeof(path), "%s/.live/%s.p", dir, box.id);
+	assert_true(mkdir(path, 0700) == 0 || errno == EEXIST);
+	for (unsigned n = 1; n <= 256; n++) {
+		snprintf(path, sizeof(path), "%s/.live/%s.p/%d-%u.sock", dir, box.id, (int)a.pid,
+		         n);
+		int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+		assert_true(fd >= 0 || errno == EEXIST);
+		if (fd >= 0)
+			close(fd);
+	}
+	assert_true(fks_box_run(&a, &box, "echo started")); /* before: the shim's bind failed */
+	fks_box_delete(&a, KEY, &box);
+	assert_int_equal(fks_stop(&a), 0);
 	rm_state(dir);
 }
 
@@ -977,6 +1006,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__sigterm_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__unread_stdin_does_not_hold_shutdown),
+	    cmocka_unit_test(test_restart__taken_shim_names_do_not_block_starts),
 	    cmocka_unit_test(test_restart__damaged_record_refused),
 	    cmocka_unit_test(test_restart__adopted_sandbox_times_out),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),
