@@ -53,6 +53,11 @@ void serve_notify_log(serve_writer *w, sbx_log_level level, const char *message,
 	wire_send(w, notification("log", p));
 }
 
+void serve_notify_watch_started(serve_writer *w, json_t *id, const char *path)
+{
+	wire_send(w, notification("watch_started", json_pack("{s:O,s:s}", "id", id, "path", path)));
+}
+
 void serve_notify_watch(serve_writer *w, json_t *id, const char *op, const char *name)
 {
 	json_t *p = json_pack("{s:O,s:s}", "id", id, "op", op);

@@ -1170,7 +1170,8 @@ static int parse_watch(json_t *p, serve_args *a, serve_fail *f)
 }
 
 /*
- * watch: `watch_event` notifications under this call's id until it is cancelled
+ * watch: `watch_started` once envd watches, then `watch_event` notifications under this
+ * call's id until it is cancelled
  * ($/cancelRequest, shutdown), then {"ok":true,"path","events"}; a stream that ended is the
  * call's error.
  */
@@ -1187,6 +1188,8 @@ static int run_watch(serve_call *c, const serve_args *a, json_t **out, serve_fai
 	o.user = a->popts.user;
 	if ((rc = sbx_sandbox_watch_dir(&w, c->prov, a->id, a->path, &o, c->sig, &err)) < 0)
 		return finish(rc, &err, NULL, out, f);
+	/* the library returns once envd's start frame came: a client may change things now */
+	serve_notify_watch_started(serve_writer_of(c->srv), c->id, a->path);
 	while ((rc = sbx_watch_next(&e, w, UINT64_MAX, c->sig, &err)) == 0) {
 		serve_notify_watch(serve_writer_of(c->srv), c->id, sbx_watch_op_name(e.op), e.name);
 		sbx_watch_event_dispose(&e);

@@ -271,6 +271,8 @@ void serve_notify_output(serve_writer *w, json_t *id, uint32_t pid, const char *
                          const unsigned char *data, size_t len);
 /* `watch_event` {"id", "op", "name" | "name_b64"}: id is the watch request's id. */
 void serve_notify_watch(serve_writer *w, json_t *id, const char *op, const char *name);
+/* `watch_started` {"id","path"}: envd watches now; every change from here on is reported. */
+void serve_notify_watch_started(serve_writer *w, json_t *id, const char *path);
 /* `log` {"level", "message", "fields"}; used as the provider's logger when asked. */
 /* A wait's attach by pid is live: output from now on is delivered (under the wait's id). */
 void serve_notify_attached(serve_writer *w, json_t *id, uint32_t pid);

@@ -515,7 +515,10 @@ static void test_cli_pty__serve_watch(void **state)
 	         "\"path\":\"/workspace/sw\"}}",
 	         g_id);
 	serve_send(&s, line);
-	/* envd answered the watch (its start frame is queued): changes from now on are seen */
+	/* envd watches (its start frame came): changes from now on are seen */
+	serve_wait_text(&s,
+	                "{\"jsonrpc\":\"2.0\",\"method\":\"watch_started\",\"params\":{\"id\":1,"
+	                "\"path\":\"/workspace/sw\"}}\n");
 	h_wait_requests(h, "POST", "/filesystem.Filesystem/WatchDir", 1, GUARD_MS);
 	free(h_sh(h, g_id, "mkdir /workspace/sw/new"));
 	serve_wait_text(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"watch_event\",\"params\":{\"id\":1,"
