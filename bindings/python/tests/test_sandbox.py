@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from sandbox_e2b import Limits  # noqa: E402
 from sandbox_e2b.e2b import (AsyncSandbox, CommandExitException, CommandResult, EntryInfo,  # noqa: E402
-                             FileNotFoundException, FileType, InvalidArgumentException, NotFoundException,
+                             FileNotFoundException, FilesystemEvent, FilesystemEventType, FileType, InvalidArgumentException, NotFoundException,
                              ProcessInfo, PtySize, Sandbox, SandboxException, SandboxInfo, SandboxNotFoundException,
                              SandboxPausedException, SandboxQuery, SandboxState, TimeoutException, WriteInfo)
 from fake import Fake  # noqa: E402
@@ -437,6 +437,26 @@ class SandboxTest(unittest.TestCase):
         self.assertIn(b"iter-ok\r\n", b"".join(chunks))
         self.assertEqual(h.wait().exit_code, 0)
 
+    def test_watch_dir(self) -> None:
+        f = self.sbx.files
+        f.make_dir("/workspace/py-watch/sub")
+        w = f.watch_dir("/workspace/py-watch", recursive=True)
+        f.make_dir("/workspace/py-watch/new")  # right after watch_dir returned: seen
+        f.make_dir("/workspace/py-watch/sub/deep")
+        got: List[FilesystemEvent] = []
+        deadline = time.monotonic() + 30
+        while len(got) < 2 and time.monotonic() < deadline:
+            got += w.get_new_events()
+            time.sleep(0.02)
+        self.assertEqual(got, [FilesystemEvent(name="new", type=FilesystemEventType.CREATE),
+                               FilesystemEvent(name="sub/deep", type=FilesystemEventType.CREATE)])
+        self.assertEqual(w.get_new_events(), [])
+        w.stop()
+        with self.assertRaises(SandboxException):
+            w.get_new_events()
+        with self.assertRaises(FileNotFoundException):
+            f.watch_dir("/workspace/py-watch/missing")
+
     def test_sync_handler_returning_a_coroutine_is_an_error(self) -> None:
         async def coro(t: str) -> None:
             pass
@@ -564,6 +584,31 @@ class AsyncSandboxTest(unittest.TestCase):
                 await h.wait()
             self.assertEqual(cm.exception.exit_code, 5)
             self.assertIn(b"ready-7\r\n", b"".join(got))
+            await s.kill()
+
+        asyncio.run(main())
+
+    def test_async_watch_dir(self) -> None:
+        async def main() -> None:
+            s = await AsyncSandbox.create("capybara-sandbox", limits=SMALL, **OPTS)
+            await s.files.make_dir("/workspace/aw")
+            got: List[FilesystemEvent] = []
+            exits: List[Any] = []
+            seen = asyncio.Event()
+
+            async def on_event(e: FilesystemEvent) -> None:
+                await asyncio.sleep(0.01)
+                got.append(e)
+                seen.set()
+
+            w = await s.files.watch_dir("/workspace/aw", on_event, on_exit=exits.append, timeout=0)
+            await s.files.make_dir("/workspace/aw/x")
+            await asyncio.wait_for(seen.wait(), 30)
+            await w.stop()
+            self.assertEqual(got, [FilesystemEvent(name="x", type=FilesystemEventType.CREATE)])
+            self.assertEqual(exits, [None])
+            with self.assertRaises(FileNotFoundException):
+                await s.files.watch_dir("/workspace/nope", on_event)
             await s.kill()
 
         asyncio.run(main())

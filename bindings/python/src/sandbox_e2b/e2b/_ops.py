@@ -18,8 +18,8 @@ from ..client import CancelToken, Client, Process
 from ..errors import CallbackError, SandboxError
 from ..types import ExecResult
 from . import exceptions as ex
-from ._types import (ApiParams, EntryInfo, FileType, ProcessInfo, SandboxInfo, SandboxMetrics,
-                     SandboxQuery, SandboxState, Username, WriteInfo)
+from ._types import (ApiParams, EntryInfo, FileType, FilesystemEvent, FilesystemEventType, ProcessInfo, SandboxInfo,
+                     SandboxMetrics, SandboxQuery, SandboxState, Username, WriteInfo)
 
 # The engine's template (E2B's "base" lacks its user): bindings/MIGRATING.md "The template"
 DEFAULT_TEMPLATE = "capybara-sandbox"
@@ -683,3 +683,35 @@ def pty_kill(c: Client, sid: str, pid: int, cancel: Optional[CancelToken] = None
             return False
         fail(e, f"pty {pid}")
     return True
+
+
+# ---- watch (serve's watch: docs/watch.md) ----
+
+def watch_params(sid: str, path: str, recursive: bool, user: Optional[Username]) -> Dict[str, Any]:
+    return {"id": sid, "path": path, "recursive": True if recursive else None, "user": _user(user)}
+
+
+def watch_notify(on_started: Any, on_event: Any) -> Any:
+    """serve's watch notifications: ``watch_started`` once, then each ``watch_event``."""
+    def notify(method: str, params: Mapping[str, Any]) -> None:
+        if method == "watch_started":
+            on_started()
+        elif method == "watch_event":
+            try:
+                kind = FilesystemEventType(params.get("op"))
+            except ValueError:  # an operation envd may add later
+                return
+            on_event(FilesystemEvent(name=proto.bytes_of(params, "name").decode("utf-8", "replace"), type=kind))
+    return notify
+
+
+def watch(c: Client, params: Dict[str, Any], notify: Any, cancel: Optional[CancelToken] = None) -> None:
+    """The watch call: returns when it was cancelled (stopped); a stream that ended is its error."""
+    try:
+        c._call("watch", params, cancel, notify)
+    except SandboxError as e:
+        if e.code == "aborted":
+            return
+        if "no such directory" in e.message:  # docs/watch.md "Errors"
+            raise ex.FileNotFoundException(f"{params['path']}: no such directory") from e
+        fail(e, f"watch {params['path']}")

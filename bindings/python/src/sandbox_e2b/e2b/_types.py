@@ -116,6 +116,25 @@ class EntryInfo(WriteInfo):
     symlink_target: Optional[str] = None
 
 
+class FilesystemEventType(Enum):
+    """What happened to an entry of a watched directory (E2B's ``FilesystemEventType``)."""
+
+    CHMOD = "chmod"
+    CREATE = "create"
+    REMOVE = "remove"
+    RENAME = "rename"
+    WRITE = "write"
+
+
+@dataclass
+class FilesystemEvent:
+    """One event of ``files.watch_dir`` (E2B's ``FilesystemEvent``, without
+    ``entry``): ``name`` is the entry's path relative to the watched directory."""
+
+    name: str
+    type: FilesystemEventType
+
+
 class WriteEntry(TypedDict):
     """One file of ``files.write_files``."""
 

@@ -20,12 +20,12 @@ from ..client import CancelToken, Client, Process
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
-from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
+from ._types import (ApiParams, EntryInfo, FilesystemEvent, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
 from ._variant import class_method_variant
 
 __all__ = ["AsyncSandbox", "AsyncCommands", "AsyncCommandHandle", "AsyncFilesystem", "AsyncPty",
-           "AsyncSandboxPaginator"]
+           "AsyncSandboxPaginator", "AsyncWatchHandle"]
 
 T = TypeVar("T")
 Data = Union[str, bytes, Any]
@@ -353,6 +353,36 @@ class AsyncPty:
         raise ex.InvalidArgumentException("a terminal has no stdin to close: send b\"\\x04\" (Ctrl-D)")
 
 
+class AsyncWatchHandle:
+    """A watched directory (E2B's ``AsyncWatchHandle``): ``on_event`` gets each
+    event in order (an ``async def`` awaited), ``on_exit`` the end (None after
+    ``stop``, else the error); ``await stop()``."""
+
+    def __init__(self, sink: _AsyncSink, task: "asyncio.Task[None]", token: CancelToken,
+                 on_exit: Optional[Callable[[Optional[Exception]], Any]]) -> None:
+        self._sink, self._task, self._token, self._on_exit = sink, task, token, on_exit
+        self._stopped = False
+        self._ended = asyncio.ensure_future(self._end())
+
+    async def _end(self) -> None:
+        err: Optional[Exception] = None
+        try:
+            await asyncio.shield(self._task)
+        except Exception as e:
+            err = e
+        await self._sink.drain()
+        if self._on_exit is not None:
+            r = self._on_exit(None if self._stopped else err)
+            if inspect.isawaitable(r):
+                await r
+
+    async def stop(self) -> None:
+        """Stop watching; returns once ``on_exit`` ran."""
+        self._stopped = True
+        self._token.cancel()
+        await asyncio.shield(self._ended)
+
+
 class AsyncFilesystem:
     """``sbx.files`` of an ``AsyncSandbox``: ``Sandbox.files``'s methods, awaited."""
 
@@ -413,6 +443,49 @@ class AsyncFilesystem:
     async def make_dir(self, path: str, user: Optional[Username] = None,
                        request_timeout: Optional[float] = None) -> bool:
         return await in_thread(ops.make_dir, self._c, self._sbx.sandbox_id, path, user)
+
+    async def watch_dir(self, path: str, on_event: Callable[[FilesystemEvent], Any],
+                        on_exit: Optional[Callable[[Optional[Exception]], Any]] = None,
+                        user: Optional[Username] = None, request_timeout: Optional[float] = None,
+                        timeout: Optional[float] = 60, recursive: bool = False) -> AsyncWatchHandle:
+        """Watch a directory; returns once envd watches. ``timeout`` seconds (0:
+        none) end the watch (``on_exit`` gets a ``TimeoutException``)."""
+        loop = asyncio.get_running_loop()
+        sink = _AsyncSink(loop, None, None)
+        sink.handlers["event"] = on_event
+        started = asyncio.Event()
+        token = CancelToken()
+
+        def on_started() -> None:
+            try:
+                loop.call_soon_threadsafe(started.set)
+            except RuntimeError:
+                pass
+
+        notify = ops.watch_notify(on_started, lambda e: sink._from_thread("event", e))
+        params = ops.watch_params(self._sbx.sandbox_id, path, recursive, user)
+
+        def run(cancel: Optional[CancelToken] = None) -> None:
+            ops.watch(self._c, params, notify, cancel=token)
+
+        async def watching() -> None:
+            if timeout:
+                try:
+                    await asyncio.wait_for(asyncio.shield(in_thread(run)), timeout)
+                except asyncio.TimeoutError:
+                    token.cancel()
+                    raise ex.TimeoutException(f"watch of {path} ended after its timeout of {timeout} s") from None
+            else:
+                await in_thread(run)
+
+        task = asyncio.ensure_future(watching())
+        waiter = asyncio.ensure_future(started.wait())
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+        if not started.is_set():
+            waiter.cancel()
+            await task  # raises the watch's error
+            raise ex.SandboxException(f"watch of {path} ended before it started")
+        return AsyncWatchHandle(sink, task, token, on_exit)
 
 
 class AsyncSandboxPaginator:

@@ -15,11 +15,11 @@ from ..client import CancelToken, Client, Process
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
-from ._types import (ApiParams, EntryInfo, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
+from ._types import (ApiParams, EntryInfo, FilesystemEvent, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
 from ._variant import class_method_variant
 
-__all__ = ["Sandbox", "Commands", "CommandHandle", "Filesystem", "Pty", "SandboxPaginator"]
+__all__ = ["Sandbox", "Commands", "CommandHandle", "Filesystem", "Pty", "SandboxPaginator", "WatchHandle"]
 
 Data = Union[str, bytes, Any]
 
@@ -339,6 +339,55 @@ class Pty:
         raise ex.InvalidArgumentException("a terminal has no stdin to close: send b\"\\x04\" (Ctrl-D)")
 
 
+class WatchHandle:
+    """A watched directory (E2B's ``WatchHandle``): ``get_new_events()`` and ``stop()``."""
+
+    def __init__(self, client: Client, params: Dict[str, Any]) -> None:
+        self._lock = threading.Lock()
+        self._events: List[FilesystemEvent] = []
+        self._started = threading.Event()
+        self._token = CancelToken()
+        self._error: Optional[BaseException] = None
+        self._closed = False
+        notify = ops.watch_notify(self._started.set, self._add)
+
+        def run() -> None:
+            try:
+                ops.watch(client, params, notify, cancel=self._token)
+            except BaseException as e:  # given by get_new_events
+                self._error = e
+            self._started.set()
+
+        self._thread = threading.Thread(target=run, name="sandbox-e2b-watch", daemon=True)
+        self._thread.start()
+        while not self._started.wait(0.5):
+            pass
+        if self._error is not None:
+            raise self._error
+
+    def _add(self, e: FilesystemEvent) -> None:
+        with self._lock:
+            self._events.append(e)
+
+    def get_new_events(self, request_timeout: Optional[float] = None) -> List[FilesystemEvent]:
+        """The events since the last call (or the start), in order. The watch's end
+        (the sandbox paused or gone) is raised once its events were taken."""
+        if self._closed:
+            raise ex.SandboxException("The watcher is already stopped")
+        with self._lock:
+            events, self._events = self._events, []
+        if not events and self._error is not None:
+            raise self._error
+        return events
+
+    def stop(self, request_timeout: Optional[float] = None) -> None:
+        """Stop watching; the events not taken yet are dropped."""
+        self._closed = True
+        self._token.cancel()
+        while self._thread.is_alive():
+            self._thread.join(0.5)
+
+
 class Filesystem:
     """``sbx.files`` (E2B's ``Filesystem``). Paths are absolute or relative to the user's home."""
 
@@ -412,6 +461,13 @@ class Filesystem:
     def make_dir(self, path: str, user: Optional[Username] = None, request_timeout: Optional[float] = None) -> bool:
         """Make a directory and its parents; False when one was there."""
         return ops.make_dir(self._c, self._sbx.sandbox_id, path, user)
+
+    def watch_dir(self, path: str, user: Optional[Username] = None, request_timeout: Optional[float] = None,
+                  recursive: bool = False) -> WatchHandle:
+        """Watch a directory (``recursive``: and below); returns once envd watches,
+        so every change after it is reported. ``FileNotFoundException`` when it is
+        no directory."""
+        return WatchHandle(self._c, ops.watch_params(self._sbx.sandbox_id, path, recursive, user))
 
 
 class SandboxPaginator:
