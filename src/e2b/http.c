@@ -367,19 +367,42 @@ static bool call_loops(sbx_http *h, const sbx_http_req *req)
 	return strncmp(req->url, "https:", 6) == 0 && !req->upload_part && sbx__http_loop_ready(h);
 }
 
+/* A new call of h for req: no eventfd yet, its body buffer sized. NULL when out of memory. */
+static sbx_http_call *call_new(sbx_http *h, const sbx_http_req *req)
+{
+	sbx_http_call *c = sbx__calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->h = h;
+	c->req = *req;
+	c->efd = -1;
+	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
+	return c;
+}
+
+/* The call set up and handed to its transfer, in *out; or freed, with the setup's error. */
+static int call_begin(sbx_http_call **out, sbx_http_call *c, sbx_error *err)
+{
+	int error = call_setup(c, err);
+
+	if (error < 0) {
+		sbx__http_call_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
 int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *req, sbx_error *err)
 {
 	sbx_http_call *c;
 	int error;
 
 	*out = NULL;
-	if (!(c = sbx__calloc(1, sizeof(*c))))
+	if (!(c = call_new(h, req)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	c->h = h;
-	c->req = *req;
 	c->t0_ms = sbx__now_ms();
-	c->efd = -1;
-	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
 	if (call_loops(h, req)) {
 		if ((error = sbx__http_loop_call_init(c)) < 0) {
 			sbx__http_call_free(c);
@@ -392,12 +415,7 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
 		sbx__free(c);
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory creating a curl handle");
 	}
-	if ((error = call_setup(c, err)) < 0) {
-		sbx__http_call_free(c);
-		return error;
-	}
-	*out = c;
-	return 0;
+	return call_begin(out, c, err);
 }
 
 static int call_finish(sbx_http_call *c, sbx_error *err)
@@ -563,29 +581,19 @@ int sbx__http_call_join(sbx_http_call **out, sbx_http_call *host, const sbx_http
                         sbx_error *err)
 {
 	sbx_http_call *c;
-	int error;
 
 	*out = NULL;
 	if (host->looped) /* the loop moves every transfer: a call of its own */
 		return sbx__http_call_start(out, host->h, req, err);
-	if (!(c = sbx__calloc(1, sizeof(*c))))
+	if (!(c = call_new(host->h, req)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	c->h = host->h;
-	c->req = *req;
-	c->efd = -1;
 	c->joined = true;
-	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
 	c->pair.multi = host->pair.multi;
 	if (!(c->pair.easy = curl_easy_init())) {
 		sbx__free(c);
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory creating a curl handle");
 	}
-	if ((error = call_setup(c, err)) < 0) {
-		sbx__http_call_free(c);
-		return error;
-	}
-	*out = c;
-	return 0;
+	return call_begin(out, c, err);
 }
 
 int sbx__http_perform(sbx_http_call **out, sbx_http *h, const sbx_http_req *req,
