@@ -59,7 +59,8 @@ typedef struct session {
 	sbx_pty *h;
 	int out_errno; /* writing stdout failed (the command is then killed) */
 	int done_pipe[2];
-	sbx_signal *wstop; /* ends the waiter's wait when the kill could not */
+	sbx_signal *wstop;   /* ends the waiter's wait when the kill could not */
+	uint16_t cols, rows; /* the remote terminal's size as last set */
 	sbx_pty_result res;
 	sbx_error err;
 	int rc;
@@ -137,6 +138,23 @@ static void close_pipe(int fds[2])
 	fds[0] = fds[1] = -1;
 }
 
+/*
+ * Resize the remote terminal when this one's size changed. Called on SIGWINCH and before
+ * every input forwarded: the signal reaches some thread of ours at some point after the
+ * resize, while keys typed after a resize must find the remote terminal resized.
+ */
+static void follow_size(session *s)
+{
+	uint16_t cols, rows;
+
+	window_size(&cols, &rows);
+	if (cols == s->cols && rows == s->rows)
+		return;
+	s->cols = cols;
+	s->rows = rows;
+	(void)sbx_pty_resize(s->h, cols, rows, NULL, NULL); /* the command may have ended */
+}
+
 /* The signals of self_pipe: resize on 'W'; true on 'H' (hang up). */
 static bool drain_signals(session *s)
 {
@@ -149,11 +167,8 @@ static bool drain_signals(session *s)
 			winch |= buf[i] == 'W';
 			hup |= buf[i] == 'H';
 		}
-	if (winch) {
-		uint16_t cols, rows;
-		window_size(&cols, &rows);
-		(void)sbx_pty_resize(s->h, cols, rows, NULL, NULL); /* the command may have ended */
-	}
+	if (winch)
+		follow_size(s);
 	return hup;
 }
 
@@ -208,7 +223,9 @@ static int pump(session *s, bool input, bool raw, sbx_error *err)
 		}
 		/* signals first: a resize before the keys typed after it */
 		if (pfd[3].fd >= 0 && pfd[3].revents) {
-			int f = forward_input(s, buf, raw, err);
+			int f;
+			follow_size(s);
+			f = forward_input(s, buf, raw, err);
 			if (f < 0) {
 				rc = -1;
 				break;
@@ -218,6 +235,38 @@ static int pump(session *s, bool input, bool raw, sbx_error *err)
 		}
 	}
 	free(buf);
+	return rc;
+}
+
+/* How the session ended as the tool's exit code (0) or a library failure (err filled). */
+static int session_result(session *s, int sig, int *exit_code, sbx_error *err)
+{
+	cli *c = s->c;
+	char ebuf[128];
+	int rc;
+
+	if (sig > 0) {
+		rc = 0;
+		*exit_code = 128 + sig;
+	} else if (sig < 0) {
+		rc = err && err->code ? err->code : SBX_EINTERNAL;
+	} else if ((rc = s->rc) < 0 && rc != SBX_EUSER) {
+		if (err && err->code == 0)
+			*err = s->err;
+	} else if (rc == SBX_EUSER) { /* our on_output stopped it: stdout failed */
+		rc = 0;
+		*exit_code = s->out_errno == EPIPE ? CLI_EXIT_PIPE : CLI_EXIT_ERROR;
+		if (s->out_errno != EPIPE)
+			fprintf(stderr,
+			        "%s exec: cannot write the output: %s; the command was killed\n",
+			        c->prog, cli_strerror(s->out_errno, ebuf, sizeof(ebuf)));
+	} else if (s->res.timed_out) {
+		*exit_code = CLI_EXIT_TIMEOUT;
+		fprintf(stderr, "%s exec: the terminal's command timed out and was killed\n",
+		        c->prog);
+	} else {
+		*exit_code = s->res.has_exit_code ? s->res.exit_code : CLI_EXIT_NOCODE;
+	}
 	return rc;
 }
 
@@ -231,7 +280,6 @@ int cli_tty_session(cli *c, const char *id, const char *command, const sbx_pty_o
 	bool raw = false, waiting = false;
 	pthread_t th;
 	int rc, sig;
-	char ebuf[128];
 
 	*exit_code = CLI_EXIT_ERROR;
 	if (pipe_nb(self_pipe) < 0 || pipe_nb(s.done_pipe) < 0 || sbx_signal_new(&s.wstop) < 0) {
@@ -241,6 +289,8 @@ int cli_tty_session(cli *c, const char *id, const char *command, const sbx_pty_o
 	}
 	install(&old_winch, &old_hup);
 	window_size(&o.cols, &o.rows);
+	s.cols = o.cols;
+	s.rows = o.rows;
 	o.on_output = on_output;
 	o.output_payload = &s;
 	if ((rc = sbx_pty_start(&s.h, c->prov, id, command, &o, c->sig, err)) < 0)
@@ -266,28 +316,7 @@ int cli_tty_session(cli *c, const char *id, const char *command, const sbx_pty_o
 	}
 	pthread_join(th, NULL);
 	waiting = false;
-	if (sig > 0) {
-		rc = 0;
-		*exit_code = 128 + sig;
-	} else if (sig < 0) {
-		rc = err && err->code ? err->code : SBX_EINTERNAL;
-	} else if ((rc = s.rc) < 0 && rc != SBX_EUSER) {
-		if (err && err->code == 0)
-			*err = s.err;
-	} else if (rc == SBX_EUSER) { /* our on_output stopped it: stdout failed */
-		rc = 0;
-		*exit_code = s.out_errno == EPIPE ? CLI_EXIT_PIPE : CLI_EXIT_ERROR;
-		if (s.out_errno != EPIPE)
-			fprintf(stderr,
-			        "%s exec: cannot write the output: %s; the command was killed\n",
-			        c->prog, cli_strerror(s.out_errno, ebuf, sizeof(ebuf)));
-	} else if (s.res.timed_out) {
-		*exit_code = CLI_EXIT_TIMEOUT;
-		fprintf(stderr, "%s exec: the terminal's command timed out and was killed\n",
-		        c->prog);
-	} else {
-		*exit_code = s.res.has_exit_code ? s.res.exit_code : CLI_EXIT_NOCODE;
-	}
+	rc = session_result(&s, sig, exit_code, err);
 out:
 	if (waiting)
 		pthread_join(th, NULL);

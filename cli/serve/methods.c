@@ -418,6 +418,10 @@ static int parse_initialize(json_t *p, serve_args *a, serve_fail *f)
 
 void serve_args_free(serve_args *a)
 {
+	for (size_t i = 0; a->wbufs && i < a->nwfiles; i++)
+		free(a->wbufs[i]);
+	free(a->wbufs);
+	free(a->wfiles);
 	free(a->hosts);
 	free(a->env);
 	free(a->meta);
@@ -1203,6 +1207,61 @@ static int run_watch(serve_call *c, const serve_args *a, json_t **out, serve_fai
 	return finish(rc, &err, NULL, out, f);
 }
 
+/* ---- write_files: E2B's files.write([...]) in one upload ----------------------------------- */
+
+static int parse_write_files(json_t *p, serve_args *a, serve_fail *f)
+{
+	static const char *const keys[] = {"id", "files", "user", NULL};
+	static const char *const fkeys[] = {"path", "data", "data_b64", NULL};
+	json_t *files = json_object_get(p, "files"), *it;
+	size_t i, n;
+
+	if (only_keys(p, keys, "params", f) < 0 || parse_id(p, a, f) < 0 || parse_user(p, a, f) < 0)
+		return -1;
+	if (!json_is_array(files) || (n = json_array_size(files)) == 0 || n > SBX_WRITE_FILES_MAX)
+		return serve_failf(f, RPC_INVALID_PARAMS,
+		                   "params.files must be an array of 1..%d {path, data | data_b64}",
+		                   SBX_WRITE_FILES_MAX);
+	if (!(a->wfiles = calloc(n, sizeof(*a->wfiles))) ||
+	    !(a->wbufs = calloc(n, sizeof(*a->wbufs))))
+		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
+	a->nwfiles = n;
+	json_array_foreach(files, i, it)
+	{
+		serve_args one = {0};
+		char where[48];
+		snprintf(where, sizeof(where), "params.files[%zu]", i);
+		if (!json_is_object(it))
+			return serve_failf(f, RPC_INVALID_PARAMS, "%s must be an object", where);
+		if (only_keys(it, fkeys, where, f) < 0 ||
+		    get_str(it, "path", true, where, &a->wfiles[i].path, f) < 0 ||
+		    get_bytes(it, "data", true, &one, f) < 0) {
+			free(one.data);
+			return -1;
+		}
+		a->wbufs[i] = one.data; /* owned here from now on */
+		a->wfiles[i].data = one.data;
+		a->wfiles[i].len = one.data_len;
+	}
+	return 0;
+}
+
+static int run_write_files(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	sbx_error err = {0};
+	json_int_t bytes = 0;
+	int rc =
+	    sbx_sandbox_write_files(c->prov, a->id, a->wfiles, a->nwfiles, &a->popts, c->sig, &err);
+
+	for (size_t i = 0; i < a->nwfiles; i++)
+		bytes += (json_int_t)a->wfiles[i].len;
+	return finish(rc, &err,
+	              rc < 0 ? NULL
+	                     : json_pack("{s:b,s:I,s:I}", "ok", 1, "files", (json_int_t)a->nwfiles,
+	                                 "bytes", bytes),
+	              out, f);
+}
+
 /* The method table, in the contract's order (bindings/protocol/methods.md). */
 static const serve_method methods[] = {
     {"initialize", parse_initialize, run_initialize, false},
@@ -1239,6 +1298,7 @@ static const serve_method methods[] = {
     {"pty_kill", parse_pid_only, run_pty_kill, true},
     {"pty_wait", parse_pid_only, run_pty_wait, true},
     {"watch", parse_watch, run_watch, true},
+    {"write_files", parse_write_files, run_write_files, true},
 };
 
 const serve_method *serve_method_find(const char *name)

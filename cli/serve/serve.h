@@ -164,8 +164,11 @@ typedef struct serve_args {
 	uint32_t pid;                /* wait, send_stdin, close_stdin, kill_process, pty_* */
 	uint16_t cols, rows;         /* pty_start, pty_resize */
 	bool recursive;              /* watch */
-	sbx_sandbox_state state;     /* list */
-	bool list_all;               /* list: also sandboxes without a name */
+	sbx_write_entry *wfiles;     /* write_files: the entries (text borrowed, base64 decoded) */
+	unsigned char **wbufs;       /* and the decoded buffers (owned, one per entry or NULL) */
+	size_t nwfiles;
+	sbx_sandbox_state state; /* list */
+	bool list_all;           /* list: also sandboxes without a name */
 	/* initialize */
 	json_t *config;
 	const char *envd_url;

@@ -133,6 +133,39 @@ SBX_EXTERN int sbx_sandbox_rename(sbx_entry_info **out, sbx_provider *p, const c
                                   const char *from, const char *to, const sbx_path_options *opts,
                                   sbx_signal *sig, sbx_error *err);
 
+/** One file of sbx_sandbox_write_files(); borrowed for the call. */
+typedef struct sbx_write_entry {
+	const char *path; /**< sandbox path (sbx_validate_path) */
+	const void *data; /**< len bytes; may be NULL when len is 0 */
+	size_t len;
+} sbx_write_entry;
+
+/** At most this many files, and this many bytes in all, in one sbx_sandbox_write_files(). */
+#define SBX_WRITE_FILES_MAX       1000
+#define SBX_WRITE_FILES_MAX_BYTES (64u << 20)
+
+/**
+ * Write `n` files in one upload (E2B's files.write([...]): one multipart POST
+ * /files of n parts), each replaced, its parents made: uploaded to root-only
+ * staging files, then one in-sandbox step writes them in order as the options'
+ * user (the sandbox user: permissions and symlinks resolve as that user; under
+ * /skills by root with mode 0644, as sbx_sandbox_write_file(); root: as root).
+ * The staging files are removed (an abort may leave them). The bytes are copied
+ * once more while they are sent, so memory is at most twice the total.
+ * @param files  n entries, borrowed; n 1..SBX_WRITE_FILES_MAX, their bytes at
+ *               most SBX_WRITE_FILES_MAX_BYTES together, no path twice: all
+ *               checked before any request.
+ * @param opts   NULL for SBX_PATH_OPTIONS_INIT (timeout_ms bounds the step).
+ * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT, SBX_EHTTP,
+ *         SBX_ENETWORK, SBX_ESANDBOX ("cannot write PATH: ..." for the first
+ *         file that failed; the files before it are written, the ones after it
+ *         are not), SBX_ENOMEM, SBX_EINTERNAL.
+ */
+SBX_EXTERN int sbx_sandbox_write_files(sbx_provider *p, const char *id,
+                                       const sbx_write_entry *files, size_t n,
+                                       const sbx_path_options *opts, sbx_signal *sig,
+                                       sbx_error *err);
+
 SBX_END_DECLS
 
 #endif

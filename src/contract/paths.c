@@ -130,3 +130,39 @@ int sbx_sandbox_rename(sbx_entry_info **out, sbx_provider *p, const char *id, co
 	}
 	return error;
 }
+
+int sbx_sandbox_write_files(sbx_provider *p, const char *id, const sbx_write_entry *files, size_t n,
+                            const sbx_path_options *opts, sbx_signal *sig, sbx_error *err)
+{
+	sbx_path_options o;
+	size_t total = 0;
+	int error;
+
+	if ((error = sbx__call_check(p, sig, SBX__NEED_ID, NULL, id, err)) < 0 ||
+	    (error = take_options(&o, opts, err)) < 0)
+		return error;
+	if (n == 0 || n > SBX_WRITE_FILES_MAX)
+		return sbx__error_set(err, SBX_EINVALID, "write_files takes 1..%d files, not %zu",
+		                      SBX_WRITE_FILES_MAX, n);
+	if (!files)
+		return sbx__missing(err, "files");
+	for (size_t i = 0; i < n; i++) {
+		if ((error = check_path(files[i].path, "path", true, err)) < 0)
+			return error;
+		if (files[i].len > 0 && !files[i].data)
+			return sbx__error_set(err, SBX_EINVALID, "data of %s is NULL",
+			                      files[i].path);
+		if (files[i].len > SBX_WRITE_FILES_MAX_BYTES - total)
+			return sbx__error_set(err, SBX_EINVALID,
+			                      "write_files takes at most %u bytes in all",
+			                      SBX_WRITE_FILES_MAX_BYTES);
+		total += files[i].len;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(files[i].path, files[j].path) == 0)
+				return sbx__error_set(err, SBX_EINVALID, "%s is given twice",
+				                      files[i].path);
+	}
+	if (!p->vt->write_files)
+		return sbx__unsupported(err, p, "write_files");
+	return p->vt->write_files(p->impl, id, files, n, &o, sig, err);
+}

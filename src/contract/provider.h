@@ -118,6 +118,9 @@ typedef struct sbx_provider_vtable {
 	int (*watch_next)(void *h, sbx_watch_event *out, uint64_t timeout_ms, sbx_signal *sig,
 	                  sbx_error *err);
 	void (*watch_free)(void *h);
+	/* sandbox/paths.h sbx_sandbox_write_files; files and options checked. NULL: unsupported */
+	int (*write_files)(void *impl, const char *id, const sbx_write_entry *files, size_t n,
+	                   const sbx_path_options *opts, sbx_signal *sig, sbx_error *err);
 } sbx_provider_vtable;
 
 /* The provider object behind the opaque public sbx_provider. */

@@ -35,9 +35,12 @@ static int files_call_init(files_call *f, const sbx_envd_target *t, const char *
 	sbx_buf_init(&f->url, 64 * 1024);
 	for (int i = 0; i < 3; i++)
 		sbx_buf_init(&f->hdr[i], 4096);
-	if (sbx_buf_printf(&f->url, "%s/files?path=", t->url) < 0 ||
-	    sbx__form_urlencode(&f->url, path, strlen(path)) < 0 ||
-	    sbx_buf_puts(&f->url, "&username=") < 0 ||
+	/* no path: each part's filename is its target (envd's multi-file write) */
+	if (sbx_buf_printf(&f->url, "%s/files?", t->url) < 0 ||
+	    (path && (sbx_buf_puts(&f->url, "path=") < 0 ||
+	              sbx__form_urlencode(&f->url, path, strlen(path)) < 0 ||
+	              sbx_buf_puts(&f->url, "&") < 0)) ||
+	    sbx_buf_puts(&f->url, "username=") < 0 ||
 	    sbx__form_urlencode(&f->url, user, strlen(user)) < 0 ||
 	    sbx_buf_printf(&f->hdr[0], "E2b-Sandbox-Id: %s", t->sandbox_id) < 0 ||
 	    sbx_buf_printf(&f->hdr[1], "E2b-Sandbox-Port: %d", SBX_ENVD_PORT) < 0 ||
@@ -113,6 +116,34 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 	req.on_data = on_data;
 	req.payload = payload;
 	error = sbx__envd_unary(http, t, &req, "file download", deadline_ms, sig, err);
+	files_call_dispose(&f);
+	return error;
+}
+
+int sbx__envd_upload_many(sbx_http *http, const sbx_envd_target *t, const char *user,
+                          const sbx_http_part *parts, size_t n, uint64_t deadline_ms,
+                          sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_req req = {0};
+	files_call f;
+	int error;
+
+	if (n == 0)
+		return 0;
+	if ((error = files_call_init(&f, t, NULL, user, err)) < 0)
+		return error;
+	req.what = "E2B file upload";
+	req.method = "POST";
+	req.url = (const char *)f.url.ptr;
+	req.headers = f.lines;
+	req.nheaders = 3;
+	req.upload_part = "file";
+	req.upload_filename = parts[0].filename;
+	req.upload_data = parts[0].data;
+	req.upload_len = parts[0].len;
+	req.more_parts = parts + 1;
+	req.nmore_parts = n - 1;
+	error = sbx__envd_unary(http, t, &req, "file upload", deadline_ms, sig, err);
 	files_call_dispose(&f);
 	return error;
 }

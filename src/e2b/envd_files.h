@@ -21,6 +21,15 @@ int sbx__envd_upload(sbx_http *http, const sbx_envd_target *t, const char *path,
                      const void *data, size_t len, uint64_t deadline_ms, sbx_signal *sig,
                      sbx_error *err);
 
+/*
+ * One multipart POST /files (no path query) of n parts named "file", each
+ * written by envd to its filename, an absolute path, as `user`. As
+ * sbx__envd_upload(); parts after the first are copied by curl.
+ */
+int sbx__envd_upload_many(sbx_http *http, const sbx_envd_target *t, const char *user,
+                          const sbx_http_part *parts, size_t n, uint64_t deadline_ms,
+                          sbx_signal *sig, sbx_error *err);
+
 /* Pull up to `cap` bytes into buf: the count, 0 at the end, SIZE_MAX to fail. */
 typedef size_t (*sbx__envd_pull_fn)(unsigned char *buf, size_t cap, void *payload);
 

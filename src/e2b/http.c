@@ -281,6 +281,15 @@ static int call_body_setopt(sbx_http_call *c, CURLcode *rc, sbx_error *err)
 		else
 			*rc |= curl_mime_data_cb(part, (curl_off_t)r->upload_len, upload_read,
 			                         upload_seek, NULL, c);
+		for (size_t i = 0; i < r->nmore_parts; i++) {
+			if (!(part = curl_mime_addpart(c->mime)))
+				return sbx__error_set(err, SBX_ENOMEM, "out of memory");
+			*rc |= curl_mime_name(part, r->upload_part);
+			*rc |= curl_mime_filename(part, r->more_parts[i].filename);
+			*rc |=
+			    curl_mime_data(part, r->more_parts[i].data ? r->more_parts[i].data : "",
+			                   r->more_parts[i].len);
+		}
 		*rc |= curl_easy_setopt(e, CURLOPT_MIMEPOST, c->mime);
 	} else if (strcmp(r->method, "POST") == 0) {
 		*rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);

@@ -60,6 +60,13 @@ typedef struct sbx_http_call sbx_http_call;
  */
 typedef int (*sbx_http_data_fn)(const unsigned char *p, size_t n, void *payload, sbx_error *err);
 
+/* One more part of a multipart upload, from memory (curl copies its bytes). */
+typedef struct sbx_http_part {
+	const char *filename;
+	const void *data;
+	size_t len;
+} sbx_http_part;
+
 typedef struct sbx_http_req {
 	const char *what;           /* for messages, e.g. "E2B GET /v2/sandboxes" */
 	const char *method;         /* "GET", "POST", "DELETE" */
@@ -73,6 +80,9 @@ typedef struct sbx_http_req {
 	const char *upload_filename;
 	const void *upload_data;
 	size_t upload_len;
+	/* parts after the first, named upload_part too (envd's multi-file write), or NULL */
+	const sbx_http_part *more_parts;
+	size_t nmore_parts;
 	/*
 	 * Or, when set, the part's bytes are pulled from upload_fn instead (length
 	 * unknown: sent chunked, never rewound): fill `buf` with up to `cap` bytes,

@@ -362,3 +362,93 @@ done:
 	sbx__envd_target_dispose(&t);
 	return error;
 }
+
+/* ---- write_files: E2B's files.write([...]) ---- */
+
+/* The staging upload of every file in one multipart POST, as a step of sbx__e2b_with_attach. */
+typedef struct upload_many_step {
+	const sbx_http_part *parts;
+	size_t n;
+	sbx_signal *sig;
+} upload_many_step;
+
+static int upload_many_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
+{
+	upload_many_step *x = ctx;
+	return sbx__envd_upload_many(p->http, t, SBX_E2B_ROOT_USER, x->parts, x->n,
+	                             sbx__now_ms() + UPLOAD_DEADLINE_MS, x->sig, local);
+}
+
+/* Best effort, as root: the staging files of a failed upload (envd may have stored some). */
+static void remove_stagings(sbx__e2b_provider *p, const sbx_envd_target *t, char (*staging)[96],
+                            size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sbx__e2b_remove_staging(p, t, staging[i]);
+}
+
+int sbx__e2b_write_files(void *impl, const char *id, const sbx_write_entry *files, size_t n,
+                         const sbx_path_options *o, sbx_signal *sig, sbx_error *err)
+{
+	sbx__e2b_provider *p = impl;
+	char(*staging)[96] = NULL, uuid[37], se[SBX_E2B_STDERR_MESSAGE_MAX + 1];
+	const char **args = NULL;
+	sbx_http_part *parts = NULL;
+	sbx_envd_target t = {0};
+	sbx__file_op r = {0};
+	sbx_error local = {0};
+	upload_many_step x;
+	sbx__e2b_step step = {upload_many_run, NULL, NULL, &x};
+	int error;
+
+	if ((error = sbx__e2b_aborted(sig, err)) < 0)
+		return error;
+	if (!(staging = sbx__calloc(n, sizeof(*staging))) ||
+	    !(parts = sbx__calloc(n, sizeof(*parts))) ||
+	    !(args = sbx__calloc(2 * n + 4, sizeof(*args)))) {
+		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
+		goto done;
+	}
+	sbx__uuid(uuid);
+	args[0] = "-c";
+	args[1] = sbx__e2b_write_many_script;
+	args[2] = "capybara-write";
+	args[3] = o->user == SBX_USER_ROOT ? "root" : "sandbox";
+	for (size_t i = 0; i < n; i++) {
+		snprintf(staging[i], sizeof(staging[i]), "%s/%s-%zu", SBX_E2B_UPLOAD_DIR, uuid, i);
+		parts[i] = (sbx_http_part){staging[i], files[i].data, files[i].len};
+		args[4 + 2 * i] = files[i].path;
+		args[5 + 2 * i] = staging[i];
+	}
+	x = (upload_many_step){parts, n, sig};
+	/* one upload of every file to root-only staging files, then one step as the user */
+	error = sbx__e2b_with_attach(p, &t, id, FILE_OP_MIN_SECONDS, &step, sig, &local, err);
+	if (error < 0) {
+		sbx__e2b_upload_failed(err, error, &local);
+		if (t.url)
+			remove_stagings(p, &t, staging, n);
+		goto done;
+	}
+	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 2 * n + 4,
+	                              SBX_E2B_STDERR_ROOM, o->timeout_ms, sig, &r, err)) < 0) {
+		remove_stagings(p, &t, staging, n); /* the step may not have run */
+		goto done;
+	}
+	if (!exited_with(&r, 0) && sbx__e2b_runuser_no_sandbox(&r.err)) {
+		error = sbx__e2b_template_error(p, &t, err);
+	} else if (!exited_with(&r, 0)) {
+		char failed[SBX_E2B_STDERR_MESSAGE_MAX + 1];
+		size_t k = r.out.len < sizeof(failed) - 1 ? r.out.len : sizeof(failed) - 1;
+		memcpy(failed, r.out.ptr ? (const char *)r.out.ptr : "", k);
+		failed[k] = '\0';
+		error = sbx__error_set(err, SBX_ESANDBOX, "cannot write %s: %s",
+		                       k ? failed : "the files", stderr_of(&r, se, sizeof(se)));
+	}
+done:
+	sbx__e2b_file_op_dispose(&r);
+	sbx__envd_target_dispose(&t);
+	sbx__free(args);
+	sbx__free(parts);
+	sbx__free(staging);
+	return error;
+}

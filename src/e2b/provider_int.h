@@ -205,6 +205,8 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
                        size_t max_bytes, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void *data, size_t len,
                         sbx_signal *sig, sbx_error *err);
+int sbx__e2b_write_files(void *impl, const char *id, const sbx_write_entry *files, size_t n,
+                         const sbx_path_options *o, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_stat(void *impl, sbx_stat *out, const char *id, const char *path, sbx_signal *sig,
                   sbx_error *err);
 int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *path, sbx_signal *sig,

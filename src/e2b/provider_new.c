@@ -59,6 +59,7 @@ static const sbx_provider_vtable e2b_vtable = {
     .watch_dir = sbx__e2b_watch_dir,
     .watch_next = sbx__e2b_watch_next,
     .watch_free = sbx__e2b_watch_free,
+    .write_files = sbx__e2b_write_files,
 };
 
 static bool is_http_url(const char *u)

@@ -250,6 +250,23 @@ const char sbx__e2b_rename_script[] =
     "2>&1); then printf '%s\\n' \"$e\" >&2; exit 1; fi; exec find \"$2\" -maxdepth 0 "
     "-printf " ENTRY_FORMAT;
 /*
+ * WRITE_MANY_SCRIPT WHO PATH STAGING [PATH STAGING]... (as root; ours): each
+ * PATH in order from its root-only STAGING file as USER_WRITE_SCRIPT writes
+ * one (as the sandbox user, parents made, no symlink escape), or as
+ * SKILLS_WRITE_SCRIPT for /skills and below, or as root when WHO is "root".
+ * Every staging file is removed, written or not. At the first failure the
+ * rest are not written: its PATH goes to stdout, the tool's message to
+ * stderr, and the exit is 1; 0 when all were written.
+ */
+const char sbx__e2b_write_many_script[] =
+    "w=$1; shift; s=0; while [ $# -ge 2 ]; do p=$1; g=$2; shift 2; if [ $s = 0 ]; then case "
+    "$w:$p in root:*) ( mkdir -p -- \"$(dirname -- \"$p\")\" && cat -- \"$g\" > \"$p\" ) || s=1 "
+    ";; *:/skills|*:/skills/*) ( umask 022; mkdir -p -- \"$(dirname -- \"$p\")\" && cat -- "
+    "\"$g\" > \"$p\" && chmod 0644 \"$p\" ) || s=1 ;; *) runuser -u " SBX_E2B_SANDBOX_USER
+    " -- /bin/sh -c 'set -e; mkdir -p -- \"$(dirname -- \"$1\")\"; cat > \"$1\"' capybara-write "
+    "\"$p\" < \"$g\" || s=1 ;; esac; [ $s = 1 ] && printf '%s' \"$p\"; fi; rm -f -- \"$g\"; done; "
+    "exit $s";
+/*
  * WATCH_CHECK_SCRIPT DIR (as the watch's user; ours): exit 3 when DIR does
  * not exist, 4 when it is no directory, 5 when the user may not list it (read
  * and search); 0 otherwise. envd watches as root, so this is what keeps a

@@ -34,6 +34,7 @@ extern const char sbx__e2b_path_info_script[];      /* PATH_INFO_SCRIPT (ours: p
 extern const char sbx__e2b_remove_path_script[];    /* REMOVE_PATH_SCRIPT (ours: paths.h) */
 extern const char sbx__e2b_make_dir_script[];       /* MAKE_DIR_SCRIPT (ours: paths.h) */
 extern const char sbx__e2b_rename_script[];         /* RENAME_SCRIPT (ours: paths.h) */
+extern const char sbx__e2b_write_many_script[];     /* WRITE_MANY_SCRIPT (ours: paths.h) */
 extern const char sbx__e2b_watch_check_script[];    /* WATCH_CHECK_SCRIPT (ours: watch.h) */
 extern const char sbx__e2b_user_write_script[];     /* USER_WRITE_SCRIPT */
 extern const char sbx__e2b_skills_write_script[];   /* SKILLS_WRITE_SCRIPT */

@@ -563,6 +563,63 @@ static void test_cli_pty__cli_watch(void **state)
 	term_close(&t);
 }
 
+/* write ID PATH FILE PATH FILE (one upload) and serve's write_files. */
+static void test_cli_pty__write_many(void **state)
+{
+	h_ctx *h = *state;
+	char dir[] = "/tmp/cli-pty-XXXXXX", a[64], b[64], line[512];
+	serve_proc_t s;
+	term t;
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	FILE *fa = fopen(a, "w"), *fb = fopen(b, "w");
+	fputs("alpha\n", fa);
+	fputs("be", fb);
+	fclose(fa);
+	fclose(fb);
+	h_reset(h);
+	const char *argv[] = {"write", g_id, "/workspace/wm/a", a, "/workspace/wm/b", b, NULL};
+	term_start(&t, h, 24, 80, argv);
+	assert_int_equal(term_exit(&t), 0);
+	assert_non_null(strstr(t.buf, "wrote 2 files, 8 bytes\r\n"));
+	term_close(&t);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count(log, "POST", "/files$"), 1);
+	json_decref(log);
+	char *out = h_sh(h, g_id, "cat /workspace/wm/a /workspace/wm/b");
+	assert_string_equal(out, "alpha\nbe");
+	free(out);
+	const char *odd[] = {"write", g_id, "/workspace/wm/a", a, "/workspace/wm/c", NULL};
+	term_start(&t, h, 24, 80, odd);
+	assert_int_equal(term_exit(&t), 2);
+	assert_non_null(strstr(t.buf, "'/workspace/wm/c' has no FILE"));
+	term_close(&t);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+
+	serve_start(&s, h);
+	snprintf(line, sizeof(line),
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"write_files\",\"params\":{\"id\":"
+	         "\"%s\",\"files\":[{\"path\":\"/workspace/ws/x\",\"data\":\"xx\"},{\"path\":"
+	         "\"/workspace/ws/y\",\"data_b64\":\"AP8=\"}]}}",
+	         g_id);
+	serve_send(&s, line);
+	json_t *r = serve_response(&s, 1);
+	assert_string_equal(json_dumps(json_object_get(r, "result"), JSON_COMPACT),
+	                    "{\"ok\":true,\"files\":2,\"bytes\":4}");
+	json_decref(r);
+	close(s.in);
+	assert_int_equal(waitpid(s.pid, &status, 0), s.pid);
+	close(s.out);
+	out = h_sh(h, g_id, "cat /workspace/ws/x; od -An -tx1 /workspace/ws/y");
+	assert_string_equal(out, "xx 00 ff\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,6 +631,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_pty__serve_pty_methods),
 	    cmocka_unit_test(test_cli_pty__serve_watch),
 	    cmocka_unit_test(test_cli_pty__cli_watch),
+	    cmocka_unit_test(test_cli_pty__write_many),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests_name("cli_pty", tests, setup, teardown);
