@@ -376,7 +376,8 @@ static bool call_loops(sbx_http *h, const sbx_http_req *req)
 	return strncmp(req->url, "https:", 6) == 0 && !req->upload_part && sbx__http_loop_ready(h);
 }
 
-/* A new call of h for req: no eventfd yet, its body buffer sized. NULL when out of memory. */
+/* A new call of h for req, started now: no eventfd yet, its body buffer sized. NULL when out
+ * of memory. */
 static sbx_http_call *call_new(sbx_http *h, const sbx_http_req *req)
 {
 	sbx_http_call *c = sbx__calloc(1, sizeof(*c));
@@ -386,6 +387,7 @@ static sbx_http_call *call_new(sbx_http *h, const sbx_http_req *req)
 	c->h = h;
 	c->req = *req;
 	c->efd = -1;
+	c->t0_ms = sbx__now_ms();
 	sbx_buf_init(&c->body, req->max_body ? req->max_body : SBX_HTTP_MAX_BODY);
 	return c;
 }
@@ -411,7 +413,6 @@ int sbx__http_call_start(sbx_http_call **out, sbx_http *h, const sbx_http_req *r
 	*out = NULL;
 	if (!(c = call_new(h, req)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	c->t0_ms = sbx__now_ms();
 	if (call_loops(h, req)) {
 		if ((error = sbx__http_loop_call_init(c)) < 0) {
 			sbx__http_call_free(c);

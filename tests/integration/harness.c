@@ -292,6 +292,36 @@ size_t h_log_count(h_ctx *h, sbx_log_level level, const char *needle)
 	return n;
 }
 
+size_t h_log_mark(h_ctx *h)
+{
+	pthread_mutex_lock(&h->mu);
+	size_t n = h->nlines;
+	pthread_mutex_unlock(&h->mu);
+	return n;
+}
+
+long long h_log_max_field(h_ctx *h, size_t since, const char *message, const char *key)
+{
+	long long max = -1;
+	size_t mlen = strlen(message), klen = strlen(key);
+	pthread_mutex_lock(&h->mu);
+	for (size_t i = since; i < h->nlines; i++) {
+		const char *t = h->lines[i].text, *f;
+		if (h->lines[i].level != SBX_LOG_DEBUG || strncmp(t, message, mlen) != 0 ||
+		    t[mlen] != ' ')
+			continue;
+		for (f = strstr(t + mlen, " "); f; f = strstr(f + 1, " "))
+			if (strncmp(f + 1, key, klen) == 0 && f[1 + klen] == '=') {
+				long long v = strtoll(f + 2 + klen, NULL, 10);
+				if (v > max)
+					max = v;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&h->mu);
+	return max;
+}
+
 static void add_secret(h_ctx *h, const char *tok)
 {
 	for (size_t i = 0; i < h->nsecrets; i++)

@@ -100,6 +100,11 @@ sbx_provider *h_provider_new(h_ctx *h, const char *extra_cfg, const char *url);
 void h_note_err(h_ctx *h, const sbx_error *err);
 /* Number of collected log lines at `level` whose text contains `needle`. */
 size_t h_log_count(h_ctx *h, sbx_log_level level, const char *needle);
+/* The number of lines collected so far: a mark for h_log_max_field. */
+size_t h_log_mark(h_ctx *h);
+/* The largest integer value of field `key` in the debug lines with message `message` collected
+ * since mark `since`; -1 when there is none. */
+long long h_log_max_field(h_ctx *h, size_t since, const char *message, const char *key);
 /* Fail if any collected text contains H_API_KEY or a known envd token. */
 void h_assert_secret_free(h_ctx *h);
 /* Learn the envd tokens of every sandbox fake-e2b knows, for the secret scan. */

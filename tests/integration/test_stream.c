@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -285,6 +286,14 @@ static void test_stream__one_mib_of_stdin_reaches_sha256sum(void **state)
 	free(in);
 }
 
+/* Milliseconds of the clock the library's debug lines use (CLOCK_MONOTONIC). */
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* cat echoes stdin while it is still being sent: no deadlock on full pipes. */
 static void test_stream__stdin_through_cat_while_output_flows(void **state)
 {
@@ -298,7 +307,15 @@ static void test_stream__stdin_through_cat_while_output_flows(void **state)
 	o.stdin_data = in;
 	o.stdin_len = MIB;
 	o.max_output_bytes = 2 * MIB;
+	size_t mark = h_log_mark(h);
+	long long t0 = mono_ms();
 	assert_int_equal(exec_streamed(h, &r, "cat", &o, &s, NULL, &err), 0);
+	/* every call's debug line counts its time from its own start, the SendInput and
+	 * CloseStdin calls joined to the stream too (they were counted from 0) */
+	long long took = mono_ms() - t0, max = h_log_max_field(h, mark, "http", "ms");
+	assert_true(max >= 0);
+	if (max > took)
+		fail_msg("an http debug line says %lld ms in a %lld ms exec", max, took);
 	assert_int_equal(r.exit_code, 0);
 	assert_int_equal(r.stdout_len, MIB);
 	assert_memory_equal(r.stdout_data, in, MIB);
