@@ -134,8 +134,15 @@ for my $df (sort glob("templates/*/Dockerfile")) {
 	my ($dl) = defined $dirsvar ? ($tc =~ /\b\Q$dirsvar\E\[\] = \{(.*?)\};/s) : ();
 	my @tdirs = defined $dl ? ($dl =~ /\{"([^"]+)", (0[0-7]{3}),/g) : ();
 	my %tmode = @tdirs;
+	# the exec helper (a file, not a directory): fake-e2b writes it, 0755, where exec_helper is set
+	my $helper = $entry =~ /\.exec_helper = true,/;
+	if ($helper && !grep { $_ eq "/opt/capybara-exec 0755" } @dirs) {
+		print "fake-e2b/runtime/template.c: template \"$name\" has the exec helper, $df does not install /opt/capybara-exec 0755\n";
+		$bad = 1;
+	}
 	for my $dm (@dirs) {
 		my ($p, $m) = split " ", $dm;
+		next if $helper && $dm eq "/opt/capybara-exec 0755";
 		next if ($tmode{$p} // "") eq $m;
 		print "fake-e2b/runtime/template.c: template \"$name\": $p is ",
 		    (defined $tmode{$p} ? "mode $tmode{$p}" : "missing"), ", $df gives it $m\n";

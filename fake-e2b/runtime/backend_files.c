@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "backend_int.h"
 #include "box_cgroups.h"
+#include "boxfs.h"
 #include "egress_int.h"
 #include "etc_layer.h"
 #include "linux/caps.h"
@@ -71,11 +72,59 @@ static void mkdir_template_dir(const fk_box *b, const fk_template *t, const fk_t
 	mkdir_mode(b, rel, d->mode, d->user_owned ? t->uid : 0, d->user_owned ? t->gid : 0);
 }
 
+/*
+ * The template's exec helper (template.h exec_helper) as /opt/capybara-exec, root's, 0755, when
+ * the box has none: a box's root may have replaced or removed its own, as an E2B sandbox's root
+ * may change its image; that is its own. Resolved inside the box's root (a planted symlink
+ * cannot send the write to the host), written under a temporary name and renamed into place,
+ * so a command never runs a partial one.
+ */
+static void write_exec_helper(const fk_box *b)
+{
+	static const char tmp[] = ".capybara-exec.fake-e2b";
+	int root = open(b->hroot, O_PATH | O_DIRECTORY | O_CLOEXEC), opt = -1, fd = -1;
+	size_t off = 0;
+	bool ok = false;
+
+	if (root < 0 || (opt = fk__open_in(root, "/opt", O_PATH | O_DIRECTORY, 0)) < 0)
+		goto out;
+	if (faccessat(opt, "capybara-exec", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		goto out;
+	(void)unlinkat(opt, tmp, 0);
+	if ((fd = openat(opt, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700)) < 0)
+		goto out;
+	while (off < fk_capybara_exec_len) {
+		ssize_t n = write(fd, fk_capybara_exec + off, fk_capybara_exec_len - off);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	ok = off == fk_capybara_exec_len &&
+	     (fchown(fd, fk__host_id(b, 0), fk__host_id(b, 0)) == 0 || geteuid() != 0) &&
+	     fchmod(fd, 0755) == 0 && close(fd) == 0;
+	fd = -1;
+	ok = ok && renameat(opt, tmp, opt, "capybara-exec") == 0;
+	if (!ok) {
+		fprintf(stderr, "fake-e2b: cannot write %s in %s: %s\n", FK_EXEC_HELPER_PATH,
+		        b->hroot, fk_strerror(errno));
+		(void)unlinkat(opt, tmp, 0);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (opt >= 0)
+		close(opt);
+	if (root >= 0)
+		close(root);
+}
+
 void fk__ns_box_prepare_fs(fk_box *b)
 {
 	const char *r = b->hroot;
 	for (size_t i = 0; i < b->tpl->n_dirs; i++)
 		mkdir_template_dir(b, b->tpl, &b->tpl->dirs[i]);
+	if (b->tpl->exec_helper)
+		write_exec_helper(b);
 	mkdir_mode(b, "tmp", 01777, 0, 0);
 	mkdir_mode(b, "var", 0755, 0, 0);
 	mkdir_mode(b, "var/tmp", 01777, 0, 0);

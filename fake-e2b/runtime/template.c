@@ -4,7 +4,9 @@
  * `base` imitates E2B's base template: user `user` (uid 1000) with HOME and working directory
  * /home/user, passwordless sudo, python3 and python (from the host's /usr). `capybara-sandbox`
  * follows templates/capybara-sandbox/Dockerfile (the seed's image conventions): user `sandbox` (uid
- * 1000) with HOME and working directory /workspace, /skills root 0755, /opt/capybara root 0700.
+ * 1000) with HOME and working directory /workspace, /skills root 0755, /opt/capybara root 0700,
+ * and the exec helper /opt/capybara-exec (root 0755, the Dockerfile's build of
+ * templates/capybara-sandbox/capybara-exec.c).
  */
 #include "template.h"
 
@@ -42,6 +44,7 @@ static const fk_template templates[] = {
         .sudo = false,
         .dirs = capybara_dirs,
         .n_dirs = sizeof(capybara_dirs) / sizeof(capybara_dirs[0]),
+        .exec_helper = true,
     },
 };
 

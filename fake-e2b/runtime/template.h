@@ -28,7 +28,13 @@ typedef struct fk_template {
 	bool sudo;                   /* `user` may run anything through sudo without a password */
 	const fk_template_dir *dirs; /* created when the box is made and again at every boot */
 	size_t n_dirs;
+	bool exec_helper; /* has /opt/capybara-exec (root 0755), fk_capybara_exec's bytes */
 } fk_template;
+
+/* templates/capybara-sandbox/capybara-exec.c, built static (generated from the build). */
+extern const unsigned char fk_capybara_exec[];
+extern const size_t fk_capybara_exec_len;
+#define FK_EXEC_HELPER_PATH "/opt/capybara-exec"
 
 /* The template named `id` (templateID or alias); NULL when there is none. */
 const fk_template *fk_template_find(const char *id);

@@ -1,7 +1,8 @@
 /*
  * e2b/scripts.c: the in-sandbox shell scripts, byte for byte as the seed
  * defines them (docs/exec.md "How a command runs"), with its template literals expanded, except
- * those marked "ours". They are data: the provider passes them to `/bin/sh -c
+ * those marked "ours" (EXEC_WRAPPER among them: the seed's line behind a
+ * switch to the exec helper). They are data: the provider passes them to `/bin/sh -c
  * SCRIPT NAME ARGS...` (the kill_all and kill_tagged scripts to /bin/bash,
  * SBX_E2B_KILL_SHELL), so "$1", "$2", ... are the arguments after the script
  * name. Every value from a caller travels as an argument, never pasted into a
@@ -29,17 +30,24 @@
 	"2>/dev/null; pkill -9 -s \"$1\" 2>/dev/null; }; "
 
 /*
- * EXEC_WRAPPER (run as `setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD SECONDS`):
- * records its pid (the session leader) in CTL.pid so a killer can find the
- * session; exits 137 without running CMD when CTL.kill already exists (the
- * kill raced ahead of the start); runs CMD with /bin/bash under an in-sandbox
- * `timeout -s KILL SECONDS` backstop that holds even if the client vanished;
- * removes CTL.pid and exits with CMD's status. "capybara-exec CTL" in its
- * argv is what KILL_SCRIPT, KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT match.
+ * EXEC_WRAPPER (ours since the exec helper; run as `setsid -w /bin/sh -c WRAPPER capybara-exec
+ * CTL CMD SECONDS`): records its pid (the session leader) in CTL.pid so a killer can find the
+ * session; exits 137 without running CMD when CTL.kill already exists (the kill raced ahead of
+ * the start); then, when the template has the exec helper SBX_E2B_EXEC_HELPER
+ * (templates/capybara-sandbox/capybara-exec.c), becomes it (`exec`: same pid, same session):
+ * it runs CMD with /bin/bash in a process group of its own under an in-sandbox SECONDS
+ * backstop that SIGKILLs that group even if the client vanished, removes CTL.pid and exits
+ * with CMD's status (128 + N for a death by signal N, 137 at the backstop), in one process
+ * where the rest of the line takes three. Without the helper (the seed's line, for any other
+ * template): the same with `timeout -s KILL SECONDS /bin/bash -c CMD`, `rm -f CTL.pid`.
+ * "capybara-exec CTL" in its argv (the helper's path ends in capybara-exec) is what
+ * KILL_SCRIPT, KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT match. docs/internals/exec-cost.md
+ * says what each step costs.
  */
 const char sbx__e2b_exec_wrapper[] =
-    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; timeout -s "
-    "KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
+    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; if [ "
+    "-x " SBX_E2B_EXEC_HELPER " ]; then exec " SBX_E2B_EXEC_HELPER " \"$@\"; fi; timeout -s KILL "
+    "\"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
 
 /*
  * FILEOP_WRAPPER (ours; run as `setsid -w /bin/sh -c WRAPPER capybara-exec
@@ -89,8 +97,9 @@ const char sbx__e2b_kill_script[] =
  *                   command name (1 state, 2 parent pid, 4 session) is in w;
  *   kill_trees      for the wrappers in w, in KILL_TREE's order: the process
  *                   groups of their children (pgrep -P; the command's
- *                   `timeout` leads its own group, which holds the command and
- *                   a fork bomb: one kill(2) ends them all), their own groups,
+ *                   `timeout`, or the exec helper's bash, leads its own group,
+ *                   which holds the command and a fork bomb: one kill(2) ends
+ *                   them all), their own groups,
  *                   every process of their sessions (pkill -s), the wrappers
  *                   themselves; then every process of the sessions in s; then
  *                   exits 0;

@@ -14,11 +14,13 @@
 #define SBX_E2B_ROOT_USER                "root"
 #define SBX_E2B_UPLOAD_DIR               "/opt/capybara/upload"
 #define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
+/* The exec helper of templates/capybara-sandbox (EXEC_WRAPPER runs it when executable). */
+#define SBX_E2B_EXEC_HELPER "/opt/capybara-exec"
 /* The shell of KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT (bash: read -d '', [[ =~ ]], arrays);
  * the exec wrapper runs every command with it too, so a sandbox has it. */
 #define SBX_E2B_KILL_SHELL "/bin/bash"
 
-extern const char sbx__e2b_exec_wrapper[];          /* EXEC_WRAPPER */
+extern const char sbx__e2b_exec_wrapper[];          /* EXEC_WRAPPER (ours: the exec helper) */
 extern const char sbx__e2b_fileop_wrapper[];        /* FILEOP_WRAPPER (ours) */
 extern const char sbx__e2b_kill_script[];           /* KILL_SCRIPT (KILL_TREE + ...) */
 extern const char sbx__e2b_kill_all_script[];       /* KILL_ALL_SCRIPT (ours: bash, no fork) */

@@ -17,10 +17,12 @@
 
 #include <cmocka.h>
 
-/* The seed's EXEC_WRAPPER, byte for byte. */
+/* EXEC_WRAPPER, byte for byte: the seed's, with the switch to the exec helper after the kill
+ * check (src/e2b/scripts.c). */
 static const char SEED_WRAPPER[] =
-    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; timeout "
-    "-s KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
+    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; if [ -x "
+    "/opt/capybara-exec ]; then exec /opt/capybara-exec \"$@\"; fi; timeout -s KILL \"$3\" "
+    "/bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
 
 static char *g_id; /* one sandbox for the whole file */
 
@@ -284,6 +286,64 @@ static void test_exec__start_request_is_the_seed_wrapper(void **state)
 	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0), "true",
 	                    "agent_7-x", "/");
 	json_decref(log);
+}
+
+/* The command's parent's command line, as ps shows it (arguments joined by spaces). */
+static char *parent_cmdline(h_ctx *h)
+{
+	sbx_exec_result r;
+	char *s;
+	assert_int_equal(run(h, &r, "tr '\\0' ' ' < /proc/$PPID/cmdline", NULL, NULL), 0);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 0);
+	s = strndup((const char *)r.stdout_data, r.stdout_len);
+	assert_non_null(s);
+	sbx_exec_result_free(&r);
+	return s;
+}
+
+static void as_root(h_ctx *h, const char *cmd)
+{
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_result r;
+	o.user = SBX_USER_ROOT;
+	assert_int_equal(run(h, &r, cmd, &o, NULL), 0);
+	assert_true(r.has_exit_code);
+	assert_int_equal(r.exit_code, 0);
+	sbx_exec_result_free(&r);
+}
+
+/* capybara-sandbox has the exec helper: the command's parent is it, in the wrapper's place
+ * (pid, session, "capybara-exec CTL" for the kill scripts). Without it (removed by root here),
+ * the seed's line runs the command under `timeout`, with the same statuses. */
+static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
+{
+	h_ctx *h = *state;
+	static const struct {
+		const char *cmd;
+		int code;
+	} cases[] = {{"exit 3", 3}, {"kill -TERM $$", 143}, {"kill -KILL $$", 137}};
+	char *p = parent_cmdline(h);
+	if (strncmp(p, "/opt/capybara-exec /tmp/.capybara-exec-", 39) != 0)
+		fail_msg("parent [%s], want the exec helper", p);
+	free(p);
+	as_root(h, "mv /opt/capybara-exec /opt/capybara-exec.off");
+	p = parent_cmdline(h);
+	if (strncmp(p, "timeout -s KILL 65 /bin/bash -c ", 32) != 0)
+		fail_msg("parent [%s], want the seed's timeout", p);
+	free(p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbx_exec_result r;
+		assert_int_equal(run(h, &r, cases[i].cmd, NULL, NULL), 0);
+		if (!r.has_exit_code || r.exit_code != cases[i].code)
+			fail_msg("%s: has %d code %d, want %d", cases[i].cmd, r.has_exit_code,
+			         r.exit_code, cases[i].code);
+		sbx_exec_result_free(&r);
+	}
+	as_root(h, "mv /opt/capybara-exec.off /opt/capybara-exec");
+	p = parent_cmdline(h);
+	assert_int_equal(strncmp(p, "/opt/capybara-exec ", 19), 0);
+	free(p);
 }
 
 static void test_exec__shared_budget_utf8_safe_cut(void **state)
@@ -594,6 +654,7 @@ int main(void)
 	    cmocka_unit_test(test_exec__invalid_env_key_sends_no_request),
 	    cmocka_unit_test(test_exec__connect_timeout_covers_command),
 	    cmocka_unit_test(test_exec__start_request_is_the_seed_wrapper),
+	    cmocka_unit_test(test_exec__exec_helper_when_present_else_the_seed_line),
 	    cmocka_unit_test(test_exec__shared_budget_utf8_safe_cut),
 	    cmocka_unit_test(test_exec__timeout_reports_timed_out_without_exit_code),
 	    cmocka_unit_test(test_exec__abort_after_start_returns_output_so_far),

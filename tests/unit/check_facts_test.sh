@@ -56,5 +56,9 @@ drift fake-e2b/runtime/template.c '/"capybara-sandbox"/,/n_dirs/s/\.uid = 1000/.
 	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": uid is 1001, templates/capybara-sandbox/Dockerfile says 1000"
 drift fake-e2b/runtime/template.c 's/\.id = "capybara-sandbox"/.id = "capybara"/' \
 	"fake-e2b/runtime/template.c: no template \"capybara-sandbox\" (templates/capybara-sandbox/Dockerfile has one)"
-[ $fails -eq 0 ] && echo "check-facts: passes the tree, refuses 11 drifts"
+drift templates/capybara-sandbox/Dockerfile 's/chmod 0755 \/opt\/capybara-exec/chmod 0700 \/opt\/capybara-exec/' \
+	"fake-e2b/runtime/template.c: template \"capybara-sandbox\" has the exec helper, templates/capybara-sandbox/Dockerfile does not install /opt/capybara-exec 0755"
+drift fake-e2b/runtime/template.c 's/\.exec_helper = true,//' \
+	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": /opt/capybara-exec is missing, templates/capybara-sandbox/Dockerfile gives it 0755"
+[ $fails -eq 0 ] && echo "check-facts: passes the tree, refuses 13 drifts"
 exit $fails

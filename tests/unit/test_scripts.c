@@ -38,8 +38,6 @@ static void test_scripts__byte_exact_with_the_seed(void **state)
 		const char *name, *script, *sha256;
 		size_t len;
 	} want[] = {
-	    {"EXEC_WRAPPER", sbx__e2b_exec_wrapper,
-	     "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87", 147},
 	    {"KILL_SCRIPT", sbx__e2b_kill_script,
 	     "240768a4ee3af9736129f9b9ee06916a00093065a692c59d57263297f74a4fc5", 432},
 	    {"READ_SCRIPT", sbx__e2b_read_script,
@@ -57,6 +55,24 @@ static void test_scripts__byte_exact_with_the_seed(void **state)
 		assert_int_equal(strlen(want[i].script), want[i].len);
 		sha256_hex(want[i].script, hex);
 		assert_string_equal(hex, want[i].sha256);
+	}
+	/* EXEC_WRAPPER is ours: the seed's, with the switch to the exec helper after the kill
+	 * check; without that switch it is the seed's byte for byte */
+	{
+		static const char sw[] = "if [ -x /opt/capybara-exec ]; then exec "
+		                         "/opt/capybara-exec \"$@\"; fi; ";
+		const char *at = strstr(sbx__e2b_exec_wrapper, sw);
+		char seed[256], hex[65];
+		assert_non_null(at);
+		assert_true(strlen(sbx__e2b_exec_wrapper) - strlen(sw) < sizeof(seed));
+		snprintf(seed, sizeof(seed), "%.*s%s", (int)(at - sbx__e2b_exec_wrapper),
+		         sbx__e2b_exec_wrapper, at + strlen(sw));
+		assert_int_equal(strlen(seed), 147);
+		sha256_hex(seed, hex);
+		assert_string_equal(
+		    hex, "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87");
+		/* the switch comes after the pid file and the kill check */
+		assert_true(at > strstr(sbx__e2b_exec_wrapper, "then exit 137; fi; "));
 	}
 	assert_string_equal(sbx__e2b_read_script,
 	                    "if [ ! -e \"$1\" ]; then exit 3; fi; if [ -d \"$1\" ]; then exit 4; "

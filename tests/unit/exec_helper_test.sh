@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# unit.exec_helper: templates/capybara-sandbox/capybara-exec (the exec helper) run on this host
+# as the exec wrapper runs it (the session leader, after the pid file): the command's status,
+# 128 + N for a signal, its own process group in the helper's session, an unblocked signal
+# mask, the pid file removed, the SECONDS backstop that SIGKILLs the command's whole group, and
+# 125 for a bad invocation. Usage: exec_helper_test.sh HELPER
+set -u
+helper=$1
+dir=$(mktemp -d /tmp/sbx-exec-helper.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+ctl=$dir/.capybara-exec-test
+fails=0
+check() { # name want got
+  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: want [$2], got [$3]"; fails=$((fails + 1)); fi
+}
+run() { # command seconds -> stdout in $out, status in $rc (in a session of its own, as the wrapper)
+  : >"$ctl.pid"
+  out=$(setsid -w "$helper" "$ctl" "$1" "$2")
+  rc=$?
+}
+
+run '[[ 1 == 1 ]] && echo "$0 ok"; exit 7' 10
+check "status kept, bash runs it" "7 /bin/bash ok" "$rc $out"
+check "pid file removed" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+
+run 'kill -TERM $$' 10
+check "death by SIGTERM is 128 + 15" 143 "$rc"
+run 'kill -SEGV $$' 10
+check "death by SIGSEGV is 128 + 11" 139 "$rc"
+
+# the command leads its own process group inside the helper's session; nothing blocked
+run 'read -r -a f < /proc/$$/stat; echo "${f[4]} ${f[5]} $$ $PPID"; grep ^SigBlk: /proc/$$/status' 10
+read -r pgid sid pid ppid blk <<<"$(printf '%s\n' "$out" | tr '\n' ' ' | sed 's/SigBlk://')"
+check "own process group" "$pid" "$pgid"
+check "in the helper's session" "$ppid" "$sid"
+check "signal mask empty" 0000000000000000 "$blk"
+
+# the backstop: after SECONDS the command's whole group is SIGKILLed, 137
+start=$(date +%s)
+run "sleep 300 & echo \$! > '$dir/bg'; sleep 300" 1
+check "backstop exit 137" 137 "$rc"
+check "backstop within 10 s" yes "$([ $(($(date +%s) - start)) -lt 10 ] && echo yes || echo no)"
+bg=$(cat "$dir/bg")
+state=gone
+for _ in $(seq 100); do # the orphan is reaped by whoever adopted it
+  read -r -a s 2>/dev/null <"/proc/$bg/stat" || { state=gone; break; }
+  state=${s[2]}
+  [ "$state" = Z ] && break
+  sleep 0.05
+done
+check "the group's background process is dead" yes "$([ "$state" = gone ] || [ "$state" = Z ] && echo yes || echo "no ($state)")"
+check "pid file removed after the backstop" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+
+"$helper" "$ctl" 'true' 2>/dev/null
+check "two arguments: 125" 125 $?
+"$helper" "$ctl" 'true' 5x 2>/dev/null
+check "bad SECONDS: 125" 125 $?
+"$helper" "$ctl" 'true' 99999999999999999999 2>/dev/null
+check "SECONDS past 64 bits: 125" 125 $?
+"$helper" "$ctl" 'exit 3' 18446744073709551615
+check "SECONDS at 64 bits runs" 3 $?
+
+[ $fails = 0 ] && echo "exec_helper: all passed" && exit 0
+echo "exec_helper: $fails failed"
+exit 1
