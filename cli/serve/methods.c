@@ -691,10 +691,10 @@ static int run_initialize(serve_call *c, const serve_args *a, json_t **out, serv
 
 	if (serve_configure(c->srv, a->config, a->envd_url, a->log_mode, a->log_min, f) < 0)
 		return -1;
-	r = json_pack("{s:s,s:s,s:i,s:o,s:[ssss]}", "server", "sandbox-e2b", "version",
+	r = json_pack("{s:s,s:s,s:i,s:o,s:[sssss]}", "server", "sandbox-e2b", "version",
 	              sbx_version(), "protocol", SERVE_PROTOCOL_VERSION, "methods",
 	              serve_method_names(), "notifications", "output", "log", "attached",
-	              "watch_event");
+	              "watch_started", "watch_event");
 	if (!r || serve_server_describe(c->srv, r) < 0) {
 		json_decref(r);
 		return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
