@@ -185,6 +185,13 @@ class SandboxTest(unittest.TestCase):
             h.wait()
         self.assertRegex(cm.exception.stdout, r"^(tick\n)+done\n$")
 
+        # connect returns once the attach is live: output right after it is delivered
+        h = elsewhere.commands.run("while [ ! -e /tmp/go-live ]; do sleep 0.02; done; echo live", background=True)
+        c = self.sbx.commands.connect(h.pid)
+        self.sbx.files.write("/tmp/go-live", "")
+        self.assertEqual(c.wait().stdout, "live\n")
+        self.assertEqual(h.wait().stdout, "live\n")
+
         # one this process started: the new handle's wait gets the end and the whole output
         h = self.sbx.commands.run("echo one; sleep 0.3; echo two", background=True)
         again = self.sbx.commands.connect(h.pid)
@@ -600,6 +607,13 @@ class AsyncSandboxTest(unittest.TestCase):
                 await asyncio.sleep(0.01)
                 got.append(e)
                 seen.set()
+
+            elsewhere = await AsyncSandbox.connect(s.sandbox_id, log_level="warn", **OPTS)
+            h = await elsewhere.commands.run("while [ ! -e /tmp/go-alive ]; do sleep 0.02; done; echo alive",
+                                             background=True)
+            c = await s.commands.connect(h.pid)  # live when it returns
+            await s.files.write("/tmp/go-alive", "")
+            self.assertEqual((await c.wait()).stdout, "alive\n")
 
             w = await s.files.watch_dir("/workspace/aw", on_event, on_exit=exits.append, timeout=0)
             await s.files.make_dir("/workspace/aw/x")

@@ -41,6 +41,9 @@ _clients: Dict[Tuple[Any, ...], Client] = {}
 # Sandboxes this process paused, shared by every Client (proto.paused_error):
 # a Sandbox from connect() uses another Client than the one that created it.
 _paused: "set[str]" = set()
+# (sandbox, pid) of the background commands this process started: serve follows
+# them itself, an attach to one gets no `attached` notification.
+_started: "set[Tuple[str, int]]" = set()
 
 
 def _close_all() -> None:
@@ -457,15 +460,42 @@ def start(c: Client, sid: str, params: Dict[str, Any], stdin: bool, sink: Any,
         r = conn.call("exec", params, cancel, router, route)
     except SandboxError as e:
         fail(e, "command")
+    _started.add((sid, int(r["pid"])))
     return Process(c, conn, sid, int(r["pid"]), router, route[0] if route else None,
                    params.get("max_output_bytes"))
 
 
-def attach(c: Client, sid: str, pid: int, sink: Any) -> Process:
+class AttachRouter(proto.OutputRouter):
+    """An attach's router that also hears serve's ``attached`` (the attach is live)."""
+
+    def __init__(self, sink: Any, on_attached: Any) -> None:
+        super().__init__(sink.stdout, sink.stderr)
+        self.on_attached = on_attached
+
+    def __call__(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "attached":
+            self.on_attached()
+        else:
+            super().__call__(method, params)
+
+
+def advertises(c: Client, notification: str) -> bool:
+    """Whether the engine child sends this notification (initialize's list)."""
+    c._connection()
+    return notification in ((c.server_info or {}).get("notifications") or [])
+
+
+def attach(c: Client, sid: str, pid: int, sink: Any, on_attached: Any = None) -> Tuple[Process, bool]:
+    """A Process for a running command by pid, and whether serve will say ``attached``
+    (a command this engine child did not start, with an engine that tells)."""
     try:
-        return c.attach(sid, pid, on_stdout=sink.stdout, on_stderr=sink.stderr)
+        conn = c._connection()
+        p = Process(c, conn, sid, proto.check_pid(pid), AttachRouter(sink, on_attached or (lambda: None)), None,
+                    None)
     except SandboxError as e:
         fail(e, f"command {pid}")
+    tells = (sid, pid) not in _started and advertises(c, "attached")
+    return p, tells
 
 
 def wait(p: Process, cancel: Optional[CancelToken] = None) -> ExecResult:

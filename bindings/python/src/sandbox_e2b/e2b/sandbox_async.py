@@ -308,12 +308,25 @@ class AsyncCommands:
                       on_stderr: Optional[OutputHandler] = None) -> AsyncCommandHandle:
         """Attach to a running command by pid: its output from now on and its end;
         ``timeout`` (seconds, 0: none) bounds the wait."""
-        sink = _AsyncSink(asyncio.get_running_loop(), on_stdout, on_stderr)
+        loop = asyncio.get_running_loop()
+        sink = _AsyncSink(loop, on_stdout, on_stderr)
+        live = asyncio.Event()
 
-        def attach(cancel: Optional[CancelToken] = None) -> Process:
-            return ops.attach(self._c, self._sbx.sandbox_id, pid, sink)
-        p = await in_thread(attach)
-        return AsyncCommandHandle(self, p, sink, timeout or None)
+        def on_attached() -> None:
+            try:
+                loop.call_soon_threadsafe(live.set)
+            except RuntimeError:
+                pass
+
+        def attach(cancel: Optional[CancelToken] = None) -> Tuple[Process, bool]:
+            return ops.attach(self._c, self._sbx.sandbox_id, pid, sink, on_attached)
+        p, tells = await in_thread(attach)
+        h = AsyncCommandHandle(self, p, sink, timeout or None)
+        if tells:  # once the attach is live (or the wait ended)
+            waiter = asyncio.ensure_future(live.wait())
+            await asyncio.wait([waiter, h._waiter], return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+        return h
 
 
 class AsyncPty:
@@ -478,6 +491,8 @@ class AsyncFilesystem:
             else:
                 await in_thread(run)
 
+        if not await in_thread(lambda cancel=None: ops.advertises(self._c, "watch_started")):
+            started.set()  # an engine that does not tell
         task = asyncio.ensure_future(watching())
         waiter = asyncio.ensure_future(started.wait())
         await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)

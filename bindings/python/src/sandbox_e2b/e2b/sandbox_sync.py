@@ -290,11 +290,16 @@ class Commands:
                 on_stdout: Optional[OutputHandler] = None,
                 on_stderr: Optional[OutputHandler] = None) -> CommandHandle:
         """Attach to a running command by pid (E2B's ``commands.connect``): its
-        output from now on and its end. ``timeout`` (seconds, 0: none) bounds
+        output from now on (returns once the attach is live) and its end. ``timeout`` (seconds, 0: none) bounds
         the wait (then ``TimeoutException``; the command goes on)."""
         sink = _Sink(on_stdout, on_stderr)
-        p = ops.attach(self._c, self._sbx.sandbox_id, pid, sink)
-        return CommandHandle(self, p, sink, timeout or None)
+        live = threading.Event()
+        p, tells = ops.attach(self._c, self._sbx.sandbox_id, pid, sink, live.set)
+        h = CommandHandle(self, p, sink, timeout or None)
+        while tells and not live.wait(0.05):  # returns once the attach is live (or the wait ended)
+            if h._outcome_now() is not None:
+                break
+        return h
 
 
 class Pty:
@@ -358,6 +363,8 @@ class WatchHandle:
                 self._error = e
             self._started.set()
 
+        if not ops.advertises(client, "watch_started"):  # an engine that does not tell
+            self._started.set()
         self._thread = threading.Thread(target=run, name="sandbox-e2b-watch", daemon=True)
         self._thread.start()
         while not self._started.wait(0.5):
