@@ -252,6 +252,15 @@ class SandboxTest(unittest.TestCase):
         self.sbx.commands.run("mkdir -p /tmp/py-root && chmod 700 /tmp/py-root", user="root")
         self.assertTrue(f.make_dir("/tmp/py-root/sub", user="root"))
         self.assertEqual(f.get_info("/tmp/py-root/sub", user="root").owner, "root")
+        self.assertEqual(f.write("/tmp/py-root/r.txt", "as root", user="root"),
+                         WriteInfo(name="r.txt", type=FileType.FILE, path="/tmp/py-root/r.txt"))
+        self.assertEqual(f.get_info("/tmp/py-root/r.txt", user="root").owner, "root")
+        self.assertEqual(self.sbx.commands.run("cat /tmp/py-root/r.txt", user="root").stdout, "as root")
+        with self.assertRaises(SandboxException):  # the sandbox user may not write there
+            f.write("/tmp/py-root/u.txt", "no")
+        with self.assertRaises(InvalidArgumentException):
+            f.write_files([{"path": "/tmp/x"}])  # type: ignore[typeddict-item]
+        self.assertEqual(f.write_files([]), [])
 
     def test_list_paginator_and_query(self) -> None:
         other = new()

@@ -429,7 +429,7 @@ class AsyncFilesystem:
 
     async def write_files(self, files: List[WriteEntry], user: Optional[Username] = None,
                           request_timeout: Optional[float] = None) -> List[WriteInfo]:
-        return [await self.write(f["path"], f["data"], user) for f in files]
+        return await in_thread(ops.write_many, self._c, self._sbx.sandbox_id, list(files), user)
 
     async def list(self, path: str, depth: Optional[int] = 1, user: Optional[Username] = None,
                    request_timeout: Optional[float] = None) -> List[EntryInfo]:

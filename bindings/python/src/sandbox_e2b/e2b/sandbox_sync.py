@@ -435,13 +435,15 @@ class Filesystem:
 
     def write(self, path: str, data: Data, user: Optional[Username] = None,
               request_timeout: Optional[float] = None) -> WriteInfo:
-        """Write ``data`` (str as UTF-8, bytes, or a file object) to ``path``, parent directories made."""
+        """Write ``data`` (str as UTF-8, bytes, or a file object) to ``path`` as
+        ``user``, parent directories made."""
         return ops.write(self._c, self._sbx.sandbox_id, path, data, user)
 
     def write_files(self, files: List[WriteEntry], user: Optional[Username] = None,
                     request_timeout: Optional[float] = None) -> List[WriteInfo]:
-        """Write several files, one after the other."""
-        return [ops.write(self._c, self._sbx.sandbox_id, f["path"], f["data"], user) for f in files]
+        """Write several files in one upload, in order (the first failure is raised;
+        the files before it stay written)."""
+        return ops.write_many(self._c, self._sbx.sandbox_id, list(files), user)
 
     def list(self, path: str, depth: Optional[int] = 1, user: Optional[Username] = None,
              request_timeout: Optional[float] = None) -> List[EntryInfo]:
