@@ -33,8 +33,8 @@ typedef struct sbx_pty sbx_pty;
 /**
  * Terminal output callback: `len` bytes the terminal printed (any split: a
  * chunk may end inside a UTF-8 character or an escape sequence). `data` is
- * borrowed for the call. Called on the thread of sbx_pty_start() /
- * sbx_pty_attach() until it returns, then on the handle's reader thread; never
+ * borrowed for the call. Called on the handle's reader thread only (output
+ * that came with the start event is held until the reader runs), never
  * concurrently with itself. It may block (the command then waits when the
  * terminal's buffer is full). Return 0 to go on; any other value kills the
  * command and sbx_pty_wait() then returns SBX_EUSER.

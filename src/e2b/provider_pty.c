@@ -28,6 +28,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "e2b/envelope.h"
 #include "e2b/exit_status.h"
 #include "e2b/provider_int.h"
 #include "e2b/scripts.h"
@@ -60,12 +61,14 @@ typedef struct pty {
 	int done_fd;
 	/* the stream's state: the start thread's, then the reader's alone */
 	bool starting; /* yield once the pid is known */
+	sbx_buf early; /* output that came with the start event: the reader hands it over first */
 	bool have_pid;
 	uint32_t pid;
 	bool got_end;
 	bool user_stop;
 	int user_rc;
-	int pending; /* a stream failure seen during the start, after the pid */
+	bool early_lost; /* `early` could not hold it (no memory): the start fails */
+	int pending;     /* a stream failure seen during the start, after the pid */
 	sbx_error pending_err;
 	_Atomic bool killing; /* sbx_pty_kill() sent the signal */
 	_Atomic bool detach;  /* free: disconnect only */
@@ -100,6 +103,11 @@ static void on_output(int stream, const unsigned char *p, size_t n, void *payloa
 	(void)stream; /* 3 (the terminal); a process without one, followed by pid: 1 and 2 */
 	if (!p || n == 0 || !h->cb || h->user_stop)
 		return;
+	if (h->starting) { /* the callback runs on the reader thread only */
+		if (sbx_buf_put(&h->early, p, n) < 0)
+			h->early_lost = true;
+		return;
+	}
 	if ((rc = h->cb(p, n, h->cb_payload)) != 0) {
 		h->user_stop = true;
 		h->user_rc = rc;
@@ -175,7 +183,17 @@ static void *reader(void *arg)
 	sbx_error e = {0};
 	int error = h->pending;
 
-	if (error < 0)
+	if (h->early.len > 0 && h->cb) {
+		int rc = h->cb(h->early.ptr, h->early.len, h->cb_payload);
+		if (rc != 0) {
+			h->user_stop = true;
+			h->user_rc = rc;
+		}
+	}
+	sbx_buf_dispose(&h->early);
+	if (h->user_stop)
+		error = 0;
+	else if (error < 0)
 		e = h->pending_err;
 	else
 		while ((error = sbx__envd_stream_wait(h->s, 0, h->stop, &e)) == SBX_HTTP_YIELD &&
@@ -227,6 +245,7 @@ static void pty_free(pty *h)
 	}
 	sbx__envd_stream_free(h->s);
 	sbx__envd_target_dispose(&h->t);
+	sbx_buf_dispose(&h->early);
 	sbx_signal_free(h->stop);
 	if (h->done_fd >= 0)
 		close(h->done_fd);
@@ -245,6 +264,7 @@ static int pty_new(pty **out, sbx__e2b_provider *p, const sbx_pty_options *o, sb
 	h->done_fd = -1;
 	h->cb = o->on_output;
 	h->cb_payload = o->output_payload;
+	sbx_buf_init(&h->early, SBX_MAX_ENVELOPE);
 	if (pthread_mutex_init(&h->mu, NULL) != 0) {
 		sbx__free(h);
 		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
@@ -296,6 +316,8 @@ static int wait_pid(pty *h, sbx_signal *sig, sbx_error *local)
 		                            PID_DEADLINE_MS / 1000);
 	}
 	h->starting = false;
+	if (h->early_lost)
+		return sbx__error_set(local, SBX_ENOMEM, "out of memory holding the first output");
 	if (h->have_pid) {
 		if (error < 0) { /* the stream broke right after the start: the reader reports it */
 			h->pending = error;
@@ -336,6 +358,7 @@ static void open_reset(void *ctx)
 	open_ctx *c = ctx;
 	sbx__envd_stream_free(c->h->s);
 	c->h->s = NULL;
+	sbx_buf_clear(&c->h->early);
 }
 
 /* Connect (cached), open the stream, wait for the pid, start the reader. */

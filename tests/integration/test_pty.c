@@ -39,6 +39,8 @@ typedef struct screen {
 	size_t len;
 	int stop_after; /* > 0: return non-zero from the callback once this many chunks came */
 	int chunks;
+	pthread_t starter; /* the thread that called start: the callback must never run on it */
+	bool on_starter;
 } screen;
 
 static void screen_init(screen *s)
@@ -66,6 +68,8 @@ static int on_output(const unsigned char *data, size_t len, void *payload)
 	s->len += len;
 	s->buf[s->len] = '\0';
 	s->chunks++;
+	if (pthread_equal(pthread_self(), s->starter))
+		s->on_starter = true;
 	if (s->stop_after && s->chunks >= s->stop_after)
 		rc = 7;
 	pthread_cond_broadcast(&s->cv);
@@ -99,6 +103,7 @@ static sbx_pty *start(h_ctx *h, const char *cmd, sbx_pty_options *o, screen *s)
 
 	o->on_output = on_output;
 	o->output_payload = s;
+	s->starter = pthread_self();
 	rc = sbx_pty_start(&t, h->p, g_id, cmd, o, NULL, &err);
 	h_note_err(h, &err);
 	if (rc != 0)
@@ -144,6 +149,7 @@ static void test_pty__size_tty_and_exit_code(void **state)
 	assert_false(r.timed_out);
 	assert_non_null(strstr(s.buf, "30 100\r\n/dev/pts/"));
 	assert_non_null(strstr(s.buf, "term=xterm-256color\r\n"));
+	assert_false(s.on_starter); /* output with the start event waits for the reader */
 	sbx_pty_free(t);
 
 	/* the Start request: pty size, no stdin field, Connect-Timeout-Ms of the default 60 s */
