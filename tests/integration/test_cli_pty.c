@@ -11,7 +11,8 @@
  * Ctrl-C kills the remote foreground job (`echo $?` then says 130); Ctrl-D
  * ends the shell; the local terminal is raw during the session and its
  * termios the same as before after the remote shell's exit, its `kill -9`,
- * and SIGTERM of the CLI; the exit code is the remote's. Every wait is for an
+ * SIGTERM and SIGHUP of the CLI, and a stream that breaks under it (the sandbox paused
+ * behind its back); the exit code is the remote's. Every wait is for an
  * output marker or a process's end, with a guard.
  */
 #define _GNU_SOURCE
@@ -287,6 +288,41 @@ static void test_cli_pty__sigterm_restores_and_kills(void **state)
 	char *out = h_sh(h, g_id, cmd);
 	assert_string_equal(out, "gone\n");
 	free(out);
+}
+
+/* SIGHUP of the CLI (its terminal went away): restored, the remote shell killed, exit 129. */
+static void test_cli_pty__sighup_restores(void **state)
+{
+	h_ctx *h = *state;
+	term t;
+
+	shell(&t, h, 24, 80);
+	assert_raw(&t);
+	kill(t.pid, SIGHUP);
+	assert_int_equal(term_exit(&t), 129);
+	assert_restored(&t);
+	term_close(&t);
+}
+
+/* The stream breaks under the session (the sandbox paused behind its back): exit 1, restored. */
+static void test_cli_pty__broken_stream_restores(void **state)
+{
+	h_ctx *h = *state;
+	char path[128];
+	long st = 0;
+	term t;
+
+	shell(&t, h, 24, 80);
+	assert_raw(&t);
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause", g_id);
+	json_decref(h_http(h, "POST", path, "{}", &st, NULL));
+	assert_int_equal(st, 204);
+	assert_int_equal(term_exit(&t), 1);
+	assert_restored(&t);
+	if (!strstr(t.buf, "sandbox-e2b exec: "))
+		fail_msg("no error message: %s", t.buf);
+	term_close(&t);
+	free(h_sh(h, g_id, "true")); /* resumed for the tests after */
 }
 
 /* -t alone: a command on a terminal, stdin not read; usage errors before any request. */
@@ -627,6 +663,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_pty__ctrl_c_and_exit_code),
 	    cmocka_unit_test(test_cli_pty__remote_killed_restores_the_terminal),
 	    cmocka_unit_test(test_cli_pty__sigterm_restores_and_kills),
+	    cmocka_unit_test(test_cli_pty__sighup_restores),
+	    cmocka_unit_test(test_cli_pty__broken_stream_restores),
 	    cmocka_unit_test(test_cli_pty__tty_without_input_and_usage),
 	    cmocka_unit_test(test_cli_pty__serve_pty_methods),
 	    cmocka_unit_test(test_cli_pty__serve_watch),
