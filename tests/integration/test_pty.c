@@ -336,6 +336,37 @@ static void test_pty__paused_behind_back_is_resumed(void **state)
 	screen_dispose(&s);
 }
 
+/* An abort while envd is slow to start it: SBX_EABORTED, and the command, once started, killed. */
+static void test_pty__abort_during_start_kills_it(void **state)
+{
+	h_ctx *h = *state;
+	sbx_pty_options o = SBX_PTY_OPTIONS_INIT;
+	h_aborter ab = {NULL, 100, 0};
+	sbx_pty *t = (sbx_pty *)1;
+	sbx_error err = {0};
+	pthread_t th;
+
+	assert_int_equal(sbx_signal_new(&ab.sig), 0);
+	h_reset(h);
+	h_fault(h, "{\"method\":\"POST\",\"path\":\"/process.Process/Start\",\"kind\":\"delay\","
+	           "\"delayMs\":1000,\"times\":1}");
+	assert_int_equal(pthread_create(&th, NULL, h_abort_later, &ab), 0);
+	assert_int_equal(sbx_pty_start(&t, h->p, g_id, "sleep 4242", &o, ab.sig, &err),
+	                 SBX_EABORTED);
+	pthread_join(th, NULL);
+	assert_null(t);
+	assert_string_equal(err.message, "aborted");
+	sbx_signal_free(ab.sig);
+	h_faults_clear(h);
+	/* envd started it after the delay; the start saw its pid and killed it */
+	char *left = h_sh(h, g_id, "ps -eo args | grep -c '^sleep 4242$' || true");
+	assert_string_equal(left, "0\n");
+	free(left);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count(log, "POST", "/process.Process/SendSignal"), 1);
+	json_decref(log);
+}
+
 /* Refused before any request: size 0, a bad env key, a NULL value, an unknown version, abort. */
 static void test_pty__refused_before_any_request(void **state)
 {
@@ -386,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(test_pty__timeout),
 	    cmocka_unit_test(test_pty__callback_stop_kills),
 	    cmocka_unit_test(test_pty__paused_behind_back_is_resumed),
+	    cmocka_unit_test(test_pty__abort_during_start_kills_it),
 	    cmocka_unit_test(test_pty__refused_before_any_request),
 	};
 	return cmocka_run_group_tests_name("pty", tests, setup, teardown);
