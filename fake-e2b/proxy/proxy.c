@@ -493,11 +493,21 @@ static void body_sink(fk_req *r, const char *data, size_t len)
 		u->read_paused = 0;
 		curl_easy_pause(u->h, CURLPAUSE_CONT);
 	}
+	/* while the sandbox's server does not read, the wait watches its client as the wait for
+	 * the answer's headers does (gone: give up at once; evictable at the connection cap), at
+	 * most UPSTREAM_HEADERS_MS for each chunk: a box that never reads must not hold the
+	 * request, its thread and a slot of its sandbox's for UPSTREAM_IDLE_MS after its client
+	 * left */
+	u->client_fd = fk_req_socket(r);
+	fk_req_waiting(r, 1);
+	int64_t until = fk_mono_ms() + UPSTREAM_HEADERS_MS;
 	while (u->in_len && !u->headers_done && !u->done)
-		if (pump(u) < 0) {
+		if (pump(u) < 0 || (u->in_len && fk_mono_ms() >= until)) {
 			u->failed = 1;
 			break;
 		}
+	fk_req_waiting(r, 0);
+	u->client_fd = -1;
 	u->in = NULL;
 	u->in_len = 0;
 }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -1280,6 +1281,87 @@ static void test_floods__clients_that_leave_free_their_slots(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* The server's threads (one per connection, and the proxy's transfers run in them). */
+static long server_threads(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long n = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Before: a proxied request's body went to the box as the box read it, and while the box did
+ * not, the proxy waited for it for 5 minutes without looking at its client (nor was it among the
+ * requests evicted at the connection cap): a client that sent a body to a box port that never
+ * reads and left held its connection's thread and a slot of the sandbox's 256 for 5 minutes,
+ * which 256 such clients made a sandbox's whole port proxy (503), as the answers a box never
+ * gave did before. Now the client is watched there too (a reset ends the request at once) and
+ * the box must take each chunk within 60 s, and the request may be evicted at the cap. */
+static void test_floods__a_client_that_leaves_a_body_frees_its_request(void **state)
+{
+	(void)state;
+	fks s;
+	fks_box b;
+	start(&s, NULL);
+	fks_box_create(&s, KEY, NULL, &b);
+	fks_box_sh(&s, &b,
+	           "printf 'import socket\\ns=socket.socket()\\ns.setsockopt(socket.SOL_SOCKET,"
+	           "socket.SO_RCVBUF,4096)\\ns.bind((\"0.0.0.0\",8100))\\ns.listen(8)\\nc=[]\\n"
+	           "while 1: c.append(s.accept())\\n' > /tmp/hang.py && "
+	           "(nohup python3 /tmp/hang.py >/dev/null 2>&1 &) && for i in $(seq 100); "
+	           "do ss -ltn | grep -q ':8100 ' && break; sleep 0.1; done");
+	/* the threads when the box's setup has ended (its connections' threads gone) */
+	long base = server_threads(s.pid);
+	for (long t = fk_mono_ms(), n; fk_mono_ms() - t < 500; fk_sleep_ms(20))
+		if ((n = server_threads(s.pid)) != base)
+			base = n, t = fk_mono_ms();
+	assert_true(base > 0);
+	char req[256];
+	snprintf(
+	    req, sizeof(req),
+	    "POST /x HTTP/1.1\r\nHost: 8100-%s.e2b.localhost\r\nContent-Length: 100000000\r\n\r\n",
+	    b.id);
+	int fd = fks_tcp_connect(s.port, false, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	/* the body until every buffer on the way is full: the proxy then waits on the box */
+	static char body[64 * 1024];
+	memset(body, 'y', sizeof(body));
+	long sent = 0, idle_since = fk_mono_ms();
+	while (fk_mono_ms() - idle_since < 1000 && sent < 64L << 20) {
+		ssize_t w = write(fd, body, sizeof(body));
+		if (w > 0) {
+			sent += w;
+			idle_since = fk_mono_ms();
+		} else {
+			fk_sleep_ms(10);
+		}
+	}
+	assert_true(sent < 64L << 20); /* the box took no more */
+	print_message("%ld bytes sent, %ld threads, %ld before\n", sent, server_threads(s.pid),
+	              base);
+	assert_true(server_threads(s.pid) > base);
+	/* it leaves with a reset: a plain close's FIN would wait behind the body the proxy has
+	 * not read (the chunk's UPSTREAM_HEADERS_MS bound is for that case) */
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(fd);
+	long threads = 0, t0 = fk_mono_ms();
+	while ((threads = server_threads(s.pid)) > base && fk_mono_ms() - t0 < 20000)
+		fk_sleep_ms(50);
+	print_message("%ld bytes sent; %ld threads (%ld before) %ld ms after the close\n", sent,
+	              threads, base, fk_mono_ms() - t0);
+	assert_true(threads <= base);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -1303,6 +1385,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__bodies_in_memory_share_a_server_budget),
 	    cmocka_unit_test(test_floods__the_port_proxy_streams_request_bodies),
 	    cmocka_unit_test(test_floods__clients_that_leave_free_their_slots),
+	    cmocka_unit_test(test_floods__a_client_that_leaves_a_body_frees_its_request),
 	};
 	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
 	if (only)
