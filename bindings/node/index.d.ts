@@ -436,7 +436,29 @@ export interface FilesystemReadOpts extends FilesystemRequestOpts {
 export type WriteData = string | ArrayBuffer | Uint8Array | Blob | ReadableStream
 export type WriteEntry = { path: string; data: WriteData }
 
+export type FilesystemEventType = 'chmod' | 'create' | 'remove' | 'rename' | 'write'
+
+export interface FilesystemEvent {
+  /** relative to the watched directory ('sub/file' below it, with recursive) */
+  name: string
+  type: FilesystemEventType
+}
+
+export interface WatchOpts extends FilesystemRequestOpts {
+  /** ms, default 60000; 0: none. When it passes, onExit gets a TimeoutError. */
+  timeoutMs?: number
+  onExit?: (err?: Error) => void | Promise<void>
+  recursive?: boolean
+}
+
+export class WatchHandle {
+  /** end the watch; onExit then runs without an error */
+  stop(): Promise<void>
+}
+
 export interface Filesystem {
+  /** resolves once the watch is live: every change from then on is reported */
+  watchDir(path: string, onEvent: (event: FilesystemEvent) => void | Promise<void>, opts?: WatchOpts): Promise<WatchHandle>
   read(path: string, opts?: FilesystemReadOpts & { format?: 'text' }): Promise<string>
   read(path: string, opts: FilesystemReadOpts & { format: 'bytes' }): Promise<Uint8Array>
   read(path: string, opts: FilesystemReadOpts & { format: 'blob' }): Promise<Blob>

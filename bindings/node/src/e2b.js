@@ -717,9 +717,75 @@ class Filesystem {
     return entryInfoOf(r)
   }
 
+  // watchDir(path, onEvent, { recursive, user, timeoutMs = 60000 (0: none), onExit }) resolves
+  // once the watch is live (serve's watch_started); events are { name, type } with E2B's
+  // type names ('create', 'write', 'remove', 'rename', 'chmod').
+  async watchDir(path, onEvent, opts = {}) {
+    path = absPath(path, opts.user)
+    const sbx = this._sbx
+    const ac = new AbortController()
+    let timedOut = false
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
+    let onStarted
+    const started = new Promise((r) => (onStarted = r))
+    const onNotify = (method, p) => {
+      if (method === 'watch_started') onStarted()
+      else if (method === 'watch_event') onEvent({ name: bytesOf(p, 'name').toString('utf8'), type: p.op })
+    }
+    const params = clean({ id: sbx.sandboxId, path, recursive: opts.recursive || undefined, user: userToWire(opts.user) })
+    const call = rpc(sbx._client, 'watch', params, { signal: ac.signal }, { onNotify })
+    let timer
+    // a cancel (stop, the timeout) ends serve's watch with a result
+    const timeoutError = () => new TimeoutError(`The watch of ${path} ended after ${timeoutMs} ms (timeoutMs); pass 0 for none`)
+    const ended = call.then(
+      () => (timedOut ? timeoutError() : undefined),
+      (e) => {
+        if (timedOut) return timeoutError()
+        if (ac.signal.aborted) return undefined
+        return watchError(e, path)
+      },
+    )
+    const exited = ended.then(async (err) => {
+      clearTimeout(timer)
+      await opts.onExit?.(err)
+    })
+    const first = await Promise.race([started.then(() => null), ended.then((err) => err ?? new SandboxError(`the watch of ${path} ended before it started`))])
+    if (first) throw first
+    if (timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true
+        ac.abort()
+      }, timeoutMs)
+      timer.unref?.()
+    }
+    return new WatchHandle(() => ac.abort(), exited)
+  }
+
   async remove(path, opts) {
     path = absPath(path, opts?.user)
     await this._rpc('remove', clean({ path, user: userToWire(opts?.user) }), opts)
+  }
+}
+
+// A watch's failure as E2B's class: the check's "no such directory" is a FileNotFoundError,
+// "not a directory" an InvalidArgumentError.
+function watchError(e, path) {
+  if (e instanceof SandboxError && e.code === 'sandbox') {
+    if (/no such directory/.test(e.message)) return new FileNotFoundError(e.message)
+    if (/not a directory/.test(e.message)) return new InvalidArgumentError(e.message)
+  }
+  return e
+}
+
+// E2B's WatchHandle: stop() ends the watch (onExit then runs without an error).
+export class WatchHandle {
+  constructor(stop, exited) {
+    this._stop = stop
+    this._exited = exited
+  }
+  async stop() {
+    this._stop()
+    await this._exited
   }
 }
 

@@ -248,7 +248,8 @@ describe('Sandbox: commands', () => {
 
 describe('Sandbox: request options', () => {
   test('requestTimeoutMs passing is a TimeoutError; an aborted signal rejects with its reason', async () => {
-    await assert.rejects(sbx.files.read('/etc/hostname', { requestTimeoutMs: 1 }), (e) => e instanceof TimeoutError && /requestTimeoutMs/.test(e.message))
+    await sbx.commands.run('rm -f /tmp/rt.fifo; mkfifo /tmp/rt.fifo') // a read of it blocks
+    await assert.rejects(sbx.files.read('/tmp/rt.fifo', { requestTimeoutMs: 300 }), (e) => e instanceof TimeoutError && /requestTimeoutMs/.test(e.message))
     const ac = new AbortController()
     const run = sbx.commands.run('sleep 30', { signal: ac.signal })
     setTimeout(() => ac.abort(new Error('stop here')), 200)
@@ -310,6 +311,34 @@ describe('Sandbox: files', () => {
     assert.deepEqual((await sbx.files.list('/tmp/f', { depth: 2 })).map((e) => e.path), ['/tmp/f/b.bin', '/tmp/f/c.txt', '/tmp/f/d', '/tmp/f/d/a2.txt'])
     await sbx.files.remove('/tmp/f')
     assert.equal(await sbx.files.exists('/tmp/f'), false)
+  })
+
+  test('watchDir: live once it resolves, E2B event names, recursive, stop, timeoutMs, errors', async () => {
+    await sbx.commands.run('mkdir -p /tmp/wd')
+    const ev = []
+    let exit = 'running'
+    const w = await sbx.files.watchDir('/tmp/wd', (e) => ev.push(e), { onExit: (e) => (exit = e ?? 'clean') })
+    await sbx.commands.run('mkdir /tmp/wd/d; rmdir /tmp/wd/d')
+    await until(() => ev.length >= 2, 'two events')
+    await w.stop()
+    assert.deepEqual(ev, [
+      { name: 'd', type: 'create' },
+      { name: 'd', type: 'remove' },
+    ])
+    assert.equal(exit, 'clean')
+    const deep = []
+    const r = await sbx.files.watchDir('/tmp/wd', (e) => deep.push(e), { recursive: true })
+    await sbx.commands.run('mkdir /tmp/wd/s; sleep 0.2; mkdir /tmp/wd/s/t')
+    await until(() => deep.some((e) => e.name === 's/t'), 'the event below')
+    await r.stop()
+    assert.deepEqual(deep.filter((e) => e.type === 'create').map((e) => e.name), ['s', 's/t'])
+    let timedOut
+    await sbx.files.watchDir('/tmp/wd', () => {}, { timeoutMs: 200, onExit: (e) => (timedOut = e) })
+    await until(() => timedOut !== undefined, 'the watch timeout')
+    assert.ok(timedOut instanceof TimeoutError, String(timedOut))
+    await assert.rejects(sbx.files.watchDir('/tmp/none', () => {}), FileNotFoundError)
+    await assert.rejects(sbx.files.watchDir('/etc/hostname', () => {}), InvalidArgumentError)
+    await sbx.commands.run('rm -rf /tmp/wd')
   })
 
   test('a relative path is the user\'s home\'s, as in E2B (the engine\'s user: /workspace)', async () => {

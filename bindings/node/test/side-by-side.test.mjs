@@ -200,6 +200,28 @@ describe('the official SDK and ours give the same', { concurrency: false }, () =
     })
   })
 
+  test('files.watchDir: live once it resolves, the same events, the same errors', async () => {
+    const got = await same(async (m, s) => {
+      await s.commands.run('mkdir -p /tmp/sw')
+      const ev = []
+      const w = await s.files.watchDir('/tmp/sw', (e) => ev.push({ name: e.name, type: e.type }), { recursive: true })
+      // changes by a command: the same syscalls through both (a files.write differs per SDK)
+      await s.commands.run('mkdir /tmp/sw/d; sleep 0.2; mkdir /tmp/sw/d/e; rmdir /tmp/sw/d/e')
+      await until(() => ev.filter((e) => e.type === 'remove').length >= 1, 'the remove')
+      await w.stop()
+      await s.commands.run('rm -rf /tmp/sw')
+      return ev.filter((e) => e.type !== 'chmod')
+    })
+    // (fake-e2b's inotify reports d/e's remove for d and for d/e itself: both SDKs see it)
+    assert.deepEqual(got.slice(0, 3), [
+      { name: 'd', type: 'create' },
+      { name: 'd/e', type: 'create' },
+      { name: 'd/e', type: 'remove' },
+    ])
+    await same((m, s) => s.files.watchDir('/tmp/none', () => {}), { threw: 'FileNotFoundError' })
+    await same((m, s) => s.files.watchDir('/etc/hostname', () => {}), { threw: 'InvalidArgumentError' })
+  })
+
   test('files: the error classes of a missing path and a directory', async () => {
     await same((m, s) => s.files.read('/tmp/none'), { threw: 'FileNotFoundError' })
     await same((m, s) => s.files.getInfo('/tmp/none'), { threw: 'FileNotFoundError' })

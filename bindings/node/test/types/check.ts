@@ -132,6 +132,8 @@ export async function e2bShape(): Promise<void> {
   const md: boolean = await a.files.makeDir('/workspace/d')
   const rn: EntryInfo = await a.files.rename('/workspace/a', '/workspace/b')
   await a.files.remove('/workspace/b')
+  const wh = await a.files.watchDir('/workspace', (e) => void [e.name, e.type])
+  await wh.stop()
   const term = await a.pty.create({ cols: 80, rows: 24, onData: (d: Uint8Array) => void d })
   await a.pty.sendInput(term.pid, new Uint8Array([10]))
   await a.pty.resize(term.pid, { cols: 100, rows: 30 })
