@@ -424,7 +424,7 @@ export interface EntryInfo extends WriteInfo {
 }
 
 export interface FilesystemRequestOpts extends RequestOpts {
-  /** 'user' (default) or 'root'; read and write take 'user' only */
+  /** 'user' (default) or 'root'; read takes 'user' only */
   user?: 'user' | 'root'
 }
 

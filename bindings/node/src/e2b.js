@@ -652,13 +652,13 @@ class Filesystem {
     const o = (many ? dataOrOpts : opts) ?? {}
     const files = (many ? pathOrFiles : [{ path: pathOrFiles, data: dataOrOpts }]).map((f) => ({ path: absPath(f.path, o.user), data: f.data }))
     if (typeof pathOrFiles !== 'string' && !many) throw new Error('Path or files are required')
-    if (userToWire(o.user) === 'root') throw new InvalidArgumentError("files.write as 'root' is not in serve yet: write as 'user'")
     if (o.metadata && Object.keys(o.metadata).length) throw new InvalidArgumentError('file metadata (user.e2b.* attributes) is not in serve yet')
-    const out = []
-    for (const f of files) {
-      await this._rpc('write_file', { path: f.path, ...(await toWireData(f.data)) }, o)
-      out.push({ path: f.path, name: basename(f.path), type: 'file', metadata: undefined }) // E2B's WriteInfo
-    }
+    if (files.length === 0) return []
+    // one upload for them all (serve's write_files), as E2B's write of many files
+    const wire = []
+    for (const f of files) wire.push({ path: f.path, ...(await toWireData(f.data)) })
+    await this._rpc('write_files', clean({ files: wire, user: userToWire(o.user) }), o)
+    const out = files.map((f) => ({ path: f.path, name: basename(f.path), type: 'file', metadata: undefined })) // E2B's WriteInfo
     return many ? out : out[0]
   }
 

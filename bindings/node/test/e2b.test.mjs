@@ -359,6 +359,10 @@ describe('Sandbox: files', () => {
     await assert.rejects(sbx.files.read('/tmp'), InvalidArgumentError)
     await assert.rejects(sbx.files.list('/etc/hostname'), InvalidArgumentError)
     await assert.rejects(sbx.files.read('/tmp/x', { user: 'root' }), InvalidArgumentError)
+    // write as root (serve's write_files takes a user): root's home for a relative path
+    assert.deepEqual(await sbx.files.write('r.txt', 'as root', { user: 'root' }), { path: '/root/r.txt', name: 'r.txt', type: 'file', metadata: undefined })
+    assert.equal((await sbx.commands.run('stat -c %U /root/r.txt; cat /root/r.txt', { user: 'root' })).stdout, 'root\nas root')
+    assert.deepEqual(await sbx.files.write([]), [])
   })
 })
 

@@ -210,10 +210,11 @@ describe('the official SDK and ours give the same', { concurrency: false }, () =
       await until(() => ev.filter((e) => e.type === 'remove').length >= 1, 'the remove')
       await w.stop()
       await s.commands.run('rm -rf /tmp/sw')
-      return ev.filter((e) => e.type !== 'chmod')
+      // fake-e2b's inotify reports d/e's remove for d and for d/e itself; the second may come
+      // after stop(): repeats are folded
+      return ev.filter((e, i) => e.type !== 'chmod' && !(i > 0 && e.name === ev[i - 1].name && e.type === ev[i - 1].type))
     })
-    // (fake-e2b's inotify reports d/e's remove for d and for d/e itself: both SDKs see it)
-    assert.deepEqual(got.slice(0, 3), [
+    assert.deepEqual(got, [
       { name: 'd', type: 'create' },
       { name: 'd/e', type: 'create' },
       { name: 'd/e', type: 'remove' },
