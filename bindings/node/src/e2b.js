@@ -15,7 +15,7 @@ import {
   TimeoutError,
   toE2BError,
 } from './e2b-errors.js'
-import { bytesOf, dataToWire, textOf } from './types.js'
+import { bytesOf, dataToWire } from './types.js'
 
 // E2B's default is 'base'; the engine runs commands as its own user in its own template
 // (templates/capybara-sandbox), so Sandbox.create() without one takes E2B_TEMPLATE, else that.
@@ -1040,4 +1040,3 @@ export function closeAll() {
   clients.clear()
 }
 
-export { textOf }
