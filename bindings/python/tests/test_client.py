@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import os
 import subprocess
 import sys
@@ -38,6 +39,19 @@ def wait_for(fn, what: str, timeout: float = 30) -> None:
         if time.monotonic() > end:
             raise AssertionError("timed out waiting for " + what)
         time.sleep(0.02)
+
+
+class _Records(logging.Handler):
+    """The records of one logger at `level` or above, with an event set at the first."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.records: list[logging.LogRecord] = []
+        self.event = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        self.event.set()
 
 
 class SyncClientTest(unittest.TestCase):
@@ -402,9 +416,21 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, "not_configured")
         self.assertEqual(str(cm.exception), 'no deployment config: pass one to Client(config) ({"apiKey": ..., '
                          '"template": ...}) or set E2B_API_KEY and E2B_TEMPLATE (README "Configuration")')
-        with Client(env=dict(bare, E2B_API_KEY="e2b_py_test")) as c, self.assertLogs("sandbox_e2b", "WARNING"):
-            with self.assertRaises(SandboxError) as cm:
-                c.list()
+        seen = _Records(logging.WARNING)
+        logger = logging.getLogger("sandbox_e2b")
+        logger.addHandler(seen)
+        try:
+            with Client(env=dict(bare, E2B_API_KEY="e2b_py_test")) as c:
+                with self.assertRaises(SandboxError) as cm:
+                    c.list()
+                # serve says so on its stderr at start, which the client reads on a thread of its
+                # own: the line may come after the answer on stdout, so wait for it
+                self.assertTrue(seen.event.wait(60), "serve's warning never reached the logger")
+        finally:
+            logger.removeHandler(seen)
+        self.assertIn("invalid deployment config: template: required; waiting for initialize",
+                      seen.records[0].getMessage())
+        self.assertNotIn("e2b_py_test", seen.records[0].getMessage())
         self.assertEqual(str(cm.exception), "no deployment config: the one from the environment was refused "
                          "(invalid deployment config: template: required); pass one to Client(config) or fix "
                          'E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN (README "Configuration")')
