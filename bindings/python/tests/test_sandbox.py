@@ -192,11 +192,9 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(c.wait().stdout, "live\n")
         self.assertEqual(h.wait().stdout, "live\n")
 
-        # one this process started: the new handle's wait gets the end and the whole output
-        h = self.sbx.commands.run("echo one; sleep 0.3; echo two", background=True)
-        again = self.sbx.commands.connect(h.pid)
-        self.assertEqual(again.wait().stdout, "one\ntwo\n")
-        self.assertEqual(h.wait().stdout, "one\ntwo\n")
+        # a command that is no longer running: E2B's NotFoundException
+        with self.assertRaises(NotFoundException):
+            self.sbx.commands.connect(h.pid)
 
     def test_files(self) -> None:
         f = self.sbx.files

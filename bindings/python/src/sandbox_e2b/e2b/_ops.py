@@ -492,8 +492,11 @@ def attach(c: Client, sid: str, pid: int, sink: Any, on_attached: Any = None) ->
         conn = c._connection()
         p = Process(c, conn, sid, proto.check_pid(pid), AttachRouter(sink, on_attached or (lambda: None)), None,
                     None)
+        running = any(q.pid == pid for q in c.ps(sid))
     except SandboxError as e:
         fail(e, f"command {pid}")
+    if not running:  # E2B's connect: envd's not_found (a wait on it would say exit 0)
+        raise ex.NotFoundException(f"command {pid} is not running")
     tells = (sid, pid) not in _started and advertises(c, "attached")
     return p, tells
 
