@@ -1,5 +1,5 @@
 /*
- * bench/bench_c.c: the C side of the benchmark (issue 6). One process runs one
+ * bench/bench_c.c: the C side of the benchmark (bench/README.md). One process runs one
  * scenario once against fake-e2b through the public API (include/sandbox/)
  * and prints one JSON line of figures; bench/run.sh alternates it with the
  * Node peer (bench/node/bench.mjs) and builds the table.

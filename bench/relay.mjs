@@ -1,4 +1,5 @@
-// bench/relay.mjs: a delaying TCP relay for the latency benchmark (issue 13).
+// bench/relay.mjs: a delaying TCP relay for the latency benchmark
+// (bench/README.md "Latency mode").
 // This kernel has no netem qdisc, so the latency mode puts this relay between
 // the clients and fake-e2b: each direction holds every chunk for RTT/2 before
 // passing it on, in order, so one request-response exchange costs one RTT.

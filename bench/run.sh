@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (issues 6, 13): C library vs the official e2b SDK against one fake-e2b.
+# Benchmark (bench/README.md): C library vs the official e2b SDK against one fake-e2b.
 #
 #   bench/run.sh [--smoke] [--rounds N] [--only abcdefg] [--rtt MS[,MS...]] [--plain] [--h1]
 #                [--fake PATH] [--bench-c PATH]
@@ -121,8 +121,8 @@ table() { # heading
   echo
   node "$here/report.mjs" "$results"
   if grep -q '"ok":false' "$results"; then failed=1; fi
-  # issue 13: the library's execs are one request each in steady state (no connect before
-  # each: the attach cache), like the SDK's; a run that sends more fails the bench
+  # the library's execs are one request each in steady state (no connect before each: the
+  # attach cache, docs/contract.md "Lifecycle"), like the SDK's; a run that sends more fails the bench
   if ! node -e '
     const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse)
     const bad = rows.filter((r) => r.impl === "c" && r.ok && "abe".includes(r.scenario) && r.requests !== r.ops)

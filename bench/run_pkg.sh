@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Package benchmark (issue 10): the Node package (bindings/node over
-# `sandbox-e2b serve`) vs the official e2b SDK (bench/node, e2b pinned) on one
-# fake-e2b, A B alternating:
+# Package benchmark (bench/README.md "Node package vs the SDK"): the Node
+# package (bindings/node over `sandbox-e2b serve`) vs the official e2b SDK
+# (bench/node, e2b pinned) on one fake-e2b, A B alternating:
 #
 #   bench/run_pkg.sh [--smoke] [--rounds N] [--fake PATH] [--bin PATH]
 #

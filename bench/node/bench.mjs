@@ -1,4 +1,4 @@
-// bench/node/bench.mjs: the SDK side of the benchmark (issue 6). One process
+// bench/node/bench.mjs: the SDK side of the benchmark (bench/README.md). One process
 // runs one scenario once against fake-e2b with the official e2b SDK and prints
 // one JSON line of figures, the same fields as bench/bench_c.c:
 //

@@ -1,8 +1,8 @@
 /*
  * fake-e2b/registry/registry.h: the E2B view of every sandbox (id, token,
  * metadata, state, end time, open streams, immune pids) and its lifecycle
- * steps (boot, pause, resume, reboot, delete), the reaper (timeouts, e2b-protocol.md
- * §6) and Connect-Timeout-Ms kill timers. Sandboxes are made real by the runtime
+ * steps (boot, pause, resume, reboot, delete), the reaper (timeouts, docs/protocol.md
+ * "Lifecycle") and Connect-Timeout-Ms kill timers. Sandboxes are made real by the runtime
  * (runtime.h). Knows no HTTP.
  *
  * A sandbox is refcounted: the registry holds one reference until it is

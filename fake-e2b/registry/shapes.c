@@ -1,6 +1,7 @@
 /*
  * fake-e2b/registry/shapes.c: the JSON views of a sandbox that E2B's API
- * returns (e2b-protocol.md §1.3, §1.6, §1.7) and the admin dump. See registry.h.
+ * returns (docs/protocol.md "The Sandbox object", "List", "Get") and the admin dump. See
+ * registry.h.
  */
 #include "clock.h"
 #include "registry_int.h"

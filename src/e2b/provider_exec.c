@@ -1,8 +1,8 @@
 /*
  * e2b/provider_exec.c: running commands in a sandbox — the seed's run(),
  * killer(), reboot(), fileOp() and the exec / kill_all / kill_tagged
- * methods of createE2BSandbox (dist/index.mjs; docs/contract.md "exec",
- * "Files"). The file operations built on fileOp() live in provider_files.c.
+ * methods of createE2BSandbox (docs/contract.md "exec", "Files"). The file operations built on
+ * fileOp() live in provider_files.c.
  *
  * run() drives one envd Start stream in the calling thread. Output goes into
  * two capped buffers that share one budget (max_output_bytes): bytes past the

@@ -1,7 +1,7 @@
 /*
  * e2b/provider_files.c: file operations in a sandbox — the seed's readFile,
- * writeFile and stat methods of createE2BSandbox (dist/index.mjs;
- * docs/contract.md "Files"), and the directory listing of sandbox/files.h
+ * writeFile and stat methods of createE2BSandbox (docs/contract.md
+ * "Files"), and the directory listing of sandbox/files.h
  * (docs/files.md).
  *
  * Each runs an in-sandbox script (e2b/scripts.c) through fileOp()
@@ -88,7 +88,8 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 		max_bytes = MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1;
 	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
 	if (max_bytes > RAW_THRESHOLD) {
-		/* a large file may come raw (issue 13): the script says so with exit 5 */
+		/* a large file may come raw (docs/files.md "Moving bytes"): the script
+		 * says so with exit 5 */
 		args[1] = sbx__e2b_read_sized_script;
 		snprintf(limit, sizeof(limit), "%u", RAW_THRESHOLD);
 		nargs = 6;
@@ -181,7 +182,7 @@ int sbx__e2b_write_file(void *impl, const char *id, const char *path, const void
 	}
 	if ((error = sbx__e2b_file_op(p, &t, SBX_E2B_ROOT_USER, args, 5, SBX_E2B_STDERR_ROOM, 0,
 	                              sig, &r, err)) < 0) {
-		/* the upload is in place but the script may not have run: remove it (issue 9) */
+		/* the upload is in place but the script may not have run: remove it */
 		sbx__e2b_remove_staging(p, &t, staging);
 		goto done;
 	}

@@ -3,7 +3,8 @@
 // startFake(path, { apiKey, args }) spawns `<path> --port 0 --state-dir <tmp> --api-key KEY
 // [args...]` (default key e2b_peer; the server refuses every other key), waits for the
 // line `fake-e2b listening on http://127.0.0.1:PORT` on stdout, and points the
-// official SDK at it through the environment (e2b-protocol.md §8.1).
+// official SDK at it through the environment (docs/internals/wire.md
+// "Pointing an SDK at a local server").
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

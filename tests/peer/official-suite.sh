@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The official E2B JS SDK's own test suite against fake-e2b (issue 12's judge).
+# The official E2B JS SDK's own test suite against fake-e2b (tests/peer/README.md
+# "The official SDK's own test suite").
 #
 #   tests/peer/official-suite.sh [options] <E2B checkout> [-- <vitest args>...]
 #

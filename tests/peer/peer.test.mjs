@@ -1,6 +1,7 @@
 // Peer test: the official E2B JS SDK (npm e2b, pinned in package.json) against
 // fake-e2b. Every assertion here is what the SDK does against real E2B; a
-// failure means fake-e2b differs from E2B on the wire (e2b-protocol.md §8).
+// failure means fake-e2b differs from E2B on the wire (docs/internals/wire.md
+// "Pointing an SDK at a local server").
 //
 // Run: FAKE_E2B=/path/to/fake-e2b node --test   (or tests/peer/run.sh <path>)
 import { after, before, describe, test } from 'node:test'
@@ -312,7 +313,8 @@ describe('e2b SDK against fake-e2b', { concurrency: false }, () => {
 })
 
 // Beyond the required scenarios: more of the SDK surface the fake should serve
-// as E2B does (e2b-protocol.md §4, §5, §8.2 "nice to have").
+// as E2B does (docs/internals/wire.md "Process start", "envd's HTTP routes",
+// "Pointing an SDK at a local server").
 describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }, () => {
   let sbx
 

@@ -1,6 +1,6 @@
 // Peer test: fake-e2b's templates through the official e2b SDK (pinned in package.json).
 // `base` must look like E2B's base template; `capybara-sandbox` keeps the seed's image
-// conventions (templates/capybara-sandbox/Dockerfile). Also: a cold boot gets a new boot id.
+// conventions (docs/contract.md "The template"; templates/capybara-sandbox/Dockerfile). Also: a cold boot gets a new boot id.
 //
 // Run: FAKE_E2B=/path/to/fake-e2b node --test templates.test.mjs   (or tests/peer/run.sh)
 import { after, before, describe, test } from 'node:test'

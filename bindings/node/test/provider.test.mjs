@@ -1,5 +1,5 @@
 // createE2BSandbox over sandbox-e2b serve against fake-e2b: every method and
-// the seed README's behaviours (gone, output cap with a UTF-8 cut, timeout
+// the behaviours of docs/contract.md (gone, output cap with a UTF-8 cut, timeout
 // with the tree killed, abort, kill_tagged isolation, /skills writes), 64
 // concurrent execs and a killed serve child recovered.
 import assert from 'node:assert/strict'

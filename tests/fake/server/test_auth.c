@@ -1,6 +1,6 @@
 /*
- * tests/fake/server/test_auth.c: fake-e2b asks for a real API key (issue 11 "The
- * server"): without --api-key it makes a random one and writes it 0600 beside
+ * tests/fake/server/test_auth.c: fake-e2b asks for a real API key (fake-e2b/README.md
+ * "The server's defences"): without --api-key it makes a random one and writes it 0600 beside
  * the port file; any e2b_ key only with --any-api-key; the admin API needs the key;
  * a non-loopback --host is refused. GET /teams takes the access token --access-token(-file)
  * gives (E2B's AccessTokenAuth), and refuses anything else with E2B's words.

@@ -1,6 +1,7 @@
 /*
  * tests/fake/server/test_egress.c: a create body's egress rules reach the sandbox's egress
- * proxy (issue 11): network.allowOut / denyOut and allow_internet_access, seen through the
+ * proxy (fake-e2b/README.md "Isolation: what a sandbox can and cannot do"):
+ * network.allowOut / denyOut and allow_internet_access, seen through the
  * sandbox's DNS, which the proxy answers (names from --egress-host, nothing leaves the machine)
  * and which under a deny-all rule answers allowed names only. The proxy's connection rules
  * themselves are tested against a real upstream in tests/fake/net. Needs root and BPF
@@ -63,8 +64,8 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	egress_setup(&s, &b, NULL);
 	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	assert_true(fks_box_run(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
-	/* issue 11 §2: the server's own port, by every address of the host, is out of reach (a
-	 * reachable server would answer 401 or 404: curl exits 0) */
+	/* the server's own port (fake-e2b/SECURITY.md "The issue's list"), by every address of the
+	 * host, is out of reach (a reachable server would answer 401 or 404: curl exits 0) */
 	struct ifaddrs *ifs;
 	assert_int_equal(getifaddrs(&ifs), 0);
 	int n = 0;

@@ -1,5 +1,6 @@
 /*
- * tests/fake/server/test_hosts.c: addresses like E2B's (issue 12): requests
+ * tests/fake/server/test_hosts.c: addresses like E2B's (docs/internals/wire.md
+ * "Routing to envd"): requests
  * routed by Host <port>-<id>.<domain> as E2B's proxy routes them (49983: envd;
  * any other port: that port inside the sandbox, getHost), signed /files URLs
  * that carry nothing but the Host, the traffic token of allowPublicTraffic:false,

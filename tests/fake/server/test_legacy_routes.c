@@ -1,7 +1,8 @@
 /*
  * tests/fake/server/test_legacy_routes.c: fake-e2b --legacy-routes behaves like
  * an older self-hosted E2B API: the legacy control routes work, the /v2 routes
- * answer the OpenAPI validator's 404 (e2b-protocol.md §1.1, §9.1).
+ * answer the OpenAPI validator's 404 (docs/protocol.md "Conventions"; docs/internals/wire.md
+ * "Control plane").
  */
 #include <setjmp.h>
 #include <stdarg.h>

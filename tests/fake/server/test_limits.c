@@ -1,6 +1,6 @@
 /*
- * tests/fake/server/test_limits.c: fake-e2b's server hardening (issue 11 "The
- * server" and item 9): idle and header timeouts, 10,000 half-open connections
+ * tests/fake/server/test_limits.c: fake-e2b's server hardening (fake-e2b/README.md
+ * "The server's defences"): idle and header timeouts, 10,000 half-open connections
  * do not stop a well-behaved client, a burst of 500 slow connections is no
  * flood, the upload size cap, %00 in ?path=, quoting in Content-Disposition, a
  * symlink loop is 404, /health without the token does not tell whether a
