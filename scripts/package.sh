@@ -136,8 +136,9 @@ mkdir -p "$NPM"
 mkdir -p "$NPM/prebuilds/$PLATFORM" "$NPM/docs/fake-e2b"
 cp -r "$ENGINE/bin" "$ENGINE/lib" "$NPM/prebuilds/$PLATFORM/"
 cp fake-e2b/README.md fake-e2b/SECURITY.md "$NPM/docs/fake-e2b/"
+cp bindings/MIGRATING.md "$NPM/docs/"
 cp LICENSE NOTICE "$NOTICES" "$NPM/"
-sed -i 's#](\.\./\.\./fake-e2b/#](docs/fake-e2b/#g' "$NPM/README.md"
+sed -i 's#](\.\./\.\./fake-e2b/#](docs/fake-e2b/#g; s#](\.\./MIGRATING\.md#](docs/MIGRATING.md#g' "$NPM/README.md"
 check_links "$NPM" README.md docs/fake-e2b/README.md
 # package.json's own "files" decides what ships; the staged copy adds the prebuilds
 # and the notices to it.
