@@ -1,7 +1,8 @@
 /*
  * fake-e2b/registry/reaper.c: the reaper thread, on top of the table: a running sandbox past its
- * end time is paused (autoPause) or deleted (§6), and due Connect-Timeout-Ms
- * kill timers fire; and beside it the metrics sampler's thread (metrics.c). See registry.h.
+ * end time is paused (autoPause) or deleted (docs/protocol.md "Lifecycle"), and due
+ * Connect-Timeout-Ms kill timers fire; and beside it the metrics sampler's thread (metrics.c). See
+ * registry.h.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -114,7 +114,7 @@ void fk_sandbox_release(fk_registry *g, fk_sandbox *sb);
 fk_sandbox *fk_sandbox_ref(fk_registry *g, fk_sandbox *sb);
 /* The envd token, NULL when the sandbox is not secured. Borrowed while a reference is held. */
 const char *fk_sandbox_token(const fk_sandbox *sb);
-/* Running (a paused sandbox with autoResume is resumed first, §6)? */
+/* Running? A paused sandbox with autoResume is resumed first (docs/protocol.md "Lifecycle"). */
 int fk_sandbox_running(fk_registry *g, fk_sandbox *sb);
 
 /* A new sandbox with a fresh id and token, not registered (refs 1); NULL on OOM. The caller
@@ -160,9 +160,9 @@ enum fk_connect_outcome {
 	FK_CONNECT_CONFLICT, /* resume of a running sandbox */
 	FK_CONNECT_FAILED,   /* err set */
 };
-/* connect / resume (§1.5, §1.11): a running sandbox's end extends to now + timeout_s (never
- * shortens; resume refuses); a paused one resumes (cold when `reboot` or its pause kept no
- * memory) with end = now + timeout_s. */
+/* connect / resume (docs/protocol.md "Connect (resume)", "Delete, pause, timeout"): a running
+ * sandbox's end extends to now + timeout_s (never shortens; resume refuses); a paused one resumes
+ * (cold when `reboot` or its pause kept no memory) with end = now + timeout_s. */
 enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long timeout_s,
                                             int resume, int reboot, fk_err *err);
 /* /timeout sets exactly (may shorten); extend_only (/refreshes) only extends. 0, or -1 when
@@ -275,16 +275,17 @@ typedef struct fk_sblog_query {
 int fk_sandbox_logs(fk_registry *g, const char *id, const fk_sblog_query *q, json_t **logs,
                     json_t **lines);
 
-/* ---- reaper.c: the thread that ends sandboxes at their end time (§6) ---- */
+/* ---- reaper.c: the thread that ends sandboxes at their end time ---- */
+/* (docs/protocol.md "Lifecycle") */
 typedef struct fk_reaper fk_reaper;
 /* Start the reaper thread (every 200 ms) and the metrics sampler's (fk_registry_sample_due,
  * every 200 ms). NULL on failure. */
 fk_reaper *fk_reaper_start(fk_registry *g);
 /* Stop and join it; pending kill timers are dropped without killing. NULL is fine. */
 void fk_reaper_stop(fk_reaper *r);
-/* Connect-Timeout-Ms bounds a Start'ed process even after its client left (§4.2): SIGKILL
- * `proc` of sandbox `id` at `deadline_ms` (CLOCK_MONOTONIC) unless it has ended by then.
- * The reaper fires it. Takes its own reference on proc. */
+/* Connect-Timeout-Ms bounds a Start'ed process even after its client left (docs/internals/wire.md
+ * "Process start"): SIGKILL `proc` of sandbox `id` at `deadline_ms` (CLOCK_MONOTONIC) unless it has
+ * ended by then. The reaper fires it. Takes its own reference on proc. */
 void fk_registry_kill_at(fk_registry *g, const char *id, fk_proc *proc, int64_t deadline_ms);
 
 /* Mark a pid of the sandbox as immune to SendSignal (fault kill_ignored). */
@@ -304,11 +305,11 @@ long fk_sandbox_metrics(fk_registry *g, fk_sandbox *sb, int64_t from_ns, int64_t
                         fk_metric **out);
 
 /* ---- JSON views (shapes.c); callers hold the registry lock ---- */
-/* Sandbox (create/connect/resume reply, §1.3). */
+/* Sandbox (create/connect/resume reply, docs/protocol.md "The Sandbox object"). */
 json_t *fk_sandbox_json(const fk_sandbox *sb, int with_token);
-/* ListedSandbox (§1.6). */
+/* ListedSandbox (docs/protocol.md "List"). */
 json_t *fk_sandbox_listed_json(const fk_sandbox *sb);
-/* SandboxDetail (§1.7). */
+/* SandboxDetail (docs/protocol.md "Get"). */
 json_t *fk_sandbox_detail_json(const fk_sandbox *sb);
 /* Internal state of every sandbox (GET /_fake/sandboxes); takes the lock itself. */
 json_t *fk_registry_dump(fk_registry *g);

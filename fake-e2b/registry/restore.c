@@ -162,7 +162,8 @@ static int restore_one(fk_registry *g, fk_sandbox *sb)
 	fk_err err = {0};
 	int rc = fk__registry_restore_box(g, sb, &err);
 	if (rc == 0 && was_running && sb->end_ns <= now && !sb->auto_pause) {
-		/* its timeout came while no server ran: what the reaper would have done (§6) */
+		/* its timeout came while no server ran: what the reaper would have done
+		 * (docs/protocol.md "Lifecycle") */
 		fprintf(stderr, "fake-e2b: state: sandbox %s deleted: its timeout passed\n",
 		        sb->id);
 		fk_state_del(g->state, KIND, sb->id);

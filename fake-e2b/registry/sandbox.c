@@ -283,9 +283,9 @@ static const char **strings_of(json_t *arr, size_t *n)
 	return v;
 }
 
-/* The runtime's egress lists from a sandbox's `network` and allow_internet_access (§7:
- * allow_internet_access false denies 0.0.0.0/0 whatever denyOut says). Strings borrowed from
- * the JSON; egress_lists_free frees the arrays. */
+/* The runtime's egress lists from a sandbox's `network` and allow_internet_access (docs/protocol.md
+ * "Egress": allow_internet_access false denies 0.0.0.0/0 whatever denyOut says). Strings borrowed
+ * from the JSON; egress_lists_free frees the arrays. */
 typedef struct egress_lists {
 	const char **allow, **deny_own;
 	const char *const *deny;
@@ -557,7 +557,8 @@ int fk_registry_pause(fk_registry *g, fk_sandbox *sb, int fs_only, int only_if_e
 		sb->state = FK_SB_PAUSED;
 		sb->paused_ns = fk_now_ns();
 		sb->paused_fs_only = fs_only;
-		break_watches(sb); /* E2B's proxy drops a paused sandbox's streams (§6) */
+		break_watches(sb); /* E2B's proxy drops a paused sandbox's streams (docs/protocol.md
+		                      "Lifecycle") */
 	}
 	pthread_mutex_unlock(&g->lock);
 	if (rc == FK_LC_OK && fk_box_freeze(g->rt, sb->id, err) < 0)
@@ -709,7 +710,8 @@ int fk_sandbox_running(fk_registry *g, fk_sandbox *sb)
 	int ok = !sb->deleted && sb->state == FK_SB_RUNNING;
 	int resume = !ok && !sb->deleted && sb->auto_resume && !sb->paused_fs_only;
 	pthread_mutex_unlock(&g->lock);
-	if (resume) /* autoResume.enabled: traffic resumes a paused sandbox (§6) */
+	if (resume) /* autoResume.enabled: traffic resumes a paused sandbox (docs/protocol.md
+	               "Lifecycle") */
 		ok = auto_resume(g, sb) == 0;
 	return ok;
 }
@@ -741,7 +743,8 @@ enum fk_connect_outcome fk_registry_connect(fk_registry *g, fk_sandbox *sb, long
 	} else {
 		pthread_mutex_lock(&g->lock);
 		sb->state = FK_SB_RUNNING;
-		sb->started_ns = fk_now_ns(); /* a new run starts at every resume (§6) */
+		sb->started_ns = fk_now_ns(); /* a new run starts at every resume (docs/protocol.md
+		                                 "Lifecycle") */
 		sb->end_ns = capped_end(sb, sb->started_ns + (int64_t)timeout_s * FK_NS);
 		if (cold)
 			sb->n_immune = 0;

@@ -357,7 +357,7 @@ describe('e2b SDK against fake-e2b: more of the surface', { concurrency: false }
   })
 
   test('commands.connect to a running process', T, async () => {
-    // Output made while no client is attached is dropped (§4.2), so the process
+    // Output made while no client is attached is dropped (docs/internals/wire.md "Process start"), so the process
     // waits for a go file written after the reconnect.
     const h = await sbx.commands.run('while [ ! -e /tmp/go ]; do sleep 0.05; done; echo after; exit 3', {
       background: true,

@@ -1,6 +1,7 @@
 /*
  * fake-e2b/api/control/checks.c: validation shared by the control handlers
- * (timeouts, egress rules §7, string maps, page cursors) and the 404 of an unknown sandbox.
+ * (timeouts, egress rules (docs/protocol.md "Egress"), string maps, page cursors) and the 404 of an
+ * unknown sandbox.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -14,7 +14,8 @@
 #define FK_TEAM_NAME "fake-e2b" /* its name (GET /teams) */
 
 /* auth.c */
-/* ShortID (§1.2): "<id>" or legacy "<id>-<clientID>"; 0 and the short id in out, or -1. */
+/* ShortID (docs/protocol.md "Sandbox ids"): "<id>" or legacy "<id>-<clientID>"; 0 and the short id
+ * in out, or -1. */
 int fk_control_short_id(const char *in, char *out, size_t cap);
 
 /* checks.c: shared validation and errors. */
@@ -22,9 +23,10 @@ enum MHD_Result fk_control_not_found(fk_call *c);
 /* Timeout field: NULL when fine (*out set), else the 400 message. */
 const char *fk_control_timeout_field(json_t *body, const char *key, long dflt, int required,
                                      long *out);
-/* §7 validateEgressRules; NULL when valid, else the 400 message. */
+/* validateEgressRules (docs/protocol.md "Egress"); NULL when valid, else the 400 message. */
 const char *fk_control_validate_network(json_t *net);
-/* Egress none (§7): no internet at all, so the runtime gives a loopback-only netns. */
+/* Egress none (docs/protocol.md "Egress"): no internet at all, so the runtime gives a loopback-only
+ * netns. */
 int fk_control_egress_none(json_t *allow_internet, json_t *net);
 /* Bounds of create's `metadata` and `envVars`, each map on its own. E2B's API (its OpenAPI
  * SandboxMetadata and EnvVars: string to string) declares none; these are far past what a client

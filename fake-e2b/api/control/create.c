@@ -56,7 +56,7 @@ static fk_sandbox *sandbox_from_body(fk_registry *g, json_t *body, int v2, long 
 	fk_sandbox *sb = fk_sandbox_new(g);
 	if (!sb)
 		return NULL;
-	/* legacy issues a token only with secure:true; v2 always (§1.4) */
+	/* legacy issues a token only with secure:true; v2 always (docs/protocol.md "Create") */
 	sb->secured = v2 || json_is_true(json_object_get(body, "secure"));
 	sb->template_id = strdup(json_string_value(json_object_get(body, "templateID")));
 	sb->metadata = json_is_object(meta) ? json_deep_copy(meta) : json_object();

@@ -1,6 +1,6 @@
 /*
- * fake-e2b/api/control/info.c: GET /sandboxes/{id} (§1.7) and
- * GET /sandboxes/{id}/metrics (§1.12).
+ * fake-e2b/api/control/info.c: GET /sandboxes/{id} (docs/protocol.md "Get") and
+ * GET /sandboxes/{id}/metrics (docs/internals/wire.md "Control plane").
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -47,7 +47,8 @@ enum MHD_Result fk_control_delete(fk_call *c)
 	return fk_reply(c->req, 204, NULL, NULL, 0);
 }
 
-/* /timeout sets exactly (may shorten, 0: now); /refreshes extends only (min 15 s) (§1.10). */
+/* /timeout sets exactly (may shorten, 0: now); /refreshes extends only (min 15 s) (docs/protocol.md
+ * "Delete, pause, timeout"). */
 static enum MHD_Result timeout_sandbox(fk_call *c, int refresh)
 {
 	fk_req *r = c->req;

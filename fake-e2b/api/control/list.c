@@ -13,8 +13,9 @@
 #include "clock.h"
 #include "control.h"
 
-/* metadata filter (§1.6): the query value (decoded once) is unescaped again as a whole, split
- * on '&' and '=', and each part unescaped a third time. New object, or NULL when malformed. */
+/* metadata filter (docs/protocol.md "List"): the query value (decoded once) is unescaped again as a
+ * whole, split on '&' and '=', and each part unescaped a third time. New object, or NULL when
+ * malformed. */
 static json_t *parse_metadata_filter(const char *raw)
 {
 	char *s = strdup(raw);
@@ -113,7 +114,8 @@ typedef struct list_query {
 	list_item cursor;
 } list_query;
 
-/* Query of GET /v2/sandboxes (§1.6); legacy GET /sandboxes takes only metadata. */
+/* Query of GET /v2/sandboxes (docs/protocol.md "List"); legacy GET /sandboxes takes only metadata.
+ */
 static const char *list_query_parse(fk_req *r, int v2, list_query *q)
 {
 	char *meta = fk_query(r, "metadata"), *state = v2 ? fk_query_joined(r, "state") : NULL;

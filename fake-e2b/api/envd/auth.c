@@ -33,7 +33,8 @@ enum MHD_Result fk_envd_unauthorized(fk_req *r)
 int fk_envd_token_ok(const fk_sandbox *sb, const char *given)
 {
 	const char *want = fk_sandbox_token(sb);
-	if (!want) /* not secured: envd without a token accepts everything (§6) */
+	if (!want) /* not secured: envd without a token accepts everything (docs/protocol.md
+	              "Lifecycle") */
 		return 1;
 	size_t n = strlen(want);
 	return given && strlen(given) == n && CRYPTO_memcmp(want, given, n) == 0;

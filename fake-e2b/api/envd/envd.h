@@ -89,7 +89,7 @@ enum MHD_Result fk_envd_fs_watch_dir(fk_call *c);
 enum MHD_Result fk_envd_fs_create_watcher(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_fs_get_watcher_events(fk_call *c, json_t *req);
 enum MHD_Result fk_envd_fs_remove_watcher(fk_call *c, json_t *req);
-/* filesystem.c: EntryInfo (§5.5), defaults omitted. */
+/* filesystem.c: EntryInfo (docs/internals/wire.md "Filesystem RPCs"), defaults omitted. */
 json_t *fk_envd_entry_json(const fk_entry *e);
 /* A single-entry reply {"entry":...} or the runtime error. */
 enum MHD_Result fk_envd_entry_reply(fk_call *c, int rc, fk_entry *e, const fk_err *err);

@@ -26,7 +26,7 @@ static json_t *timestamp_json(int64_t sec, int32_t nsec)
 	return json_string(buf);
 }
 
-/* EntryInfo (§5.5), defaults omitted. */
+/* EntryInfo (docs/internals/wire.md "Filesystem RPCs"), defaults omitted. */
 json_t *fk_envd_entry_json(const fk_entry *e)
 {
 	/* envd sends FILE_TYPE_SYMLINK for no entry it stats */

@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/envd/filesystem_dir.c: filesystem.Filesystem/MakeDir and
- * /ListDir (§5.5).
+ * /ListDir (docs/internals/wire.md "Filesystem RPCs").
  */
 #include "envd.h"
 

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/filesystem_move.c: filesystem.Filesystem/Move (§5.5).
+ * fake-e2b/api/envd/filesystem_move.c: filesystem.Filesystem/Move (docs/internals/wire.md
+ * "Filesystem RPCs").
  */
 #include "envd.h"
 

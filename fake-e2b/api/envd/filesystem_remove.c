@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/filesystem_remove.c: filesystem.Filesystem/Remove (§5.5).
+ * fake-e2b/api/envd/filesystem_remove.c: filesystem.Filesystem/Remove (docs/internals/wire.md
+ * "Filesystem RPCs").
  */
 #include "envd.h"
 

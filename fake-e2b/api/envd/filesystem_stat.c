@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/filesystem_stat.c: filesystem.Filesystem/Stat (§5.5).
+ * fake-e2b/api/envd/filesystem_stat.c: filesystem.Filesystem/Stat (docs/internals/wire.md
+ * "Filesystem RPCs").
  */
 #include "envd.h"
 

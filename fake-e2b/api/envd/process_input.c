@@ -1,6 +1,6 @@
 /*
  * fake-e2b/api/envd/process_input.c: process.Process/SendInput and
- * /CloseStdin (§4.5).
+ * /CloseStdin (docs/internals/wire.md "Other process RPCs").
  */
 #include <stdlib.h>
 

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/process_list.c: process.Process/List (§4.6).
+ * fake-e2b/api/envd/process_list.c: process.Process/List (docs/internals/wire.md "Other process
+ * RPCs").
  */
 #include "envd.h"
 

@@ -1,5 +1,6 @@
 /*
- * fake-e2b/api/envd/process_signal.c: process.Process/SendSignal (§4.4).
+ * fake-e2b/api/envd/process_signal.c: process.Process/SendSignal (docs/internals/wire.md "Other
+ * process RPCs").
  */
 #include <signal.h>
 #include <string.h>

@@ -104,17 +104,18 @@ static int start_args_parse(start_args *a, json_t *req, const char *user)
 		a->keys[i] = k;
 		a->vals[i++] = json_is_string(v) ? json_string_value(v) : "";
 	}
-	a->spec = (fk_proc_spec){.cmd = fk_json_str(p, "cmd"),
-	                         .args = a->argv,
-	                         .n_args = nargs,
-	                         .env_keys = a->keys,
-	                         .env_values = a->vals,
-	                         .n_envs = nenv,
-	                         .cwd = fk_json_str(p, "cwd"),
-	                         .user = user,
-	                         .tag = fk_json_str(req, "tag"),
-	                         /* stdin absent means true (§4.1) */
-	                         .stdin_pipe = !json_is_false(json_object_get(req, "stdin"))};
+	a->spec =
+	    (fk_proc_spec){.cmd = fk_json_str(p, "cmd"),
+	                   .args = a->argv,
+	                   .n_args = nargs,
+	                   .env_keys = a->keys,
+	                   .env_values = a->vals,
+	                   .n_envs = nenv,
+	                   .cwd = fk_json_str(p, "cwd"),
+	                   .user = user,
+	                   .tag = fk_json_str(req, "tag"),
+	                   /* stdin absent means true (docs/internals/wire.md "Process start") */
+	                   .stdin_pipe = !json_is_false(json_object_get(req, "stdin"))};
 	/* pty {size {cols, rows}}: a terminal instead of pipes */
 	json_t *pty = json_object_get(req, "pty");
 	if (json_is_object(pty)) {

@@ -1,6 +1,6 @@
 /*
- * fake-e2b/api/envd/process_update.c: process.Process/Update (§4): a PTY process's terminal
- * size ({process: selector, pty: {size: {cols, rows}}}).
+ * fake-e2b/api/envd/process_update.c: process.Process/Update (docs/internals/wire.md "Process
+ * start"): a PTY process's terminal size ({process: selector, pty: {size: {cols, rows}}}).
  */
 #include "envd.h"
 

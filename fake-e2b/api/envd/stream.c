@@ -19,7 +19,7 @@
 #define FK_DEFAULT_KEEPALIVE_S 90
 #define FK_STREAM_SLICE_MS     1000 /* how often an idle stream checks its client is still there */
 
-/* The end event (§4.2) from a waitpid status. */
+/* The end event (docs/internals/wire.md "Process start") from a waitpid status. */
 static json_t *end_event_json(int ws)
 {
 	char status[96];
@@ -61,7 +61,8 @@ typedef struct fk_stream {
 static void stream_free(void *cls)
 {
 	fk_stream *s = cls;
-	/* the client left before Connect-Timeout-Ms: the process is still bounded by it (§4.2) */
+	/* the client left before Connect-Timeout-Ms: the process is still bounded by it
+	 * (docs/internals/wire.md "Process start") */
 	if (s->sb && s->proc && s->kill_on_deadline && s->deadline_ms && !s->immune &&
 	    s->phase != ST_FINISH && !fk_proc_ended(s->proc, NULL))
 		fk_registry_kill_at(s->app->reg, s->sb->id, s->proc, s->deadline_ms);
@@ -132,7 +133,8 @@ static void stream_step(fk_stream *s)
 		}
 		if (s->deadline_ms && now >= s->deadline_ms) {
 			/* envd: the context ends, the pid is SIGKILLed, the stream ends with
-			 * deadline_exceeded, usually without an end event (§4.2) */
+			 * deadline_exceeded, usually without an end event (docs/internals/wire.md
+			 * "Process start") */
 			if (!s->immune && s->kill_on_deadline)
 				fk_proc_signal(s->app->rt, s->sb->id, s->pid, SIGKILL, NULL);
 			fk_obuf_frame(
