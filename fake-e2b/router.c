@@ -385,7 +385,7 @@ static enum MHD_Result envd_dispatch(fk_call *c)
 	const char *id = c->sandbox_id;
 	if (!c->sb) /* acquired once: when admitted from the headers, kept for the route */
 		c->sb = id ? fk_registry_acquire(c->app->reg, id) : NULL;
-	if (!c->sb || !fk_sandbox_running(c->app->reg, c->sb))
+	if (!c->sb || !fk_sandbox_ensure_running(c->app->reg, c->sb))
 		return fk_envd_not_found_502(r, id);
 	if (!strcmp(r->path, "/files")) {
 		if (!is_get)

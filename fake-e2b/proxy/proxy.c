@@ -565,7 +565,7 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 	fk_registry *g = c->app->reg;
 	fk_sandbox *sb = fk_registry_acquire(g, c->sandbox_id);
 	upstream *u = r->sink == body_sink ? r->sink_state : NULL;
-	if (!u && (!sb || !fk_sandbox_running(g, sb))) {
+	if (!u && (!sb || !fk_sandbox_ensure_running(g, sb))) {
 		fk_sandbox_release(g, sb);
 		return reply_502(c, "The sandbox was not found");
 	}

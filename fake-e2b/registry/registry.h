@@ -115,7 +115,7 @@ fk_sandbox *fk_sandbox_ref(fk_registry *g, fk_sandbox *sb);
 /* The envd token, NULL when the sandbox is not secured. Borrowed while a reference is held. */
 const char *fk_sandbox_token(const fk_sandbox *sb);
 /* Running? A paused sandbox with autoResume is resumed first (docs/protocol.md "Lifecycle"). */
-int fk_sandbox_running(fk_registry *g, fk_sandbox *sb);
+int fk_sandbox_ensure_running(fk_registry *g, fk_sandbox *sb);
 
 /* A new sandbox with a fresh id and token, not registered (refs 1); NULL on OOM. The caller
  * fills the other fields, then fk_registry_boot and fk_registry_add, or fk_sandbox_discard. */

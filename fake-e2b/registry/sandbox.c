@@ -704,7 +704,7 @@ static int auto_resume(fk_registry *g, fk_sandbox *sb)
 	return rc;
 }
 
-int fk_sandbox_running(fk_registry *g, fk_sandbox *sb)
+int fk_sandbox_ensure_running(fk_registry *g, fk_sandbox *sb)
 {
 	pthread_mutex_lock(&g->lock);
 	int ok = !sb->deleted && sb->state == FK_SB_RUNNING;

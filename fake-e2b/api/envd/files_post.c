@@ -235,7 +235,7 @@ void fk_envd_files_post_begin(fk_call *c)
 	r->sink_free = upload_free;
 	const char *id = c->sandbox_id;
 	c->sb = id ? fk_registry_acquire(c->app->reg, id) : NULL;
-	if (!c->sb || !fk_sandbox_running(c->app->reg, c->sb)) {
+	if (!c->sb || !fk_sandbox_ensure_running(c->app->reg, c->sb)) {
 		u->status = 502;
 		return;
 	}

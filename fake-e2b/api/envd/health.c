@@ -12,7 +12,7 @@ enum MHD_Result fk_envd_health(fk_call *c)
 	if (id) {
 		fk_sandbox *sb = fk_registry_acquire(c->app->reg, id);
 		int ok = sb && fk_envd_token_ok(sb, fk_header(c->req, "X-Access-Token")) &&
-		         fk_sandbox_running(c->app->reg, sb);
+		         fk_sandbox_ensure_running(c->app->reg, sb);
 		fk_sandbox_release(c->app->reg, sb);
 		if (!ok)
 			return fk_envd_not_found_502(c->req, id);
