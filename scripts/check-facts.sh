@@ -8,7 +8,7 @@
 #      bindings/node/src/client.js's ENV_KEYS and bindings/python/.../_protocol.py's ENV_KEYS
 #      repeat it.
 #   2. the error codes: the source is include/sandbox/error.h's enum; src/contract/error.c
-#      names each (sbx_error_code_name: "SBX_EX" for SBX_EX), cli/serve/fail.c gives each but
+#      names each (sbx_error_code_name: "SBX_EX" for SBX_EX), cli/rpc/fail.c gives each but
 #      SBX_EINTERNAL its wire name (serve_code_name; the others are "internal"), and
 #      bindings/protocol/methods.md lists those wire names, "internal" last.
 #   3. the templates of templates/: each templates/NAME/Dockerfile (its useradd, HOME, WORKDIR,
@@ -69,26 +69,26 @@ my @wrong = grep { !/^(\w+)=\1$/ } pairs(@named);
 if (@wrong) { print "src/contract/error.c: sbx_error_code_name: ", join(", ", @wrong), "\n"; $bad = 1 }
 differ("the codes sbx_error_code_name names", \@codes, "include/sandbox/error.h",
        [firsts(@named)], "src/contract/error.c");
-my $fc = slurp("cli/serve/fail.c");
+my $fc = slurp("cli/rpc/fail.c");
 my ($wirefn) = $fc =~ /serve_code_name\(int code\)\s*\{(.*?)\n\}/s;
 my @wire = defined $wirefn ? ($wirefn =~ /case (SBX_E[A-Z]+):\s*return "(\w+)";/g) : ();
 my ($dflt) = defined $wirefn ? ($wirefn =~ /default:\s*return "(\w+)";/) : ();
 differ("the codes serve_code_name names", [grep { $_ ne "SBX_EINTERNAL" } @codes],
        "include/sandbox/error.h (all but SBX_EINTERNAL)", [firsts(@wire)],
-       "cli/serve/fail.c");
+       "cli/rpc/fail.c");
 if (($dflt // "") ne "internal") {
-	print "cli/serve/fail.c: serve_code_name: the default is not \"internal\"\n";
+	print "cli/rpc/fail.c: serve_code_name: the default is not \"internal\"\n";
 	$bad = 1;
 }
 my @wnames = (seconds(@wire), "internal");
 my %seen;
 my @dup = grep { $seen{$_}++ } @wnames;
-if (@dup) { print "cli/serve/fail.c: serve_code_name: a wire name twice: @dup\n"; $bad = 1 }
+if (@dup) { print "cli/rpc/fail.c: serve_code_name: a wire name twice: @dup\n"; $bad = 1 }
 my $mm = slurp("bindings/protocol/methods.md");
 my ($list) = $mm =~ /`data\.code` is the library\x27s code name: (.*?)\.\n/s;
 $list =~ s/\([^)]*\)//gs if defined $list; # asides name other things
 my @doc = defined $list ? ($list =~ /`(\w+)`/g) : ();
-differ("the wire names of data.code", \@wnames, "cli/serve/fail.c", \@doc,
+differ("the wire names of data.code", \@wnames, "cli/rpc/fail.c", \@doc,
        "bindings/protocol/methods.md");
 
 # 3. templates/NAME/Dockerfile against fake-e2b/runtime/template.c

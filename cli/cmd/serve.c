@@ -1,14 +1,14 @@
 /*
  * cli/cmd/serve.c: `sandbox-e2b serve`: hands stdin/stdout to the JSON-RPC
- * server in cli/serve/ (bindings/protocol/methods.md).
+ * server in cli/rpc/ (bindings/protocol/methods.md).
  *
  * The deployment config comes from the CLI's usual sources when one is set
  * (--config, SANDBOX_E2B_CONFIG, E2B_API_KEY ...), else from the first
  * `initialize` request; a bad source is reported on stderr and the server
  * waits for initialize.
  */
-#include "serve/serve.h"
 #include "command.h"
+#include "rpc/rpc.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 /*
  * contract/error.c: names of error codes and resetting an sbx_error. The codes come from
  * <sandbox/error.h>; scripts/check-facts.sh (lint) fails when a code is not named here as
- * itself, or serve's wire names (cli/serve/fail.c, bindings/protocol/methods.md) drift.
+ * itself, or serve's wire names (cli/rpc/fail.c, bindings/protocol/methods.md) drift.
  */
 #include <sandbox/error.h>
 #include <string.h>

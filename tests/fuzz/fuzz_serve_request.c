@@ -1,8 +1,8 @@
 /*
  * fuzz_serve_request: what a host sends `sandbox-e2b serve`: the bytes go
- * through the line reader (cli/serve/wire.c, over a pipe, with a small cap so
+ * through the line reader (cli/rpc/wire.c, over a pipe, with a small cap so
  * the over-the-cap path runs too), and each line through the JSON-RPC request
- * parser and the method's params parser (cli/serve/dispatch.c, methods.c),
+ * parser and the method's params parser (cli/rpc/dispatch.c, methods.c),
  * which send nothing and call no library function. Every refusal must give a
  * well-formed error response; nothing may crash or leak.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "rpc/rpc.h"
 
 /* cli/output.c's, without the rest of the CLI. */
 const char *cli_lib_message(const char *msg);

@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 files=(cli/config.c README.md bindings/node/src/client.js
 	bindings/python/src/sandbox_e2b/_protocol.py include/sandbox/error.h src/contract/error.c
-	cli/serve/fail.c bindings/protocol/methods.md fake-e2b/runtime/template.c)
+	cli/rpc/fail.c bindings/protocol/methods.md fake-e2b/runtime/template.c)
 while IFS= read -r f; do files+=("$f"); done < <(cd "$root" && ls templates/*/Dockerfile)
 for f in "${files[@]}"; do
 	mkdir -p "$tmp/$(dirname "$f")"
@@ -46,10 +46,10 @@ drift include/sandbox/error.h 's/^\(\s*\)SBX_EINTERNAL = -12/\1SBX_ENEW = -13,\n
 	"src/contract/error.c: the codes sbx_error_code_name names differs from include/sandbox/error.h"
 drift src/contract/error.c 's/return "SBX_EGONE";/return "SBX_EGONNE";/' \
 	"src/contract/error.c: sbx_error_code_name: SBX_EGONE=SBX_EGONNE"
-drift cli/serve/fail.c 's/return "too_large";/return "toolarge";/' \
-	"bindings/protocol/methods.md: the wire names of data.code differs from cli/serve/fail.c: has [invalid, gone, aborted, timeout, too_large,"
-drift cli/serve/fail.c 's/return "user";/return "gone";/' \
-	"cli/serve/fail.c: serve_code_name: a wire name twice: gone"
+drift cli/rpc/fail.c 's/return "too_large";/return "toolarge";/' \
+	"bindings/protocol/methods.md: the wire names of data.code differs from cli/rpc/fail.c: has [invalid, gone, aborted, timeout, too_large,"
+drift cli/rpc/fail.c 's/return "user";/return "gone";/' \
+	"cli/rpc/fail.c: serve_code_name: a wire name twice: gone"
 drift templates/capybara-sandbox/Dockerfile 's/chmod 0755 \/skills/chmod 0750 \/skills/' \
 	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": /skills is mode 0755, templates/capybara-sandbox/Dockerfile gives it 0750"
 drift fake-e2b/runtime/template.c '/"capybara-sandbox"/,/n_dirs/s/\.uid = 1000/.uid = 1001/' \

@@ -1,5 +1,5 @@
 /*
- * cli/serve/methods.c: one handler per contract method of `serve`
+ * cli/rpc/methods.c: one handler per contract method of `serve`
  * (bindings/protocol/methods.md).
  *
  * Each method has a parse step (params → serve_args, no I/O: wrong, missing
@@ -9,7 +9,7 @@
  * (names, paths, tags, env keys, limits) exactly as for the CLI.
  */
 #include "cli.h"
-#include "serve.h"
+#include "rpc.h"
 #include "shapes.h"
 
 #include <math.h>

@@ -1,12 +1,12 @@
 /*
- * cli/serve/ptys.c: the terminals `serve` started or attached (`pty_start`,
+ * cli/rpc/ptys.c: the terminals `serve` started or attached (`pty_start`,
  * `pty_attach`), kept by (sandbox id, pid) so that `pty_input`,
  * `pty_resize`, `pty_kill` and `pty_wait` reach the same handle, and killed
  * at shutdown, as the background commands of processes.c are. Their output
  * goes out as `output` notifications with "stream": "pty" under the id of the
  * request that made the handle.
  */
-#include "serve.h"
+#include "rpc.h"
 
 #include <pthread.h>
 #include <stdlib.h>

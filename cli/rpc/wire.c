@@ -1,5 +1,5 @@
 /*
- * cli/serve/wire.c: JSON-RPC framing of `serve`: one JSON value per line.
+ * cli/rpc/wire.c: JSON-RPC framing of `serve`: one JSON value per line.
  *
  * The reader keeps at most max_line bytes of one line: a longer line is
  * reported once (WIRE_TOO_LONG) and its bytes are dropped as they arrive,
@@ -7,7 +7,7 @@
  * SIGTERM wakes it. The writer sends each message as one whole line under one
  * lock, so concurrent workers never interleave bytes.
  */
-#include "serve.h"
+#include "rpc.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,10 +1,10 @@
 /*
- * cli/serve/processes.c: the background commands `serve` started
+ * cli/rpc/processes.c: the background commands `serve` started
  * (`exec {"background": true}`), kept by (sandbox id, pid) so that `wait`,
  * `send_stdin`, `close_stdin` and `kill_process` reach the same handle, and
  * killed at shutdown, so no command started through serve outlives it.
  */
-#include "serve.h"
+#include "rpc.h"
 
 #include <pthread.h>
 #include <stdlib.h>

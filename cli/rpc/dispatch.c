@@ -1,5 +1,5 @@
 /*
- * cli/serve/dispatch.c: the JSON-RPC server of `serve`: reads requests,
+ * cli/rpc/dispatch.c: the JSON-RPC server of `serve`: reads requests,
  * starts a worker thread per call, matches $/cancelRequest to the call's
  * abort signal, and shuts down on EOF or SIGINT/SIGTERM.
  *
@@ -15,7 +15,7 @@
  * wire.c and fail.c, and nothing below calls back up into it.
  */
 #include "cli.h"
-#include "serve.h"
+#include "rpc.h"
 
 #include <malloc.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * cli/serve/events.c: the notifications `serve` sends besides responses.
+ * cli/rpc/events.c: the notifications `serve` sends besides responses.
  *
  * `output` carries a streamed exec's bytes ({"id","stream","data"} or
  * "data_b64" when the chunk is not valid UTF-8, e.g. a character cut between
@@ -7,7 +7,7 @@
  * for them ({"level","message","fields"}). Both go through the one writer, and
  * a call's output is sent by its own worker, so it precedes its response.
  */
-#include "serve.h"
+#include "rpc.h"
 
 #include "shapes.h"
 #include <string.h>

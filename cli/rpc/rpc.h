@@ -1,5 +1,5 @@
 /*
- * cli/serve/serve.h: `sandbox-e2b serve`, the contract as JSON-RPC 2.0 over
+ * cli/rpc/rpc.h: `sandbox-e2b serve`, the contract as JSON-RPC 2.0 over
  * stdio (bindings/protocol/methods.md), shared between its files.
  *
  * Floors, each file calling only the ones below it: dispatch.c (requests,
@@ -11,8 +11,8 @@
  * object) → the library and jansson. Nothing here prints human text to
  * stdout: stdout carries only JSON-RPC messages, one per line.
  */
-#ifndef SBX_CLI_SERVE_H
-#define SBX_CLI_SERVE_H
+#ifndef SBX_CLI_RPC_H
+#define SBX_CLI_RPC_H
 
 #include <jansson.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * cli/serve/server.c: what every call of one `serve` process shares: the one
+ * cli/rpc/server.c: what every call of one `serve` process shares: the one
  * writer, the provider made from the deployment config (at start, or by
  * `initialize`), the logger that sends the library's log lines as `log`
  * notifications or to stderr, and the lock and list head that processes.c
@@ -10,7 +10,7 @@
  * remembered, so a call's provider never changes under it.
  */
 #include "cli.h"
-#include "serve.h"
+#include "rpc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
- * cli/serve/fail.c: the failure of one `serve` call: a JSON-RPC code and a
+ * cli/rpc/fail.c: the failure of one `serve` call: a JSON-RPC code and a
  * secret-free message, or a library error, and its JSON-RPC error object
  * ({"code", "message", "data": {"code", "http_status"?, "e2b_code"?}}).
  * The ground floor of serve/ with wire.c: it uses jansson and the library's
  * error codes, nothing of serve.
  */
-#include "serve.h"
+#include "rpc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
