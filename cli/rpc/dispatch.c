@@ -248,33 +248,101 @@ static void run_initialize_now(dispatcher *d, serve_call *c)
 	wire_send(d->w, response_error(c->id, serve_error_object(&f)));
 }
 
+/* A call for a request, taking the request's JSON whole; NULL (answered) when out of memory. */
+static flight *call_new(dispatcher *d, serve_request *rq)
+{
+	flight *fl;
+
+	if (!(fl = calloc(1, sizeof(*fl))) || sbx_signal_new(&fl->call.sig) < 0) {
+		free(fl);
+		wire_send(d->w, response_errorf(rq->id, RPC_INTERNAL_ERROR, "out of memory"));
+		return NULL;
+	}
+	fl->d = d;
+	fl->call.srv = d->srv;
+	/*
+	 * The call takes the request's JSON whole (jansson's reference counts are
+	 * not atomic): from here only the call's own threads touch it.
+	 */
+	fl->msg = rq->msg;
+	fl->call.id = rq->id;
+	fl->call.params = rq->params;
+	rq->msg = rq->id = rq->params = NULL;
+	fl->call.method = rq->method;
+	return fl;
+}
+
+/* 0 when the call's method has what it needs; -1 (answered) for a method that needs the
+ * provider before a deployment config is set. */
+static int check_configured(dispatcher *d, serve_call *c)
+{
+	serve_fail f = {0};
+
+	if (!c->method->needs_provider || serve_provider_of(d->srv))
+		return 0;
+	const char *why = serve_config_error(d->srv);
+	serve_failf(&f, RPC_NOT_CONFIGURED,
+	            "no deployment config%s%s: send initialize "
+	            "{\"config\": {...}} first, or start serve with E2B_API_KEY / "
+	            "SANDBOX_E2B_CONFIG / --config",
+	            why[0] ? "; " : "", why);
+	wire_send(d->w, response_error(c->id, serve_error_object(&f)));
+	return -1;
+}
+
+/* Under d->mu: put the call in the table and start its worker. 0, or -1 with the refusal in
+ * *answer (the caller sends it once the lock is released, and frees the call). */
+static int call_enter(dispatcher *d, flight *fl, json_t **answer)
+{
+	serve_call *c = &fl->call;
+	pthread_attr_t attr;
+	pthread_t t;
+	char msg[300];
+	int rc;
+
+	if (find_call(d, c->id)) {
+		*answer = response_errorf(c->id, RPC_INVALID_REQUEST,
+		                          "invalid request: this id is already used by a "
+		                          "call in flight");
+		return -1;
+	}
+	if (d->ncalls >= SERVE_MAX_CALLS) {
+		snprintf(msg, sizeof(msg), "too many calls in flight (at most %d)",
+		         SERVE_MAX_CALLS);
+		*answer = response_errorf(c->id, RPC_INTERNAL_ERROR, msg);
+		return -1;
+	}
+	fl->next = d->calls;
+	d->calls = fl;
+	d->ncalls++;
+	if (d->ncalls > d->burst)
+		d->burst = d->ncalls;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, worker, fl);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		d->calls = fl->next;
+		d->ncalls--;
+		*answer = response_errorf(c->id, RPC_INTERNAL_ERROR,
+		                          "cannot start a thread for the call");
+		return -1;
+	}
+	return 0;
+}
+
 /* Start a call (the reader thread). Answers itself on every failure. */
 static void start_call(dispatcher *d, serve_request *rq)
 {
 	serve_fail f = {0};
 	flight *fl;
 	serve_call *c;
-	pthread_attr_t attr;
-	pthread_t t;
-	char msg[300];
+	json_t *answer = NULL;
+	int rc;
 
-	if (!(fl = calloc(1, sizeof(*fl))) || sbx_signal_new(&fl->call.sig) < 0) {
-		free(fl);
-		wire_send(d->w, response_errorf(rq->id, RPC_INTERNAL_ERROR, "out of memory"));
+	if (!(fl = call_new(d, rq)))
 		return;
-	}
-	fl->d = d;
 	c = &fl->call;
-	c->srv = d->srv;
-	/*
-	 * The call takes the request's JSON whole (jansson's reference counts are
-	 * not atomic): from here only the call's own threads touch it.
-	 */
-	fl->msg = rq->msg;
-	c->id = rq->id;
-	c->params = rq->params;
-	rq->msg = rq->id = rq->params = NULL;
-	c->method = rq->method;
 	if (c->method->parse(c->params, &c->args, &f) < 0) {
 		wire_send(d->w, response_error(c->id, serve_error_object(&f)));
 		call_free(fl);
@@ -285,54 +353,18 @@ static void start_call(dispatcher *d, serve_request *rq)
 		call_free(fl);
 		return;
 	}
-	if (c->method->needs_provider && !serve_provider_of(d->srv)) {
-		const char *why = serve_config_error(d->srv);
-		serve_failf(&f, RPC_NOT_CONFIGURED,
-		            "no deployment config%s%s: send initialize "
-		            "{\"config\": {...}} first, or start serve with E2B_API_KEY / "
-		            "SANDBOX_E2B_CONFIG / --config",
-		            why[0] ? "; " : "", why);
-		wire_send(d->w, response_error(c->id, serve_error_object(&f)));
+	if (check_configured(d, c) < 0) {
 		call_free(fl);
 		return;
 	}
 	c->prov = serve_provider_of(d->srv);
 	pthread_mutex_lock(&d->mu);
-	if (find_call(d, c->id)) {
-		pthread_mutex_unlock(&d->mu);
-		wire_send(d->w, response_errorf(c->id, RPC_INVALID_REQUEST,
-		                                "invalid request: this id is already used by a "
-		                                "call in flight"));
-		call_free(fl);
-		return;
-	}
-	if (d->ncalls >= SERVE_MAX_CALLS) {
-		pthread_mutex_unlock(&d->mu);
-		snprintf(msg, sizeof(msg), "too many calls in flight (at most %d)",
-		         SERVE_MAX_CALLS);
-		wire_send(d->w, response_errorf(c->id, RPC_INTERNAL_ERROR, msg));
-		call_free(fl);
-		return;
-	}
-	fl->next = d->calls;
-	d->calls = fl;
-	d->ncalls++;
-	if (d->ncalls > d->burst)
-		d->burst = d->ncalls;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, worker, fl) != 0) {
-		d->calls = fl->next;
-		d->ncalls--;
-		pthread_mutex_unlock(&d->mu);
-		pthread_attr_destroy(&attr);
-		wire_send(d->w, response_errorf(c->id, RPC_INTERNAL_ERROR,
-		                                "cannot start a thread for the call"));
-		call_free(fl);
-		return;
-	}
-	pthread_attr_destroy(&attr);
+	rc = call_enter(d, fl, &answer);
 	pthread_mutex_unlock(&d->mu);
+	if (rc < 0) {
+		wire_send(d->w, answer);
+		call_free(fl);
+	}
 }
 
 static void handle_line(dispatcher *d, const char *line, size_t len)
