@@ -396,6 +396,214 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* What main starts and stop_all ends, with the secrets the app points at. */
+typedef struct server {
+	fk_app app;
+	fk_http *http;
+	fk_reaper *reaper;
+	fk_state *state;
+	fk_tls_pem pem;
+	int keep; /* a kept --state-dir: sandboxes survive a restart */
+	char key[256], key_path[4096], atok[160];
+} server;
+
+/* --host: "localhost" is 127.0.0.1; anything but loopback is refused. 0, or -1 (said). */
+static int check_host(cli_opts *o)
+{
+	if (strcmp(o->host, "localhost") == 0)
+		o->host = "127.0.0.1";
+	if (!host_is_loopback(o->host)) {
+		/* everything here (sandboxes, envd tokens, the admin API) is for this machine */
+		fprintf(stderr, "fake-e2b: --host %s is not a loopback address; %s\n", o->host,
+		        o->allow_remote
+		            ? "--allow-remote also needs TLS, which this build does not serve"
+		            : "refused without --allow-remote (and TLS)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The API key and access token from their options and files, and the app's settings. 0, or -1
+ * (said). */
+static int configure_app(const cli_opts *o, server *s)
+{
+	if (o->api_key_file &&
+	    read_key_file("--api-key-file", o->api_key_file, s->key, sizeof(s->key)) < 0)
+		return -1;
+	if (o->access_token_file) {
+		if (read_key_file("--access-token-file", o->access_token_file, s->atok,
+		                  sizeof(s->atok)) < 0)
+			return -1;
+		if (!access_token_ok(s->atok)) {
+			fprintf(stderr,
+			        "fake-e2b: the token in %s is not sk_e2b_ and 16 to 128 hex digits "
+			        "(an even number)\n",
+			        o->access_token_file);
+			return -1;
+		}
+	}
+	if (o->api_key)
+		snprintf(s->key, sizeof(s->key), "%s", o->api_key);
+	s->app.api_key = o->any_api_key ? NULL : s->key;
+	if (o->access_token)
+		snprintf(s->atok, sizeof(s->atok), "%s", o->access_token);
+	/* no token given: none is a user's (every one is refused), unless --any-api-key */
+	s->app.access_token = o->any_api_key && !s->atok[0] ? NULL : s->atok;
+	s->app.quiet = o->quiet;
+	s->app.legacy_routes = o->legacy_routes;
+	s->app.max_upload = (uint64_t)o->max_upload_mb << 20;
+	s->app.domain = o->domain;
+	s->app.tls = o->tls;
+	return 0;
+}
+
+/* Lock --state-dir, refuse an ephemeral start over kept sandboxes, make the TLS pair. 0, or -1
+ * (said, the lock released). */
+static int open_state(const cli_opts *o, server *s)
+{
+	char why[256];
+
+	/* before anything touches the directory: two servers never share one */
+	if (o->state_dir && !(s->state = lock_state_dir(o->state_dir)))
+		return -1;
+	s->keep = o->state_dir && !o->ephemeral;
+	if (o->state_dir && o->ephemeral && fk_state_has_records(o->state_dir, "sandboxes")) {
+		/* an ephemeral start would delete them */
+		fprintf(stderr,
+		        "fake-e2b: --ephemeral: %s holds kept sandboxes; start without --ephemeral "
+		        "to use them, or give another --state-dir\n",
+		        o->state_dir);
+		fk_state_close(s->state);
+		return -1;
+	}
+	if (o->tls && fk_tls_setup(o->state_dir, o->domain, &s->pem, why, sizeof(why)) < 0) {
+		fprintf(stderr, "fake-e2b: --tls: %s\n", why);
+		fk_state_close(s->state);
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGINT/SIGTERM are taken by sigwait in main; every thread inherits the mask. */
+static void block_signals(sigset_t *stop)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+
+	sigemptyset(stop);
+	sigaddset(stop, SIGINT);
+	sigaddset(stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, stop, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+}
+
+/* No key given: a random one, written 0600 beside the port file (or in $TMPDIR). 0, or -1
+ * (said). */
+static int ensure_api_key(const cli_opts *o, server *s)
+{
+	if (o->any_api_key || s->key[0])
+		return 0;
+	const char *tmp = getenv("TMPDIR");
+	if (o->port_file)
+		snprintf(s->key_path, sizeof(s->key_path), "%s.api-key", o->port_file);
+	else
+		snprintf(s->key_path, sizeof(s->key_path), "%s/fake-e2b-%d.api-key",
+		         tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	if (make_key("e2b_", s->key, sizeof(s->key)) < 0 ||
+	    write_key_file(s->key_path, s->key) < 0) {
+		fprintf(stderr, "fake-e2b: cannot write the API key file %s\n", s->key_path);
+		return -1;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "fake-e2b: API key written to %s\n", s->key_path);
+	return 0;
+}
+
+/* The runtime, the registry with what its records keep, the template store, the reaper. 0, or
+ * -1 (said). */
+static int start_sandboxes(const cli_opts *o, server *s, const unsigned char seed[32])
+{
+	/* FAKE_E2B_TEST_NO_SK_LOOKUP=1 (tests only): act as if the kernel had no BPF sk_lookup */
+	const char *no_skl = getenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
+	fk_rt_options ro = {.state_dir = o->state_dir,
+	                    .end_on_exit = o->stream_end_on_exit,
+	                    .default_disk_mb = (unsigned)o->sandbox_disk_mb,
+	                    .egress_hosts = o->egress_hosts,
+	                    .n_egress_hosts = o->n_egress_hosts,
+	                    .unsafe_shared_network = o->unsafe_shared_network,
+	                    .no_sk_lookup = no_skl && !strcmp(no_skl, "1"),
+	                    /* kept: the boxes outlive this process (README "What survives what") */
+	                    .live_restore = s->keep};
+	fk_err err = {0};
+	if (fk_rt_new(&s->app.rt, &ro, &err) < 0) {
+		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);
+		return -1;
+	}
+	fprintf(stderr, "fake-e2b: state directory %s (%s)\n", fk_rt_state_dir(s->app.rt),
+	        s->keep        ? "kept: sandboxes survive a restart"
+	        : o->state_dir ? "ephemeral: sandboxes deleted at exit"
+	                       : "ephemeral: removed at exit");
+	if (fk_registry_new(&s->app.reg, s->app.rt, seed) < 0) {
+		fprintf(stderr, "fake-e2b: out of memory\n");
+		return -1;
+	}
+	if (s->keep)
+		fk_registry_keep(s->app.reg, s->state);
+	/* what the records keep comes back, what dead servers left goes (logged) */
+	fk_registry_load(s->app.reg);
+	if (!(s->app.faults = fk_faults_new()) ||
+	    !(s->app.log = fk_reqlog_new((size_t)o->request_log_mb << 20)) ||
+	    fk_tstore_new(&s->app.templates, s->app.rt, seed, s->keep ? s->state : NULL) < 0 ||
+	    fk_tstore_add_images(s->app.templates, o->images, o->n_images) < 0 ||
+	    !(s->reaper = fk_reaper_start(s->app.reg))) {
+		fprintf(stderr, "fake-e2b: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The HTTP server on --host:--port, the port file, the "listening" line. 0, or -1. */
+static int start_http(const cli_opts *o, server *s)
+{
+	unsigned port = 0;
+	fk_http_hooks hooks = fk_router_hooks(&s->app);
+	fk_http_options ho = {.host = o->host,
+	                      .port = (unsigned)o->port,
+	                      .idle_ms = (unsigned)o->idle_timeout_s * 1000,
+	                      .body_budget = (size_t)o->body_budget_mb << 20,
+	                      .tls_cert = s->pem.cert,
+	                      .tls_key = s->pem.key};
+	if (fk_http_start(&s->http, &ho, &hooks, &port) < 0)
+		return -1;
+	if (o->port_file && write_port_file(o->port_file, port) < 0) {
+		fprintf(stderr, "fake-e2b: cannot write %s\n", o->port_file);
+		return -1;
+	}
+	printf("fake-e2b listening on %s://%s:%u\n", o->tls ? "https" : "http", o->host, port);
+	fflush(stdout);
+	return 0;
+}
+
+/* Everything main started, in the order that lets each part finish (any part may be absent). */
+static void stop_all(server *s)
+{
+	fk_stop_begin(); /* fault delays end now */
+	fk_http_quiesce(s->http);
+	fk_reaper_stop(s->reaper);
+	fk_registry_shutdown(s->app.reg); /* destroys every sandbox: streams end */
+	fk_http_stop(s->http);
+	fk_tstore_free(s->app.templates); /* stops and joins the builds */
+	fk_registry_free(s->app.reg);
+	fk_reqlog_free(s->app.log);
+	fk_faults_free(s->app.faults);
+	if (s->app.rt)
+		fk_rt_free(s->app.rt);
+	fk_state_close(s->state); /* the lock last: the directory is no longer ours */
+	if (s->key_path[0])
+		unlink(s->key_path);
+	fk_tls_pem_free(&s->pem);
+	curl_global_cleanup();
+}
+
 int main(int argc, char **argv)
 {
 	cli_opts o = {.host = "127.0.0.1",
@@ -403,177 +611,31 @@ int main(int argc, char **argv)
 	              .idle_timeout_s = 30,
 	              .body_budget_mb = 256,
 	              .domain = "e2b.localhost"};
+	server s = {0};
 	unsigned char seed[32];
-	char key[256] = "", key_path[4096] = "", atok[160] = "";
-	fk_app app = {0};
-	fk_http *http = NULL;
-	fk_reaper *reaper = NULL;
-	fk_state *state = NULL;
-	unsigned port = 0;
-	int status = 1;
-	if (parse_args(&o, argc, argv) < 0)
+	sigset_t stop;
+	int sig = 0, status = 1;
+
+	if (parse_args(&o, argc, argv) < 0 || check_host(&o) < 0 || configure_app(&o, &s) < 0)
 		return 2;
-	if (strcmp(o.host, "localhost") == 0)
-		o.host = "127.0.0.1";
-	if (!host_is_loopback(o.host)) {
-		/* everything here (sandboxes, envd tokens, the admin API) is for this machine */
-		fprintf(stderr, "fake-e2b: --host %s is not a loopback address; %s\n", o.host,
-		        o.allow_remote
-		            ? "--allow-remote also needs TLS, which this build does not serve"
-		            : "refused without --allow-remote (and TLS)");
-		return 2;
-	}
-	if (o.api_key_file && read_key_file("--api-key-file", o.api_key_file, key, sizeof(key)) < 0)
-		return 2;
-	if (o.access_token_file) {
-		if (read_key_file("--access-token-file", o.access_token_file, atok, sizeof(atok)) <
-		    0)
-			return 2;
-		if (!access_token_ok(atok)) {
-			fprintf(stderr,
-			        "fake-e2b: the token in %s is not sk_e2b_ and 16 to 128 hex digits "
-			        "(an even number)\n",
-			        o.access_token_file);
-			return 2;
-		}
-	}
-	if (o.api_key)
-		snprintf(key, sizeof(key), "%s", o.api_key);
-	app.api_key = o.any_api_key ? NULL : key;
-	if (o.access_token)
-		snprintf(atok, sizeof(atok), "%s", o.access_token);
-	/* no token given: none is a user's (every one is refused), unless --any-api-key */
-	app.access_token = o.any_api_key && !atok[0] ? NULL : atok;
-	app.quiet = o.quiet;
-	app.legacy_routes = o.legacy_routes;
-	app.max_upload = (uint64_t)o.max_upload_mb << 20;
-	app.domain = o.domain;
-	app.tls = o.tls;
-	fk_tls_pem pem = {0};
-	char why[256];
-	/* before anything touches the directory: two servers never share one */
-	if (o.state_dir && !(state = lock_state_dir(o.state_dir)))
+	if (open_state(&o, &s) < 0)
 		return 1;
-	int keep = o.state_dir && !o.ephemeral;
-	if (o.state_dir && o.ephemeral && fk_state_has_records(o.state_dir, "sandboxes")) {
-		/* an ephemeral start would delete them */
-		fprintf(stderr,
-		        "fake-e2b: --ephemeral: %s holds kept sandboxes; start without --ephemeral "
-		        "to use them, or give another --state-dir\n",
-		        o.state_dir);
-		fk_state_close(state);
-		return 1;
-	}
-	if (o.tls && fk_tls_setup(o.state_dir, o.domain, &pem, why, sizeof(why)) < 0) {
-		fprintf(stderr, "fake-e2b: --tls: %s\n", why);
-		fk_state_close(state);
-		return 1;
-	}
 	raise_fd_limit();
 	curl_global_init(CURL_GLOBAL_DEFAULT); /* the port proxy's libcurl, before any thread */
-
-	/* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask. */
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	struct sigaction ign = {.sa_handler = SIG_IGN};
-	sigaction(SIGPIPE, &ign, NULL);
-
+	block_signals(&stop);
 	if (RAND_bytes(seed, sizeof(seed)) != 1) {
 		fprintf(stderr, "fake-e2b: no randomness for the token seed\n");
 		return 1;
 	}
-	if (!o.any_api_key && !key[0]) {
-		/* no key given: a random one, written 0600 beside the port file (or in $TMPDIR) */
-		const char *tmp = getenv("TMPDIR");
-		if (o.port_file)
-			snprintf(key_path, sizeof(key_path), "%s.api-key", o.port_file);
-		else
-			snprintf(key_path, sizeof(key_path), "%s/fake-e2b-%d.api-key",
-			         tmp && *tmp ? tmp : "/tmp", (int)getpid());
-		if (make_key("e2b_", key, sizeof(key)) < 0 || write_key_file(key_path, key) < 0) {
-			fprintf(stderr, "fake-e2b: cannot write the API key file %s\n", key_path);
-			return 1;
-		}
+	if (ensure_api_key(&o, &s) < 0)
+		return 1;
+	if (start_sandboxes(&o, &s, seed) == 0 && start_http(&o, &s) == 0) {
+		while (sigwait(&stop, &sig) != 0)
+			;
 		if (!o.quiet)
-			fprintf(stderr, "fake-e2b: API key written to %s\n", key_path);
+			fprintf(stderr, "fake-e2b: signal %d, shutting down\n", sig);
+		status = 0;
 	}
-	/* FAKE_E2B_TEST_NO_SK_LOOKUP=1 (tests only): act as if the kernel had no BPF sk_lookup */
-	const char *no_skl = getenv("FAKE_E2B_TEST_NO_SK_LOOKUP");
-	fk_rt_options ro = {.state_dir = o.state_dir,
-	                    .end_on_exit = o.stream_end_on_exit,
-	                    .default_disk_mb = (unsigned)o.sandbox_disk_mb,
-	                    .egress_hosts = o.egress_hosts,
-	                    .n_egress_hosts = o.n_egress_hosts,
-	                    .unsafe_shared_network = o.unsafe_shared_network,
-	                    .no_sk_lookup = no_skl && !strcmp(no_skl, "1"),
-	                    /* kept: the boxes outlive this process (README "What survives what") */
-	                    .live_restore = keep};
-	fk_err err = {0};
-	if (fk_rt_new(&app.rt, &ro, &err) < 0) {
-		fprintf(stderr, "fake-e2b: runtime: %s\n", err.message);
-		goto done;
-	}
-	fprintf(stderr, "fake-e2b: state directory %s (%s)\n", fk_rt_state_dir(app.rt),
-	        keep          ? "kept: sandboxes survive a restart"
-	        : o.state_dir ? "ephemeral: sandboxes deleted at exit"
-	                      : "ephemeral: removed at exit");
-	if (fk_registry_new(&app.reg, app.rt, seed) < 0) {
-		fprintf(stderr, "fake-e2b: out of memory\n");
-		goto done;
-	}
-	if (keep)
-		fk_registry_keep(app.reg, state);
-	/* what the records keep comes back, what dead servers left goes (logged) */
-	fk_registry_load(app.reg);
-	if (!(app.faults = fk_faults_new()) ||
-	    !(app.log = fk_reqlog_new((size_t)o.request_log_mb << 20)) ||
-	    fk_tstore_new(&app.templates, app.rt, seed, keep ? state : NULL) < 0 ||
-	    fk_tstore_add_images(app.templates, o.images, o.n_images) < 0 ||
-	    !(reaper = fk_reaper_start(app.reg))) {
-		fprintf(stderr, "fake-e2b: out of memory\n");
-		goto done;
-	}
-	fk_http_hooks hooks = fk_router_hooks(&app);
-	fk_http_options ho = {.host = o.host,
-	                      .port = (unsigned)o.port,
-	                      .idle_ms = (unsigned)o.idle_timeout_s * 1000,
-	                      .body_budget = (size_t)o.body_budget_mb << 20,
-	                      .tls_cert = pem.cert,
-	                      .tls_key = pem.key};
-	if (fk_http_start(&http, &ho, &hooks, &port) < 0)
-		goto done;
-	if (o.port_file && write_port_file(o.port_file, port) < 0) {
-		fprintf(stderr, "fake-e2b: cannot write %s\n", o.port_file);
-		goto done;
-	}
-	printf("fake-e2b listening on %s://%s:%u\n", o.tls ? "https" : "http", o.host, port);
-	fflush(stdout);
-
-	int sig = 0;
-	while (sigwait(&stop, &sig) != 0)
-		;
-	if (!o.quiet)
-		fprintf(stderr, "fake-e2b: signal %d, shutting down\n", sig);
-	status = 0;
-done:
-	fk_stop_begin(); /* fault delays end now */
-	fk_http_quiesce(http);
-	fk_reaper_stop(reaper);
-	fk_registry_shutdown(app.reg); /* destroys every sandbox: streams end */
-	fk_http_stop(http);
-	fk_tstore_free(app.templates); /* stops and joins the builds */
-	fk_registry_free(app.reg);
-	fk_reqlog_free(app.log);
-	fk_faults_free(app.faults);
-	if (app.rt)
-		fk_rt_free(app.rt);
-	fk_state_close(state); /* the lock last: the directory is no longer ours */
-	if (key_path[0])
-		unlink(key_path);
-	fk_tls_pem_free(&pem);
-	curl_global_cleanup();
+	stop_all(&s);
 	return status;
 }
