@@ -1,6 +1,6 @@
 /*
  * fuzz_fake_json: JSON bodies fake-e2b validates before acting
- * (fake-e2b/api/control/ create and network checks, testkit/faults.c rules):
+ * (fake-e2b/api/control/ create and network checks, admin/faults.c rules):
  * any bytes are parsed, then checked as a v2 and a legacy create body and as a
  * fault rule. A body that validates has a timeout in 1..86400 s.
  */

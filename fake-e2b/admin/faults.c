@@ -1,5 +1,5 @@
 /*
- * fake-e2b/testkit/faults.c: see faults.h.
+ * fake-e2b/admin/faults.c: see faults.h.
  */
 #include "faults.h"
 

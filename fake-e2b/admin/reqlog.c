@@ -1,5 +1,5 @@
 /*
- * fake-e2b/testkit/reqlog.c: see reqlog.h.
+ * fake-e2b/admin/reqlog.c: see reqlog.h.
  */
 #define _GNU_SOURCE
 #include "reqlog.h"

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/testkit/reqlog.h: the request log of the admin API: entries in
+ * fake-e2b/admin/reqlog.h: the request log of the admin API: entries in
  * arrival order, each shown once its response is queued. Plain data under a
  * mutex; knows no MHD.
  *
@@ -9,8 +9,8 @@
  * its query and headers, and says so) and FK_MAX_LOG entries and `max_bytes`
  * of text in all (the oldest entries are dropped first).
  */
-#ifndef FK_TESTKIT_REQLOG_H
-#define FK_TESTKIT_REQLOG_H
+#ifndef FK_ADMIN_REQLOG_H
+#define FK_ADMIN_REQLOG_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
 /*
- * fake-e2b/testkit/faults.h: the fault rules of the admin API (README.md
+ * fake-e2b/admin/faults.h: the fault rules of the admin API (README.md
  * "Admin API"): (method, path glob) patterns with what to do. Plain data under
  * a mutex; knows no MHD and no E2B route. The router asks for a match once per
  * request and hands the copy to the handler.
  */
-#ifndef FK_TESTKIT_FAULTS_H
-#define FK_TESTKIT_FAULTS_H
+#ifndef FK_ADMIN_FAULTS_H
+#define FK_ADMIN_FAULTS_H
 
 #include <jansson.h>
 
