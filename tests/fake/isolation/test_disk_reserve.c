@@ -236,7 +236,7 @@ static void test_disk_reserve__a_full_file_system_spares_every_box(void **state_
 	free(out);
 	/* B: new files reach its disk (fsync succeeds) and every file reads back exactly,
 	 * through the loop device (O_DIRECT) */
-	out = sh("full-b", "head -c 16M /dev/urandom > /tmp/src && cp /tmp/src /workspace/after "
+	out = sh("full-b", "head -c 12M /dev/urandom > /tmp/src && cp /tmp/src /workspace/after "
 	                   "&& sync /workspace/after && echo synced && "
 	                   "dd if=/workspace/after iflag=direct bs=1M status=none | cmp - /tmp/src "
 	                   "&& echo same && "
