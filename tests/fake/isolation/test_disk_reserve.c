@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -448,8 +449,14 @@ static int group_setup(void **state_)
 static int group_teardown(void **state_)
 {
 	fk_rt_free(rt);
-	if (mounted && run("umount '%s'", mnt) != 0)
-		fprintf(stderr, "could not unmount %s\n", mnt);
+	/* The boxes' disks are loop devices of files in mnt that detach when the last mount of
+	 * each goes, with its box's mount namespace, which the kernel may free a moment after the
+	 * box's last process was reaped: until then mnt is busy. Wait for that (at most 30 s). */
+	int rc = -1;
+	for (int i = 0; mounted && i < 600 && (rc = umount2(mnt, 0)) < 0 && errno == EBUSY; i++)
+		usleep(50 * 1000);
+	if (mounted && rc < 0)
+		fprintf(stderr, "could not unmount %s: %s\n", mnt, strerror(errno));
 	unlink(image);
 	rmdir(mnt);
 	if (rmdir(top) < 0)
