@@ -15,7 +15,7 @@
 typedef struct fk_app {
 	fk_rt *rt;
 	fk_registry *reg;
-	fk_tstore *templates; /* built templates, builds, tags (registry/builds.h) */
+	fk_tstore *templates; /* built templates, builds, tags (tstore/builds.h) */
 	fk_faults *faults;
 	fk_reqlog *log;
 	const char *api_key; /* NULL: any key starting with e2b_ (--any-api-key, tests only) */

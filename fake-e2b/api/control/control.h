@@ -84,7 +84,7 @@ enum MHD_Result fk_control_fork(fk_call *c);
 /* network.c */
 enum MHD_Result fk_control_network_update(fk_call *c);
 
-/* templates.c: template builds (registry/builds.h). {id} a templateID (or name), {id2} a
+/* templates.c: template builds (tstore/builds.h). {id} a templateID (or name), {id2} a
  * buildID or a file hash. */
 enum MHD_Result fk_control_template_request(fk_call *c); /* POST /v3/templates */
 enum MHD_Result

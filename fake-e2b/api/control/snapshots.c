@@ -3,7 +3,7 @@
  * snapshot_template_create.go, snapshot_template_list.go, sandbox_fork.go):
  * POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{templateID},
  * POST /sandboxes/{id}/fork. The files are the sandbox's, copied while it is frozen
- * (registry/snapshots.c); processes and memory are not kept: a sandbox made from a
+ * (tstore/snapshots.c); processes and memory are not kept: a sandbox made from a
  * snapshot or a fork boots anew.
  */
 #define _GNU_SOURCE

@@ -3,7 +3,7 @@
  * (e2b-dev/infra templates_list.go, template_get.go, template_update.go,
  * template_build_logs.go): GET /templates, GET /templates/{templateID} with its builds,
  * PATCH /templates/{templateID} and /v2/templates/{templateID} (public), and a build's logs
- * (GET /templates/{templateID}/builds/{buildID}/logs). The store is registry/builds.h.
+ * (GET /templates/{templateID}/builds/{buildID}/logs). The store is tstore/builds.h.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * Template.build flow): POST /v3/templates, upload links for COPY archives
  * (GET /templates/{id}/files/{hash}, then a PUT to the link, signed so it needs no API key),
  * POST /v2/templates/{id}/builds/{buildID}, build status with logs, alias lookup and tags. The
- * store and the builder are registry/builds.h.
+ * store and the builder are tstore/builds.h.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

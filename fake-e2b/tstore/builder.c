@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/builder.c: runs one template build (builds.h) in a sandbox of the runtime
+ * fake-e2b/tstore/builder.c: runs one template build (builds.h) in a sandbox of the runtime
  * with no network, as E2B's template manager runs its phases: base (FROM a template), the steps
  * (RUN, COPY, ENV, WORKDIR, USER) with a context of user, working directory and environment that
  * USER, WORKDIR and ENV change, then finalize (the start command, the ready command until it

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/snapshots.c: E2B's snapshots in the template store (builds.h). A snapshot is
+ * fake-e2b/tstore/snapshots.c: E2B's snapshots in the template store (builds.h). A snapshot is
  * a template (E2B's "snapshot template"): one ready build per snapshot, whose boot is the
  * sandbox's template's with the sandbox's files as its layer (fk_box_snapshot), so
  * Sandbox.create(snapshotID) boots from it like from any template and DELETE /templates/{id}

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/builds_int.h: the template store's insides. Layers, each using only those
+ * fake-e2b/tstore/builds_int.h: the template store's insides. Layers, each using only those
  * below it: buildlog.c (a build's log and its caps; the log levels) and tstate.c (the
  * records) under store.c (the store's data, lookups and the calls a running build makes) under
  * builder.c (runs one build) under templates.c (the API's operations; starts builds) and

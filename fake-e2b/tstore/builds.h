@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/builds.h: templates as E2B's API sees them and their builds.
+ * fake-e2b/tstore/builds.h: templates as E2B's API sees them and their builds.
  *
  * Two kinds of template: the runtime's own (runtime/template.h: `base`, `capybara-sandbox`;
  * their templateID is their name) and the ones built through the API (POST /v3/templates, then

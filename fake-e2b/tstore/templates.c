@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/templates.c: the template store's operations for the API (builds.h): build
+ * fake-e2b/tstore/templates.c: the template store's operations for the API (builds.h): build
  * requests and starts (each build on its own thread, builder.c), build status, aliases, tags and
  * uploads of COPY archives. The store's data and lookups are store.c's, below this and below
  * builder.c.

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/store.c: the template store's core (builds_int.h): the store itself, its
+ * fake-e2b/tstore/store.c: the template store's core (builds_int.h): the store itself, its
  * templates and builds as data (names, ids, lookups, the boot a reference names, image
  * stand-ins) and the calls a running build makes into it (log, sandbox, slot, end). Below
  * builder.c (which runs a build) and templates.c (the API's operations, which start builds).

@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/buildlog.c: what a build's log keeps (builds_int.h). Each
+ * fake-e2b/tstore/buildlog.c: what a build's log keeps (builds_int.h). Each
  * entry counts its message's bytes and 64 more; a build keeps at most
  * FK_BUILD_LOG_BYTES of them and FK_BUILD_LOG_MAX entries, every build
  * together FK_BUILD_LOGS_BYTES. Past a cap the oldest lines go first (the

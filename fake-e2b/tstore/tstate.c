@@ -1,5 +1,5 @@
 /*
- * fake-e2b/registry/tstate.c: a kept server's templates as records of the state directory
+ * fake-e2b/tstore/tstate.c: a kept server's templates as records of the state directory
  * (state.h, kind "templates"): each built template or snapshot with its names, tags, counts and
  * builds (status, limits, logs, and for a ready one what its sandboxes boot with: its layer
  * under <state>/.templates/<buildID>), written after each change; store.c reads them back at
