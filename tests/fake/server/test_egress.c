@@ -64,7 +64,7 @@ static void test_egress__rules_reach_the_sandbox(void **state)
 	egress_setup(&s, &b, NULL);
 	assert_true(fks_box_run(&s, &b, RESOLVES("other.test", "198.18.0.78")));
 	assert_true(fks_box_run(&s, &b, "[ \"$(awk 'NR>2{print $1}' /proc/net/dev)\" = lo: ]"));
-	/* the server's own port (fake-e2b/SECURITY.md "The issue's list"), by every address of the
+	/* the server's own port (fake-e2b/SECURITY.md "The attack list"), by every address of the
 	 * host, is out of reach (a reachable server would answer 401 or 404: curl exits 0) */
 	struct ifaddrs *ifs;
 	assert_int_equal(getifaddrs(&ifs), 0);
