@@ -111,10 +111,10 @@ int fk_lx_seccomp_compile(const fk_lx_seccomp_policy *p, struct sock_fprog *out,
 		if (!family_allowed(p, f))
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->family_errnum),
 			                      SCMP_SYS(socket), 1,
-			                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f));
+			                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f, 0));
 	if (rc == 0 && p->n_families)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)p->family_errnum),
-		                      SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, 64));
+		                      SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, 64, 0));
 	for (size_t i = 0; rc == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));

@@ -191,6 +191,7 @@ static void upstream_main(int ready_w)
 	}
 }
 
+static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int shell(const char *fmt, ...)
 {
 	char *cmd;
@@ -263,6 +264,8 @@ static bool upstream_start(void)
 
 /* The output of `script` as `user`, which must be `want`. */
 static void expect_va(const char *box, const char *user, const char *want, const char *fmt,
+                      va_list ap) __attribute__((format(printf, 4, 0)));
+static void expect_va(const char *box, const char *user, const char *want, const char *fmt,
                       va_list ap)
 {
 	char *script;
@@ -279,6 +282,8 @@ static void expect_va(const char *box, const char *user, const char *want, const
 
 /* The output of `script` as the sandbox user, which must be `want`. */
 static void expect(const char *box, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void expect(const char *box, const char *want, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -287,6 +292,8 @@ static void expect(const char *box, const char *want, const char *fmt, ...)
 }
 
 /* The same as `user`. */
+static void expect_as(const char *box, const char *user, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void expect_as(const char *box, const char *user, const char *want, const char *fmt, ...)
 {
 	va_list ap;
@@ -314,6 +321,7 @@ static void box_new(const char *id, bool none, const char *const *allow, size_t 
 	assert_int_equal(rc, 0);
 }
 
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
 {
 	char *s;

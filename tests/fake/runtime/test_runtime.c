@@ -34,6 +34,8 @@ static fk_rt *rt;
 
 /* bash -c <script> as `user`; returns stdout (caller frees), asserts exit 0. */
 static char *sh(const char *box, const char *user, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static char *sh(const char *box, const char *user, const char *fmt, ...)
 {
 	char *script;
 	va_list ap;
