@@ -645,8 +645,9 @@ static void test_cli_pty__write_many(void **state)
 	         g_id);
 	serve_send(&s, line);
 	json_t *r = serve_response(&s, 1);
-	assert_string_equal(json_dumps(json_object_get(r, "result"), JSON_COMPACT),
-	                    "{\"ok\":true,\"files\":2,\"bytes\":4}");
+	char *got = json_dumps(json_object_get(r, "result"), JSON_COMPACT);
+	assert_string_equal(got, "{\"ok\":true,\"files\":2,\"bytes\":4}");
+	free(got);
 	json_decref(r);
 	close(s.in);
 	assert_int_equal(waitpid(s.pid, &status, 0), s.pid);
