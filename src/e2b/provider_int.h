@@ -1,6 +1,7 @@
 /*
- * e2b/provider_int.h: what provider.c (lifecycle, attach) and
- * provider_exec.c (exec, kill path, reboot, file operations) share.
+ * e2b/provider_int.h: what provider.c (lifecycle), provider_attach.c (attach,
+ * the attach cache), provider_list.c (named lists) and provider_exec.c (exec,
+ * kill path, reboot, file operations) share.
  * Internal to the E2B provider.
  */
 #ifndef SBX_E2B_PROVIDER_INT_H
@@ -107,6 +108,23 @@ void sbx__e2b_attach_forget(sbx__e2b_provider *p, const char *id);
 /* Remember a connect-like answer (create): `t` moved in, running until until_ms. */
 void sbx__e2b_attach_remember(sbx__e2b_provider *p, const char *id, sbx_envd_target *t,
                               uint64_t until_ms);
+/* Free one attach-cache entry (provider_attach.c), for sbx__e2b_provider_free. */
+void sbx__e2b_attached_free(sbx__e2b_attached *a);
+/*
+ * The connect and route helpers of provider_attach.c that lifecycle (reconnect,
+ * pause, set_timeout, create) and listing share: "/<prefix>/<id><suffix>", a
+ * sandboxID checked before it is used, the connect body and path, a route the
+ * control plane does not have, and the switch to the legacy routes.
+ */
+int sbx__e2b_id_path(char *out, size_t outlen, const char *prefix, const char *id,
+                     const char *suffix, sbx_error *err);
+int sbx__e2b_server_sandbox_id(const char *sid, const char *what, const char *secret1,
+                               const char *secret2, sbx_error *err);
+json_t *sbx__e2b_connect_body(int64_t timeout, bool reboot);
+int sbx__e2b_connect_path(char *out, size_t outlen, sbx__e2b_provider *p, const char *id,
+                          sbx_error *err);
+bool sbx__e2b_route_missing(const sbx_e2b_reply *r, const sbx_error *e);
+void sbx__e2b_learn_legacy_routes(sbx__e2b_provider *p, const char *route);
 /*
  * targetOf(info): the envd target from a connect reply's Sandbox object
  * (sandboxID, domain, envdAccessToken), every field checked: SBX_EPROTOCOL
@@ -189,6 +207,15 @@ int sbx__e2b_resume(void *impl, sbx_resume_status *out, const char *id, sbx_sign
 int sbx__e2b_suspend(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_destroy(void *impl, const char *id, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_destroy_by_name(void *impl, const char *name, sbx_signal *sig, sbx_error *err);
+/*
+ * provider_list.c: kill(id) (an E2B-format 404 counts as success), the ids of
+ * every sandbox named `name`, and the kill of each id but `except` (NULL: none).
+ */
+int sbx__e2b_kill_sandbox(sbx__e2b_provider *p, const char *id, sbx_signal *sig, sbx_error *err);
+int sbx__e2b_collect_named(sbx__e2b_provider *p, const char *name, json_t *ids, sbx_signal *sig,
+                           sbx_error *err);
+int sbx__e2b_kill_all_of(sbx__e2b_provider *p, json_t *ids, const char *except, sbx_signal *sig,
+                         sbx_error *err);
 /* Free a provider's state (attach cache, API, HTTP pool). Accepts NULL. */
 void sbx__e2b_provider_free(void *impl);
 /* attach_mu and attach_cv (monotonic clock) of a new provider. 0 or SBX_EINTERNAL. */
