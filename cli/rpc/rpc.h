@@ -4,7 +4,9 @@
  *
  * Floors, each file calling only the ones below it: dispatch.c (requests,
  * ids, the in-flight table, a worker per call, cancel, shutdown) → methods.c
- * (params → typed args, one handler per method, results) → processes.c (the
+ * (the method table, the lifecycle handlers) → methods_files.c and
+ * methods_process.c (the file and command handlers) → methods_params.c
+ * (params → typed args, results; methods_int.h) → processes.c (the
  * background commands started here) → server.c (the writer, the provider and
  * its config, the logger) → events.c (output and log notifications) → wire.c
  * (lines in, one writer out) and fail.c (a call's failure and its error
@@ -138,7 +140,7 @@ serve_proc **serve_procs_of(serve_server *s);
 serve_pty **serve_ptys_of(serve_server *s);
 pthread_mutex_t *serve_lock_of(serve_server *s);
 
-/* ---- methods.c: params, handlers, results ----------------------------------------- */
+/* ---- methods*.c: params, handlers, results ---------------------------------------- */
 
 /* The typed params of any method; strings are borrowed from the request's JSON. */
 typedef struct serve_args {
