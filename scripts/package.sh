@@ -129,6 +129,19 @@ check_links() { # DIR FILE...
 	done
 }
 
+# The project's docs/ pages a shipped file links (UP + docs/X, UP being the way from the file's
+# place in the repository to its top): copied into DEST (the package's folder for them), and
+# the file's links rewritten to PREFIX + X.
+ship_docs() { # FILE UP DEST PREFIX
+	local f up=${2//./\\.}
+	while read -r f; do
+		[ -f "docs/$f" ] || die "$1 links to $2docs/$f, which does not exist"
+		mkdir -p "$3/$(dirname "$f")"
+		cp "docs/$f" "$3/$f"
+	done < <(grep -o "](${up}docs/[^)#]*" "$1" | sed "s#^](${up}docs/##" | sort -u || true)
+	sed -i "s#](${up}docs/#]($4#g" "$1"
+}
+
 say "npm"
 NPM=$STAGE/npm
 mkdir -p "$NPM"
@@ -139,6 +152,8 @@ cp fake-e2b/README.md fake-e2b/SECURITY.md "$NPM/docs/fake-e2b/"
 cp bindings/MIGRATING.md "$NPM/docs/"
 cp LICENSE NOTICE "$NOTICES" "$NPM/"
 sed -i 's#](\.\./\.\./fake-e2b/#](docs/fake-e2b/#g; s#](\.\./MIGRATING\.md#](docs/MIGRATING.md#g' "$NPM/README.md"
+ship_docs "$NPM/README.md" ../../ "$NPM/docs" docs/
+ship_docs "$NPM/docs/fake-e2b/README.md" ../ "$NPM/docs" ../
 check_links "$NPM" README.md docs/fake-e2b/README.md
 # package.json's own "files" decides what ships; the staged copy adds the prebuilds
 # and the notices to it.
@@ -166,6 +181,8 @@ cp -r bindings/python/examples "$WH/src/sandbox_e2b/docs/"
 mkdir -p "$WH/src/sandbox_e2b/docs/bindings"
 cp bindings/MIGRATING.md "$WH/src/sandbox_e2b/docs/bindings/"
 sed -i 's#](\.\./\.\./fake-e2b/#](src/sandbox_e2b/docs/fake-e2b/#g; s#](examples/#](src/sandbox_e2b/docs/examples/#g; s#](\.\./MIGRATING\.md#](src/sandbox_e2b/docs/bindings/MIGRATING.md#g' "$WH/README.md"
+ship_docs "$WH/README.md" ../../ "$WH/src/sandbox_e2b/docs" src/sandbox_e2b/docs/
+ship_docs "$WH/src/sandbox_e2b/docs/fake-e2b/README.md" ../ "$WH/src/sandbox_e2b/docs" ../
 check_links "$WH" README.md src/sandbox_e2b/docs/fake-e2b/README.md
 # The engine makes the wheel platform-specific (not pure), with no Python ABI: py3-none-<tag>.
 cat >"$WH/setup.py" <<EOF
@@ -197,7 +214,7 @@ p = sys.argv[1]
 s = open(p).read()
 old = 'sandbox_e2b = ["py.typed"]'
 assert old in s, "pyproject.toml: package-data line moved"
-s = s.replace(old, 'sandbox_e2b = ["py.typed", "_engine/bin/*", "_engine/lib/*", "docs/*/*", "docs/*/*/*"]')
+s = s.replace(old, 'sandbox_e2b = ["py.typed", "_engine/bin/*", "_engine/lib/*", "docs/*", "docs/*/*", "docs/*/*/*"]')
 s = s.replace('license = { text = "Apache-2.0" }',
               'license = { text = "Apache-2.0" }\n# LICENSE, NOTICE, THIRD-PARTY-NOTICES go in the wheel\'s .dist-info')
 open(p, "w").write(s)
