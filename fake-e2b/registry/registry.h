@@ -257,11 +257,6 @@ void fk_sandbox_log_stop(fk_registry *g, fk_sandbox *sb, const char *kill_reason
 /* The box's OOM kill count now (runtime.h fk_box_usage.oom_kills): a warn line for the kills
  * not yet told. */
 void fk_sandbox_note_oom(fk_registry *g, fk_sandbox *sb, uint64_t oom_kills);
-/* Go's names of a waitpid status, as envd reports a process's end: *status "exit status N" or
- * "signal: <Go's name>[ (core dumped)]", *exit_code N or -1. The name of a signal, NULL when Go
- * has none. */
-void fk_go_process_status(int ws, char *status, size_t cap, int *exit_code);
-const char *fk_go_signal_name(int sig);
 typedef struct fk_sblog_query {
 	int64_t start_ms, end_ms; /* entries stamped in [start_ms, end_ms] */
 	size_t limit;

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "dirwatch.h"
+#include "go_status.h"
 #include "registry_int.h"
 #include "template.h"
 

@@ -15,6 +15,7 @@
 #include "b64.h"
 #include "clock.h"
 #include "envd.h"
+#include "go_status.h"
 
 #define FK_DEFAULT_KEEPALIVE_S 90
 #define FK_STREAM_SLICE_MS     1000 /* how often an idle stream checks its client is still there */
