@@ -16,10 +16,13 @@ enum {
 
 typedef struct cli_command {
 	const char *name;
-	const char *args;          /* the synopsis after the name, e.g. "ID PATH [--max-bytes N]" */
-	const char *summary;       /* one line for the listing */
-	const char *description;   /* paragraphs for --help (may be NULL) */
-	const char *examples;      /* lines for --help, each indented by two spaces (may be NULL) */
+	const char *args;        /* the synopsis after the name, e.g. "ID PATH [--max-bytes N]" */
+	const char *summary;     /* one line for the listing */
+	const char *description; /* paragraphs for --help (may be NULL) */
+	const char *examples;    /* lines for --help, each indented by two spaces (may be NULL) */
+	/* More --help paragraphs made from data at run time, printed after description (may be
+	 * NULL): serve lists its method table */
+	void (*help_more)(void);
 	const cli_option *options; /* the command's own options (NULL-terminated), or NULL */
 	int stop_after; /* cli_opt_parse's: -1 options anywhere, n: end after n positionals */
 	size_t min_pos, max_pos; /* how many positionals it takes (SIZE_MAX: no upper bound) */

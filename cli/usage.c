@@ -88,6 +88,8 @@ void cli_command_help(const cli_command *cmd)
 	printf("Usage: sandbox-e2b %s%s%s\n", cmd->name, cmd->args[0] ? " " : "", cmd->args);
 	if (cmd->description)
 		printf("\n%s", cmd->description);
+	if (cmd->help_more)
+		cmd->help_more();
 	if (cmd->options && cmd->options->name) {
 		printf("\nOptions:\n");
 		for (const cli_option *o = cmd->options; o->name; o++)

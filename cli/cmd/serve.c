@@ -10,7 +10,9 @@
 #include "command.h"
 #include "rpc/rpc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 enum { OPT_MAX_LINE = 1 };
@@ -48,19 +50,40 @@ static int serve_cmd_run(cli *c, const cli_args *a)
 	return rc;
 }
 
+/* --help's list of methods, from the method table itself (rpc/methods.c), wrapped at 80. */
+static void serve_help_methods(void)
+{
+	json_t *names = serve_method_names();
+	size_t col = 2, i;
+	json_t *v;
+
+	printf("\nMethods (bindings/protocol/methods.md):\n ");
+	json_array_foreach(names, i, v)
+	{
+		const char *n = json_string_value(v);
+		size_t len = strlen(n) + (i + 1 < json_array_size(names)); /* the comma */
+		if (col + 1 + len > 80) {
+			printf("\n ");
+			col = 2;
+		}
+		printf(" %s%s", n, i + 1 < json_array_size(names) ? "," : "");
+		col += 1 + len;
+	}
+	printf("\n");
+	json_decref(names);
+}
+
 const cli_command cli_cmd_serve = {
     .name = "serve",
     .args = "[--max-line-bytes N]",
     .summary = "JSON-RPC 2.0 on stdin/stdout for Node and Python hosts",
-    .description =
-        "JSON-RPC 2.0 on stdin/stdout, one JSON object per line (bindings/node,\n"
-        "bindings/python; bindings/protocol/methods.md). Methods: initialize, create,\n"
-        "resume, suspend, destroy, destroy_by_name, kill_all, kill_tagged, exec,\n"
-        "read_file, write_file, stat. Calls run at once and answers come in any order;\n"
-        "$/cancelRequest {\"id\"} aborts one. EOF on stdin (or SIGTERM) aborts the calls\n"
-        "in flight, kills their remote commands and exits 0. The config comes from\n"
-        "--config / SANDBOX_E2B_CONFIG / E2B_API_KEY, or from an initialize request.\n"
-        "Logs go to stderr (or as log notifications).\n",
+    .description = "JSON-RPC 2.0 on stdin/stdout, one JSON object per line (bindings/node,\n"
+                   "bindings/python; bindings/protocol/methods.md). Calls run at once and answers\n"
+                   "come in any order; $/cancelRequest {\"id\"} aborts one. EOF on stdin (or\n"
+                   "SIGTERM) aborts the calls in flight, kills their remote commands and exits 0.\n"
+                   "The config comes from --config / SANDBOX_E2B_CONFIG / E2B_API_KEY, or from an\n"
+                   "initialize request. Logs go to stderr (or as log notifications).\n",
+    .help_more = serve_help_methods,
     .examples = "  printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"create\","
                 "\"params\":{\"name\":\"conv-42\"}}' | sandbox-e2b serve\n",
     .options = serve_options_table,

@@ -77,6 +77,13 @@ test_help() {
 		run help "$c"
 		expect_rc "help $c exits 0" 0
 	done
+	# serve --help lists its method table, every method in order (initialize's "methods")
+	run serve --help
+	expect_rc "serve --help exits 0" 0
+	got=$(sed -n '/^Methods (/,/^$/p' "$tmp/out" | tail -n +2 | tr -d ',\n' | tr -s ' ' | sed 's/^ //; s/ $//')
+	want=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' |
+		"$cli" serve 2>/dev/null | "$jget" result.methods | tr -d '[]"' | tr ',' ' ')
+	expect_eq "serve --help names every method, in the table's order" "$got" "$want"
 	run
 	expect_rc "no command exits 2" 2
 	expect_eq "no command: nothing on stdout" "$(cat "$tmp/out")" ""
