@@ -4,8 +4,9 @@
  *
  * Lifecycle (create, resume, suspend, destroy, set_timeout) lives here;
  * attach() and the attach cache in provider_attach.c, the named lists and
- * destroy_by_name in provider_list.c; running commands (exec, the kill path, the reboot fallback
- * and the file operations built on in-sandbox scripts) live in provider_exec.c. Shared arguments
+ * destroy_by_name in provider_list.c; running commands in provider_run.c (one command's run, the
+ * kill path, the reboot fallback), provider_exec.c (exec), provider_fileop.c (the file operations
+ * built on in-sandbox scripts) and provider_kill.c (kill_all, kill_tagged). Shared arguments
  * (signal, tags, paths, env keys) were already checked by contract/provider.c; the E2B-specific
  * ones (name, id, limits) are checked here, before any request.
  *

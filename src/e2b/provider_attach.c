@@ -1,7 +1,9 @@
 /*
  * e2b/provider_attach.c: attach() and the attach cache (docs/contract.md "Lifecycle"):
  * connect a sandbox, read its envd target from the answer, and skip the connect while
- * the last one still covers the caller's minimum.
+ * the last one still covers the caller's minimum; and sbx__e2b_with_attach(), the one
+ * attach-and-retry every call that needs envd goes through (docs/exec.md "How a command
+ * runs": connect and start again when envd answers that the sandbox is not running).
  */
 
 #include "e2b/provider_int.h"
@@ -471,4 +473,40 @@ int sbx__e2b_attach_init(sbx__e2b_provider *p, sbx_error *err)
 	}
 	p->attach_ready = true;
 	return 0;
+}
+
+/*
+ * envd refused the request because the sandbox is not running: E2B's proxy
+ * answers 502 with its own JSON body {"code":502,"message":"The sandbox was
+ * not found",...} for a paused or missing sandbox, so no process started and
+ * no byte was written. A 502 with any other body comes from a gateway in
+ * front of E2B, which may have passed the request on: not this case (envd
+ * Start is never sent twice, docs/reliability.md).
+ */
+bool sbx__e2b_not_running(int error, const sbx_error *e)
+{
+	return error == SBX_EHTTP && e->http_status == 502 && strcmp(e->e2b_code, "502") == 0;
+}
+
+int sbx__e2b_with_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                         uint64_t min_seconds, const sbx__e2b_step *step, sbx_signal *sig,
+                         sbx_error *local, sbx_error *err)
+{
+	bool cached = false, retried = false;
+	int error;
+
+	for (;;) {
+		memset(local, 0, sizeof(*local));
+		if ((error = sbx__e2b_attach_cached(p, t, id, min_seconds, &cached, sig, err)) < 0)
+			return error;
+		error = step->run(p, t, step->ctx, local);
+		if (!cached || retried || !sbx__e2b_not_running(error, local) ||
+		    (step->again && !step->again(step->ctx)))
+			return error;
+		retried = true; /* paused or gone behind our back: connect (resume) and go again */
+		sbx__e2b_attach_forget(p, id);
+		sbx__envd_target_dispose(t);
+		if (step->reset)
+			step->reset(step->ctx);
+	}
 }

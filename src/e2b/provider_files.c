@@ -5,7 +5,7 @@
  * (docs/files.md).
  *
  * Each runs an in-sandbox script (e2b/scripts.c) through fileOp()
- * (provider_exec.c) as the sandbox user, so permissions and symlinks resolve
+ * (provider_fileop.c) as the sandbox user, so permissions and symlinks resolve
  * as that user; only a write's staging step touches root-owned files.
  */
 #include <stdio.h>

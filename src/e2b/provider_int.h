@@ -1,7 +1,8 @@
 /*
  * e2b/provider_int.h: what provider.c (lifecycle), provider_attach.c (attach,
- * the attach cache), provider_list.c (named lists) and provider_exec.c (exec,
- * kill path, reboot, file operations) share.
+ * the attach cache, the attach-and-retry), provider_list.c (named lists), provider_run.c
+ * (one command's run, the kill path, reboot), provider_exec.c (exec), provider_fileop.c (file
+ * operations) and provider_kill.c (the kill scripts) share.
  * Internal to the E2B provider.
  */
 #ifndef SBX_E2B_PROVIDER_INT_H
@@ -163,10 +164,11 @@ typedef struct sbx__file_op {
 } sbx__file_op;
 
 /*
- * fileOp(): `/bin/sh ARGS...` as `user` in "/", collecting output in `res`
- * (always filled, also on failure: dispose it). timeout_ms 0 means 120 s. A
- * timeout is SBX_ETIMEOUT "sandbox file operation timed out", an abort
- * SBX_EABORTED; the process is stopped on both.
+ * provider_fileop.c (with the stderr text below; the template checks are provider_run.c's,
+ * not_running provider_attach.c's). fileOp(): `/bin/sh ARGS...` as `user` in "/", collecting output
+ * in `res` (always filled, also on failure: dispose it). timeout_ms 0 means 120 s. A timeout is
+ * SBX_ETIMEOUT "sandbox file operation timed out", an abort SBX_EABORTED; the process is stopped on
+ * both.
  */
 int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
                      const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
@@ -221,7 +223,8 @@ void sbx__e2b_provider_free(void *impl);
 /* attach_mu and attach_cv (monotonic clock) of a new provider. 0 or SBX_EINTERNAL. */
 int sbx__e2b_attach_init(sbx__e2b_provider *p, sbx_error *err);
 
-/* provider_exec.c: the vtable entries that run commands in the sandbox. */
+/* provider_exec.c (exec) and provider_kill.c (kill_all, kill_tagged): the vtable entries that
+ * run commands in the sandbox. */
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
                   const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
 int sbx__e2b_kill_all(void *impl, const char *id, sbx_signal *sig, sbx_error *err);

@@ -1,7 +1,9 @@
 /*
- * e2b/run.h: one command in a sandbox, as provider_exec.c runs it (docs/exec.md "How a
- * command runs", "Timeout, abort and the kill tree"), shared with provider_process.c, which runs
- * the same thing on a background handle's reader thread. Internal to the E2B provider.
+ * e2b/run.h: one command in a sandbox, as provider_run.c runs it (docs/exec.md "How a
+ * command runs", "Timeout, abort and the kill tree"), for exec (provider_exec.c), the file
+ * operations (provider_fileop.c), the kill scripts (provider_kill.c) and provider_process.c,
+ * which runs the same thing on a background handle's reader thread. Internal to the E2B
+ * provider.
  */
 #ifndef SBX_E2B_RUN_H
 #define SBX_E2B_RUN_H
@@ -86,7 +88,7 @@ void sbx__e2b_run_result_dispose(sbx__run_result *r);
 
 /*
  * Run one command to its end, timeout or abort (o->sig), collecting its
- * output into `r` (see provider_exec.c). With o->ctl a timeout or abort
+ * output into `r` (see provider_run.c). With o->ctl a timeout or abort
  * kills the command's tree (and reboots the sandbox when that fails), unless
  * r->detach is set. Returns 0 or the failure; r->partial says whether the
  * output so far is still the caller's.
@@ -106,6 +108,18 @@ void sbx__e2b_exec_end(sbx__exec_cmd *c);
 
 /* Move r's output into `out` (UTF-8-safe cut when truncated). 0 or SBX_ENOMEM. */
 int sbx__e2b_result_out(sbx_exec_result *out, sbx__run_result *r, sbx_error *err);
+
+/* What the sandbox's timeout must cover for a command of timeout_ms: it + 120 s, in seconds. */
+uint64_t sbx__e2b_run_min_seconds(uint64_t timeout_ms);
+
+/*
+ * provider_fileop.c: attach + a kill script (`/bin/bash ARGS...`, bare: no wrapper) as the
+ * sandbox user, collecting into `r` (init'ed here, dispose it), once more after a fresh
+ * connect on envd's 502. Fills `t` (dispose it). 0 or the failure, in `err`.
+ */
+int sbx__e2b_attached_kill_script(sbx__e2b_provider *p, sbx_envd_target *t, const char *id,
+                                  const char *const *args, size_t nargs, sbx_signal *sig,
+                                  sbx__run_result *r, sbx_error *err);
 
 /* The kill script for control path `ctl`, as its own command. True when it exited 0. */
 bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, const char *ctl);

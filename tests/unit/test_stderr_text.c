@@ -1,5 +1,5 @@
 /*
- * Unit tests of e2b/provider_exec.c's sbx__e2b_stderr_text: the in-sandbox script's
+ * Unit tests of e2b/provider_fileop.c's sbx__e2b_stderr_text: the in-sandbox script's
  * stderr as it goes into an error message (trimmed, its internal name dropped, a
  * refused permission said as "permission denied for PATH").
  */
