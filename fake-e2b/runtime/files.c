@@ -1,5 +1,11 @@
 /*
- * fake-e2b/runtime/files.c — envd's files API (e2b-protocol.md §5) over a box's view.
+ * fake-e2b/runtime/files.c — the floor of envd's files API over a box's view (files_int.h):
+ * the per-call context (the box, its root fd, the user, the resolved path, owners by name), an
+ * entry as envd's EntryInfo reports it (docs/internals/wire.md "Filesystem RPCs": type, mode,
+ * permissions, owner and group by name, symlink target, metadata), and the steps uploads, MakeDir
+ * and Move share (a path's parent, `mkdir -p` given to the user, the /proc rule of
+ * fake-e2b/SECURITY.md "deep trees and the files API's `/proc`"). The calls themselves are in
+ * files_read.c, files_write.c, files_list.c and files_change.c.
  *
  * Everything resolves with openat2(RESOLVE_IN_ROOT) against an fd of the box's "/" taken from
  * /proc/<init>/root: the walk crosses the box's own mounts (/usr...), absolute symlinks resolve
@@ -8,51 +14,23 @@
  * everything runs as root; the user only decides `~`, relative paths and who owns what is made.
  */
 #define _GNU_SOURCE
-#include "boxfs.h"
+#include "files_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ per-call context */
 
-/* The box's user and group names by id, sorted by id (the first line of a repeated id first):
- * each entry of a listing looks its owner up by binary search, not by a scan of up to 1 MiB of
- * names. */
-typedef struct idname {
-	unsigned id;
-	size_t ord; /* line number: the first of a repeated id wins, as getpwuid */
-	char *name;
-} idname;
-
-typedef struct names {
-	idname *u;
-	size_t n_u;
-	idname *g;
-	size_t n_g;
-} names;
-
-typedef struct fctx {
-	fk_box *b;
-	int rootfd;
-	fk_user user;
-	char *abs; /* resolved target path */
-	names nm;
-	bool nm_loaded;
-} fctx;
-
-static int fctx_open(fctx *c, fk_rt *rt, const char *box_id, const char *path, const char *user,
-                     fk_err *err)
+int fk__fctx_open(fk_fctx *c, fk_rt *rt, const char *box_id, const char *path, const char *user,
+                  fk_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->rootfd = -1;
@@ -78,7 +56,7 @@ static int fctx_open(fctx *c, fk_rt *rt, const char *box_id, const char *path, c
 	return 0;
 }
 
-static void names_free(names *nm)
+static void names_free(fk_names *nm)
 {
 	for (size_t i = 0; i < nm->n_u; i++)
 		free(nm->u[i].name);
@@ -88,7 +66,7 @@ static void names_free(names *nm)
 	free(nm->g);
 }
 
-static void fctx_close(fctx *c)
+void fk__fctx_close(fk_fctx *c)
 {
 	if (c->rootfd >= 0)
 		close(c->rootfd);
@@ -102,18 +80,18 @@ static void fctx_close(fctx *c)
 
 static int idname_cmp(const void *a, const void *b)
 {
-	const idname *x = a, *y = b;
+	const fk_idname *x = a, *y = b;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /* Appends (id, name) to *v (of *n, capacity *cap); false on OOM. */
-static bool idname_add(idname **v, size_t *n, size_t *cap, unsigned id, const char *name)
+static bool idname_add(fk_idname **v, size_t *n, size_t *cap, unsigned id, const char *name)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 32;
-		idname *nv = realloc(*v, nc * sizeof(*nv));
+		fk_idname *nv = realloc(*v, nc * sizeof(*nv));
 		if (!nv)
 			return false;
 		*v = nv;
@@ -122,17 +100,17 @@ static bool idname_add(idname **v, size_t *n, size_t *cap, unsigned id, const ch
 	char *copy = strdup(name);
 	if (!copy)
 		return false;
-	(*v)[*n] = (idname){.id = id, .ord = *n, .name = copy};
+	(*v)[*n] = (fk_idname){.id = id, .ord = *n, .name = copy};
 	(*n)++;
 	return true;
 }
 
-static void names_load(fctx *c)
+static void names_load(fk_fctx *c)
 {
 	if (c->nm_loaded)
 		return;
 	c->nm_loaded = true;
-	names *nm = &c->nm;
+	fk_names *nm = &c->nm;
 	size_t cap = 0;
 	FILE *f = fk__fopen_in(c->rootfd, "/etc/passwd");
 	if (f) {
@@ -160,7 +138,7 @@ static void names_load(fctx *c)
 }
 
 /* The name of `id` in sorted `v` (the first of its line order), else the id as digits. */
-static char *id_name(const idname *v, size_t n, unsigned id)
+static char *id_name(const fk_idname *v, size_t n, unsigned id)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -176,13 +154,13 @@ static char *id_name(const idname *v, size_t n, unsigned id)
 	return asprintf(&s, "%u", id) < 0 ? NULL : s;
 }
 
-static char *uid_name(fctx *c, uid_t uid)
+static char *uid_name(fk_fctx *c, uid_t uid)
 {
 	names_load(c);
 	return id_name(c->nm.u, c->nm.n_u, (unsigned)uid);
 }
 
-static char *gid_name(fctx *c, gid_t gid)
+static char *gid_name(fk_fctx *c, gid_t gid)
 {
 	names_load(c);
 	return id_name(c->nm.g, c->nm.n_g, (unsigned)gid);
@@ -300,7 +278,7 @@ static void entry_meta(int dirfd, const char *name, const struct stat *st, fk_en
 }
 
 /* Removes every user.e2b.* attribute (an upload replaces the whole metadata set, envd). */
-static void meta_clear(int fd)
+void fk__meta_clear(int fd)
 {
 	ssize_t n;
 	char *xnames = meta_names(fd, &n);
@@ -317,7 +295,7 @@ void fk_entries_free(fk_entry *e, size_t n)
 	free(e);
 }
 
-static const char *base_of(const char *abs)
+const char *fk__base_of(const char *abs)
 {
 	const char *s = strrchr(abs, '/');
 	return (s && s[1]) ? s + 1 : "/";
@@ -326,7 +304,7 @@ static const char *base_of(const char *abs)
 /* Where symlink `abs_link` (whose text is `text`) leads, as envd reports it: absolute, every
  * symlink on the way resolved inside the box (at most 40, like the kernel); a part that does
  * not exist is kept as written. malloc'ed; NULL on OOM. */
-static char *symlink_resolve(fctx *c, const char *abs_link, const char *text)
+static char *symlink_resolve(fk_fctx *c, const char *abs_link, const char *text)
 {
 	char *path;
 	if (text[0] == '/') {
@@ -399,7 +377,7 @@ static char *symlink_resolve(fctx *c, const char *abs_link, const char *text)
 /* The type and mode of where symlink entry `e` leads (envd's GetEntryInfo stats the target and
  * reports its type): the target resolved by symlink_resolve, looked at inside the box, not at
  * all when it is in /proc (whose links are the host's). */
-static void link_target_type(fctx *c, fk_entry *e)
+static void link_target_type(fk_fctx *c, fk_entry *e)
 {
 	if (!e->symlink_target)
 		return;
@@ -416,8 +394,8 @@ static void link_target_type(fctx *c, fk_entry *e)
 }
 
 /* Fills `e` for `abs` from an lstat done through `dirfd`/`name` (or `st` if given). */
-static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_entry *e,
-                      fk_err *err)
+int fk__entry_fill(fk_fctx *c, int dirfd, const char *name, const char *abs, fk_entry *e,
+                   fk_err *err)
 {
 	struct stat st;
 	memset(e, 0, sizeof(*e));
@@ -432,7 +410,7 @@ static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_
 	perm_string(st.st_mode, e->permissions);
 	e->mtime_sec = st.st_mtim.tv_sec;
 	e->mtime_nsec = (int32_t)st.st_mtim.tv_nsec;
-	e->name = strdup(base_of(abs));
+	e->name = strdup(fk__base_of(abs));
 	e->path = strdup(abs);
 	e->owner = uid_name(c, fk__box_id(c->b, st.st_uid));
 	e->group = gid_name(c, fk__box_id(c->b, st.st_gid));
@@ -456,7 +434,7 @@ static int entry_fill(fctx *c, int dirfd, const char *name, const char *abs, fk_
 
 /* Opens the parent directory of `abs` (following symlinks inside the box); *base_out points
  * into abs. For "/" the parent is "/" and base ".". */
-static int open_parent(fctx *c, const char *abs, const char **base_out)
+int fk__open_parent(fk_fctx *c, const char *abs, const char **base_out)
 {
 	const char *slash = strrchr(abs, '/');
 	if (!slash || (slash == abs && !slash[1])) {
@@ -478,7 +456,7 @@ static int open_parent(fctx *c, const char *abs, const char **base_out)
 
 /* The /proc rule (fk__fd_refused) for `abs`, reached through `fd`: 0, or FK_EINVAL with the
  * reason. */
-static int refuse_proc(int fd, const char *abs, fk_err *err)
+int fk__refuse_proc(int fd, const char *abs, fk_err *err)
 {
 	const char *why = fk__fd_refused(fd);
 	return why ? fk__fail(err, FK_EINVAL, 0, "path '%s' %s", abs, why) : 0;
@@ -486,7 +464,7 @@ static int refuse_proc(int fd, const char *abs, fk_err *err)
 
 /* mkdir -p of `abs`, every directory made owned by the user (envd upload / MakeDir). Returns an
  * O_PATH fd of the directory. */
-static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
+int fk__mkdir_parents(fk_fctx *c, const char *abs, fk_err *err)
 {
 	int fd = fk__open_in(c->rootfd, abs, O_PATH | O_DIRECTORY, 0);
 	if (fd >= 0 || errno != ENOENT) {
@@ -505,7 +483,7 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 		char saved = *s;
 		*s = 0;
 		const char *base;
-		int pfd = open_parent(c, p, &base);
+		int pfd = fk__open_parent(c, p, &base);
 		if (pfd < 0) {
 			int e = errno;
 			free(p);
@@ -537,7 +515,7 @@ static int mkdir_parents(fctx *c, const char *abs, fk_err *err)
 	return fd;
 }
 
-static int mkdir_parent_of(fctx *c, const char *abs, fk_err *err)
+int fk__mkdir_parent_of(fk_fctx *c, const char *abs, fk_err *err)
 {
 	const char *slash = strrchr(abs, '/');
 	if (!slash || slash == abs)
@@ -545,599 +523,21 @@ static int mkdir_parent_of(fctx *c, const char *abs, fk_err *err)
 	char *dir = strndup(abs, (size_t)(slash - abs));
 	if (!dir)
 		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-	int fd = mkdir_parents(c, dir, err);
+	int fd = fk__mkdir_parents(c, dir, err);
 	free(dir);
 	return fd;
 }
 
-/* ------------------------------------------------------------ writer */
-
-struct fk_writer {
-	int fd;
-	char *path;
-};
-
-static int open_for_write(fctx *c, fk_err *err)
-{
-	int pfd = mkdir_parent_of(c, c->abs, err);
-	if (pfd < 0)
-		return pfd;
-	close(pfd);
-	/* one open that follows a final symlink inside the box and creates its target if needed;
-	 * no O_TRUNC: an existing file is chowned to the user before it is truncated (envd
-	 * upload.go), a new one is chowned the same way */
-	const char *why;
-	int fd = fk__open_file_in(c->rootfd, c->abs, O_WRONLY | O_CREAT, 0644, &why);
-	if (fd < 0) {
-		if (why)
-			return fk__fail(err, FK_EINVAL, EINVAL, "path '%s' %s", c->abs, why);
-		if (errno == EISDIR)
-			return fk__fail(err, FK_EISDIR, EISDIR, "path is a directory: %s", c->abs);
-		return fk__fail(err, fk__errno_code(errno), errno, "error opening file '%s': %s",
-		                c->abs, fk_strerror(errno));
-	}
-	/* without root (degraded mode) files simply stay ours */
-	bool chown_ok =
-	    fchown(fd, fk__host_id(c->b, c->user.uid), fk__host_id(c->b, c->user.gid)) == 0 ||
-	    geteuid() != 0;
-	if (!chown_ok || ftruncate(fd, 0) < 0) {
-		int e = errno;
-		close(fd);
-		return fk__fail(err, fk__errno_code(e), e, "error opening file '%s': %s", c->abs,
-		                fk_strerror(e));
-	}
-	meta_clear(fd);
-	return fd;
-}
-
-int fk_file_resolve(fk_rt *rt, const char *box_id, const char *path, const char *user,
-                    char **abs_path_out, fk_err *err)
-{
-	fctx c;
-	*abs_path_out = NULL;
-	int rc = fctx_open(&c, rt, box_id, path ? path : "", user, err);
-	if (rc == 0 && !(*abs_path_out = strdup(c.abs)))
-		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-	fctx_close(&c);
-	return rc;
-}
-
-int fk_file_write_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
-                       fk_writer **out, char **abs_path_out, fk_err *err)
-{
-	fctx c;
-	*out = NULL;
-	if (abs_path_out)
-		*abs_path_out = NULL;
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc == 0)
-		rc = open_for_write(&c, err);
-	if (rc >= 0) {
-		fk_writer *w = calloc(1, sizeof(*w));
-		char *ap = abs_path_out ? strdup(c.abs) : NULL;
-		if (!w || (abs_path_out && !ap)) {
-			close(rc);
-			free(w);
-			free(ap);
-			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-		} else {
-			w->fd = rc;
-			w->path = NULL;
-			*out = w;
-			if (abs_path_out)
-				*abs_path_out = ap;
-			rc = 0;
-		}
-	}
-	fctx_close(&c);
-	return rc;
-}
-
-int fk_writer_write(fk_writer *w, const void *data, size_t len, fk_err *err)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t n = write(w->fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return fk__fail(err, fk__errno_code(errno), errno, "write: %s",
-			                fk_strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int fk_writer_set_meta(fk_writer *w, const char *key, const char *value, fk_err *err)
-{
-	char name[300];
-	snprintf(name, sizeof(name), "user.e2b.%s", key);
-	for (char *s = name; *s; s++)
-		if (*s >= 'A' && *s <= 'Z')
-			*s = (char)(*s - 'A' + 'a');
-	if (fsetxattr(w->fd, name, value, strlen(value), 0) < 0)
-		return fk__fail(err, fk__errno_code(errno), errno, "setxattr: %s",
-		                fk_strerror(errno));
-	return 0;
-}
-
-int fk_writer_close(fk_writer *w, fk_err *err)
-{
-	if (!w)
-		return 0;
-	int rc = 0;
-	if (close(w->fd) < 0 && errno != EINTR)
-		rc = fk__fail(err, fk__errno_code(errno), errno, "close: %s", fk_strerror(errno));
-	free(w->path);
-	free(w);
-	return rc;
-}
-
-/* ------------------------------------------------------------ reader, stat, list */
-
-int fk_file_read_open(fk_rt *rt, const char *box_id, const char *path, const char *user,
-                      int *fd_out, uint64_t *size_out, fk_err *err)
-{
-	fctx c;
-	*fd_out = -1;
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc < 0)
-		goto done;
-	const char *why;
-	int fd = fk__open_file_in(c.rootfd, c.abs, O_RDONLY, 0, &why);
-	struct stat st;
-	if (fd < 0) {
-		rc = why ? fk__fail(err, FK_EINVAL, 0, "path '%s' %s", c.abs, why)
-		     : errno == EISDIR
-		         ? fk__fail(err, FK_EISDIR, EISDIR, "path '%s' is a directory", c.abs)
-		     : errno == ENOENT || errno == ENOTDIR || errno == ELOOP
-		         ? fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs)
-		         : fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s",
-		                    c.abs, fk_strerror(errno));
-		goto done;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = fk__fail(err, fk__errno_code(errno), errno, "cannot open '%s': %s", c.abs,
-		              fk_strerror(errno));
-		close(fd);
-		goto done;
-	}
-	*fd_out = fd;
-	*size_out = (uint64_t)st.st_size;
-done:
-	fctx_close(&c);
-	return rc;
-}
-
-static int stat_abs(fctx *c, const char *abs, fk_entry *out, fk_err *err)
+int fk__stat_abs(fk_fctx *c, const char *abs, fk_entry *out, fk_err *err)
 {
 	const char *base;
-	int pfd = open_parent(c, abs, &base);
+	int pfd = fk__open_parent(c, abs, &base);
 	if (pfd < 0)
 		return fk__fail(err, errno == ENOENT || errno == ENOTDIR ? FK_ENOTFOUND : FK_EIO,
 		                errno, "path '%s' does not exist", abs);
-	int rc = refuse_proc(pfd, abs, err);
+	int rc = fk__refuse_proc(pfd, abs, err);
 	if (rc == 0)
-		rc = entry_fill(c, pfd, strcmp(base, ".") ? base : "", abs, out, err);
+		rc = fk__entry_fill(c, pfd, strcmp(base, ".") ? base : "", abs, out, err);
 	close(pfd);
-	return rc;
-}
-
-int fk_file_stat(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
-                 fk_err *err)
-{
-	fctx c;
-	memset(out, 0, sizeof(*out));
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc == 0)
-		rc = stat_abs(&c, c.abs, out, err);
-	fctx_close(&c);
-	return rc;
-}
-
-typedef struct elist {
-	fk_entry *v;
-	size_t n, cap;
-} elist;
-
-/* Levels ListDir descends at most, whatever the request asks: the walk below keeps one path per
- * pending directory (no recursion, one fd at a time), so memory, not the stack, bounds it. */
-#define FK_LIST_DEPTH_MAX 256
-/* Entries one ListDir answers at most: the reply is built whole (about 3 KB of memory per entry
- * while it is, 300,000 files of 150-byte names took the server from 77 to 885 MB), and the box
- * decides how many files there are. */
-#define FK_LIST_ENTRIES_MAX 100000
-/* Bytes of strings (name, path, owner, group, symlink target, metadata) one ListDir answers at
- * most: the entry cap alone let 100,000 entries of 160-byte names cost 334 MB while the reply was
- * built; the box decides how long its names are. */
-#define FK_LIST_BYTES_MAX (16 * 1024 * 1024)
-
-static size_t entry_bytes(const fk_entry *e)
-{
-	size_t n = 0;
-	const char *const s[] = {e->name, e->path, e->owner, e->group, e->symlink_target};
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
-		n += s[i] ? strlen(s[i]) : 0;
-	for (size_t i = 0; i < e->n_meta; i++)
-		n += strlen(e->meta_keys[i]) + strlen(e->meta_values[i]);
-	return n;
-}
-
-static int elist_grow(elist *l, fk_err *err)
-{
-	if (l->n < l->cap)
-		return 0;
-	size_t nc = l->cap ? l->cap * 2 : 64;
-	fk_entry *nv = realloc(l->v, nc * sizeof(*nv));
-	if (!nv)
-		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-	l->v = nv;
-	l->cap = nc;
-	return 0;
-}
-
-typedef struct pending {
-	char *abs;
-	unsigned level; /* 1 = the listed directory itself */
-} pending;
-
-/* fk__open_in() of `abs` whatever its length: a box's tree goes deeper than the kernel takes a
- * path (PATH_MAX, 4,096 bytes: 20 levels of 200-byte names). Past that length the first part
- * (up to a '/' within it) opens as fk__open_in() does, and each further part below the one
- * before without following any symlink: those directories are the listing's own, found by
- * readdir a moment ago, and one swapped for a symlink meanwhile is not followed. */
-#define OPEN_PART_MAX 4000
-
-static int open_beneath(int dirfd, const char *rel, int flags)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	while (*rel == '/')
-		rel++;
-	int fd;
-	do
-		fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-	while (fd < 0 && errno == EAGAIN);
-	return fd;
-}
-
-static int open_in_long(int rootfd, const char *abs, int flags)
-{
-	size_t len = strlen(abs), at = 0;
-	if (len < OPEN_PART_MAX)
-		return fk__open_in(rootfd, abs, flags, 0);
-	int fd = -1;
-	for (;;) {
-		bool last = len - at < OPEN_PART_MAX;
-		size_t end = len;
-		if (!last) {
-			end = at + OPEN_PART_MAX;
-			while (end > at && abs[end] != '/')
-				end--;
-		}
-		char *part = end > at ? strndup(abs + at, end - at) : NULL;
-		int next = -1, e = end > at ? ENOMEM : ENAMETOOLONG;
-		if (part) {
-			int pflags = last ? flags : O_PATH | O_DIRECTORY;
-			next = fd < 0 ? fk__open_in(rootfd, part, pflags, 0)
-			              : open_beneath(fd, part, pflags);
-			e = errno;
-			free(part);
-		}
-		if (fd >= 0)
-			close(fd);
-		if (next < 0) {
-			errno = e;
-			return -1;
-		}
-		fd = next;
-		at = end;
-		if (last)
-			return fd;
-	}
-}
-
-/* Lists `dir_abs` (opened as `dfd`) and, breadth-first, its subdirectories down to `depth`
- * levels. Directories are reopened by path inside the box (never following a final symlink),
- * paths past PATH_MAX too (open_in_long). */
-static int list_dir(fctx *c, int dfd, const char *dir_abs, unsigned depth, elist *l, fk_err *err)
-{
-	pending *q = malloc(sizeof(*q));
-	size_t head = 0, n = 0, cap = 1, bytes = 0;
-	int rc = 0;
-	if (!q || !(q[0].abs = strdup(dir_abs))) {
-		free(q);
-		return fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-	}
-	q[0].level = 1;
-	n = 1;
-	for (; rc == 0 && head < n; head++) {
-		pending cur = q[head];
-		int fd = head == 0 ? openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-		                   : open_in_long(c->rootfd, cur.abs,
-		                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-		if (fd < 0) {
-			if (head == 0)
-				rc = fk__fail(err, FK_EIO, errno, "cannot list '%s': %s", cur.abs,
-				              fk_strerror(errno));
-			continue; /* a subdirectory that changed meanwhile: skipped */
-		}
-		if (head > 0 && fk__fd_refused(fd)) {
-			close(fd); /* /proc (or /sys) is listed, never walked into */
-			continue;
-		}
-		DIR *d = fdopendir(fd);
-		if (!d) {
-			close(fd);
-			rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-			break;
-		}
-		struct dirent *de;
-		while (rc == 0 && (de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			if (l->n >= FK_LIST_ENTRIES_MAX) {
-				rc = fk__fail(
-				    err, FK_EINVAL, E2BIG,
-				    "listing '%s' holds more than %d entries, more than "
-				    "ListDir answers: list a subdirectory or a smaller depth",
-				    dir_abs, FK_LIST_ENTRIES_MAX);
-				break;
-			}
-			if ((rc = elist_grow(l, err)) < 0)
-				break;
-			char *abs;
-			if (asprintf(&abs, "%s/%s", strcmp(cur.abs, "/") ? cur.abs : "",
-			             de->d_name) < 0) {
-				rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-				break;
-			}
-			if (entry_fill(c, dirfd(d), de->d_name, abs, &l->v[l->n], NULL) != 0) {
-				free(abs);
-				continue;
-			}
-			bytes += entry_bytes(&l->v[l->n]);
-			l->n++;
-			if (bytes > FK_LIST_BYTES_MAX) {
-				free(abs);
-				rc = fk__fail(
-				    err, FK_EINVAL, E2BIG,
-				    "listing '%s' holds more than %d bytes of names, paths, "
-				    "owners, "
-				    "links and metadata, more than ListDir answers: list a "
-				    "subdirectory or a smaller depth",
-				    dir_abs, FK_LIST_BYTES_MAX);
-				break;
-			}
-			if (cur.level >= depth || l->v[l->n - 1].type != FK_FT_DIR) {
-				free(abs);
-				continue;
-			}
-			if (n == cap) {
-				size_t nc = cap * 2;
-				pending *nq = realloc(q, nc * sizeof(*nq));
-				if (!nq) {
-					free(abs);
-					rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-					break;
-				}
-				q = nq;
-				cap = nc;
-			}
-			q[n++] = (pending){abs, cur.level + 1};
-		}
-		closedir(d);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(q[i].abs);
-	free(q);
-	return rc;
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-	return strcmp(((const fk_entry *)a)->path, ((const fk_entry *)b)->path);
-}
-
-int fk_file_list(fk_rt *rt, const char *box_id, const char *path, const char *user, unsigned depth,
-                 fk_entry **out, size_t *n_out, fk_err *err)
-{
-	fctx c;
-	elist l = {0};
-	*out = NULL;
-	*n_out = 0;
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc < 0)
-		goto done;
-	int dfd = fk__open_in(c.rootfd, c.abs, O_PATH | O_DIRECTORY, 0);
-	if (dfd < 0) {
-		int e = errno;
-		int fd = fk__open_in(c.rootfd, c.abs, O_PATH, 0);
-		if (fd >= 0) {
-			close(fd);
-			rc = fk__fail(err, FK_ENOTDIR, ENOTDIR, "path '%s' is not a directory",
-			              c.abs);
-		} else {
-			rc = fk__fail(err, e == ENOENT || e == ENOTDIR ? FK_ENOTFOUND : FK_EIO, e,
-			              "path '%s' does not exist", c.abs);
-		}
-		goto done;
-	}
-	if (depth == 0)
-		depth = 1;
-	if (depth > FK_LIST_DEPTH_MAX)
-		depth = FK_LIST_DEPTH_MAX;
-	rc = refuse_proc(dfd, c.abs, err);
-	if (rc == 0)
-		rc = list_dir(&c, dfd, c.abs, depth, &l, err);
-	close(dfd);
-	if (rc < 0) {
-		fk_entries_free(l.v, l.n);
-		goto done;
-	}
-	if (l.n)
-		qsort(l.v, l.n, sizeof(*l.v), entry_cmp);
-	*out = l.v;
-	*n_out = l.n;
-done:
-	fctx_close(&c);
-	return rc;
-}
-
-/* ------------------------------------------------------------ mkdir, remove, move */
-
-/* Whether `base` in directory `pfd` is a mount point of the box (its mount differs from its
- * directory's; "." is the box's "/"). The server is in the host's mount namespace, where the
- * box's mount points (/usr, /etc, /dev, /proc...) are plain directories: the kernel's EBUSY
- * guards only the caller's own namespace, so removing one detached the box's mount, renaming one
- * carried it elsewhere and renaming onto one detached it. */
-static bool is_mount_point(int pfd, const char *base)
-{
-	if (!strcmp(base, ".") || !strcmp(base, "/"))
-		return true;
-	struct statx sp, se;
-	return statx(pfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sp) == 0 &&
-	       statx(pfd, base, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &se) == 0 &&
-	       (sp.stx_mask & se.stx_mask & STATX_MNT_ID) && sp.stx_mnt_id != se.stx_mnt_id;
-}
-
-int fk_file_mkdir(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_entry *out,
-                  fk_err *err)
-{
-	fctx c;
-	if (out)
-		memset(out, 0, sizeof(*out));
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc < 0)
-		goto done;
-	const char *base;
-	int pfd = open_parent(&c, c.abs, &base);
-	rc = pfd >= 0 ? refuse_proc(pfd, c.abs, err) : 0;
-	if (pfd >= 0)
-		close(pfd);
-	if (rc < 0)
-		goto done;
-	int fd = fk__open_in(c.rootfd, c.abs, O_PATH, 0);
-	if (fd >= 0) {
-		struct stat st;
-		bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-		close(fd);
-		rc = dir ? fk__fail(err, FK_EEXIST, EEXIST, "directory '%s' already exists", c.abs)
-		         : fk__fail(err, FK_ENOTDIR, EEXIST,
-		                    "path '%s' already exists and is not a directory", c.abs);
-		goto done;
-	}
-	fd = mkdir_parents(&c, c.abs, err);
-	if (fd < 0) {
-		rc = fd;
-		goto done;
-	}
-	close(fd);
-	if (out)
-		rc = stat_abs(&c, c.abs, out, err);
-done:
-	fctx_close(&c);
-	return rc;
-}
-
-int fk_file_remove(fk_rt *rt, const char *box_id, const char *path, const char *user, fk_err *err)
-{
-	fctx c;
-	int rc = fctx_open(&c, rt, box_id, path, user, err);
-	if (rc < 0)
-		goto done;
-	if (!strcmp(c.abs, "/")) {
-		rc = fk__fail(err, FK_EINVAL, 0, "cannot remove '/'");
-		goto done;
-	}
-	const char *base;
-	int pfd = open_parent(&c, c.abs, &base);
-	if (pfd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			rc = fk__fail(err, FK_EIO, errno, "remove '%s': %s", c.abs,
-			              fk_strerror(errno));
-		goto done;
-	}
-	if ((rc = refuse_proc(pfd, c.abs, err)) < 0) {
-		close(pfd);
-		goto done;
-	}
-	if (is_mount_point(pfd, base)) {
-		close(pfd);
-		rc = fk__fail(err, FK_EINVAL, EBUSY, "remove '%s': a mount point of the sandbox",
-		              c.abs);
-		goto done;
-	}
-	/* O_PATH fds cannot be used with unlinkat's directory walk: reopen for reading */
-	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(pfd);
-	if (dfd < 0 || fk_tree_remove(dfd, base) < 0)
-		rc = fk__fail(err, fk__errno_code(errno), errno, "remove '%s': %s", c.abs,
-		              fk_strerror(errno));
-	if (dfd >= 0)
-		close(dfd);
-done:
-	fctx_close(&c);
-	return rc;
-}
-
-int fk_file_move(fk_rt *rt, const char *box_id, const char *src, const char *dst, const char *user,
-                 fk_entry *out, fk_err *err)
-{
-	fctx c;
-	char *dabs = NULL;
-	int sfd = -1, dfd = -1;
-	if (out)
-		memset(out, 0, sizeof(*out));
-	int rc = fctx_open(&c, rt, box_id, src, user, err);
-	if (rc < 0)
-		goto done;
-	if (!(dabs = fk__path_resolve(dst, c.user.home))) {
-		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-		goto done;
-	}
-	const char *sbase, *dbase;
-	sfd = open_parent(&c, c.abs, &sbase);
-	if (sfd < 0 || faccessat(sfd, sbase, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
-		rc = fk__fail(err, FK_ENOTFOUND, errno, "path '%s' does not exist", c.abs);
-		goto done;
-	}
-	dfd = mkdir_parent_of(&c, dabs, err);
-	if (dfd < 0) {
-		rc = dfd;
-		goto done;
-	}
-	dbase = base_of(dabs);
-	if ((rc = refuse_proc(sfd, c.abs, err)) < 0 || (rc = refuse_proc(dfd, dabs, err)) < 0)
-		goto done;
-	if (is_mount_point(sfd, sbase)) {
-		rc = fk__fail(err, FK_EINVAL, EBUSY,
-		              "move '%s' to '%s': a mount point of the sandbox", c.abs, dabs);
-		goto done;
-	}
-	if (is_mount_point(dfd, dbase)) {
-		rc = fk__fail(err, FK_EINVAL, EBUSY,
-		              "move '%s' to '%s': '%s' is a mount point of the sandbox", c.abs,
-		              dabs, dabs);
-		goto done;
-	}
-	if (renameat(sfd, sbase, dfd, dbase) < 0) {
-		rc = fk__fail(err, fk__errno_code(errno), errno, "move '%s' to '%s': %s", c.abs,
-		              dabs, fk_strerror(errno));
-		goto done;
-	}
-	if (out)
-		rc = stat_abs(&c, dabs, out, err);
-done:
-	if (sfd >= 0)
-		close(sfd);
-	if (dfd >= 0)
-		close(dfd);
-	free(dabs);
-	fctx_close(&c);
 	return rc;
 }

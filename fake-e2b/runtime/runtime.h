@@ -32,7 +32,8 @@
  *
  * Implementation map (floors: each file uses only those below it): lifecycle.c (runtime, create,
  * freeze, thaw, reboot, destroy) -> proc.c (the processes' table), proc_spawn.c (starts) ->
- * proc_pump.c (output pumps, subscribers), files.c (files API) -> boxfs.c (root fd,
+ * proc_pump.c (output pumps, subscribers), files_read.c, files_write.c, files_list.c,
+ * files_change.c (the files API) -> files.c (its context and entries) -> boxfs.c (root fd,
  * path resolution, users) -> box.c + runtime_int.h (box table, errors); lifecycle.c and the proc
  * files reach the mechanism only through backend.h, implemented by backend_ns.c over
  * backend_init.c, backend_files.c, backend_disk.c (namespaces, PID 1, cgroups) over linux/

@@ -1,7 +1,7 @@
 /*
  * fake-e2b/runtime/private/boxfs.h — a box seen from the host (boxfs.c): its root fd, paths
- * resolved inside it, its users. Used by files.c and proc_spawn.c; uses only the core
- * (runtime_int.h).
+ * resolved inside it, its users. Used by the files API (files*.c) and proc_spawn.c; uses only the
+ * core (runtime_int.h).
  */
 #ifndef FAKE_E2B_BOXFS_H
 #define FAKE_E2B_BOXFS_H
