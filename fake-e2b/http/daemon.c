@@ -101,6 +101,7 @@ typedef struct fk_conn {
 	int waiting;         /* fk_req_waiting: on something outside the server, since waiting_ms */
 	int64_t waiting_ms;
 	int64_t body_since_ms;
+	uint64_t id; /* fk_req_conn_id: never reused, so a cut by id cannot reach another */
 } fk_conn;
 
 struct fk_http {
@@ -109,6 +110,7 @@ struct fk_http {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	fk_conn *conns;
+	uint64_t next_id;
 	size_t n_idle;              /* connections not in a request */
 	size_t n_open;              /* connections open and not cut */
 	size_t budget, budget_used; /* bodies in memory and their parses (http.h) */
@@ -244,6 +246,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		h->conns = k;
 		h->n_idle++;
 		h->n_open++;
+		k->id = ++h->next_id;
 		evict_if_crowded(h, k);
 		pthread_mutex_unlock(&h->lock);
 		*socket_context = k;
@@ -331,6 +334,32 @@ void fk_req_waiting(fk_req *r, int on)
 	pthread_mutex_lock(&h->lock);
 	k->waiting = on;
 	k->waiting_ms = mono_ms();
+	pthread_mutex_unlock(&h->lock);
+}
+
+uint64_t fk_req_conn_id(fk_req *r)
+{
+	fk_http *h = r->http;
+	fk_conn *k = h ? conn_of(r->conn) : NULL;
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	uint64_t id = k->id;
+	pthread_mutex_unlock(&h->lock);
+	return id;
+}
+
+void fk_http_cut_conn(fk_http *h, uint64_t id)
+{
+	if (!h || !id)
+		return;
+	pthread_mutex_lock(&h->lock);
+	for (fk_conn *k = h->conns; k; k = k->next)
+		if (k->id == id) {
+			if (!k->cut)
+				conn_cut(h, k);
+			break;
+		}
 	pthread_mutex_unlock(&h->lock);
 }
 

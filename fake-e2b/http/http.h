@@ -140,5 +140,9 @@ int fk_req_socket(fk_req *r);
  * the connection cap, when no connection is idle and no body stalled, the one waiting
  * longest is cut (its socket shut: the waiter watches it, see proxy.c). */
 void fk_req_waiting(fk_req *r, int on);
+/* The request's connection, by an id never reused (0: unknown): fk_http_cut_conn(h, id) cuts
+ * it from any thread (its socket shut, as at the connection cap; nothing if it has closed). */
+uint64_t fk_req_conn_id(fk_req *r);
+void fk_http_cut_conn(struct fk_http *h, uint64_t id);
 
 #endif

@@ -22,7 +22,9 @@
 
 #include "clock.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
@@ -49,60 +51,30 @@
  * never answers let a client without a key hold all 4,000 connections (for UPSTREAM_IDLE_MS
  * each) and every other client was refused. */
 #define PER_SANDBOX_MAX 256
+/* Of those, most one client holds (client_of: its address on loopback, its /24 or /64
+ * otherwise), so that others keep PER_SANDBOX_MAX - PER_CLIENT_MAX: before, one client that
+ * knew a sandbox's id (public traffic needs no key) held all 256 with requests to a port that
+ * never answers or with slow bodies, and the sandbox's other ports answered 503 to everyone.
+ * When the sandbox has PER_SANDBOX_MAX (clients of many addresses), a new request cuts the one
+ * that has moved no byte longest, if for EVICT_STALE_MS at least (as the HTTP layer cuts the
+ * body stalled longest): requests that are answered keep moving, a flood's do not. */
+#define PER_CLIENT_MAX 192
+#define EVICT_STALE_MS 1000
 
-typedef struct inflight {
-	char id[64];
-	unsigned n;
-} inflight;
+typedef struct upstream upstream;
 
+/* Every request in flight to a sandbox's ports (upstream.slot_next), under inflight_lock. */
 static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
-static inflight *inflights;
-static size_t n_inflights, cap_inflights;
+static upstream *inflights;
 
-/* One more request in flight to sandbox `id`: 0, or -1 when it has PER_SANDBOX_MAX already
- * (or no memory). */
-static int inflight_take(const char *id)
-{
-	int rc = -1;
-	pthread_mutex_lock(&inflight_lock);
-	size_t i = 0;
-	while (i < n_inflights && strcmp(inflights[i].id, id) != 0)
-		i++;
-	if (i == n_inflights && n_inflights == cap_inflights) {
-		size_t cap = cap_inflights ? 2 * cap_inflights : 16;
-		inflight *v = realloc(inflights, cap * sizeof(*v));
-		if (v) {
-			inflights = v;
-			cap_inflights = cap;
-		}
-	}
-	if (i == n_inflights && n_inflights < cap_inflights) {
-		snprintf(inflights[i].id, sizeof(inflights[i].id), "%s", id);
-		inflights[i].n = 0;
-		n_inflights++;
-	}
-	if (i < n_inflights && inflights[i].n < PER_SANDBOX_MAX) {
-		inflights[i].n++;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&inflight_lock);
-	return rc;
-}
-
-static void inflight_give(const char *id)
-{
-	pthread_mutex_lock(&inflight_lock);
-	for (size_t i = 0; i < n_inflights; i++)
-		if (!strcmp(inflights[i].id, id)) {
-			if (--inflights[i].n == 0)
-				inflights[i] = inflights[--n_inflights];
-			break;
-		}
-	pthread_mutex_unlock(&inflight_lock);
-}
-
-typedef struct upstream {
-	char sandbox[64]; /* counted in inflights while the upstream lives */
+struct upstream {
+	char sandbox[64]; /* counted in inflights while listed */
+	int listed;       /* in inflights (inflight_lock): until freed or evicted */
+	upstream *slot_next;
+	uint64_t client; /* client_of its client */
+	struct fk_http *http;
+	uint64_t conn_id; /* its connection (fk_req_conn_id), cut when evicted */
+	int evicted;      /* atomic: cut for a newer request (inflight_take) */
 	int fd;           /* connected in the box; handed to curl once */
 	CURL *h;
 	CURLM *m;
@@ -126,7 +98,106 @@ typedef struct upstream {
 	int client_noisy; /* bytes wait unread from the client: peeked at, not polled */
 	size_t off, len;  /* ring[off, len) not yet given to MHD */
 	unsigned char ring[RING];
-} upstream;
+};
+
+/* last_ms, written by u's thread and read by inflight_take's of other requests. */
+static void touch(upstream *u)
+{
+	__atomic_store_n(&u->last_ms, fk_mono_ms(), __ATOMIC_RELAXED);
+}
+
+/* The client a request counts for in PER_CLIENT_MAX: its address on loopback (any local
+ * process may bind many, but one that does not is held to its share), its /24 (IPv4) or /64
+ * (IPv6) otherwise. */
+static uint64_t client_of(fk_req *r)
+{
+	const union MHD_ConnectionInfo *ai =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ai ? ai->client_addr : NULL;
+	if (sa && sa->sa_family == AF_INET) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+		return (a >> 24) == 127 ? ((uint64_t)1 << 32) | a : ((uint64_t)2 << 32) | (a >> 8);
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return (uint64_t)3 << 32;
+		uint64_t p = 0;
+		for (int i = 0; i < 8; i++)
+			p = (p << 8) | a->s6_addr[i];
+		return p | ((uint64_t)1 << 63);
+	}
+	return 0;
+}
+
+/* The request of sandbox `id` that moved no byte longest, if for EVICT_STALE_MS (inflight_lock
+ * held); NULL when none has stalled that long. */
+static upstream *stalest(const char *id)
+{
+	int64_t now = fk_mono_ms();
+	upstream *old = NULL;
+	int64_t old_ms = 0;
+	for (upstream *o = inflights; o; o = o->slot_next) {
+		int64_t ms = __atomic_load_n(&o->last_ms, __ATOMIC_RELAXED);
+		if (!strcmp(o->sandbox, id) && now - ms >= EVICT_STALE_MS && (!old || ms < old_ms))
+			old = o, old_ms = ms;
+	}
+	return old;
+}
+
+/* u in flight to sandbox `id` for the request r: 0; -1 when its client has PER_CLIENT_MAX
+ * there already, -2 when the sandbox has PER_SANDBOX_MAX and none of them stalled. */
+static int inflight_take(upstream *u, fk_req *r, const char *id)
+{
+	u->client = client_of(r);
+	u->http = r->http;
+	u->conn_id = fk_req_conn_id(r);
+	snprintf(u->sandbox, sizeof(u->sandbox), "%s", id);
+	touch(u);
+	pthread_mutex_lock(&inflight_lock);
+	unsigned n = 0, mine = 0;
+	for (upstream *o = inflights; o; o = o->slot_next)
+		if (!strcmp(o->sandbox, id)) {
+			n++;
+			mine += o->client == u->client;
+		}
+	int rc = mine >= PER_CLIENT_MAX ? -1 : 0;
+	if (!rc && n >= PER_SANDBOX_MAX) {
+		upstream *old = stalest(id);
+		if (old) { /* unlisted now (its slot is u's), cut: its thread ends it */
+			for (upstream **pp = &inflights; *pp; pp = &(*pp)->slot_next)
+				if (*pp == old) {
+					*pp = old->slot_next;
+					break;
+				}
+			old->listed = 0;
+			__atomic_store_n(&old->evicted, 1, __ATOMIC_RELAXED);
+			fk_http_cut_conn(old->http, old->conn_id);
+		} else {
+			rc = -2;
+		}
+	}
+	if (!rc) {
+		u->slot_next = inflights;
+		inflights = u;
+		u->listed = 1;
+	}
+	pthread_mutex_unlock(&inflight_lock);
+	return rc;
+}
+
+static void inflight_give(upstream *u)
+{
+	pthread_mutex_lock(&inflight_lock);
+	if (u->listed)
+		for (upstream **pp = &inflights; *pp; pp = &(*pp)->slot_next)
+			if (*pp == u) {
+				*pp = u->slot_next;
+				break;
+			}
+	u->listed = 0;
+	pthread_mutex_unlock(&inflight_lock);
+}
 
 static curl_socket_t open_socket(void *cls, curlsocktype purpose, struct curl_sockaddr *addr)
 {
@@ -151,7 +222,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *cls)
 	upstream *u = cls;
 	size_t len = sz * n;
 	u->headers_done = 1;
-	u->last_ms = fk_mono_ms();
+	touch(u);
 	if (u->off && u->off == u->len)
 		u->off = u->len = 0;
 	if (len > RING - u->len && u->off) { /* room at the front: move the rest there */
@@ -179,7 +250,7 @@ static size_t on_read(char *buf, size_t sz, size_t n, void *cls)
 		memcpy(buf, u->in, k);
 		u->in += k;
 		u->in_len -= k;
-		u->last_ms = fk_mono_ms();
+		touch(u);
 		return k;
 	}
 	if (u->body_end)
@@ -204,7 +275,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *cls)
 {
 	upstream *u = cls;
 	size_t len = sz * n;
-	u->last_ms = fk_mono_ms();
+	touch(u);
 	if (len >= 5 && !strncmp(p, "HTTP/", 5)) { /* a new status line: a 1xx answer before */
 		curl_slist_free_all(u->headers);
 		u->headers = NULL;
@@ -313,7 +384,8 @@ static int pump(upstream *u)
 		}
 	if (u->done || u->len != before || u->headers_done != had_headers || u->in_len != in_before)
 		return 0;
-	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS || client_left(u))
+	if (fk_stopping() || fk_mono_ms() - u->last_ms >= UPSTREAM_IDLE_MS || client_left(u) ||
+	    __atomic_load_n(&u->evicted, __ATOMIC_RELAXED))
 		return -1;
 	/* the client's socket wakes the wait when it becomes readable: its close, or bytes, after
 	 * which it is only checked each second (client_left), or the poll would never wait */
@@ -340,8 +412,7 @@ static void upstream_free(void *p)
 		curl_multi_cleanup(u->m);
 	if (u->fd >= 0)
 		close(u->fd);
-	if (u->sandbox[0])
-		inflight_give(u->sandbox);
+	inflight_give(u);
 	curl_slist_free_all(u->req_headers);
 	curl_slist_free_all(u->headers);
 	free(u);
@@ -361,6 +432,7 @@ static ssize_t upstream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			u->off += n;
 			if (u->off == u->len)
 				u->off = u->len = 0;
+			touch(u); /* the client takes the answer: it moves */
 			return (ssize_t)n;
 		}
 		if (u->paused) { /* the ring is empty: take the chunk libcurl holds */
@@ -453,13 +525,21 @@ static int upstream_setopts(upstream *u, fk_req *r, unsigned port, int streamed,
  * port inside the sandbox: 0, or -1 with the answer (503, 502) queued in *ret. */
 static int upstream_connect(fk_call *c, upstream *u, enum MHD_Result *ret)
 {
-	if (inflight_take(c->sandbox_id) < 0) {
+	int taken = inflight_take(u, c->req, c->sandbox_id);
+	if (taken == -1) {
+		*ret =
+		    fk_reply_error(c->req, 503,
+		                   "too many requests from this client to this sandbox's ports at "
+		                   "once (%u)",
+		                   PER_CLIENT_MAX);
+		return -1;
+	}
+	if (taken < 0) {
 		*ret = fk_reply_error(c->req, 503,
 		                      "too many requests to this sandbox's ports at once (%u)",
 		                      PER_SANDBOX_MAX);
 		return -1;
 	}
-	snprintf(u->sandbox, sizeof(u->sandbox), "%s", c->sandbox_id);
 	fk_err err = {0};
 	if (fk_box_connect(c->app->rt, c->sandbox_id, (uint16_t)c->port, 5000, &u->fd, &err) < 0) {
 		*ret = reply_502(c, "The sandbox is running but port is not open");
@@ -541,7 +621,7 @@ static upstream *upstream_open(fk_call *c, char *mask, int streamed, long long c
 	}
 	upstream_setopts(u, r, c->port, streamed, clen);
 	curl_multi_add_handle(u->m, u->h);
-	u->last_ms = fk_mono_ms();
+	touch(u);
 	return u;
 }
 
