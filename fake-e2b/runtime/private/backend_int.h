@@ -3,9 +3,9 @@
  * shared by its files, each using only those below it: backend_ns.c (the runtime's probes,
  * the box verbs, entering a box) and backend_init.c (a box's PID 1: its arguments made on the
  * host, its named stages inside, its end) over backend_files.c (a box's files on the host: root,
- * /etc, layers, id ranges, prepare, commit, copy, restore, the start-up sweep) over
- * backend_live.c (live restore: a box's PID 1 recorded, checked, adopted) over backend_disk.c
- * (a box's disk image: make, reserve, check, mount).
+ * /etc, layers, id ranges, prepare, commit, copy, restore) and backend_sweep.c (the start-up
+ * sweep of what dead servers left) over backend_live.c (live restore: a box's PID 1 recorded,
+ * checked, adopted) over backend_disk.c (a box's disk image: make, reserve, check, mount).
  */
 #ifndef FAKE_E2B_BACKEND_INT_H
 #define FAKE_E2B_BACKEND_INT_H
