@@ -2,7 +2,8 @@
  * fake-e2b/tstore/builds_int.h: the template store's insides. Layers, each using only those
  * below it: buildlog.c (a build's log and its caps; the log levels) and tstate.c (the
  * records) under store.c (the store's data, lookups and the calls a running build makes) under
- * builder.c (runs one build) under templates.c (the API's operations; starts builds) and
+ * the builder (runs one build: builder.c over builder_steps.c over builder_run.c, their
+ * insides in builder_int.h) under templates.c (the API's operations; starts builds) and
  * snapshots.c (snapshots, deletion, fork layers).
  */
 #ifndef FK_BUILDS_INT_H
