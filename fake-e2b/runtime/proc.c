@@ -101,11 +101,100 @@ int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err 
 	return rc;
 }
 
-/* How long a stdin write waits for room before it looks at the server's stop again. */
+/* How long a stdin write waits for room before it looks at the server's stop, its caller's
+ * cancel and its bound again; the bound: a write the process takes no byte of for this long
+ * gives up (as the port proxy gives up on a body chunk the box does not take). */
 #define STDIN_WAIT_SLICE_MS 200
+#define STDIN_STALL_MS      60000
 
-int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
-                        fk_err *err)
+/* One write() of what is left to p's stdin, under in_lock (which an Update and the pump's end
+ * take too, so it is never held while waiting): the bytes taken, 0 when the pipe or terminal
+ * is full (*poll_fd: a duplicate of it to wait on, or -1), -1 with errno (EBADF: closed). */
+static ssize_t stdin_write_once(fk_proc *p, const char *s, size_t len, int *poll_fd)
+{
+	*poll_fd = -1;
+	pthread_mutex_lock(&p->in_lock);
+	ssize_t n = -1;
+	int e = EBADF;
+	if (p->in_fd >= 0) {
+		/* non-blocking: a process that does not read must not hold this thread (a kept
+		 * server's processes outlive it: a blocked write() held its shutdown); the pump
+		 * reads the terminal's master, which shares this flag, through poll and takes
+		 * EAGAIN */
+		int fl = fcntl(p->in_fd, F_GETFL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			fcntl(p->in_fd, F_SETFL, fl | O_NONBLOCK);
+		n = write(p->in_fd, s, len);
+		e = errno;
+		if (n < 0 && e == EAGAIN) {
+			*poll_fd = fcntl(p->in_fd, F_DUPFD_CLOEXEC, 0);
+			n = 0;
+		}
+	}
+	pthread_mutex_unlock(&p->in_lock);
+	errno = e;
+	return n;
+}
+
+/* Why the write waiting for room stops now (an error set), or 0 to wait on. */
+static int stdin_give_up(fk_err *err, int64_t since_ms, int (*cancel)(void *), void *cls)
+{
+	if (fk_stopping())
+		return fk__fail(err, FK_EIO, ESHUTDOWN,
+		                "failed to write to stdin: the server is shutting down");
+	if (cancel && cancel(cls))
+		return fk__fail(err, FK_EIO, ECONNRESET,
+		                "failed to write to stdin: the client left");
+	if (fk__now_ms() - since_ms >= STDIN_STALL_MS)
+		return fk__fail(err, FK_ETIMEOUT, ETIMEDOUT,
+		                "failed to write to stdin: the process took no input for %d s",
+		                STDIN_STALL_MS / 1000);
+	return 0;
+}
+
+/* The writes of one SendInput, in order, each under in_lock only (wr_lock, held throughout,
+ * keeps two SendInputs' bytes apart, as envd's one Write per call does). */
+static int stdin_write_all(fk_proc *p, uint32_t pid, const char *s, size_t len,
+                           int (*cancel)(void *), void *cls, const sigset_t *pipe_set, fk_err *err)
+{
+	int64_t since = fk__now_ms();
+	while (len > 0) {
+		int pfd;
+		ssize_t n = stdin_write_once(p, s, len, &pfd);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EBADF)
+			return fk__fail(err, FK_ECLOSED, 0, "stdin of process %u is closed", pid);
+		if (n < 0) {
+			int e = errno;
+			if (e == EPIPE) { /* swallow the SIGPIPE it raised */
+				struct timespec zero = {0, 0};
+				sigtimedwait(pipe_set, NULL, &zero);
+			}
+			return fk__fail(err, e == EPIPE ? FK_ECLOSED : FK_EIO, e,
+			                "failed to write to stdin: %s", fk_strerror(e));
+		}
+		if (n > 0) {
+			s += n;
+			len -= (size_t)n;
+			since = fk__now_ms();
+			continue;
+		}
+		int rc = stdin_give_up(err, since, cancel, cls);
+		if (rc == 0 && pfd >= 0) {
+			struct pollfd pw = {.fd = pfd, .events = POLLOUT};
+			poll(&pw, 1, STDIN_WAIT_SLICE_MS);
+		}
+		if (pfd >= 0)
+			close(pfd);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int fk_proc_write_stdin_until(fk_rt *rt, const char *box_id, uint32_t pid, const void *data,
+                              size_t len, int (*cancel)(void *), void *cls, fk_err *err)
 {
 	fk_proc *p;
 	int rc = find(rt, box_id, pid, NULL, true, &p, err);
@@ -117,52 +206,32 @@ int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	pthread_mutex_lock(&p->in_lock);
-	if (p->in_fd < 0) {
-		rc = fk__fail(err, FK_ECLOSED, 0, "stdin of process %u is closed", pid);
-	} else {
-		/* non-blocking, waiting for room in slices: a process that does not read holds the
-		 * write, and a kept server's processes outlive it, so a blocked write() would hold
-		 * the server's shutdown for as long as the box chooses; it ends when the server
-		 * stops (the pump reads the terminal's master, which shares this flag, through
-		 * poll and takes EAGAIN) */
-		int fl = fcntl(p->in_fd, F_GETFL);
-		if (fl >= 0 && !(fl & O_NONBLOCK))
-			fcntl(p->in_fd, F_SETFL, fl | O_NONBLOCK);
-		const char *s = data;
-		while (len > 0) {
-			ssize_t n = write(p->in_fd, s, len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && errno == EAGAIN && !fk_stopping()) {
-				struct pollfd pw = {.fd = p->in_fd, .events = POLLOUT};
-				poll(&pw, 1, STDIN_WAIT_SLICE_MS);
-				continue;
-			}
-			if (n < 0 && errno == EAGAIN) {
-				rc = fk__fail(
-				    err, FK_EIO, ESHUTDOWN,
-				    "failed to write to stdin: the server is shutting down");
-				break;
-			}
-			if (n < 0) {
-				int e = errno;
-				rc = fk__fail(err, e == EPIPE ? FK_ECLOSED : FK_EIO, e,
-				              "failed to write to stdin: %s", fk_strerror(e));
-				if (e == EPIPE) {
-					struct timespec zero = {0, 0};
-					sigtimedwait(&pipe_set, NULL, &zero);
-				}
-				break;
-			}
-			s += n;
-			len -= (size_t)n;
-		}
+	/* behind another SendInput of the same process: wait for it in slices too */
+	int64_t since = fk__now_ms();
+	struct timespec until;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += STDIN_WAIT_SLICE_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		if (pthread_mutex_timedlock(&p->wr_lock, &until) == 0)
+			break;
+		if ((rc = stdin_give_up(err, since, cancel, cls)) < 0)
+			break;
 	}
-	pthread_mutex_unlock(&p->in_lock);
+	if (rc == 0) {
+		rc = stdin_write_all(p, pid, data, len, cancel, cls, &pipe_set, err);
+		pthread_mutex_unlock(&p->wr_lock);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	fk_proc_unref(p);
 	return rc;
+}
+
+int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
+                        fk_err *err)
+{
+	return fk_proc_write_stdin_until(rt, box_id, pid, data, len, NULL, NULL, err);
 }
 
 int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err)

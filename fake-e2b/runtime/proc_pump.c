@@ -86,6 +86,7 @@ void fk_proc_unref(fk_proc *p)
 	fk__proc_info_clear(&p->info);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->in_lock);
+	pthread_mutex_destroy(&p->wr_lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
 }
@@ -112,6 +113,7 @@ fk_proc *fk__proc_alloc(void)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->in_lock, NULL);
+	pthread_mutex_init(&p->wr_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

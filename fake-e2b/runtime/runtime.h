@@ -464,7 +464,12 @@ void fk_sub_free(fk_sub *s);
 int fk_proc_signal(fk_rt *rt, const char *box_id, uint32_t pid, int sig, fk_err *err);
 
 /* SendInput / CloseStdin. FK_ENOTFOUND if not live; FK_ECLOSED if stdin is not an open pipe.
- * Writes block until the child reads (pipe full), like envd. */
+ * A write waits for the child to read (pipe or terminal full), like envd, but not for ever:
+ * it gives up (FK_EIO) when the server stops or `cancel(cls)` says so (checked every 200 ms;
+ * NULL: never), and (FK_ETIMEOUT) when the child took no byte for 60 s. It does not hold the
+ * lock fk_proc_resize and CloseStdin take while it waits. */
+int fk_proc_write_stdin_until(fk_rt *rt, const char *box_id, uint32_t pid, const void *data,
+                              size_t len, int (*cancel)(void *), void *cls, fk_err *err);
 int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void *data, size_t len,
                         fk_err *err);
 int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err);

@@ -459,6 +459,14 @@ int fk_proc_write_stdin(fk_rt *rt, const char *box_id, uint32_t pid, const void 
 	return fk_proc_signal(rt, box_id, pid, 0, err);
 }
 
+int fk_proc_write_stdin_until(fk_rt *rt, const char *box_id, uint32_t pid, const void *data,
+                              size_t len, int (*cancel)(void *), void *cls, fk_err *err)
+{
+	(void)cancel;
+	(void)cls;
+	return fk_proc_write_stdin(rt, box_id, pid, data, len, err);
+}
+
 int fk_proc_close_stdin(fk_rt *rt, const char *box_id, uint32_t pid, fk_err *err)
 {
 	return fk_proc_signal(rt, box_id, pid, 0, err);

@@ -71,6 +71,13 @@ enum MHD_Result fk_envd_open_stream(fk_call *c, fk_proc *proc, fk_sub *sub, int 
 const char *fk_json_str(json_t *o, const char *k);
 /* Resolve a ProcessSelector ({pid} | {tag}) to a pid. 0, or a runtime code. */
 int fk_envd_selector_pid(fk_call *c, json_t *sel, uint32_t *pid, fk_proc **proc_out);
+/* A uint32 field as protobuf JSON (envd's Connect codec) reads it: a JSON number or a string
+ * holding one (no space around it), whose value is a whole number in range (80, 80.0, 8e1,
+ * "80"); absent or null is 0. -1 for anything else (80.5, "80x", " 80", -1, true), which envd
+ * answers invalid_argument. */
+int fk_envd_pb_uint32(json_t *v, uint32_t *out);
+/* A PtySize {cols, rows}: each a uint32 as above and at most 65535. 0, or -1. */
+int fk_envd_pty_size(json_t *size, uint16_t *cols, uint16_t *rows);
 
 /* ---- handlers (streams parse their own envelope; unary ones get the JSON object) ---- */
 enum MHD_Result fk_envd_process_start(fk_call *c);

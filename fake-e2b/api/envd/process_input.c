@@ -2,10 +2,21 @@
  * fake-e2b/api/envd/process_input.c: process.Process/SendInput and
  * /CloseStdin (docs/internals/wire.md "Other process RPCs").
  */
+#define _GNU_SOURCE
+#include <poll.h>
 #include <stdlib.h>
 
 #include "b64.h"
 #include "envd.h"
+
+/* Whether the client of a SendInput has gone (closed or reset its connection): the write
+ * waiting on a process that does not read ends then, not at its 60 s bound. */
+static int client_left(void *cls)
+{
+	int fd = fk_req_socket(cls);
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
 
 static enum MHD_Result process_input(fk_call *c, json_t *req, int close_only)
 {
@@ -28,11 +39,15 @@ static enum MHD_Result process_input(fk_call *c, json_t *req, int close_only)
 		long n = b64 ? fk_b64_decode(b64, &data) : 0;
 		if (n < 0)
 			return fk_connect_error(r, "invalid_argument", "invalid base64 input");
-		rc = n ? fk_proc_write_stdin(c->app->rt, c->sb->id, pid, data, (size_t)n, &err) : 0;
+		rc = n ? fk_proc_write_stdin_until(c->app->rt, c->sb->id, pid, data, (size_t)n,
+		                                   client_left, r, &err)
+		       : 0;
 		free(data);
 	}
 	if (rc == FK_ENOTFOUND)
 		return fk_connect_error(r, "not_found", "process with pid %u not found", pid);
+	if (rc == FK_ETIMEOUT)
+		return fk_connect_error(r, "deadline_exceeded", "%s", err.message);
 	if (rc < 0)
 		return fk_connect_error(r, "internal", "%s",
 		                        err.message[0] ? err.message : fk_code_name(rc));

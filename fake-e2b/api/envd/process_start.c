@@ -119,13 +119,9 @@ static int start_args_parse(start_args *a, json_t *req, const char *user)
 	/* pty {size {cols, rows}}: a terminal instead of pipes */
 	json_t *pty = json_object_get(req, "pty");
 	if (json_is_object(pty)) {
-		json_t *size = json_object_get(pty, "size");
-		json_int_t cols = json_integer_value(json_object_get(size, "cols"));
-		json_int_t rows = json_integer_value(json_object_get(size, "rows"));
-		bad |= cols < 0 || cols > 65535 || rows < 0 || rows > 65535;
+		bad |= fk_envd_pty_size(json_object_get(pty, "size"), &a->spec.pty_cols,
+		                        &a->spec.pty_rows) < 0;
 		a->spec.pty = true;
-		a->spec.pty_cols = (uint16_t)cols;
-		a->spec.pty_rows = (uint16_t)rows;
 	}
 	return bad ? -1 : 0;
 }

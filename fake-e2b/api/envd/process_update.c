@@ -16,12 +16,11 @@ enum MHD_Result fk_envd_process_update(fk_call *c, json_t *req)
 	json_t *size = json_object_get(json_object_get(req, "pty"), "size");
 	if (!json_is_object(size)) /* nothing to update */
 		return fk_reply(r, 200, "application/json", "{}", 2);
-	json_int_t cols = json_integer_value(json_object_get(size, "cols"));
-	json_int_t rows = json_integer_value(json_object_get(size, "rows"));
-	if (cols < 0 || cols > 65535 || rows < 0 || rows > 65535)
+	uint16_t cols, rows; /* 80.5 or "80x" are envd's invalid_argument (protobuf JSON) */
+	if (fk_envd_pty_size(size, &cols, &rows) < 0)
 		return fk_connect_error(r, "invalid_argument", "invalid pty size");
 	fk_err err = {0};
-	rc = fk_proc_resize(c->app->rt, c->sb->id, pid, (uint16_t)cols, (uint16_t)rows, &err);
+	rc = fk_proc_resize(c->app->rt, c->sb->id, pid, cols, rows, &err);
 	if (rc == FK_ENOTFOUND)
 		return fk_connect_error(r, "not_found", "process with pid %u not found", pid);
 	if (rc < 0)

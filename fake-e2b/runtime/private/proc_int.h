@@ -42,12 +42,13 @@ struct fk_proc {
 	pid_t host_pid;
 	int pidfd;
 	int out_fd, err_fd, wake_fd;
-	pthread_mutex_t in_lock;
-	int in_fd;        /* stdin's pipe, or the terminal's master for a PTY process */
-	bool pty;         /* a PTY process: output and input go through the terminal */
-	bool end_on_exit; /* the runtime's fk_rt_options.end_on_exit */
-	bool stop;        /* stop forwarding (SendSignal kill, reboot, destroy) */
-	bool ended;       /* end event exists */
+	pthread_mutex_t in_lock; /* in_fd; never held while a write waits for room */
+	pthread_mutex_t wr_lock; /* one SendInput's writes at a time (proc.c) */
+	int in_fd;               /* stdin's pipe, or the terminal's master for a PTY process */
+	bool pty;                /* a PTY process: output and input go through the terminal */
+	bool end_on_exit;        /* the runtime's fk_rt_options.end_on_exit */
+	bool stop;               /* stop forwarding (SendSignal kill, reboot, destroy) */
+	bool ended;              /* end event exists */
 	bool reaped;
 	int wait_status;
 	int64_t end_ms;
