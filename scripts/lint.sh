@@ -15,7 +15,8 @@
 #      ones under plain -std=c11 -pedantic, as a user's compiler sees them.
 #   5. the floors of src/: a file includes only headers of its own floor or a
 #      lower one (the table is scripts/src-floors.sh).
-#   6. shellcheck (severity warning and up) over every shell script git knows.
+#   6. shellcheck (severity warning and up) over every shell script git knows; every
+#      severity over the in-sandbox scripts (src/e2b/scripts/).
 #   7. functions over 80 lines in src/, cli/ and fake-e2b/: each must be listed in
 #      scripts/long-functions.txt, and every entry there must still be long (so
 #      the list only shrinks); the 10 longest are printed (universal-ctags).
@@ -162,6 +163,11 @@ if command -v shellcheck >/dev/null; then
 	existing_sh=()
 	for f in "${shells[@]}"; do [ -f "$f" ] && existing_sh+=("$f"); done
 	shellcheck -x -S warning -f gcc "${existing_sh[@]}" || status=1
+	# The in-sandbox scripts at every severity (notes and style too): they are the
+	# contract's behaviour inside a sandbox (src/e2b/scripts.h). The rules they
+	# disable are disabled inline, each with its reason.
+	mapfile -t boxed < <(git ls-files -co --exclude-standard -- 'src/e2b/scripts/*.sh' | sort -u)
+	[ ${#boxed[@]} -eq 0 ] || shellcheck -S style -f gcc "${boxed[@]}" || status=1
 else
 	echo "lint: shellcheck not installed (apt-get install shellcheck)" >&2
 	status=1

@@ -15,7 +15,7 @@ src_floor() {
 	sandbox/* | sandbox.h) echo 0 ;;
 	util/*) echo 1 ;;
 	contract/*) echo 2 ;;
-	e2b/http.* | e2b/http_*.* | e2b/envelope.* | e2b/names.* | e2b/scripts.* | e2b/exit_status.*) echo 3 ;;
+	e2b/http.* | e2b/http_*.* | e2b/envelope.* | e2b/names.* | e2b/scripts.* | e2b/scripts_sh.* | e2b/exit_status.*) echo 3 ;;
 	e2b/api.* | e2b/envd.* | e2b/envd_*.* | e2b/config.*) echo 4 ;;
 	e2b/*) echo 5 ;;
 	*) echo 9 ;;

@@ -4,7 +4,7 @@
  * "Files"), and the directory listing of sandbox/files.h
  * (docs/files.md).
  *
- * Each runs an in-sandbox script (e2b/scripts.c) through fileOp()
+ * Each runs an in-sandbox script (e2b/scripts/) through fileOp()
  * (provider_fileop.c) as the sandbox user, so permissions and symlinks resolve
  * as that user; only a write's staging step touches root-owned files.
  */

@@ -1,7 +1,7 @@
 /*
  * e2b/provider_kill.c: kill_all and kill_tagged (docs/contract.md "Lifecycle";
  * docs/exec.md "Background commands"): the in-sandbox kill scripts
- * (scripts.c) run bare as the sandbox user through provider_fileop.c, their
+ * (e2b/scripts/kill_*.sh) run bare as the sandbox user through provider_fileop.c, their
  * exit status and stderr as the error, and the start again when envd refused
  * it for want of a process slot or memory or the script died by a signal
  * (docs/internals/wire.md "Process start").

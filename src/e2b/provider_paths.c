@@ -1,7 +1,7 @@
 /*
  * e2b/provider_paths.c: sandbox/paths.h for E2B (docs/paths.md): path info,
  * remove, make a directory, rename. Each is one in-sandbox script
- * (e2b/scripts.c) run through fileOp() (provider_fileop.c) as the call's user,
+ * (e2b/scripts/) run through fileOp() (provider_fileop.c) as the call's user,
  * so permissions and symlinks resolve as that user; envd's Filesystem RPCs,
  * which run as root whatever the user, are not used.
  */
@@ -111,7 +111,8 @@ static const char *last_segment(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* ENTRY_FORMAT's record (scripts.c) of `path` into a new entry. SBX_EPROTOCOL when malformed. */
+/* The entry record (e2b/scripts/path_info_script.sh) of `path` into a new entry. SBX_EPROTOCOL when
+ * malformed. */
 static int parse_entry(sbx_entry_info **out, const sbx_buf *b, const char *path, sbx_error *err)
 {
 	const char *s = b->ptr ? (const char *)b->ptr : "", *end = s + b->len;

@@ -1,8 +1,18 @@
 /*
  * e2b/scripts.h: the in-sandbox shell scripts (data) and the exec wrapper's
  * arguments, exactly as the seed defines them (docs/exec.md "How a command
- * runs"; docs/contract.md "exec"). Each script
- * in scripts.c carries a comment saying what it guarantees.
+ * runs"; docs/contract.md "exec"), except those marked "ours".
+ *
+ * Each script is src/e2b/scripts/NAME.sh, whose opening comment says what it
+ * guarantees; the build (cmake/embed.cmake, MODE=shell) drops its comments,
+ * joins its lines with one space and emits the C string sbx__e2b_NAME, so the
+ * sandbox gets the one line the seed wrote, while shellcheck (scripts/lint.sh)
+ * reads the file. @MACRO@ in a script is the macro below. They are data: the
+ * provider passes them to `/bin/sh -c SCRIPT NAME ARGS...` (kill_all and
+ * kill_tagged to SBX_E2B_KILL_SHELL), so "$1", "$2", ... are the arguments
+ * after the script name. Every value from a caller travels as an argument,
+ * never pasted into a script. tests/unit/test_scripts.c pins each script's
+ * SHA-256.
  */
 #ifndef SBX_E2B_SCRIPTS_H
 #define SBX_E2B_SCRIPTS_H
@@ -22,7 +32,7 @@
 
 extern const char sbx__e2b_exec_wrapper[];          /* EXEC_WRAPPER (ours: the exec helper) */
 extern const char sbx__e2b_fileop_wrapper[];        /* FILEOP_WRAPPER (ours) */
-extern const char sbx__e2b_kill_script[];           /* KILL_SCRIPT (KILL_TREE + ...) */
+extern const char sbx__e2b_kill_script[];           /* KILL_SCRIPT */
 extern const char sbx__e2b_kill_all_script[];       /* KILL_ALL_SCRIPT (ours: bash, no fork) */
 extern const char sbx__e2b_kill_tagged_script[];    /* KILL_TAGGED_SCRIPT (ours: bash, no fork) */
 extern const char sbx__e2b_read_script[];           /* READ_SCRIPT */

@@ -1,7 +1,7 @@
 /*
  * capybara-exec CTL COMMAND SECONDS: the in-sandbox half of an exec when the template has it
  * (/opt/capybara-exec, templates/capybara-sandbox/Dockerfile; fake-e2b puts the same program
- * there). The exec wrapper (src/e2b/scripts.c EXEC_WRAPPER), already the session leader with
+ * there). The exec wrapper (src/e2b/scripts/exec_wrapper.sh), already the session leader with
  * CTL.pid written and CTL.kill checked, `exec`s this program in its own place, so its pid,
  * session and "capybara-exec CTL" in its command line stay what the kill scripts look for. It
  * does what `timeout -s KILL SECONDS /bin/bash -c COMMAND; s=$?; rm -f CTL.pid; exit $s` did,

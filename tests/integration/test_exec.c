@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 /* EXEC_WRAPPER, byte for byte: the seed's, with the switch to the exec helper after the kill
- * check (src/e2b/scripts.c). */
+ * check (src/e2b/scripts/exec_wrapper.sh). */
 static const char SEED_WRAPPER[] =
     "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; if [ -x "
     "/opt/capybara-exec ]; then exec /opt/capybara-exec \"$@\"; fi; timeout -s KILL \"$3\" "

@@ -1,8 +1,8 @@
 /*
  * tests/integration/test_files.c: read_file / write_file / stat of the E2B
  * provider against fake-e2b (docs/contract.md "Files"; the scripts of
- * src/e2b/scripts.c: READ_SCRIPT, STAT_SCRIPT, USER_WRITE_SCRIPT,
- * SKILLS_WRITE_SCRIPT).
+ * src/e2b/scripts/: read_script.sh, stat_script.sh, user_write_script.sh,
+ * skills_write_script.sh).
  */
 #define _GNU_SOURCE
 #include "harness.h"

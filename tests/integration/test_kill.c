@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_kill.c: kill_all and kill_tagged of the E2B provider
  * against fake-e2b (docs/contract.md "Lifecycle", "Many processes, one
- * sandbox"; src/e2b/scripts.c KILL_ALL_SCRIPT, KILL_TAGGED_SCRIPT).
+ * sandbox"; src/e2b/scripts/kill_all_script.sh, kill_tagged_script.sh).
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -214,14 +214,14 @@ static bool g_bomb_running;
 
 /* A fork bomb is held by the sandbox's process cap (1,024), and kill_all, started while
  * the bomb holds every slot of the cap and most of the box's memory, ends it at its first call:
- * its script forks nothing (KILL_SCAN), so once its shell runs no refused fork can stop it halfway
- * (nor a killed pgrep make it "succeed" with nothing killed), and a start envd refuses or a script
- * the box's OOM killer ends is started again by the library. The sandbox then answers as before
- * with a handful of processes. What would still fail the call: envd refusing all 5 starts (1.5 s
- * of waits), i.e. the box's 64 reserved slots all taken by other starts or its memory refusing a
- * shell that long, or the box's OOM killer picking the kill script's shell 5 times in a row among
- * the bomb's thousand shells. Open: seen once in 33 runs (TLS, loaded machine: a count took
- * 16.6 s), kill_all answered 0 at its first start and the bomb lived on until its exec's 120 s
+ * its script forks nothing (kill_scan.sh), so once its shell runs no refused fork can stop it
+ * halfway (nor a killed pgrep make it "succeed" with nothing killed), and a start envd refuses or a
+ * script the box's OOM killer ends is started again by the library. The sandbox then answers as
+ * before with a handful of processes. What would still fail the call: envd refusing all 5 starts
+ * (1.5 s of waits), i.e. the box's 64 reserved slots all taken by other starts or its memory
+ * refusing a shell that long, or the box's OOM killer picking the kill script's shell 5 times in a
+ * row among the bomb's thousand shells. Open: seen once in 33 runs (TLS, loaded machine: a count
+ * took 16.6 s), kill_all answered 0 at its first start and the bomb lived on until its exec's 120 s
  * timeout; the likeliest cause (no wrapper found: the wrapper ended by the box's OOM killer,
  * which would hide it from the seed's pgrep too) is closed since: the kill scripts also end the
  * sessions of dead wrappers named in their .pid files (unit.scripts); 12 runs with diagnostics

@@ -81,6 +81,71 @@ static void test_scripts__byte_exact_with_the_seed(void **state)
 	assert_int_equal(strncmp(sbx__e2b_kill_script, "k() { ", 6), 0);
 }
 
+/* Every script as the sandbox receives it, pinned: SHA-256 and length of the string the build
+ * makes from src/e2b/scripts/NAME.sh (cmake/embed.cmake), equal to the C literals the scripts
+ * were before they moved to .sh files. A deliberate change to a script updates its line here
+ * in the same commit; any other difference is the embedding going wrong. */
+static void test_scripts__every_script_byte_exact(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *script, *sha256;
+		size_t len;
+	} want[] = {
+#define PIN(n, len, sha) {#n, sbx__e2b_##n, sha, len}
+	    PIN(exec_wrapper, 216,
+	        "7a5458c1328cd82f5bc116eee1287569074b07bee6e897329cabd1e175a7b8bf"),
+	    PIN(fileop_wrapper, 149,
+	        "bd8a092cd4db08656353b3220408d4363d36eb99f465357432b4180cb4dffd5c"),
+	    PIN(kill_script, 432,
+	        "240768a4ee3af9736129f9b9ee06916a00093065a692c59d57263297f74a4fc5"),
+	    PIN(kill_all_script, 1131,
+	        "a4bf166d2238aa33ed3d6b3f8f7eace483a504aaa545e17b4d4f2d602c709606"),
+	    PIN(kill_tagged_script, 1216,
+	        "a77ed0b104a9c88496bb6658a63da37aa1221dd1642c5292fa6eb41afc96ecb0"),
+	    PIN(read_script, 93,
+	        "650cc86136093fa96829ed0ecc6d40a77300f166d36b55c33b504dda7d90f7bd"),
+	    PIN(stat_script, 166,
+	        "8697f2a95832126d0b1f3cec23317d53bd5ba34c47cd6fda0aa19dc67bf320d8"),
+	    PIN(stage_read_script, 179,
+	        "7b6ea5cf4df86e2178ea78591e73733fff9d4a1b15c47ad36f50df3c2d12cace"),
+	    PIN(read_sized_script, 191,
+	        "dad6f47091b09ecd3c873cec3b4b6691b54dd27d538a6d4c1f35f193099e7e1c"),
+	    PIN(remove_script, 13,
+	        "5692e76fade3bedb07291f7c5b57ec2f7b3ee3fd6687448c2b6cac80c9214ceb"),
+	    PIN(list_script, 132,
+	        "29773c8ec41cbfdea028df7287101e199b00ba562cbaa356bfe835e793c23279"),
+	    PIN(template_check_script, 430,
+	        "23df10596ac47c35f6c542b2337768e9611a00f1535a6026b7d33f0ac04e9e83"),
+	    PIN(path_info_script, 220,
+	        "f390f45e04babfc5d890df5e45c65a553800393c4699f3ac5d1ecedbda8f2eec"),
+	    PIN(remove_path_script, 36,
+	        "cc4b40d259a608f2c30d2a62438abc529384aa80d9b2c1d42a6a76bfd3048030"),
+	    PIN(make_dir_script, 194,
+	        "f8e99ba2ea9484ce255977e36b87b9ab7981885707e8d237ff79e4dcb911a9a0"),
+	    PIN(rename_script, 346,
+	        "2f7460bcbb443fa59b53d169226b97aea67257515629da819551b12d524fc0d9"),
+	    PIN(write_many_script, 493,
+	        "5a840cd577f6c0b2e1e26c1dcad81f3c2a68b11784dc99f8bb63ee7067021f46"),
+	    PIN(watch_check_script, 95,
+	        "af03195a90b5863af293acdab26909ca87b6e5f591ae89f5cf50aaf1794c10f9"),
+	    PIN(user_write_script, 150,
+	        "256d805b5e0b8c97422b38f29a45207798d58249a4386c8febcecf9ec1a90c36"),
+	    PIN(skills_write_script, 120,
+	        "06bc3a90291a90b0e6a566daa1844e5c93bb4907c2194cdc254b43e3e811568e"),
+#undef PIN
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		char hex[65];
+		print_message("%s\n", want[i].name);
+		/* one line, no comment left in it */
+		assert_null(strchr(want[i].script, '\n'));
+		assert_int_equal(strlen(want[i].script), want[i].len);
+		sha256_hex(want[i].script, hex);
+		assert_string_equal(hex, want[i].sha256);
+	}
+}
+
 static void test_scripts__exec_seconds_round_up_plus_grace(void **state)
 {
 	(void)state;
@@ -636,6 +701,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_scripts__byte_exact_with_the_seed),
+	    cmocka_unit_test(test_scripts__every_script_byte_exact),
 	    cmocka_unit_test(test_scripts__exec_seconds_round_up_plus_grace),
 	    cmocka_unit_test(test_scripts__exec_args_are_the_seeds),
 	    cmocka_unit_test(test_scripts__control_paths_and_uuids),
