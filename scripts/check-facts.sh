@@ -9,8 +9,10 @@
 #      repeat it.
 #   2. the error codes: the source is include/sandbox/error.h's enum; src/contract/error.c
 #      names each (sbx_error_code_name: "SBX_EX" for SBX_EX), cli/rpc/fail.c gives each but
-#      SBX_EINTERNAL its wire name (serve_code_name; the others are "internal"), and
-#      bindings/protocol/methods.md lists those wire names, "internal" last.
+#      SBX_EINTERNAL its wire name (lib_names; the others are "internal"), and
+#      bindings/protocol/methods.md lists those wire names, "internal" last. The names of the
+#      JSON-RPC codes have their source in cli/rpc/fail.c's rpc_names (serve sends them to the
+#      packages in initialize's error_codes); methods.md lists them, code and name, in order.
 #   3. the templates of templates/: each templates/NAME/Dockerfile (its useradd, HOME, WORKDIR,
 #      and the modes it gives its directories) is fake-e2b/runtime/template.c's entry NAME
 #      (user, uid, gid, home, workdir, dirs with their modes).
@@ -70,26 +72,35 @@ if (@wrong) { print "src/contract/error.c: sbx_error_code_name: ", join(", ", @w
 differ("the codes sbx_error_code_name names", \@codes, "include/sandbox/error.h",
        [firsts(@named)], "src/contract/error.c");
 my $fc = slurp("cli/rpc/fail.c");
-my ($wirefn) = $fc =~ /serve_code_name\(int code\)\s*\{(.*?)\n\}/s;
-my @wire = defined $wirefn ? ($wirefn =~ /case (SBX_E[A-Z]+):\s*return "(\w+)";/g) : ();
-my ($dflt) = defined $wirefn ? ($wirefn =~ /default:\s*return "(\w+)";/) : ();
-differ("the codes serve_code_name names", [grep { $_ ne "SBX_EINTERNAL" } @codes],
+my ($libt) = $fc =~ /\blib_names\[\] = \{(.*?)\};/s;
+my @wire = defined $libt ? ($libt =~ /\{(SBX_E[A-Z]+), "(\w+)"\}/g) : ();
+differ("the codes lib_names names", [grep { $_ ne "SBX_EINTERNAL" } @codes],
        "include/sandbox/error.h (all but SBX_EINTERNAL)", [firsts(@wire)],
        "cli/rpc/fail.c");
-if (($dflt // "") ne "internal") {
-	print "cli/rpc/fail.c: serve_code_name: the default is not \"internal\"\n";
+if ($fc !~ /\bname_of\(.*?return "internal";/s) {
+	print "cli/rpc/fail.c: name_of: a code not in the table is not \"internal\"\n";
 	$bad = 1;
 }
 my @wnames = (seconds(@wire), "internal");
 my %seen;
 my @dup = grep { $seen{$_}++ } @wnames;
-if (@dup) { print "cli/rpc/fail.c: serve_code_name: a wire name twice: @dup\n"; $bad = 1 }
+if (@dup) { print "cli/rpc/fail.c: lib_names: a wire name twice: @dup\n"; $bad = 1 }
 my $mm = slurp("bindings/protocol/methods.md");
 my ($list) = $mm =~ /`data\.code` is the library\x27s code name: (.*?)\.\n/s;
 $list =~ s/\([^)]*\)//gs if defined $list; # asides name other things
 my @doc = defined $list ? ($list =~ /`(\w+)`/g) : ();
 differ("the wire names of data.code", \@wnames, "cli/rpc/fail.c", \@doc,
        "bindings/protocol/methods.md");
+my ($rpct) = $fc =~ /\brpc_names\[\] = \{(.*?)\};/s;
+my @rpc = defined $rpct ? ($rpct =~ /\{(RPC_[A-Z_]+), "(\w+)"\}/g) : ();
+if (!@rpc) { print "cli/rpc/fail.c: no rpc_names table\n"; $bad = 1 }
+my $rh = slurp("cli/rpc/rpc.h");
+my %num = $rh =~ /^#define (RPC_[A-Z_]+)\s+\((-\d+)\)/mg;
+my @rpcpairs = map { my ($k, $n) = split /=/; ($num{$k} // $k) . "=$n" } pairs(@rpc);
+my ($rlist) = $mm =~ /named by its JSON-RPC code[^:]*: (.*?)\.\n/s;
+my @rdoc = defined $rlist ? ($rlist =~ /(-\d+)\s+`(\w+)`/g) : ();
+differ("the names of the JSON-RPC codes", \@rpcpairs, "cli/rpc/fail.c (rpc_names)",
+       [pairs(@rdoc)], "bindings/protocol/methods.md");
 
 # 3. templates/NAME/Dockerfile against fake-e2b/runtime/template.c
 my $tc = slurp("fake-e2b/runtime/template.c");

@@ -245,6 +245,7 @@ static void run_initialize_now(dispatcher *d, serve_call *c)
 		                          result));
 		return;
 	}
+	f.named = true; /* the client learns the names from initialize's answer, so not here */
 	wire_send(d->w, response_error(c->id, serve_error_object(&f)));
 }
 
@@ -277,6 +278,7 @@ static flight *call_new(dispatcher *d, serve_request *rq)
 static int check_configured(dispatcher *d, serve_call *c)
 {
 	serve_fail f = {0};
+	json_t *e;
 
 	if (!c->method->needs_provider || serve_provider_of(d->srv))
 		return 0;
@@ -286,7 +288,11 @@ static int check_configured(dispatcher *d, serve_call *c)
 	            "{\"config\": {...}} first, or start serve with E2B_API_KEY / "
 	            "SANDBOX_E2B_CONFIG / --config",
 	            why[0] ? "; " : "", why);
-	wire_send(d->w, response_error(c->id, serve_error_object(&f)));
+	e = serve_error_object(&f);
+	/* why the CLI's config was refused, as data: the packages reword it without parsing */
+	if (e && why[0])
+		json_object_set_new(json_object_get(e, "data"), "config_error", json_string(why));
+	wire_send(d->w, response_error(c->id, e));
 	return -1;
 }
 
@@ -344,6 +350,7 @@ static void start_call(dispatcher *d, serve_request *rq)
 		return;
 	c = &fl->call;
 	if (c->method->parse(c->params, &c->args, &f) < 0) {
+		f.named = strcmp(c->method->name, "initialize") == 0; /* as run_initialize_now */
 		wire_send(d->w, response_error(c->id, serve_error_object(&f)));
 		call_free(fl);
 		return;

@@ -99,13 +99,19 @@ typedef struct serve_fail {
 	int rpc_code;      /* a RPC_* code */
 	char message[640]; /* secret-free */
 	sbx_error lib;     /* lib.code != 0: a library failure (data.code, http_status, e2b_code) */
+	bool named;        /* data.code even without a library failure (initialize's errors) */
 } serve_fail;
 
 /* Fill f with a JSON-RPC failure (no library error). Returns -1. */
 int serve_failf(serve_fail *f, int rpc_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The contract's name of a library code: "gone", "invalid", "aborted", ... */
+/* data.code for a library code: "gone", "invalid", "aborted", ...; "internal" for any other. */
 const char *serve_code_name(int code);
+/* data.code for a JSON-RPC code (RPC_*): "parse_error", "invalid_params", ...; else "internal". */
+const char *serve_rpc_code_name(int rpc_code);
+/* Every RPC_* code and its name, {"-32700": "parse_error", ...} (initialize's "error_codes":
+ * the name of an error that carries no data); NULL on OOM. */
+json_t *serve_error_codes(void);
 /* The error object of a JSON-RPC response for f (NULL on OOM). */
 json_t *serve_error_object(const serve_fail *f);
 
@@ -128,7 +134,8 @@ void serve_server_free(serve_server *s);
 /* Replace the config, envd URL and log settings (initialize); 0 or -1 with f filled. */
 int serve_configure(serve_server *s, json_t *config, const char *envd_url, const char *log_mode,
                     int log_min, serve_fail *f);
-/* Add initialize's concurrent_exec, max_line_bytes, configured and config to into; -1 on OOM. */
+/* Add initialize's concurrent_exec, max_line_bytes, configured, error_codes and config to into;
+ * -1 on OOM. */
 int serve_server_describe(serve_server *s, json_t *into);
 /* The provider (NULL: not configured yet); why the CLI's config was refused ("" if not). */
 sbx_provider *serve_provider_of(serve_server *s);

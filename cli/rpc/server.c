@@ -153,9 +153,10 @@ int serve_server_describe(serve_server *s, json_t *into)
 
 	if (s->cfg && sbx_e2b_config_to_json(&redacted, s->cfg, NULL) < 0)
 		return -1;
-	r = json_pack("{s:b,s:I,s:b}", "concurrent_exec",
+	r = json_pack("{s:b,s:I,s:b,s:o}", "concurrent_exec",
 	              s->prov ? sbx_provider_concurrent_exec(s->prov) : true, "max_line_bytes",
-	              (json_int_t)s->max_line, "configured", s->prov != NULL);
+	              (json_int_t)s->max_line, "configured", s->prov != NULL, "error_codes",
+	              serve_error_codes());
 	if (r && redacted)
 		json_object_set_new(r, "config", json_loads(redacted, 0, NULL));
 	sbx_free(redacted);

@@ -84,6 +84,19 @@ test_help() {
 	want=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' |
 		"$cli" serve 2>/dev/null | "$jget" result.methods | tr -d '[]"' | tr ',' ' ')
 	expect_eq "serve --help names every method, in the table's order" "$got" "$want"
+	# serve names its errors in data, never only in the message (bindings/protocol/methods.md)
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' |
+		"$cli" serve >"$tmp/out" 2>"$tmp/err"
+	expect_eq "initialize's error_codes name -32602" "$(jq_out result.error_codes.-32602)" invalid_params
+	expect_eq "initialize's error_codes name -32001" "$(jq_out result.error_codes.-32001)" not_configured
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"log":"x"}}' |
+		"$cli" serve >"$tmp/out" 2>"$tmp/err"
+	expect_eq "an error of initialize carries its name" "$(jq_out error.data.code)" invalid_params
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"stat","params":{"id":"x","path":"/x"}}' |
+		E2B_API_KEY=$SECRET "$cli" serve >"$tmp/out" 2>"$tmp/err"
+	expect_eq "not configured: why the env's config was refused, as data" \
+		"$(jq_out error.data.config_error)" "invalid deployment config: template: required"
+	no_secret "serve's not-configured error"
 	run
 	expect_rc "no command exits 2" 2
 	expect_eq "no command: nothing on stdout" "$(cat "$tmp/out")" ""

@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 files=(cli/config.c README.md bindings/node/src/client.js
 	bindings/python/src/sandbox_e2b/_protocol.py include/sandbox/error.h src/contract/error.c
-	cli/rpc/fail.c bindings/protocol/methods.md fake-e2b/runtime/template.c)
+	cli/rpc/fail.c cli/rpc/rpc.h bindings/protocol/methods.md fake-e2b/runtime/template.c)
 while IFS= read -r f; do files+=("$f"); done < <(cd "$root" && ls templates/*/Dockerfile)
 for f in "${files[@]}"; do
 	mkdir -p "$tmp/$(dirname "$f")"
@@ -46,10 +46,16 @@ drift include/sandbox/error.h 's/^\(\s*\)SBX_EINTERNAL = -12/\1SBX_ENEW = -13,\n
 	"src/contract/error.c: the codes sbx_error_code_name names differs from include/sandbox/error.h"
 drift src/contract/error.c 's/return "SBX_EGONE";/return "SBX_EGONNE";/' \
 	"src/contract/error.c: sbx_error_code_name: SBX_EGONE=SBX_EGONNE"
-drift cli/rpc/fail.c 's/return "too_large";/return "toolarge";/' \
+drift cli/rpc/fail.c 's/{SBX_ETOOLARGE, "too_large"}/{SBX_ETOOLARGE, "toolarge"}/' \
 	"bindings/protocol/methods.md: the wire names of data.code differs from cli/rpc/fail.c: has [invalid, gone, aborted, timeout, too_large,"
-drift cli/rpc/fail.c 's/return "user";/return "gone";/' \
-	"cli/rpc/fail.c: serve_code_name: a wire name twice: gone"
+drift cli/rpc/fail.c 's/{SBX_EUSER, "user"}/{SBX_EUSER, "gone"}/' \
+	"cli/rpc/fail.c: lib_names: a wire name twice: gone"
+drift cli/rpc/fail.c 's/{SBX_ESANDBOX, "sandbox"},//' \
+	"cli/rpc/fail.c: the codes lib_names names differs from include/sandbox/error.h (all but SBX_EINTERNAL)"
+drift cli/rpc/fail.c 's/{RPC_INVALID_PARAMS, "invalid_params"}/{RPC_INVALID_PARAMS, "bad_params"}/' \
+	"bindings/protocol/methods.md: the names of the JSON-RPC codes differs from cli/rpc/fail.c (rpc_names): has [-32700=parse_error, -32600=invalid_request, -32601=method_not_found, -32602=invalid_params,"
+drift bindings/protocol/methods.md 's/^`internal`, -32001 `not_configured`/`internal`, -32001 `unconfigured`/' \
+	"bindings/protocol/methods.md: the names of the JSON-RPC codes differs from cli/rpc/fail.c (rpc_names): has [-32700=parse_error, -32600=invalid_request, -32601=method_not_found, -32602=invalid_params, -32603=internal, -32000=internal, -32001=unconfigured,"
 drift templates/capybara-sandbox/Dockerfile 's/chmod 0755 \/skills/chmod 0750 \/skills/' \
 	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": /skills is mode 0755, templates/capybara-sandbox/Dockerfile gives it 0750"
 drift fake-e2b/runtime/template.c '/"capybara-sandbox"/,/n_dirs/s/\.uid = 1000/.uid = 1001/' \
@@ -60,5 +66,5 @@ drift templates/capybara-sandbox/Dockerfile 's/chmod 0755 \/opt\/capybara-exec/c
 	"fake-e2b/runtime/template.c: template \"capybara-sandbox\" has the exec helper, templates/capybara-sandbox/Dockerfile does not install /opt/capybara-exec 0755"
 drift fake-e2b/runtime/template.c 's/\.exec_helper = true,//' \
 	"fake-e2b/runtime/template.c: template \"capybara-sandbox\": /opt/capybara-exec is missing, templates/capybara-sandbox/Dockerfile gives it 0755"
-[ $fails -eq 0 ] && echo "check-facts: passes the tree, refuses 13 drifts"
+[ $fails -eq 0 ] && echo "check-facts: passes the tree, refuses 16 drifts"
 exit $fails

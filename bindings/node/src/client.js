@@ -62,7 +62,10 @@ export class Client {
     if (this.config !== undefined) params.config = configWithEnv(this.config, env)
     if (this.envdUrl !== undefined) params.envd_url = this.envdUrl
     this.ready = conn.rpc.request('initialize', params).then(
-      (r) => r,
+      (r) => {
+        conn.errorCodes = r?.error_codes
+        return r
+      },
       (e) => {
         throw e.rpc ? errorFromRpc(e.rpc) : e
       },
@@ -82,7 +85,8 @@ export class Client {
   // routeNotify: keep onNotify after the response (returns { result, unroute }).
   async call(method, params, { signal, onNotify, routeNotify } = {}) {
     await this.ensure()
-    const rpc = this.conn.rpc
+    const conn = this.conn
+    const rpc = conn.rpc
     let rid
     const onId = routeNotify ? (id) => ((rid = id), rpc.route(id, onNotify)) : undefined
     try {
@@ -90,7 +94,7 @@ export class Client {
       return routeNotify ? { result, unroute: () => rpc.unroute(rid) } : result
     } catch (e) {
       if (rid !== undefined) rpc.unroute(rid)
-      throw e.rpc ? errorFromRpc(e.rpc) : e
+      throw e.rpc ? errorFromRpc(e.rpc, conn.errorCodes) : e
     }
   }
 

@@ -38,12 +38,11 @@ export class BridgeError extends Error {
 }
 
 // serve's -32001 says what a JSON-RPC client sends; say what a package user does.
-export function notConfiguredMessage(message) {
-  const head = 'no deployment config; '
-  const tail = message.indexOf(': send initialize')
-  if (message.startsWith(head) && tail > 0) {
+// refused: why the config serve found in the environment was refused (data.config_error).
+export function notConfiguredMessage(refused) {
+  if (typeof refused === 'string' && refused) {
     return (
-      `no deployment config: the one from the environment was refused (${message.slice(head.length, tail)}); ` +
+      `no deployment config: the one from the environment was refused (${refused}); ` +
       'pass one to createE2BSandbox(config) / new Client({ config }) or fix E2B_API_KEY / E2B_TEMPLATE / ' +
       'E2B_API_URL / E2B_DOMAIN (README "Configuration")'
     )
@@ -54,33 +53,17 @@ export function notConfiguredMessage(message) {
   )
 }
 
-// A JSON-RPC error object from `sandbox-e2b serve` as an Error.
-export function errorFromRpc(e) {
+// A JSON-RPC error object from `sandbox-e2b serve` as an Error. An error without data is
+// named by serve's own table, initialize's error_codes ({ "-32602": "invalid_params", ... }).
+export function errorFromRpc(e, errorCodes) {
   const data = e && typeof e.data === 'object' && e.data !== null ? e.data : {}
   let message = typeof e?.message === 'string' ? e.message : 'sandbox-e2b serve failed'
-  if (data.code === 'not_configured') message = notConfiguredMessage(message)
+  if (data.code === 'not_configured') message = notConfiguredMessage(data.config_error)
   if (data.code === 'gone') return new SandboxGoneError(message)
   return new SandboxError(message, {
-    code: data.code ?? rpcCodeName(e?.code),
+    code: data.code ?? errorCodes?.[String(e?.code)] ?? 'internal',
     httpStatus: data.http_status,
     e2bCode: data.e2b_code,
     rpcCode: e?.code,
   })
-}
-
-function rpcCodeName(code) {
-  switch (code) {
-    case -32700:
-      return 'parse_error'
-    case -32600:
-      return 'invalid_request'
-    case -32601:
-      return 'method_not_found'
-    case -32602:
-      return 'invalid_params'
-    case -32800:
-      return 'aborted'
-    default:
-      return 'internal'
-  }
 }

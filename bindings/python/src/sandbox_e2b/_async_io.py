@@ -24,6 +24,8 @@ class AsyncConnection:
         self.pending: Dict[int, Tuple[asyncio.Future, Optional[Notify]]] = {}
         self.routes: Dict[int, Notify] = {}  # notifications that outlive a response
         self.next_id = 1
+        # serve's names of errors without data (initialize's error_codes), once it answered
+        self.error_codes: Dict[str, str] = {}
         self.closed: Optional[BaseException] = None
         self.reader = asyncio.ensure_future(self._read())
         self.stderr_reader = asyncio.ensure_future(self._read_stderr())
@@ -109,7 +111,7 @@ class AsyncConnection:
             if entry is None or entry[0].done():
                 continue
             if "error" in msg:
-                entry[0].set_exception(proto.error_from(msg["error"]))
+                entry[0].set_exception(proto.error_from(msg["error"], self.error_codes))
             else:
                 entry[0].set_result(msg.get("result"))
         code = await self.proc.wait()

@@ -67,31 +67,31 @@ def decode(line: bytes) -> Optional[Dict[str, Any]]:
     return msg if isinstance(msg, dict) else None
 
 
-def not_configured_message(message: str) -> str:
-    """serve's -32001 says what a JSON-RPC client sends; say what a package user does."""
-    head, tail = "no deployment config; ", ": send initialize"
-    if message.startswith(head) and tail in message:
-        why = message[len(head):message.index(tail)]
-        return ("no deployment config: the one from the environment was refused (" + why + "); pass one "
+def not_configured_message(refused: Any) -> str:
+    """serve's -32001 says what a JSON-RPC client sends; say what a package user does.
+    refused: why the config serve found in the environment was refused (data.config_error)."""
+    if isinstance(refused, str) and refused:
+        return ("no deployment config: the one from the environment was refused (" + refused + "); pass one "
                 "to Client(config) or fix E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN "
                 "(README \"Configuration\")")
     return ("no deployment config: pass one to Client(config) ({\"apiKey\": ..., \"template\": ...}) "
             "or set E2B_API_KEY and E2B_TEMPLATE (README \"Configuration\")")
 
 
-def error_from(err: Any) -> SandboxError:
+def error_from(err: Any, error_codes: Optional[Mapping[str, Any]] = None) -> SandboxError:
+    """A JSON-RPC error object as a SandboxError. An error without data is named by serve's
+    own table, initialize's ``error_codes`` ({"-32602": "invalid_params", ...})."""
     err = err if isinstance(err, dict) else {}
     data = err.get("data") if isinstance(err.get("data"), dict) else {}
     message = err.get("message") if isinstance(err.get("message"), str) else "sandbox-e2b serve failed"
     code = data.get("code")
     if code == "not_configured":
-        message = not_configured_message(message)
+        message = not_configured_message(data.get("config_error"))
     if code == "gone":
         return SandboxGone(message, code="gone", http_status=data.get("http_status"),
                            e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
     if code is None:
-        code = {-32700: "parse_error", -32600: "invalid_request", -32601: "method_not_found",
-                -32602: "invalid_params", -32800: "aborted"}.get(err.get("code"), "internal")
+        code = (error_codes or {}).get(str(err.get("code")), "internal")
     return SandboxError(message, code=code, http_status=data.get("http_status"),
                         e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
 

@@ -76,6 +76,8 @@ class SyncConnection:
         self.pending: Dict[int, _Pending] = {}
         self.routes: Dict[int, Notify] = {}  # notifications that outlive a response
         self.next_id = 1
+        # serve's names of errors without data (initialize's error_codes), once it answered
+        self.error_codes: Dict[str, str] = {}
         self.closed: Optional[BaseException] = None
         self.threads = [threading.Thread(target=self._read, name="sandbox-e2b-reader", daemon=True),
                         threading.Thread(target=self._read_stderr, name="sandbox-e2b-stderr",
@@ -162,7 +164,7 @@ class SyncConnection:
             if p is None:
                 continue
             if "error" in msg:
-                p.error = proto.error_from(msg["error"])
+                p.error = proto.error_from(msg["error"], self.error_codes)
             else:
                 p.result = msg.get("result")
             p.event.set()

@@ -70,6 +70,8 @@ class Client:
             except BaseException:
                 conn.close()
                 raise
+            codes = self.server_info.get("error_codes") if isinstance(self.server_info, dict) else None
+            conn.error_codes = codes if isinstance(codes, dict) else {}
             self._conn = conn
             return conn
 
