@@ -307,21 +307,27 @@ static void init_serve(struct init_args *a)
 	init_loop(life);
 }
 
-static int init_main(void *arg)
+/* Out of the server's session (it may have a controlling terminal, fake-e2b started from a
+ * shell, which PID 1 and every process it adopts would otherwise share), into the box's cgroups
+ * and a cgroup namespace of its own (/proc/self/cgroup shows "/", host cgroups stay unnamed),
+ * its mounts private. */
+static void init_join(struct init_args *a)
 {
-	struct init_args *a = arg;
-	/* out of the server's session: it may have a controlling terminal (fake-e2b started from
-	 * a shell), which PID 1 and every process it adopts would otherwise share */
 	if (setsid() < 0)
 		init_fail(a, ST_SESSION);
 	for (int i = 0; i < a->n_cg; i++)
 		if (write(a->cg_fds[i], "0", 1) < 0)
 			init_fail(a, ST_CGROUP_JOIN);
-	/* its own cgroup namespace: /proc/self/cgroup shows "/", host cgroups stay unnamed */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		init_fail(a, ST_CGROUP_NS);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		init_fail(a, ST_MOUNT_PRIVATE);
+}
+
+/* The box's tree: its disk attached, its root bound onto itself, its /etc overlay, the host's
+ * trees read-only. */
+static void init_root(struct init_args *a)
+{
 	if (a->disk_tree_fd >= 0 && fk_lx_mount_move(a->disk_tree_fd, a->dir) < 0)
 		init_fail(a, ST_DISK);
 	if (mount(a->root, a->root, NULL, MS_BIND, NULL) < 0)
@@ -352,7 +358,12 @@ static int init_main(void *arg)
 		if (mount(NULL, a->binds[i].dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
 			init_fail(a, ST_HOST_READONLY);
 	}
-	init_dev(a);
+}
+
+/* The box's /proc: its boot id, the kernel's settings read-only, what container runtimes
+ * mask. */
+static void init_proc(struct init_args *a)
+{
 	if (mount("proc", a->proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		init_fail(a, ST_PROC);
 	/* a fresh boot id per boot, as a VM would have (E2B: each cold boot) */
@@ -372,6 +383,12 @@ static int init_main(void *arg)
 		if (mount(a->dev_files[0], a->masked[i], NULL, MS_BIND, NULL) < 0 &&
 		    errno != ENOENT)
 			init_fail(a, ST_PROC_MASK);
+}
+
+/* The box's network namespace, set up with the server's capabilities: lo up, every IPv4 address
+ * local (for the egress proxy), the box's address, the low ports. */
+static void init_net(struct init_args *a)
+{
 	if (a->own_net)
 		init_lo_up(a);
 	if (a->anyip_len && fk_lx_netlink_send(a->anyip, a->anyip_len) < 0)
@@ -384,6 +401,12 @@ static int init_main(void *arg)
 	if (a->own_net && a->ports_open &&
 	    fk_lx_write_str("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0") < 0)
 		init_fail(a, ST_PORTS);
+}
+
+/* Into the box's root for good (pivot_root, the host's root detached), the server's command
+ * line hidden (it may carry the API key) with its memory: the init is a copy of the server. */
+static void init_pivot(struct init_args *a)
+{
 	if (chdir(a->root) < 0)
 		init_fail(a, ST_ENTER_ROOT);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
@@ -392,15 +415,18 @@ static int init_main(void *arg)
 		init_fail(a, ST_DETACH_HOST);
 	if (chdir("/") < 0)
 		init_fail(a, ST_CHDIR);
-	/* the init is a copy of the server: hide its command line (it may carry the API key) and
-	 * its memory from the box's users */
 	prctl(PR_SET_NAME, "fk-init");
 	if (a->argv_area && a->argv_len > 0) {
 		memset(a->argv_area, 0, a->argv_len);
 		memcpy(a->argv_area, "fk-init", a->argv_len > 8 ? 8 : a->argv_len - 1);
 	}
-	/* from here on the box's root, not the host's: its own user namespace (ids mapped to the
-	 * box's range), and IPC and host name namespaces owned by it */
+}
+
+/* From here on the box's root, not the host's: its own user namespace (ids mapped to the box's
+ * range), IPC and host name namespaces owned by it, E2B's host name; then PID 1 only reaps: no
+ * capabilities, the boxes' system call filter. */
+static void init_drop(struct init_args *a)
+{
 	if (a->userns_fd >= 0 && fk_lx_userns_enter_as_root(a->userns_fd) < 0)
 		init_fail(a, ST_USERNS);
 	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
@@ -409,11 +435,23 @@ static int init_main(void *arg)
 	if (sethostname(FK_BOX_HOSTNAME, sizeof(FK_BOX_HOSTNAME) - 1) < 0)
 		init_fail(a, ST_HOSTNAME);
 	prctl(PR_SET_DUMPABLE, 0);
-	/* PID 1 only reaps from now on: no capabilities, the boxes' system call filter */
 	if (a->seccomp && fk_lx_seccomp_install(a->seccomp) < 0)
 		init_fail(a, ST_SECCOMP);
 	if (fk_lx_caps_limit(0, a->last_cap) < 0)
 		init_fail(a, ST_CAPS);
+}
+
+/* PID 1: its stages in order, each step failing with its stage's number (init_fail). */
+static int init_main(void *arg)
+{
+	struct init_args *a = arg;
+	init_join(a);
+	init_root(a);
+	init_dev(a);
+	init_proc(a);
+	init_net(a);
+	init_pivot(a);
+	init_drop(a);
 	init_serve(a);
 	return 0;
 }
@@ -619,22 +657,12 @@ bool fk__backend_box_init_gone(fk_box *b)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP)) != 0;
 }
 
-int fk__backend_box_boot(fk_box *b, fk_err *err)
+/* The init's arguments made on the host: paths, the host trees (idmapped for a user
+ * namespace), its disk's tree, its cgroups made and their tasks files opened, the fds it keeps. */
+static int boot_args(fk_box *b, struct init_args *a, fk_err *err)
 {
-	if (!b->rt->isolated)
-		return 0;
-	struct init_args *a = calloc(1, sizeof(*a));
-	char *stack = malloc(INIT_STACK);
-	int pipefd[2] = {-1, -1};
-	int rc = 0;
-	if (a)
-		a->etc_lower_fd = a->disk_tree_fd = -1;
-	if (!a || !stack) {
-		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
-		goto done;
-	}
 	init_args_fill(b, a);
-	rc = idmapped_trees(b, a, err);
+	int rc = idmapped_trees(b, a, err);
 	if (rc == 0 && b->disk_fd >= 0) {
 		a->disk_tree_fd = (int)syscall(SYS_open_tree, b->disk_fd, "",
 		                               OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
@@ -647,15 +675,38 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	if (rc == 0)
 		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
 	if (rc < 0)
-		goto done;
+		return rc;
 	a->ports_open = b->userns_fd >= 0 && box_own_net(b) && !fk__ns_box_bind_root(b);
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
-		goto done;
-	}
-	a->ready_fd = pipefd[1];
 	a->life_fd = b->rt->live ? -1 : b->rt->life_pipe[0];
 	a->claim_fd = b->rt->live ? b->idrange_fd : -1;
+	return 0;
+}
+
+/* What boot_args opened, closed (the init has its own copies), and `a` freed. */
+static void boot_args_free(struct init_args *a)
+{
+	if (!a)
+		return;
+	for (int i = 0; i < a->n_cg; i++)
+		close(a->cg_fds[i]);
+	for (int i = 0; i < a->n_binds; i++)
+		if (a->binds[i].tree_fd >= 0)
+			close(a->binds[i].tree_fd);
+	if (a->etc_lower_fd >= 0)
+		close(a->etc_lower_fd);
+	if (a->disk_tree_fd >= 0)
+		close(a->disk_tree_fd);
+	free(a);
+}
+
+/* Clones the init into its namespaces on `stack` and waits until it says it is ready: its pid,
+ * or a negative FK_E* (a failed stage named by number and name; the init killed and reaped). */
+static int boot_clone(fk_box *b, struct init_args *a, char *stack, fk_err *err)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return fk__fail(err, FK_EIO, errno, "pipe: %s", fk_strerror(errno));
+	a->ready_fd = pipefd[1];
 	/* The network namespace belongs to the host's user namespace (made here, by the server):
 	 * nothing in the box holds CAP_NET_ADMIN over it, and PID 1 configures it (lo, AnyIP
 	 * route, address) with the server's capabilities. A user namespace for the box must come
@@ -663,51 +714,64 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	 * these flags: with CLONE_NEWUSER here the network namespace would be the box's own. */
 	int flags = CLONE_NEWPID | CLONE_NEWNS | (box_own_net(b) ? CLONE_NEWNET : 0) | SIGCHLD;
 	pid_t pid = clone(init_main, stack + INIT_STACK, flags, a);
-	if (pid < 0) {
-		rc = fk__fail(err, FK_EIO, errno, "clone: %s", fk_strerror(errno));
-		goto done;
-	}
+	int clone_errno = errno;
 	close(pipefd[1]);
-	pipefd[1] = -1;
+	if (pid < 0) {
+		close(pipefd[0]);
+		return fk__fail(err, FK_EIO, clone_errno, "clone: %s", fk_strerror(clone_errno));
+	}
 	int msg[2] = {-1, EPIPE};
 	ssize_t n;
 	while ((n = read(pipefd[0], msg, sizeof(msg))) < 0 && errno == EINTR)
 		;
-	if (n != sizeof(msg) || msg[0] != 0) {
-		rc = fk__fail(err, FK_EIO, msg[1], "sandbox init failed at stage %d (%s): %s",
-		              msg[0], stage_name(msg[0]), fk_strerror(msg[1]));
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		goto done;
-	}
+	close(pipefd[0]);
+	if (n == sizeof(msg) && msg[0] == 0)
+		return pid;
+	int rc = fk__fail(err, FK_EIO, msg[1], "sandbox init failed at stage %d (%s): %s", msg[0],
+	                  stage_name(msg[0]), fk_strerror(msg[1]));
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return rc;
+}
+
+/* The ready init becomes the box's PID 1: its pidfd, out of the OOM killer's reach, recorded
+ * for live restore, the box's egress proxy started; killed again when one of those fails. */
+static int boot_adopt_init(fk_box *b, pid_t pid, fk_err *err)
+{
 	b->init_pid = pid;
 	b->adopted = false;
 	init_oom_exempt(pid);
 	b->init_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (b->init_pidfd >= 0)
 		fcntl(b->init_pidfd, F_SETFD, FD_CLOEXEC);
-	rc = fk__live_record(b, err);
+	int rc = fk__live_record(b, err);
 	if (rc == 0)
 		rc = fk__egress_box_start(b, err);
 	if (rc < 0)
 		fk__backend_box_kill(b);
-done:
-	for (int i = 0; a && i < a->n_cg; i++)
-		close(a->cg_fds[i]);
-	for (int i = 0; a && i < a->n_binds; i++)
-		if (a->binds[i].tree_fd >= 0)
-			close(a->binds[i].tree_fd);
-	if (a && a->etc_lower_fd >= 0)
-		close(a->etc_lower_fd);
-	if (a && a->disk_tree_fd >= 0)
-		close(a->disk_tree_fd);
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
+	return rc;
+}
+
+int fk__backend_box_boot(fk_box *b, fk_err *err)
+{
+	if (!b->rt->isolated)
+		return 0;
+	struct init_args *a = calloc(1, sizeof(*a));
+	char *stack = malloc(INIT_STACK);
+	int rc;
+	if (a)
+		a->etc_lower_fd = a->disk_tree_fd = -1;
+	if (!a || !stack)
+		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
+	else
+		rc = boot_args(b, a, err);
+	if (rc == 0)
+		rc = boot_clone(b, a, stack, err);
+	if (rc > 0)
+		rc = boot_adopt_init(b, (pid_t)rc, err);
+	boot_args_free(a);
 	free(stack);
-	free(a);
 	return rc;
 }
 
