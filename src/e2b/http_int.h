@@ -46,6 +46,8 @@ typedef struct http_loop {
 	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
 	CURL *idle[LOOP_IDLE];       /* under mu */
 	size_t nidle;
+	int idle_efd[LOOP_IDLE]; /* under mu: eventfds of ended calls, kept for the next ones */
+	size_t nidle_efd;
 	loop_origin **origins; /* the loop thread's own */
 	size_t norigins, corigins;
 } http_loop;
@@ -134,8 +136,8 @@ CURLcode sbx__http_tls_setopt(sbx_http *h, CURL *e, const char *url);
 bool sbx__http_loop_ready(sbx_http *h);
 /* Stop and join the loop thread (a forked child's is left alone); free its idle handles. */
 void sbx__http_loop_stop(sbx_http *h);
-/* A loop call's own state: its eventfd, its queues, an easy handle. 0, SBX_ENOMEM or
- * SBX_EINTERNAL (no eventfd). */
+/* A loop call's own state: its eventfd and easy handle (an ended call's, else new ones), its
+ * queues. 0, SBX_ENOMEM or SBX_EINTERNAL (no eventfd). */
 int sbx__http_loop_call_init(sbx_http_call *c);
 /* The easy options of a loop call (HTTP/2 over TLS, wait to multiplex, the socket watch). */
 CURLcode sbx__http_loop_setopt(sbx_http_call *c);
@@ -147,7 +149,7 @@ size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n);
  * SBX_HTTP_YIELD, SBX_HTTP_LOOP_DONE, or an error. */
 int sbx__http_loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 /* The loop's part of sbx__http_call_free: out of the loop (waiting for its thread), the easy
- * handle kept for reuse, the eventfd and the queues gone. */
+ * handle and the eventfd kept for reuse, the queues gone. */
 void sbx__http_loop_call_release(sbx_http_call *c);
 
 #endif

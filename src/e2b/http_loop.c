@@ -454,6 +454,9 @@ void sbx__http_loop_stop(sbx_http *h)
 	for (size_t i = 0; i < L->nidle; i++)
 		curl_easy_cleanup(L->idle[i]);
 	L->nidle = 0;
+	for (size_t i = 0; i < L->nidle_efd; i++)
+		close(L->idle_efd[i]);
+	L->nidle_efd = 0;
 	for (size_t i = 0; i < L->norigins; i++)
 		origin_free(L->origins[i]);
 	sbx__free(L->origins);
@@ -461,31 +464,50 @@ void sbx__http_loop_stop(sbx_http *h)
 	L->norigins = L->corigins = 0;
 }
 
-static CURL *loop_easy_take(http_loop *L)
+/*
+ * An ended call's easy handle (reset) and eventfd, else new ones: one lock for both. A kept
+ * eventfd may still count a wake-up its last caller did not read; every waiter checks the
+ * call's state before it sleeps and after it wakes, so that costs one spurious wake-up at most,
+ * where a new eventfd per call costs two system calls (eventfd2, close) every call.
+ */
+static int loop_take_parts(http_loop *L, CURL **easy)
 {
 	CURL *e = NULL;
+	int fd = -1;
 
 	pthread_mutex_lock(&L->mu);
 	if (L->nidle > 0)
 		e = L->idle[--L->nidle];
+	if (L->nidle_efd > 0)
+		fd = L->idle_efd[--L->nidle_efd];
 	pthread_mutex_unlock(&L->mu);
-	if (e) {
+	if (e)
 		curl_easy_reset(e);
-		return e;
-	}
-	return curl_easy_init();
+	else
+		e = curl_easy_init();
+	*easy = e;
+	if (fd < 0)
+		fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return fd;
 }
 
-static void loop_easy_give(http_loop *L, CURL *e)
+/* Keep an ended call's easy handle and eventfd for the next calls (either may be absent). */
+static void loop_give_parts(http_loop *L, CURL *e, int fd)
 {
 	pthread_mutex_lock(&L->mu);
-	if (L->nidle < LOOP_IDLE) {
+	if (e && L->nidle < LOOP_IDLE) {
 		L->idle[L->nidle++] = e;
 		e = NULL;
+	}
+	if (fd >= 0 && L->nidle_efd < LOOP_IDLE) {
+		L->idle_efd[L->nidle_efd++] = fd;
+		fd = -1;
 	}
 	pthread_mutex_unlock(&L->mu);
 	if (e)
 		curl_easy_cleanup(e);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Hand a set-up call to the loop thread. */
@@ -527,19 +549,24 @@ static void loop_detach(sbx_http_call *c)
 	pthread_mutex_unlock(&L->mu);
 }
 
-/* The caller stopped reading: the rest is dropped; give the transfer a moment to end. */
+/*
+ * The caller stopped reading: the rest is dropped; give the transfer a moment to end. The loop
+ * thread is woken only to resume a paused transfer: the discard flag needs no wake-up (the
+ * loop reads it with the next bytes), and the end of a stream the loop is reading wakes it.
+ */
 static void loop_drain(sbx_http_call *c)
 {
 	http_loop *L = &c->h->loop;
 	uint64_t end = sbx__now_ms() + SBX_HTTP_DRAIN_MS, now;
 	struct pollfd pfd;
-	bool done;
+	bool done, wake;
 
 	for (;;) {
 		pthread_mutex_lock(&L->mu);
 		c->discard = true;
 		sbx_buf_clear(&c->inbox);
-		if (c->paused && c->lstate == LS_IN) {
+		wake = c->paused && c->lstate == LS_IN;
+		if (wake) {
 			c->paused = false;
 			c->want_unpause = true;
 			loop_queue(L, c);
@@ -548,7 +575,8 @@ static void loop_drain(sbx_http_call *c)
 		pthread_mutex_unlock(&L->mu);
 		if (done || (now = sbx__now_ms()) >= end)
 			return;
-		curl_multi_wakeup(L->multi);
+		if (wake)
+			curl_multi_wakeup(L->multi);
 		pfd.fd = c->efd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
@@ -663,9 +691,9 @@ int sbx__http_loop_call_init(sbx_http_call *c)
 	c->looped = true;
 	sbx_buf_init(&c->inbox, SBX_HTTP_INBOX_HIGH + (64u << 20));
 	sbx_buf_init(&c->taken, SBX_HTTP_INBOX_HIGH + (64u << 20));
-	if ((c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+	if ((c->efd = loop_take_parts(&c->h->loop, &c->pair.easy)) < 0)
 		return errno == ENOMEM ? SBX_ENOMEM : SBX_EINTERNAL;
-	if (!(c->pair.easy = loop_easy_take(&c->h->loop)))
+	if (!c->pair.easy)
 		return SBX_ENOMEM;
 	return 0;
 }
@@ -691,10 +719,10 @@ void sbx__http_loop_call_release(sbx_http_call *c)
 		curl_easy_setopt(c->pair.easy, CURLOPT_HTTPHEADER, NULL);
 		curl_easy_setopt(c->pair.easy, CURLOPT_MIMEPOST, NULL);
 		curl_easy_setopt(c->pair.easy, CURLOPT_ERRORBUFFER, NULL);
-		loop_easy_give(&c->h->loop, c->pair.easy);
 	}
-	if (c->efd >= 0)
-		close(c->efd);
+	loop_give_parts(&c->h->loop, c->pair.easy, c->efd);
+	c->pair.easy = NULL;
+	c->efd = -1;
 	sbx_buf_dispose(&c->inbox);
 	sbx_buf_dispose(&c->taken);
 }
