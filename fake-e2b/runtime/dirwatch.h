@@ -1,6 +1,7 @@
 /*
  * fake-e2b/runtime/dirwatch.h — directory watches of a box (envd filesystem.Filesystem/WatchDir,
- * e2b-protocol.md §5): inotify on the box's directories, seen from the host.
+ * docs/internals/wire.md "Filesystem RPCs"): inotify on the box's directories, seen from the
+ * host.
  *
  * A watch names its events relative to the watched directory ("f.txt", "sub/f.txt" when
  * recursive) with envd's operations (it uses fsnotify): a created or moved-in entry is CREATE, a

@@ -1,8 +1,8 @@
 /*
- * fake-e2b/runtime/proc.c — processes inside a box, with envd's semantics (e2b-protocol.md §4.2):
- * the table of a box's processes (lookup by pid or tag, signals, stdin, terminal size, the
- * listing, box-wide stops). A process starts in proc_spawn.c; its references, subscribers and
- * output pump are proc_pump.c (proc_int.h).
+ * fake-e2b/runtime/proc.c — processes inside a box, with envd's semantics (docs/internals/wire.md
+ * "Process start", "Other process RPCs"): the table of a box's processes (lookup by pid or tag,
+ * signals, stdin, terminal size, the listing, box-wide stops). A process starts in proc_spawn.c;
+ * its references, subscribers and output pump are proc_pump.c (proc_int.h).
  */
 #define _GNU_SOURCE
 #include "backend.h"

@@ -1,11 +1,13 @@
 /*
- * fake-e2b/runtime/runtime.h — the sandbox runtime of fake-e2b (issue 3).
+ * fake-e2b/runtime/runtime.h — the sandbox runtime of fake-e2b (fake-e2b/README.md "Source map";
+ * docs/internals/architecture.md "fake-e2b: `fake-e2b/`").
  *
  * Owns: making sandboxes ("boxes") real on this Linux machine — one PID + mount + network
  * namespace per box with a tiny PID-1 (egress allowlist/open: reaching out only through the
  * runtime's egress proxy, egress.h), a freezer cgroup per box for pause, the
- * processes started inside (envd `process.Process`, e2b-protocol.md §4) and the files API (envd
- * `/files` and `filesystem.Filesystem`, e2b-protocol.md §5).
+ * processes started inside (envd `process.Process`, docs/internals/wire.md "Process start" and
+ * "Other process RPCs") and the files API (envd `/files` and `filesystem.Filesystem`, wire.md
+ * "envd's HTTP routes" and "Filesystem RPCs").
  * Must not know: HTTP, Connect framing, JSON, tokens, timeouts of the control plane. fake-e2b's
  * HTTP side (fakesrv) maps wire requests onto these calls.
  *

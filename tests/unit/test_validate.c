@@ -1,4 +1,5 @@
-/* Unit tests of contract/validate.c: the contract's validators (design brief §2). */
+/* Unit tests of contract/validate.c: the contract's validators (docs/contract.md "Definitions":
+ * tags, sandbox paths, allow hosts, environment keys; "Egress" and "Resources": the limits). */
 #include "unit.h"
 
 #include <math.h>
