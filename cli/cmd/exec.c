@@ -3,6 +3,7 @@
  * live output (and stdin with -i), or sbx_process_start with --background.
  */
 #include "command.h"
+#include "command_fields.h"
 #include "shapes.h"
 #include "stream.h"
 #include "tty.h"
@@ -175,25 +176,10 @@ static void exec_report(cli *c, const sbx_exec_result *r, const exec_state *s)
 		        c->prog);
 }
 
-/* The process options of the exec options (--background, -i). */
-static sbx_process_options process_options(const exec_state *s)
-{
-	sbx_process_options po = SBX_PROCESS_OPTIONS_INIT;
-
-	po.cwd = s->o.cwd;
-	po.env = s->o.env;
-	po.env_count = s->o.env_count;
-	po.timeout_ms = s->o.timeout_ms;
-	po.max_output_bytes = s->o.max_output_bytes;
-	po.tag = s->o.tag;
-	po.user = s->o.user;
-	return po;
-}
-
 /* --background: start, print the pid, let the command run on (bounded by its backstop). */
 static int exec_background(cli *c, const cli_args *a, const char *cmd, const exec_state *s)
 {
-	sbx_process_options po = process_options(s);
+	sbx_process_options po = cli_process_options_of(&s->o);
 	sbx_process *h = NULL;
 	sbx_error err = {0};
 	int rc;
@@ -218,7 +204,7 @@ static int exec_background(cli *c, const cli_args *a, const char *cmd, const exe
 static int exec_interactive(cli *c, const char *id, const char *cmd, const exec_state *s,
                             cli_stream *st, sbx_exec_result *r, sbx_error *err)
 {
-	sbx_process_options po = process_options(s);
+	sbx_process_options po = cli_process_options_of(&s->o);
 	cli_stdin_pump pump = {0};
 	sbx_process *h = NULL;
 	sbx_error kerr = {0};
@@ -313,13 +299,11 @@ static int tty_check(cli *c, const exec_state *s)
  */
 static int exec_tty(cli *c, const char *id, const char *cmd, exec_state *s)
 {
-	sbx_pty_options po = SBX_PTY_OPTIONS_INIT;
+	sbx_pty_options po = cli_pty_options_of(&s->o);
 	const char *term = getenv("TERM");
 	sbx_error err = {0};
 	int code = 0, rc;
 
-	po.cwd = s->o.cwd;
-	po.user = s->o.user;
 	po.timeout_ms = s->timeout_given ? s->o.timeout_ms : 0;
 	if (term && *term && s->o.env_count < CLI_MAX_OPTS) {
 		/* first, so that an --env TERM=... still wins */

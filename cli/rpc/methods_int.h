@@ -23,6 +23,7 @@ int serve_get_uint(json_t *obj, const char *key, const char *where, uint64_t min
 int serve_only_keys(json_t *obj, const char *const *allowed, const char *where, serve_fail *f);
 int serve_parse_id(json_t *p, serve_args *a, serve_fail *f);
 int serve_parse_only_id(json_t *p, serve_args *a, serve_fail *f);
+int serve_parse_env(json_t *p, serve_args *a, serve_fail *f);
 int serve_parse_user(json_t *p, serve_args *a, serve_fail *f);
 json_t *serve_ok_with(const char *key, const char *value);
 

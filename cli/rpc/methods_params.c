@@ -295,7 +295,17 @@ int serve_finish(int rc, const sbx_error *err, json_t *result, json_t **out, ser
 	return 0;
 }
 
-/* "user": "sandbox" (default) or "root" into a->popts. */
+/* "env" (an object of strings) into a->env, and a->cmd's env pointing at it. */
+int serve_parse_env(json_t *p, serve_args *a, serve_fail *f)
+{
+	if (serve_get_str_map(p, "env", &a->env, &a->nenv, f) < 0)
+		return -1;
+	a->cmd.env = a->env;
+	a->cmd.env_count = a->nenv;
+	return 0;
+}
+
+/* "user": "sandbox" (default) or "root" into a->popts and a->cmd. */
 int serve_parse_user(json_t *p, serve_args *a, serve_fail *f)
 {
 	const char *user = "sandbox";
@@ -307,5 +317,6 @@ int serve_parse_user(json_t *p, serve_args *a, serve_fail *f)
 	else if (strcmp(user, "sandbox") != 0)
 		return serve_failf(f, RPC_INVALID_PARAMS,
 		                   "params.user must be \"sandbox\" or \"root\"");
+	a->cmd.user = a->popts.user;
 	return 0;
 }

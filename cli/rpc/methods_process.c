@@ -22,15 +22,16 @@ int serve_parse_exec(json_t *p, serve_args *a, serve_fail *f)
 	    "id",   "command", "cwd",   "env",       "timeout_ms", "max_output_bytes",
 	    "tag",  "stream",  "stdin", "stdin_b64", "background", "stdin_open",
 	    "user", NULL};
-	sbx_exec_options d = SBX_EXEC_OPTIONS_INIT;
-	uint64_t n = d.max_output_bytes;
+	sbx_exec_options *o = &a->cmd;
+	uint64_t n;
 
-	a->timeout_ms = d.timeout_ms;
+	*o = (sbx_exec_options)SBX_EXEC_OPTIONS_INIT;
+	n = o->max_output_bytes;
 	if (serve_only_keys(p, keys, "params", f) < 0 || serve_parse_id(p, a, f) < 0 ||
 	    serve_get_str(p, "command", true, "params", &a->command, f) < 0 ||
-	    serve_get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
-	    serve_get_str(p, "tag", false, "params", &a->tag, f) < 0 ||
-	    serve_get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &a->timeout_ms, NULL, f) <
+	    serve_get_str(p, "cwd", false, "params", &o->cwd, f) < 0 ||
+	    serve_get_str(p, "tag", false, "params", &o->tag, f) < 0 ||
+	    serve_get_uint(p, "timeout_ms", "params", 1, UINT64_MAX / 2, &o->timeout_ms, NULL, f) <
 	        0 ||
 	    serve_get_uint(p, "max_output_bytes", "params", 0, SIZE_MAX / 2, &n, NULL, f) < 0 ||
 	    serve_get_bool(p, "stream", "params", &a->stream, f) < 0 ||
@@ -46,8 +47,8 @@ int serve_parse_exec(json_t *p, serve_args *a, serve_fail *f)
 	if (a->stdin_open && !a->background)
 		return serve_failf(f, RPC_INVALID_PARAMS,
 		                   "params.stdin_open needs \"background\": true (use stdin)");
-	a->max_output_bytes = (size_t)n;
-	return serve_get_str_map(p, "env", &a->env, &a->nenv, f);
+	o->max_output_bytes = (size_t)n;
+	return serve_parse_env(p, a, f);
 }
 
 /* Streamed output: one `output` notification per chunk, sent before the response. */
@@ -62,18 +63,11 @@ static int on_output(sbx_stream stream, const unsigned char *data, size_t len, v
 
 int serve_run_exec(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
-	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_exec_options o = a->cmd;
 	sbx_exec_result r = {0};
 	sbx_error err = {0};
 	int rc;
 
-	o.cwd = a->cwd;
-	o.env = a->env;
-	o.env_count = a->nenv;
-	o.timeout_ms = a->timeout_ms;
-	o.max_output_bytes = a->max_output_bytes;
-	o.tag = a->tag;
-	o.user = a->popts.user;
 	if (a->stream) {
 		o.on_output = on_output;
 		o.output_payload = c;
@@ -286,19 +280,21 @@ int serve_parse_pty_start(json_t *p, serve_args *a, serve_fail *f)
 	static const char *const keys[] = {"id",  "command",    "cols", "rows", "cwd",
 	                                   "env", "timeout_ms", "user", NULL};
 	sbx_pty_options d = SBX_PTY_OPTIONS_INIT;
+	sbx_exec_options *o = &a->cmd;
 
+	*o = (sbx_exec_options)SBX_EXEC_OPTIONS_INIT;
 	a->cols = d.cols;
 	a->rows = d.rows;
-	a->timeout_ms = d.timeout_ms;
+	o->timeout_ms = d.timeout_ms;
 	if (serve_only_keys(p, keys, "params", f) < 0 || serve_parse_id(p, a, f) < 0 ||
 	    serve_get_str(p, "command", false, "params", &a->command, f) < 0 ||
 	    get_size(p, a, false, f) < 0 ||
-	    serve_get_str(p, "cwd", false, "params", &a->cwd, f) < 0 ||
-	    serve_get_uint(p, "timeout_ms", "params", 0, UINT64_MAX / 2, &a->timeout_ms, NULL, f) <
+	    serve_get_str(p, "cwd", false, "params", &o->cwd, f) < 0 ||
+	    serve_get_uint(p, "timeout_ms", "params", 0, UINT64_MAX / 2, &o->timeout_ms, NULL, f) <
 	        0 ||
 	    serve_parse_user(p, a, f) < 0)
 		return -1;
-	return serve_get_str_map(p, "env", &a->env, &a->nenv, f);
+	return serve_parse_env(p, a, f);
 }
 
 int serve_parse_pty_resize(json_t *p, serve_args *a, serve_fail *f)

@@ -4,6 +4,7 @@
  * `send_stdin`, `close_stdin` and `kill_process` reach the same handle, and
  * killed at shutdown, so no command started through serve outlives it.
  */
+#include "command_fields.h"
 #include "rpc.h"
 
 #include <pthread.h>
@@ -54,7 +55,7 @@ static void proc_free(serve_proc *p)
 
 int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_error *err)
 {
-	sbx_process_options o = SBX_PROCESS_OPTIONS_INIT;
+	sbx_process_options o;
 	serve_proc *p = calloc(1, sizeof(*p));
 	int rc;
 
@@ -71,13 +72,7 @@ int serve_proc_start(serve_proc **out, serve_call *c, const serve_args *a, sbx_e
 		proc_free(p);
 		return SBX_ENOMEM;
 	}
-	o.cwd = a->cwd;
-	o.env = a->env;
-	o.env_count = a->nenv;
-	o.timeout_ms = a->timeout_ms;
-	o.max_output_bytes = a->max_output_bytes;
-	o.tag = a->tag;
-	o.user = a->popts.user;
+	o = cli_process_options_of(&a->cmd);
 	o.stdin_open = a->stdin_open;
 	if (a->stream) {
 		o.on_output = on_output;

@@ -6,6 +6,7 @@
  * goes out as `output` notifications with "stream": "pty" under the id of the
  * request that made the handle.
  */
+#include "command_fields.h"
 #include "rpc.h"
 
 #include <pthread.h>
@@ -72,7 +73,7 @@ static serve_pty *find(serve_server *s, const char *id, uint32_t pid, bool unlin
 int serve_pty_open(serve_pty **out, serve_call *c, const serve_args *a, uint32_t attach_pid,
                    sbx_error *err)
 {
-	sbx_pty_options o = SBX_PTY_OPTIONS_INIT;
+	sbx_pty_options o;
 	serve_pty *t = calloc(1, sizeof(*t)), *old;
 	int rc;
 
@@ -88,13 +89,9 @@ int serve_pty_open(serve_pty **out, serve_call *c, const serve_args *a, uint32_t
 		pty_free(t);
 		return SBX_ENOMEM;
 	}
+	o = cli_pty_options_of(&a->cmd);
 	o.cols = a->cols;
 	o.rows = a->rows;
-	o.cwd = a->cwd;
-	o.env = a->env;
-	o.env_count = a->nenv;
-	o.timeout_ms = a->timeout_ms;
-	o.user = a->popts.user;
 	o.on_output = on_output;
 	o.output_payload = t;
 	rc = attach_pid ? sbx_pty_attach(&t->h, c->prov, a->id, attach_pid, &o, c->sig, err)

@@ -151,7 +151,7 @@ pthread_mutex_t *serve_lock_of(serve_server *s);
 
 /* The typed params of any method; strings are borrowed from the request's JSON. */
 typedef struct serve_args {
-	const char *id, *name, *command, *cwd, *tag, *path;
+	const char *id, *name, *command, *path;
 	const char *to;         /* rename */
 	sbx_path_options popts; /* path_info, remove, make_dir, rename */
 	sbx_limits limits;
@@ -164,8 +164,13 @@ typedef struct serve_args {
 	sbx_create_options create; /* create (timeout_seconds, env, metadata); set_timeout */
 	const char **tags;
 	size_t ntags;
-	uint64_t timeout_ms;
-	size_t max_output_bytes, max_bytes;
+	/*
+	 * exec, pty_start: the command's fields (cwd, env and env_count pointing at `env`,
+	 * timeout_ms, max_output_bytes, tag, user) in one struct, exec's options; background
+	 * commands (processes.c) and terminals (ptys.c) take theirs from it.
+	 */
+	sbx_exec_options cmd;
+	size_t max_output_bytes, max_bytes; /* wait; read_file */
 	unsigned char *data; /* write_file bytes (owned: data_b64 decoded, or a copy) */
 	size_t data_len;
 	bool stream;

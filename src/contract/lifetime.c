@@ -3,6 +3,7 @@
  * options, set_timeout). Shared checks first (aborted signal, provider, NULL
  * pointers, the options), then the provider's vtable.
  */
+#include "contract/command.h"
 #include "contract/provider.h"
 
 #include <sandbox/lifetime.h>
@@ -84,16 +85,8 @@ static int check_create_options(const sbx_create_options *o, sbx_error *err)
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "create timeout_seconds must be 1..%d (0: the config's)",
 		                      SBX_MAX_TIMEOUT_SECONDS);
-	if (o->env_count > 0 && !o->env)
-		return sbx__missing(err, "env");
-	for (size_t i = 0; i < o->env_count; i++) {
-		if ((error = sbx_validate_env_key(o->env[i].key, err)) < 0)
-			return error;
-		if (!o->env[i].value)
-			return sbx__error_set(err, SBX_EINVALID,
-			                      "environment variable %s has a NULL value",
-			                      o->env[i].key);
-	}
+	if ((error = sbx__env_check(o->env, o->env_count, err)) < 0)
+		return error;
 	if (o->metadata_count > 0 && !o->metadata)
 		return sbx__missing(err, "metadata");
 	if (o->metadata_count > SBX_MAX_METADATA)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "contract/command.h"
 #include "contract/provider.h"
 #include "util/alloc.h"
 #include "util/err.h"
@@ -33,7 +34,8 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
                          sbx_error *err)
 {
 	static const sbx_process_options defaults = SBX_PROCESS_OPTIONS_INIT;
-	sbx_exec_options e = SBX_EXEC_OPTIONS_INIT;
+	sbx__command c;
+	int error;
 
 	*o = defaults;
 	if (in && in->version == 1) /* up to output_payload: no `user` */
@@ -46,14 +48,10 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
 	o->version = SBX_PROCESS_OPTIONS_VERSION;
 	if (!start)
 		return 0; /* attach uses only the budget and the callback */
-	e.cwd = o->cwd;
-	e.env = o->env;
-	e.env_count = o->env_count;
-	e.timeout_ms = o->timeout_ms;
-	e.max_output_bytes = o->max_output_bytes;
-	e.tag = o->tag;
-	e.user = o->user;
-	return sbx__exec_options_check(&e, err);
+	c = sbx__command_of_process(o);
+	if ((error = sbx__command_check(&c, true, err)) < 0)
+		return error;
+	return sbx__command_check_user(&c, err);
 }
 
 static int wrap(sbx_process **out, const sbx_provider_vtable *vt, void *impl, uint32_t pid,

@@ -8,6 +8,7 @@
  * on the provider (sandbox ids, names, limits on create) are the provider's.
  */
 #include "contract/provider.h"
+#include "contract/command.h"
 
 #include <sandbox/validate.h>
 #include <stddef.h>
@@ -212,31 +213,16 @@ int sbx_sandbox_kill_tagged(sbx_provider *p, const char *id, const char *const *
  * (timeout). */
 int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 {
+	sbx__command c = sbx__command_of_exec(o);
 	int error;
-	if (o->tag && (error = sbx_validate_tag(o->tag, err)) < 0)
+	if ((error = sbx__command_check(&c, true, err)) < 0)
 		return error;
-	if (o->env_count > 0 && !o->env)
-		return sbx__missing(err, "env");
-	for (size_t i = 0; i < o->env_count; i++) {
-		if ((error = sbx_validate_env_key(o->env[i].key, err)) < 0)
-			return error;
-		if (!o->env[i].value)
-			return sbx__error_set(err, SBX_EINVALID,
-			                      "environment variable %s has a NULL value",
-			                      o->env[i].key);
-	}
-	if (o->timeout_ms == 0)
-		return sbx__error_set(err, SBX_EINVALID, "exec timeout_ms must be positive");
 	if (o->stdin_len > 0 && !o->stdin_data)
 		return sbx__missing(err, "stdin_data");
 	if (o->stdin_data && o->stdin_read)
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "exec takes stdin_data or stdin_read, not both");
-	if (o->user != SBX_USER_SANDBOX && o->user != SBX_USER_ROOT)
-		return sbx__error_set(err, SBX_EINVALID,
-		                      "exec user must be SBX_USER_SANDBOX or SBX_USER_ROOT, not %d",
-		                      (int)o->user);
-	return 0;
+	return sbx__command_check_user(&c, err);
 }
 
 int sbx__exec_options_normalize(sbx_exec_options *o, const sbx_exec_options *in, sbx_error *err)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "contract/command.h"
 #include "contract/provider.h"
 #include "util/alloc.h"
 #include "util/err.h"
@@ -32,7 +33,8 @@ static int check_provider(const sbx_provider *p, const sbx_signal *sig, const ch
 static int check_options(sbx_pty_options *o, const sbx_pty_options *in, bool start, sbx_error *err)
 {
 	static const sbx_pty_options defaults = SBX_PTY_OPTIONS_INIT;
-	sbx_exec_options e = SBX_EXEC_OPTIONS_INIT;
+	sbx__command c;
+	int error;
 
 	*o = in ? *in : defaults;
 	if (o->version != SBX_PTY_OPTIONS_VERSION)
@@ -44,10 +46,10 @@ static int check_options(sbx_pty_options *o, const sbx_pty_options *in, bool sta
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "terminal size must be at least 1 x 1, not %u x %u",
 		                      (unsigned)o->cols, (unsigned)o->rows);
-	e.env = o->env;
-	e.env_count = o->env_count;
-	e.user = o->user;
-	return sbx__exec_options_check(&e, err);
+	c = sbx__command_of_pty(o); /* no tag; its timeout_ms may be 0 (none) */
+	if ((error = sbx__command_check(&c, false, err)) < 0)
+		return error;
+	return sbx__command_check_user(&c, err);
 }
 
 static int wrap(sbx_pty **out, const sbx_provider_vtable *vt, void *impl, uint32_t pid,

@@ -1,6 +1,6 @@
 /*
  * e2b/provider_common.c: the helpers every provider file shares: the logger, passing
- * an error on, the upload failure's words, the abort check.
+ * an error on, the upload failure's words, the abort check, the envd user name.
  */
 
 #include "e2b/provider_int.h"
@@ -12,6 +12,7 @@
 
 #include "contract/provider.h"
 #include "e2b/names.h"
+#include "e2b/scripts.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -44,4 +45,9 @@ int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err)
 	if (sbx_signal_aborted(sig))
 		return sbx__error_set(err, SBX_EABORTED, "aborted");
 	return 0;
+}
+
+const char *sbx__e2b_user_name(sbx_user user)
+{
+	return user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
 }

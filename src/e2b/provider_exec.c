@@ -35,8 +35,27 @@ static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_
 	return 0;
 }
 
+sbx_env_var *sbx__e2b_command_env(const sbx__command *cmd, const sbx_env_var *more, size_t nmore,
+                                  size_t *n_out)
+{
+	sbx_env_var *env;
+	size_t n = 2 + nmore;
+
+	if (cmd->env_count > SIZE_MAX / sizeof(*env) - n ||
+	    !(env = sbx__calloc(cmd->env_count + n, sizeof(*env))))
+		return NULL;
+	env[0] = (sbx_env_var){"HOME", cmd->user == SBX_USER_ROOT ? "/root" : "/workspace"};
+	env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
+	for (size_t i = 0; i < nmore; i++)
+		env[2 + i] = more[i];
+	for (size_t i = 0; i < cmd->env_count; i++)
+		env[n + i] = cmd->env[i];
+	*n_out = cmd->env_count + n;
+	return env;
+}
+
 /* exec_begin without the attach: control path, environment, argv, run options. */
-static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx_exec_options *opts,
+static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx__command *cmd,
                         sbx_signal *sig, sbx_error *err)
 {
 	run_opts *o = &c->o;
@@ -45,44 +64,32 @@ static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx_exec_op
 	memset(c, 0, sizeof(*c));
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
-	if ((error = sbx__e2b_exec_control_path(c->ctl, sizeof(c->ctl), opts->tag)) < 0)
+	if ((error = sbx__e2b_exec_control_path(c->ctl, sizeof(c->ctl), cmd->tag)) < 0)
 		return sbx__error_set(err, error, "cannot make an exec control path");
-	if (opts->env_count > SIZE_MAX / sizeof(*c->env) - 2 ||
-	    !(c->env = sbx__calloc(opts->env_count + 2, sizeof(*c->env))))
+	if (!(c->env = sbx__e2b_command_env(cmd, NULL, 0, &o->nenv)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	c->env[0] = (sbx_env_var){"HOME", opts->user == SBX_USER_ROOT ? "/root" : "/workspace"};
-	c->env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
-	for (size_t i = 0; i < opts->env_count; i++)
-		c->env[i + 2] = opts->env[i];
-	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, opts->timeout_ms);
-	o->user = opts->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
+	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, cmd->timeout_ms);
+	o->user = sbx__e2b_user_name(cmd->user);
 	o->ctl_user = o->user; /* the kill on timeout or abort, as the command's user */
 	o->cmd = "setsid";
 	o->args = c->args;
 	o->nargs = SBX_E2B_EXEC_ARGC;
 	o->env = c->env;
-	o->nenv = opts->env_count + 2;
-	o->cwd = opts->cwd ? opts->cwd : "/workspace";
-	o->max_output = opts->max_output_bytes;
-	o->timeout_ms = opts->timeout_ms;
+	o->cwd = cmd->cwd ? cmd->cwd : "/workspace";
+	o->max_output = cmd->max_output_bytes;
+	o->timeout_ms = cmd->timeout_ms;
 	o->sig = sig;
 	o->ctl = c->ctl;
-	o->on_output = opts->on_output;
-	o->output_payload = opts->output_payload;
-	o->stdin_data = opts->stdin_data;
-	o->stdin_len = opts->stdin_len;
-	o->stdin_read = opts->stdin_read;
-	o->stdin_payload = opts->stdin_payload;
 	return 0;
 }
 
 int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
-                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
+                        const sbx__command *cmd, sbx_signal *sig, sbx_error *err)
 {
 	int error;
 
-	if ((error = exec_prepare(c, command, opts, sig, err)) < 0 ||
-	    (error = sbx__e2b_attach(p, &c->t, id, sbx__e2b_run_min_seconds(opts->timeout_ms), sig,
+	if ((error = exec_prepare(c, command, cmd, sig, err)) < 0 ||
+	    (error = sbx__e2b_attach(p, &c->t, id, sbx__e2b_run_min_seconds(cmd->timeout_ms), sig,
 	                             err)) < 0)
 		return error;
 	c->o.sandbox_id = c->t.sandbox_id;
@@ -142,6 +149,7 @@ static void exec_step_reset(void *ctx)
 int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *command,
                   const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err)
 {
+	sbx__command cmd = sbx__command_of_exec(opts);
 	sbx__exec_cmd c;
 	run_result r;
 	exec_step x = {&c, &r, opts->max_output_bytes};
@@ -156,8 +164,14 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 	 * nothing ran (no output, no stdin read): connect (resume, or find it
 	 * gone) and start again, once.
 	 */
-	if ((error = exec_prepare(&c, command, opts, sig, err)) < 0)
+	if ((error = exec_prepare(&c, command, &cmd, sig, err)) < 0)
 		goto done;
+	c.o.on_output = opts->on_output;
+	c.o.output_payload = opts->output_payload;
+	c.o.stdin_data = opts->stdin_data;
+	c.o.stdin_len = opts->stdin_len;
+	c.o.stdin_read = opts->stdin_read;
+	c.o.stdin_payload = opts->stdin_payload;
 	error = sbx__e2b_with_attach(impl, &c.t, id, sbx__e2b_run_min_seconds(opts->timeout_ms),
 	                             &step, sig, &local, err);
 	if (error < 0)

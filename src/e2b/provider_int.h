@@ -77,6 +77,8 @@ void sbx__e2b_pass_error(sbx_error *err, const sbx_error *local);
 void sbx__e2b_upload_failed(sbx_error *err, int error, const sbx_error *local);
 /* signal.throwIfAborted(): SBX_EABORTED "aborted" when `sig` is aborted. */
 int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
+/* The envd user a call of `user` runs as: "root" for SBX_USER_ROOT, else "sandbox". */
+const char *sbx__e2b_user_name(sbx_user user);
 
 /*
  * attach(id, signal, minSeconds): connect with timeout

@@ -18,7 +18,7 @@
 
 static const char *user_name(const sbx_path_options *o)
 {
-	return o->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
+	return sbx__e2b_user_name(o->user);
 }
 
 static bool exited_with(const sbx__file_op *r, int code)

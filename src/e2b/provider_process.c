@@ -198,23 +198,16 @@ int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const ch
                            sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
-	sbx_exec_options eo = SBX_EXEC_OPTIONS_INIT;
+	sbx__command cmd = sbx__command_of_process(po);
 	bg *b;
 	int error;
 
-	eo.cwd = po->cwd;
-	eo.env = po->env;
-	eo.env_count = po->env_count;
-	eo.timeout_ms = po->timeout_ms;
-	eo.max_output_bytes = po->max_output_bytes;
-	eo.tag = po->tag;
-	eo.on_output = po->on_output;
-	eo.output_payload = po->output_payload;
-	eo.user = po->user;
 	if ((error = bg_new(&b, p, po->max_output_bytes, err)) < 0)
 		return error;
-	if ((error = sbx__e2b_exec_begin(&b->c, p, id, command, &eo, sig, err)) < 0)
+	if ((error = sbx__e2b_exec_begin(&b->c, p, id, command, &cmd, sig, err)) < 0)
 		goto fail;
+	b->c.o.on_output = po->on_output;
+	b->c.o.output_payload = po->output_payload;
 	b->c.o.sig = b->stop;
 	b->c.o.stdin_open = b->stdin_open = po->stdin_open;
 	if ((error = launch(b, err)) < 0 || (error = wait_started(b, sig, err)) < 0)

@@ -31,6 +31,7 @@
 #include "e2b/envelope.h"
 #include "e2b/exit_status.h"
 #include "e2b/provider_int.h"
+#include "e2b/run.h"
 #include "e2b/scripts.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -39,7 +40,6 @@
 #define PID_DEADLINE_MS    SBX_E2B_API_TIMEOUT_MS /* the start event, as E2B's requestTimeoutMs */
 #define KILL_GRACE_MS      3000                   /* the stream's end after SIGKILL */
 #define SIGNAL_DEADLINE_MS 15000                  /* SendSignal's deadline */
-#define MARGIN_SECONDS     120                    /* the sandbox outlives the timeout by this */
 
 /*
  * The user's login shell from the passwd database, bash without one, as an
@@ -395,6 +395,8 @@ int sbx__e2b_pty_start(void *impl, void **h_out, uint32_t *pid_out, const char *
 	sbx__e2b_provider *p = impl;
 	const char *shell_args[] = {"-c", login_shell_script, "capybara-pty"};
 	const char *cmd_args[] = {"-l", "-c", command};
+	static const sbx_env_var term = {"TERM", "xterm-256color"};
+	sbx__command cmd = sbx__command_of_pty(o);
 	sbx_env_var *env = NULL;
 	sbx_envd_process proc = {0};
 	open_ctx c = {0};
@@ -404,27 +406,20 @@ int sbx__e2b_pty_start(void *impl, void **h_out, uint32_t *pid_out, const char *
 
 	if ((error = sbx__e2b_aborted(sig, err)) < 0)
 		return error;
-	if (o->env_count > SIZE_MAX / sizeof(*env) - 3 ||
-	    !(env = sbx__calloc(o->env_count + 3, sizeof(*env))))
+	if (!(env = sbx__e2b_command_env(&cmd, &term, 1, &proc.nenv)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	env[0] = (sbx_env_var){"HOME", o->user == SBX_USER_ROOT ? "/root" : "/workspace"};
-	env[1] = (sbx_env_var){"LANG", "C.UTF-8"};
-	env[2] = (sbx_env_var){"TERM", "xterm-256color"};
-	for (size_t i = 0; i < o->env_count; i++)
-		env[i + 3] = o->env[i];
 	proc.cmd = command ? "/bin/bash" : "/bin/sh";
 	proc.args = command ? cmd_args : shell_args;
 	proc.nargs = 3;
 	proc.env = env;
-	proc.nenv = o->env_count + 3;
-	proc.cwd = o->cwd ? o->cwd : "/workspace";
+	proc.cwd = cmd.cwd ? cmd.cwd : "/workspace";
 	proc.pty_cols = o->cols;
 	proc.pty_rows = o->rows;
-	proc.timeout_ms = o->timeout_ms;
-	if (o->timeout_ms)
-		min_seconds = o->timeout_ms / 1000 + (o->timeout_ms % 1000 != 0) + MARGIN_SECONDS;
+	proc.timeout_ms = cmd.timeout_ms;
+	if (cmd.timeout_ms)
+		min_seconds = sbx__e2b_run_min_seconds(cmd.timeout_ms);
 	c.proc = &proc;
-	c.user = o->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
+	c.user = sbx__e2b_user_name(cmd.user);
 	if ((error = pty_new(&h, p, o, err)) < 0 ||
 	    (error = pty_open(h, id, &c, min_seconds, sig, err)) < 0) {
 		pty_free(h);

@@ -182,7 +182,7 @@ int sbx__e2b_watch_dir(void *impl, void **h_out, const char *id, const char *pat
                        const sbx_watch_options *o, sbx_signal *sig, sbx_error *err)
 {
 	sbx__e2b_provider *p = impl;
-	const char *user = o->user == SBX_USER_ROOT ? SBX_E2B_ROOT_USER : SBX_E2B_SANDBOX_USER;
+	const char *user = sbx__e2b_user_name(o->user);
 	open_ctx c = {NULL, path, user, o->recursive, sig};
 	sbx__e2b_step step = {open_step, NULL, open_reset, &c};
 	sbx_envd_target check = {0};

@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 
+#include "contract/command.h"
 #include "e2b/provider_int.h"
 #include "e2b/scripts.h"
 #include "util/buf.h"
@@ -97,13 +98,23 @@ int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const sbx__run_
                  sbx__run_result *r, sbx_error *err);
 
 /*
- * exec's preparation: control path, environment (HOME, LANG, then opts'),
- * the setsid argv, and attach() with the sandbox timeout pushed to the
- * command's + 120 s. `c` is filled for sbx__e2b_run(&c->t, &c->o); dispose
- * with sbx__e2b_exec_end() (also after a failure).
+ * exec's preparation from the shared command fields: control path,
+ * environment (sbx__e2b_command_env), the setsid argv, and attach() with the
+ * sandbox timeout pushed to the command's + 120 s. `c` is filled for
+ * sbx__e2b_run(&c->t, &c->o) but for the streamed output and stdin fields,
+ * which the caller sets; dispose with sbx__e2b_exec_end() (also after a
+ * failure).
  */
 int sbx__e2b_exec_begin(sbx__exec_cmd *c, sbx__e2b_provider *p, const char *id, const char *command,
-                        const sbx_exec_options *opts, sbx_signal *sig, sbx_error *err);
+                        const sbx__command *cmd, sbx_signal *sig, sbx_error *err);
+/*
+ * The environment a command of `cmd` starts with (docs/exec.md "How a command runs"): HOME
+ * (/workspace; /root for root), LANG=C.UTF-8, then the `nmore` of `more` (a terminal's TERM),
+ * then cmd's variables, so the caller's win. *n_out entries to sbx__free(); NULL when out of
+ * memory. The strings stay borrowed.
+ */
+sbx_env_var *sbx__e2b_command_env(const sbx__command *cmd, const sbx_env_var *more, size_t nmore,
+                                  size_t *n_out);
 void sbx__e2b_exec_end(sbx__exec_cmd *c);
 
 /* Move r's output into `out` (UTF-8-safe cut when truncated). 0 or SBX_ENOMEM. */
