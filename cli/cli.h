@@ -58,6 +58,14 @@ int cli_config_json(cli *c, char **out);
 /* True when any E2B credentials source is present (for the demo). */
 bool cli_have_credentials(const cli *c);
 /*
+ * The rule of every front end (README "Configuration"): each key the config object `o` leaves
+ * out is set from its E2B_* variable when that is set and not empty (apiKey: E2B_API_KEY,
+ * template: E2B_TEMPLATE, apiUrl: E2B_API_URL, domain: E2B_DOMAIN); a key it has, null
+ * included, stays. serve applies it to initialize's config, so the packages need not.
+ * Returns how many keys it set, or -1 out of memory.
+ */
+int cli_config_fill_env(json_t *o);
+/*
  * Parse + validate a config JSON; on failure print the reasons, return
  * CLI_EXIT_USAGE. `check`: for `config check`, whose --json failure object is
  * {"valid":false,"error":{...}}; every other command prints {"error":{...}}.

@@ -5,10 +5,11 @@
  * Sources, first found wins: --config FILE; SANDBOX_E2B_CONFIG (the JSON
  * itself); E2B_API_KEY. In each, --template sets the template and a key left
  * out comes from E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN, the
- * variables E2B users already have (as bindings/node and bindings/python do
- * for the config they are given). Every source becomes the deployment-config
- * JSON (docs/contract.md "The deployment config") and goes through sbx_e2b_config_parse(), so one
- * validator decides. The API key is never printed.
+ * variables E2B users already have (serve applies the same rule to the config
+ * `initialize` gives it, for bindings/node and bindings/python). Every source
+ * becomes the deployment-config JSON (docs/contract.md "The deployment config")
+ * and goes through sbx_e2b_config_parse(), so one validator decides. The API
+ * key is never printed.
  */
 #include "cli.h"
 
@@ -80,21 +81,40 @@ bool cli_have_credentials(const cli *c)
 }
 
 /*
- * The rule of every front end (README "Configuration"), as E2B's SDKs do: --template
- * replaces the template; a key the config leaves out is taken from its variable when
- * that is set and not empty. Text that is not an object is left to the validator.
- * `keys` is the rule's one source: README.md's table and the Node and Python packages'
- * ENV_KEYS repeat it, and scripts/check-facts.sh (lint) fails when they differ.
+ * The keys taken from E2B_* variables, as E2B's SDKs do (README "Configuration"): the rule's
+ * one source. README.md's table repeats it (scripts/check-facts.sh, run by lint, fails when
+ * they differ); the Node and Python packages leave it to serve's initialize.
+ */
+static const char *const env_keys[][2] = {{"apiKey", "E2B_API_KEY"},
+                                          {"template", "E2B_TEMPLATE"},
+                                          {"apiUrl", "E2B_API_URL"},
+                                          {"domain", "E2B_DOMAIN"}};
+
+int cli_config_fill_env(json_t *o)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(env_keys) / sizeof(env_keys[0]); i++) {
+		if (json_object_get(o, env_keys[i][0]) || !env(env_keys[i][1]))
+			continue;
+		if (json_object_set_new(o, env_keys[i][0], json_string(env(env_keys[i][1]))) < 0)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The rule of every front end (README "Configuration"): --template replaces the template; a
+ * key the config leaves out comes from its variable (cli_config_fill_env). Text that is not
+ * an object is left to the validator.
  */
 static int complete_from_env(cli *c, char **json, size_t len)
 {
-	static const char *const keys[][2] = {{"apiKey", "E2B_API_KEY"},
-	                                      {"template", "E2B_TEMPLATE"},
-	                                      {"apiUrl", "E2B_API_URL"},
-	                                      {"domain", "E2B_DOMAIN"}};
 	json_error_t jerr;
 	json_t *o;
 	char *text;
+	int filled;
 	bool changed = false;
 
 	o = json_loadb(*json, len, 0, &jerr);
@@ -106,12 +126,11 @@ static int complete_from_env(cli *c, char **json, size_t len)
 		json_object_set_new(o, "template", json_string(c->template_id));
 		changed = true;
 	}
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (!json_object_get(o, keys[i][0]) && env(keys[i][1])) {
-			json_object_set_new(o, keys[i][0], json_string(env(keys[i][1])));
-			changed = true;
-		}
+	if ((filled = cli_config_fill_env(o)) < 0) {
+		json_decref(o);
+		return cli_oom(c);
 	}
+	changed = changed || filled > 0;
 	text = changed ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!changed)
@@ -174,9 +193,18 @@ static const char *config_hint(const cli *c, const char *msg)
 		       "{\"apiKey\":\"e2b_...\",\"template\":\"base\"}";
 	if (config_from_env_vars(c) && strstr(msg, "template"))
 		return "set E2B_TEMPLATE or pass --template T";
-	if (config_from_env_vars(c))
-		return "fix the E2B_* variable behind the key named above (apiKey: E2B_API_KEY, "
-		       "apiUrl: E2B_API_URL, domain: E2B_DOMAIN, template: E2B_TEMPLATE)";
+	if (config_from_env_vars(c)) {
+		static char vars[256]; /* the CLI's one thread */
+		int n = snprintf(vars, sizeof(vars),
+		                 "fix the E2B_* variable behind the key named above (");
+		for (size_t i = 0; i < sizeof(env_keys) / sizeof(env_keys[0]); i++)
+			if (n > 0 && (size_t)n < sizeof(vars))
+				n += snprintf(vars + n, sizeof(vars) - (size_t)n, "%s%s: %s",
+				              i ? ", " : "", env_keys[i][0], env_keys[i][1]);
+		if (n > 0 && (size_t)n < sizeof(vars))
+			snprintf(vars + n, sizeof(vars) - (size_t)n, ")");
+		return vars;
+	}
 	return "fix the keys named above (see docs/cli.md \"Configuration\"; check a file with "
 	       "'sandbox-e2b config check FILE')";
 }

@@ -4,9 +4,8 @@
 # the other places must say the same, in the same order:
 #
 #   1. the config keys taken from E2B_* variables (README.md "Configuration"): the source is
-#      cli/config.c's complete_from_env table; README.md's key/variable table,
-#      bindings/node/src/client.js's ENV_KEYS and bindings/python/.../_protocol.py's ENV_KEYS
-#      repeat it.
+#      cli/config.c's env_keys table; README.md's key/variable table repeats it (the Node and
+#      Python packages leave the rule to serve's initialize).
 #   2. the error codes: the source is include/sandbox/error.h's enum; src/contract/error.c
 #      names each (sbx_error_code_name: "SBX_EX" for SBX_EX), cli/rpc/fail.c gives each but
 #      SBX_EINTERNAL its wire name (lib_names; the others are "internal"), and
@@ -40,25 +39,15 @@ sub differ {
 
 # 1. the E2B_* variables of the config keys
 my $cfg = slurp("cli/config.c");
-my ($tbl) = $cfg =~ /complete_from_env.*?keys\[\]\[2\]\s*=\s*\{(.*?)\};/s;
+my ($tbl) = $cfg =~ /\benv_keys\[\]\[2\]\s*=\s*\{(.*?)\};/s;
 my @c = defined $tbl ? ($tbl =~ /\{"(\w+)",\s*"(\w+)"\}/g) : ();
 my @cpairs = pairs(@c);
-if (!@c) { print "cli/config.c: no key table in complete_from_env\n"; $bad = 1 }
+if (!@c) { print "cli/config.c: no env_keys table\n"; $bad = 1 }
 my $readme = slurp("README.md");
 my ($conf) = $readme =~ /\n## Configuration\b[^\n]*\n(.*?)\n## /s;
 my @r = defined $conf ? ($conf =~ /^\| `(\w+)` \| `(E2B_\w+)`/mg) : ();
 differ("the config keys from E2B_* variables", \@cpairs, "cli/config.c",
        [pairs(@r)], "README.md (Configuration)");
-my $node = slurp("bindings/node/src/client.js");
-my ($nt) = $node =~ /const ENV_KEYS = \[(.*?)\n\]/s;
-my @n = defined $nt ? ($nt =~ /\[\x27(\w+)\x27, \x27(\w+)\x27\]/g) : ();
-differ("ENV_KEYS", \@cpairs, "cli/config.c", [pairs(@n)],
-       "bindings/node/src/client.js");
-my $py = slurp("bindings/python/src/sandbox_e2b/_protocol.py");
-my ($pt) = $py =~ /^ENV_KEYS = \((.*?)\)\n/ms;
-my @p = defined $pt ? ($pt =~ /\("(\w+)", "(\w+)"\)/g) : ();
-differ("ENV_KEYS", \@cpairs, "cli/config.c", [pairs(@p)],
-       "bindings/python/src/sandbox_e2b/_protocol.py");
 
 # 2. the error codes
 my $eh = slurp("include/sandbox/error.h");

@@ -1,7 +1,8 @@
 /*
  * cli/rpc/server.c: what every call of one `serve` process shares: the one
  * writer, the provider made from the deployment config (at start, or by
- * `initialize`), the logger that sends the library's log lines as `log`
+ * `initialize`, whose config gets its missing keys from the E2B_* variables
+ * as the CLI's does: cli_config_fill_env), the logger that sends the library's log lines as `log`
  * notifications or to stderr, and the lock and list head that processes.c
  * keeps its background commands under.
  *
@@ -134,7 +135,11 @@ int serve_configure(serve_server *s, json_t *config, const char *envd_url, const
 		s->envd_url = copy;
 	}
 	if (config) {
-		char *text = json_dumps(config, JSON_COMPACT);
+		/* a key it leaves out comes from its E2B_* variable, as for every front end */
+		json_t *full = json_copy(config);
+		char *text =
+		    full && cli_config_fill_env(full) >= 0 ? json_dumps(full, JSON_COMPACT) : NULL;
+		json_decref(full);
 		if (!text)
 			return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
 		int rc = make_provider(s, text, strlen(text), f);

@@ -191,6 +191,28 @@ test_help() {
 test_config() {
 	unset SANDBOX_E2B_CONFIG E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_DOMAIN
 	printf '{"apiKey":"%s","template":"capybara-sandbox"}' "$SECRET" >"$tmp/valid.json"
+	# serve's initialize: the keys its config leaves out come from the E2B_* variables, a key
+	# it has (null too) wins; --config-from-initialize reads no source at start
+	init() { # CONFIG-JSON [serve options]: initialize with that config, then stat
+		local cfg=$1
+		shift
+		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"config":'"$cfg"'}}' \
+			'{"jsonrpc":"2.0","id":2,"method":"stat","params":{"id":"x","path":"/x"}}' |
+			"$cli" serve "$@" >"$tmp/all.serve" 2>"$tmp/err"
+		grep '"id":1' "$tmp/all.serve" >"$tmp/out"
+	}
+	E2B_API_KEY=$SECRET E2B_API_URL=http://127.0.0.1:9 E2B_DOMAIN=env.example init '{"template":"t","domain":"given.example"}' --config-from-initialize
+	expect_eq "initialize: apiKey from E2B_API_KEY" "$(jq_out result.config.apiKey)" "[redacted]"
+	expect_eq "initialize: apiUrl from E2B_API_URL" "$(jq_out result.config.apiUrl)" "http://127.0.0.1:9"
+	expect_eq "initialize: a key given wins over its variable" "$(jq_out result.config.domain)" "given.example"
+	expect_eq "--config-from-initialize: no source read at start" "$(cat "$tmp/err")" ""
+	no_secret "initialize with apiKey from E2B_API_KEY"
+	E2B_TEMPLATE=from-env init "{\"apiKey\":\"$SECRET\",\"template\":null}"
+	expect_eq "initialize: a key given as null is not filled" "$(jq_out error.data.code)" invalid
+	E2B_API_KEY=$SECRET init '{}' --config-from-initialize
+	expect_eq "initialize: a key with no variable stays missing" "$(jq_out error.message)" \
+		"invalid deployment config: template: required"
+	expect_eq "--config-from-initialize: not even an invalid source is read" "$(cat "$tmp/err")" ""
 	run config check "$tmp/valid.json"
 	expect_rc "config check valid exits 0" 0
 	no_secret "config check valid"

@@ -41,9 +41,10 @@ export function findBinary(env = process.env, root = PACKAGE_ROOT) {
   )
 }
 
-// Start a child and return { rpc, child, exited }. log: { warn } for stderr lines.
-export function startChild({ bin, log, onNotification, env }) {
-  const child = spawn(bin, ['serve'], {
+// Start a child and return { rpc, child, exited }. log: { warn } for stderr lines; args:
+// serve's options.
+export function startChild({ bin, args = [], log, onNotification, env }) {
+  const child = spawn(bin, ['serve', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: env ?? process.env,
   })

@@ -6,30 +6,6 @@ import { errorFromRpc } from './errors.js'
 
 const LEVELS = new Set(['debug', 'info', 'warn', 'error'])
 
-// With a config of its own the child must not also read the CLI's config sources
-// (they would only be replaced by initialize, after a warning if invalid).
-function withoutConfigSources(env) {
-  const e = { ...env }
-  for (const k of ['SANDBOX_E2B_CONFIG', 'E2B_API_KEY', 'E2B_TEMPLATE']) delete e[k]
-  return e
-}
-
-// The rule of every front end (README "Configuration"), as E2B's SDKs do: a key
-// the config leaves out is taken from its variable when that is set and not empty.
-const ENV_KEYS = [
-  ['apiKey', 'E2B_API_KEY'],
-  ['template', 'E2B_TEMPLATE'],
-  ['apiUrl', 'E2B_API_URL'],
-  ['domain', 'E2B_DOMAIN'],
-]
-
-export function configWithEnv(config, env) {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) return config
-  const c = { ...config }
-  for (const [key, name] of ENV_KEYS) if (c[key] === undefined && env[name]) c[key] = env[name]
-  return c
-}
-
 export class Client {
   // config: the deployment config object (checked by the C parser);
   // envdUrl: envd address override (tests, self-hosted); log: { debug, info,
@@ -49,17 +25,20 @@ export class Client {
 
   ensure() {
     if (this.conn && !this.conn.exited) return this.ready
-    const env = this.env ?? process.env
-    const bin = this.bin ?? findBinary(env)
+    const bin = this.bin ?? findBinary(this.env ?? process.env)
+    // With a config of its own the child reads none of the CLI's sources at start, and fills
+    // the keys the config leaves out from its E2B_* variables (README "Configuration"): the
+    // rule is the engine's, so the child gets the environment as it is.
     const conn = startChild({
       bin,
-      env: this.config === undefined ? this.env : withoutConfigSources(env),
+      args: this.config === undefined ? [] : ['--config-from-initialize'],
+      env: this.env,
       log: this.log,
       onNotification: (method, params) => this.onNotification(method, params),
     })
     this.conn = conn
     const params = { log: 'notify', log_level: this.logLevel }
-    if (this.config !== undefined) params.config = configWithEnv(this.config, env)
+    if (this.config !== undefined) params.config = this.config
     if (this.envdUrl !== undefined) params.envd_url = this.envdUrl
     this.ready = conn.rpc.request('initialize', params).then(
       (r) => {

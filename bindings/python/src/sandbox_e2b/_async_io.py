@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _protocol as proto
 from .errors import BridgeError
@@ -31,10 +31,11 @@ class AsyncConnection:
         self.stderr_reader = asyncio.ensure_future(self._read_stderr())
 
     @classmethod
-    async def start(cls, bin: str, env: Optional[Mapping[str, str]], logger: logging.Logger) -> "AsyncConnection":
+    async def start(cls, bin: str, env: Optional[Mapping[str, str]], logger: logging.Logger,
+                    args: Sequence[str] = ()) -> "AsyncConnection":
         try:
             proc = await asyncio.create_subprocess_exec(
-                bin, "serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                bin, "serve", *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, env=dict(env) if env is not None else None,
                 limit=LINE_LIMIT)
         except OSError as e:

@@ -104,26 +104,14 @@ def bytes_of(obj: Mapping[str, Any], key: str) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else b""
 
 
-# The rule of every front end (README "Configuration"), as E2B's SDKs do: a key
-# the config leaves out is taken from its variable when that is set and not empty.
-ENV_KEYS = (("apiKey", "E2B_API_KEY"), ("template", "E2B_TEMPLATE"), ("apiUrl", "E2B_API_URL"),
-            ("domain", "E2B_DOMAIN"))
-
-
-def config_with_env(config: Mapping[str, Any], env: Optional[Mapping[str, str]]) -> Dict[str, Any]:
-    env = os.environ if env is None else env
-    c = dict(config)
-    for key, name in ENV_KEYS:
-        if key not in c and env.get(name):
-            c[key] = env[name]
-    return c
-
-
 def initialize_params(config: Optional[Mapping[str, Any]], envd_url: Optional[str],
-                      log_level: str = "info", env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+                      log_level: str = "info") -> Dict[str, Any]:
+    """initialize's params. The keys ``config`` leaves out are serve's to fill from its E2B_*
+    variables (README "Configuration"), as for every front end: the child gets the
+    environment as it is (child_env)."""
     p: Dict[str, Any] = {"log": "notify", "log_level": log_level}
     if config is not None:
-        p["config"] = config_with_env(config, env)
+        p["config"] = dict(config)
     if envd_url is not None:
         p["envd_url"] = envd_url
     return p
@@ -312,12 +300,12 @@ def start_params(id: str, command: str, cwd: Optional[str], env: Optional[Mappin
     return p
 
 
-def child_env(env: Optional[Mapping[str, str]], has_config: bool) -> Optional[Dict[str, str]]:
-    """The serve child's environment: with a config of its own, without the CLI's
-    config sources (initialize would replace them, after a warning if invalid)."""
-    if not has_config:
-        return dict(env) if env is not None else None
-    e = dict(os.environ if env is None else env)
-    for k in ("SANDBOX_E2B_CONFIG", "E2B_API_KEY", "E2B_TEMPLATE"):
-        e.pop(k, None)
-    return e
+def child_env(env: Optional[Mapping[str, str]]) -> Optional[Dict[str, str]]:
+    """The serve child's environment: ``env`` as it is (None: this process's)."""
+    return dict(env) if env is not None else None
+
+
+def serve_args(has_config: bool) -> List[str]:
+    """serve's options: with a config of its own the child reads none of the CLI's config
+    sources at start (initialize would replace them, after a warning if invalid)."""
+    return ["--config-from-initialize"] if has_config else []

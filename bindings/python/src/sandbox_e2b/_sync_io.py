@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from . import _protocol as proto
 from .errors import BridgeError
@@ -62,12 +62,13 @@ class _Pending:
 
 
 class SyncConnection:
-    def __init__(self, bin: str, env: Optional[Mapping[str, str]], logger: logging.Logger) -> None:
+    def __init__(self, bin: str, env: Optional[Mapping[str, str]], logger: logging.Logger,
+                 args: Sequence[str] = ()) -> None:
         self.logger = logger
         self.bin = bin
         try:
             self.proc = subprocess.Popen(
-                [bin, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [bin, "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(env) if env is not None else None)
         except OSError as e:
             raise BridgeError(f"sandbox-e2b serve ({bin}) could not be started: {e.strerror}",

@@ -103,9 +103,10 @@ class AsyncClient:
             if self._conn is not None and self._conn.alive:
                 return self._conn
             bin = self._bin or proto.find_binary(self._env)
-            conn = await AsyncConnection.start(bin, proto.child_env(self._env, self._config is not None), self._logger)
+            conn = await AsyncConnection.start(bin, proto.child_env(self._env), self._logger,
+                                               proto.serve_args(self._config is not None))
             try:
-                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level, self._env))
+                self.server_info = await conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
             except BaseException:
                 await conn.close()
                 raise

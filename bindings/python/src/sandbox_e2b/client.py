@@ -64,9 +64,10 @@ class Client:
             if self._conn is not None and self._conn.alive:
                 return self._conn
             bin = self._bin or proto.find_binary(self._env)
-            conn = SyncConnection(bin, proto.child_env(self._env, self._config is not None), self._logger)
+            conn = SyncConnection(bin, proto.child_env(self._env), self._logger,
+                                  proto.serve_args(self._config is not None))
             try:
-                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level, self._env))
+                self.server_info = conn.call("initialize", proto.initialize_params(self._config, self._envd_url, self._log_level))
             except BaseException:
                 conn.close()
                 raise
