@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,6 +33,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -502,6 +506,40 @@ done:
 	return rc;
 }
 
+/* The box's own terminal multiplexer: `ptmx` of the devpts mounted at its /dev/pts, reached
+ * without following any symlink and checked to be the multiplexer (char 5:2). Box root owns
+ * /dev: it may point /dev/ptmx at a FIFO, at /dev/tty or at nothing, and the server used to
+ * follow it, falling back to the host's /dev/ptmx when the open failed (a host pty, its slave
+ * given to the box user's id as the host reads it: another host user's). -1 with errno
+ * ENODEV when the box has no devpts of its own (its /dev/pts is a mount point: box root
+ * cannot swap it). */
+static int box_ptmx(int rootfd)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
+	int d = (int)syscall(SYS_openat2, rootfd, "dev/pts", &how, sizeof(how));
+	struct statfs sf;
+	if (d < 0 || fstatfs(d, &sf) < 0 || sf.f_type != DEVPTS_SUPER_MAGIC) {
+		if (d >= 0)
+			close(d);
+		errno = ENODEV;
+		return -1;
+	}
+	how = (struct open_how){.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+	                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
+	int m = (int)syscall(SYS_openat2, d, "ptmx", &how, sizeof(how));
+	int e = errno;
+	close(d);
+	struct stat st;
+	if (m >= 0 && (fstat(m, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))) {
+		close(m);
+		m = -1;
+		e = EINVAL;
+	}
+	errno = e;
+	return m;
+}
+
 /* A terminal for a PTY process: the master from the box's own devpts instance (so `tty` and
  * ttyname work inside), its slave for the child's stdin, stdout and stderr, owned by the user. */
 static int open_pty(fk_box *b, spawn_plan *sp, fk_proc *p, const fk_proc_spec *spec, fk_err *err)
@@ -511,8 +549,12 @@ static int open_pty(fk_box *b, spawn_plan *sp, fk_proc *p, const fk_proc_spec *s
 		int rootfd = fk__box_rootfd(b, err);
 		if (rootfd < 0)
 			return rootfd;
-		m = fk__open_in(rootfd, "/dev/ptmx", O_RDWR | O_NOCTTY, 0);
+		m = box_ptmx(rootfd);
+		int e = errno;
 		close(rootfd);
+		if (m < 0 && e != ENODEV)
+			return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s",
+			                fk_strerror(e));
 	}
 	if (m < 0) /* degraded mode (or a box without devpts): the host's */
 		m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -540,7 +582,9 @@ static int open_pty(fk_box *b, spawn_plan *sp, fk_proc *p, const fk_proc_spec *s
 			close(out);
 		return fk__fail(err, FK_ESPAWN, e, "error starting pty: %s", fk_strerror(e));
 	}
-	if (fchown(slave, sp->user.uid, sp->user.gid) < 0 && geteuid() == 0)
+	/* the user's ids as the host has them (the box's range): never another host user's */
+	if (fchown(slave, fk__host_id(b, sp->user.uid), fk__host_id(b, sp->user.gid)) < 0 &&
+	    geteuid() == 0)
 		fprintf(stderr, "fake-e2b: chown pty: %s\n", fk_strerror(errno));
 	p->pty = true;
 	p->out_fd = m;

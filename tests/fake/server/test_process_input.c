@@ -3,7 +3,8 @@
  * terminal's size as envd's protobuf JSON reads it (fake-e2b/README.md "envd"). Before, a
  * SendInput a process never read held the process's input lock until the process read, ended
  * or the server stopped, so an Update of the same terminal waited behind it, and its client's
- * leaving did not end it; a non-integer cols or rows was taken as 0.
+ * leaving did not end it; a non-integer cols or rows was taken as 0; a /dev/ptmx box root
+ * pointed elsewhere gave the next terminal from the host's devpts.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -28,9 +29,9 @@
 
 static const char *g_bin;
 
-/* In a child process: a Start of `sh -c line` (with a terminal when pty), its stream held
- * until the process ends; the child's pid. */
-static pid_t start_stream(fks *s, fks_box *b, const char *line, bool pty)
+/* In a child process: a Start of `sh -c line` as `auth` (a Basic user), with a terminal when
+ * pty, its stream held until the process ends; the child's pid. */
+static pid_t start_stream_as(fks *s, fks_box *b, const char *line, bool pty, const char *auth)
 {
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -44,11 +45,15 @@ static pid_t start_stream(fks *s, fks_box *b, const char *line, bool pty)
 	char *js = json_dumps(m, JSON_COMPACT);
 	size_t n;
 	unsigned char *env = connect_frame(js, strlen(js), &n);
-	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json",
-	                   "Authorization: Basic cm9vdDo=", NULL};
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/connect+json", auth, NULL};
 	fks_call c = {NULL, "POST", "/process.Process/Start", h, env, n, NULL, 120000};
 	fkr_free(fks_do(s, &c));
 	_exit(0);
+}
+
+static pid_t start_stream(fks *s, fks_box *b, const char *line, bool pty)
+{
+	return start_stream_as(s, b, line, pty, "Authorization: Basic cm9vdDo=");
 }
 
 /* A unary envd process RPC as root: the answer. */
@@ -262,6 +267,44 @@ static void test_process_input__pty_sizes_are_protobuf_uint32s(void **unused)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* Box root owns /dev and may point /dev/ptmx anywhere: at a directory, or at a FIFO. Before,
+ * the server followed it, and when the open failed (a directory) it took the host's
+ * /dev/ptmx: the process's terminal was a host pty whose slave the server gave to the box
+ * user's id as the host reads it (uid 1000: another host user, who could then read what is
+ * typed into it and write to it); a FIFO failed the Start. Now the terminal comes from the
+ * box's own devpts whatever /dev/ptmx is, its slave owned by the user as the box sees it. */
+static void test_process_input__a_box_cannot_redirect_its_terminals(void **unused)
+{
+	(void)unused;
+	fks s;
+	fks_box b;
+	fks_start_key(&s, g_bin, KEY, NULL);
+	fks_box_create(&s, KEY, NULL, &b);
+	static const char *const plant[] = {"mkdir /dev/ptmx", "mkfifo /dev/ptmx",
+	                                    "ln -s /dev/tty /dev/ptmx"};
+	for (size_t i = 0; i < sizeof(plant) / sizeof(plant[0]); i++) {
+		char line[160];
+		snprintf(line, sizeof(line), "rm -rf /dev/ptmx /tmp/r && %s", plant[i]);
+		fks_box_sh(&s, &b, line);
+		pid_t stream = start_stream_as(
+		    &s, &b,
+		    "t=/proc/self/fd/0; if [ \"$(stat -L -c %d $t)\" = \"$(stat -c %d "
+		    "/dev/pts/ptmx)\" "
+		    "] && [ \"$(stat -L -c %U $t)\" = user ]; then echo ok > /tmp/r; else "
+		    "stat -L -c '%d %U' $t > /tmp/r; fi",
+		    true, "Authorization: Basic dXNlcjo="); /* user: */
+		int st;
+		assert_int_equal(waitpid(stream, &st, 0), stream);
+		bool ok = fks_box_run(&s, &b, "grep -qx ok /tmp/r");
+		print_message("/dev/ptmx by `%s`: %s\n", plant[i],
+		              ok ? "the box's own pty" : "not");
+		assert_true(ok);
+	}
+	fks_box_sh(&s, &b, "rm -rf /dev/ptmx && ln -s pts/ptmx /dev/ptmx");
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -270,6 +313,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_process_input__update_is_not_held_by_unread_input),
 	    cmocka_unit_test(test_process_input__input_ends_when_its_client_leaves),
 	    cmocka_unit_test(test_process_input__pty_sizes_are_protobuf_uint32s),
+	    cmocka_unit_test(test_process_input__a_box_cannot_redirect_its_terminals),
 	};
 	return cmocka_run_group_tests_name("fake_process_input", tests, NULL, NULL);
 }
