@@ -1,7 +1,7 @@
 /*
  * e2b/provider_fileop.c: fileOp(), an in-sandbox script as a command
  * (docs/contract.md "Files"; docs/files.md "Timeouts, aborts and leftovers"):
- * /bin/sh in "/" under the file-op wrapper (scripts.c), run by sbx__e2b_run()
+ * /bin/sh in "/" under the file-op wrapper (scripts/fileop_wrapper.sh), run by sbx__e2b_run()
  * (provider_run.c) on envd's Start (docs/internals/wire.md "Process start"),
  * with the attach and the retry on envd's 502 (sbx__e2b_with_attach); and a
  * script's stderr turned into an error message. The file operations built on
