@@ -5,7 +5,7 @@ export { Client } from './client.js'
 export { BridgeError, SandboxError, SandboxGoneError } from './errors.js'
 export { findBinary } from './child.js'
 // E2B's own shape (the official `e2b` SDK's Sandbox, its handles and error classes).
-export { CommandHandle, PtyHandle, Sandbox, Sandbox as default, SandboxPaginator, WatchHandle, closeAll } from './e2b.js'
+export { CommandHandle, PtyHandle, Sandbox, Sandbox as default, SandboxPaginator, WatchHandle, closeAll } from './e2b/index.js'
 export {
   AuthenticationError,
   CommandExitError,
