@@ -9,6 +9,8 @@
 # An object's floor comes from its source path as CMake names objects:
 # .../<target>.dir/<path under src/>.o (e.g. sbx_e2b.dir/e2b/http.c.o); anything up to a last
 # "/src/" in that path is dropped. Arguments may be ;-separated lists ($<TARGET_OBJECTS:...>).
+# libcurl is the E2B provider's (its wire leaves, floor 3, and above): an object of util/ or
+# contract/ that uses a curl_ symbol fails too ("contract/ knows nothing of E2B").
 # Prints file: what, one line per upward use; exit 1 if any, 2 on usage errors.
 set -euo pipefail
 # shellcheck source=scripts/src-floors.sh
@@ -47,6 +49,14 @@ for o in "${objs[@]}"; do
 	rel=${rel%.o}
 	while read -r sym; do
 		to=${def_floor[$sym]:-}
+		case $sym in
+		curl_*)
+			if [ "${floor_of[$o]}" -lt 3 ]; then
+				echo "src/$rel: uses $sym, of libcurl, which only src/e2b/ (floor 3 and above) may use"
+				bad=1
+			fi
+			;;
+		esac
 		[ -n "$to" ] || continue # from another library (libc, curl, jansson)
 		if [ "$to" -gt "${floor_of[$o]}" ]; then
 			echo "src/$rel: uses $sym, defined in src/${def_in[$sym]} (floor $to, above its floor ${floor_of[$o]}): an upward call"
