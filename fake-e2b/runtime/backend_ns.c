@@ -2,8 +2,9 @@
  * fake-e2b/runtime/backend_ns.c — the namespace backend (backend.h): a box's files on the host,
  * its PID 1 in hand-built namespaces (mount, PID, cgroup, network for egress none), the
  * system call filter and capability limits of everything inside (policy.c). This file holds
- * the runtime's probes, the box verbs and entering a box; a box's PID 1 is backend_init.c, its
- * files on the host backend_files.c, its disk backend_disk.c (backend_int.h).
+ * the runtime's probes, the box verbs and entering a box; a box's boot is backend_boot.c, its
+ * PID 1 backend_init.c, its files on the host backend_files.c, its disk backend_disk.c
+ * (backend_int.h).
  *
  * A box's files live in <state>/<id>/root, a plain directory on the host (so they survive
  * pause, resume and reboot): a private /etc (an overlay whose lower layer is the template's

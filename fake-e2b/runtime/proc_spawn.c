@@ -187,7 +187,7 @@ static void helper_main(const spawn_plan *sp)
 		close(sp->life_w);
 	/* the box's processes are the OOM killer's candidates, whatever the server's own score
 	 * (a service manager's OOMScoreAdjust=): 0, as on E2B, set while still the host's root
-	 * (best effort; the box's PID 1 alone is exempt, backend_init.c) */
+	 * (best effort; the box's PID 1 alone is exempt, backend_boot.c) */
 	int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	if (oom >= 0) {
 		if (write(oom, "0", 1) < 0) { /* keeps the server's: nothing better to do */

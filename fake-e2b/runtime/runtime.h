@@ -38,8 +38,8 @@
  * files_change.c (the files API) -> files.c (its context and entries) -> boxfs.c (root fd,
  * path resolution, users) -> box.c + runtime_int.h (box table, errors); lifecycle.c and the proc
  * files reach the mechanism only through backend.h, implemented by backend_ns.c over
- * backend_init.c, backend_files.c, backend_sweep.c, backend_disk.c (namespaces, PID 1, cgroups)
- * over linux/
+ * backend_boot.c, backend_init.c, backend_files.c, backend_sweep.c, backend_disk.c (namespaces,
+ * PID 1, cgroups) over linux/
  * (primitives that know no box).
  */
 #ifndef FAKE_E2B_RUNTIME_H

@@ -1,8 +1,9 @@
 /*
  * fake-e2b/runtime/private/backend_int.h — the namespace backend's insides (backend.h is its face),
  * shared by its files, each using only those below it: backend_ns.c (the runtime's probes,
- * the box verbs, entering a box) and backend_init.c (a box's PID 1: its arguments made on the
- * host, its named stages inside, its end) over backend_files.c (a box's files on the host: root,
+ * the box verbs, entering a box) and backend_boot.c (a box's boot: its PID 1's arguments made
+ * on the host, the clone, its end) over backend_init.c (the PID 1 itself, its named stages;
+ * backend_init.h) and backend_files.c (a box's files on the host: root,
  * /etc, layers, id ranges, prepare, commit, copy, restore) and backend_sweep.c (the start-up
  * sweep of what dead servers left) over backend_live.c (live restore: a box's PID 1 recorded,
  * checked, adopted) over backend_disk.c (a box's disk image: make, reserve, check, mount).

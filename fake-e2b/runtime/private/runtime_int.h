@@ -85,7 +85,7 @@ typedef struct fk_box {
 	int idrange_fd; /* the claim on the range (linux/userns.h), -1 if none */
 	int userns_fd;  /* the box's user namespace, -1 if none */
 	/* BPF cgroup/bind4, bind6 programs on its v2 cgroup letting its root bind ports below
-	 * 1024 (linux/net.h), attached at its first boot, -1 if none (backend_init.c) */
+	 * 1024 (linux/net.h), attached at its first boot, -1 if none (backend_boot.c) */
 	int bind_links[2];
 	pid_t init_pid; /* host pid of PID 1, 0 if none */
 	int init_pidfd; /* -1 if none */
