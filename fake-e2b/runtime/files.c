@@ -1,5 +1,5 @@
 /*
- * fake-e2b/runtime/files.c — the floor of envd's files API over a box's view (files_int.h):
+ * fake-e2b/runtime/files.c — the floor of envd's files API over a box's view (files.h):
  * the per-call context (the box, its root fd, the user, the resolved path, owners by name), an
  * entry as envd's EntryInfo reports it (docs/internals/wire.md "Filesystem RPCs": type, mode,
  * permissions, owner and group by name, symlink target, metadata), and the steps uploads, MakeDir
@@ -14,7 +14,7 @@
  * everything runs as root; the user only decides `~`, relative paths and who owns what is made.
  */
 #define _GNU_SOURCE
-#include "files_int.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>

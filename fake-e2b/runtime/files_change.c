@@ -5,7 +5,7 @@
  * mount point of the box.
  */
 #define _GNU_SOURCE
-#include "files_int.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>

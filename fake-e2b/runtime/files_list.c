@@ -5,7 +5,7 @@
  * (fake-e2b/SECURITY.md "deep trees and the files API's `/proc`"), sorted by path.
  */
 #define _GNU_SOURCE
-#include "files_int.h"
+#include "files.h"
 
 #include <dirent.h>
 #include <errno.h>

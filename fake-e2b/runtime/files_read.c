@@ -4,7 +4,7 @@
  * only a regular file outside /proc; the route streams the fd (api/envd/files_get.c).
  */
 #define _GNU_SOURCE
-#include "files_int.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * its old metadata; then a writer that takes the bytes and the X-Metadata-* attributes.
  */
 #define _GNU_SOURCE
-#include "files_int.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>

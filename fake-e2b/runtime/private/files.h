@@ -1,13 +1,13 @@
 /*
- * fake-e2b/runtime/private/files_int.h — the insides of envd's files API over a box's view,
+ * fake-e2b/runtime/private/files.h — the insides of envd's files API over a box's view,
  * shared by its files, each using only those below it: files_read.c (downloads), files_write.c
  * (uploads), files_list.c (Stat, ListDir) and files_change.c (MakeDir, Remove, Move) over files.c
  * (the per-call context, an entry as envd reports it, the parent and `mkdir -p` steps) over
  * boxfs.c. The routes and RPCs are docs/internals/wire.md "envd's HTTP routes" and
  * "Filesystem RPCs".
  */
-#ifndef FAKE_E2B_FILES_INT_H
-#define FAKE_E2B_FILES_INT_H
+#ifndef FAKE_E2B_FILES_H
+#define FAKE_E2B_FILES_H
 
 #include "boxfs.h"
 
@@ -70,4 +70,4 @@ int fk__mkdir_parent_of(fk_fctx *c, const char *abs, fk_err *err);
 /* The entry of `abs` (not following a final symlink), as Stat answers it. */
 int fk__stat_abs(fk_fctx *c, const char *abs, fk_entry *out, fk_err *err);
 
-#endif /* FAKE_E2B_FILES_INT_H */
+#endif /* FAKE_E2B_FILES_H */
