@@ -12,9 +12,9 @@
 #      bindings/protocol/methods.md lists those wire names, "internal" last. The names of the
 #      JSON-RPC codes have their source in cli/rpc/fail.c's rpc_names (serve sends them to the
 #      packages in initialize's error_codes); methods.md lists them, code and name, in order.
-#   3. the templates of templates/: each templates/NAME/Dockerfile (its useradd, HOME, WORKDIR,
-#      and the modes it gives its directories) is fake-e2b/runtime/template.c's entry NAME
-#      (user, uid, gid, home, workdir, dirs with their modes).
+#
+# (fake-e2b's template table is no longer a copy: the build generates it from
+# templates/NAME/Dockerfile, cmake/templates.cmake.)
 #
 # lint.sh runs it on the tree; ctest unit.check_facts drifts a copy of each place in turn and
 # wants it refused. Prints file: what, one line per difference; exit 1 if any.
@@ -91,63 +91,5 @@ my @rdoc = defined $rlist ? ($rlist =~ /(-\d+)\s+`(\w+)`/g) : ();
 differ("the names of the JSON-RPC codes", \@rpcpairs, "cli/rpc/fail.c (rpc_names)",
        [pairs(@rdoc)], "bindings/protocol/methods.md");
 
-# 3. templates/NAME/Dockerfile against fake-e2b/runtime/template.c
-my $tc = slurp("fake-e2b/runtime/template.c");
-for my $df (sort glob("templates/*/Dockerfile")) {
-	my ($name) = $df =~ m{^templates/([^/]+)/};
-	my $d = slurp($df);
-	$d =~ s/\\\n/ /g;
-	my %want;
-	if ($d =~ /useradd\b([^\n&]*)/) {
-		my $u = $1;
-		($want{uid}) = $u =~ /--uid (\d+)/;
-		($want{gid}) = $u =~ /--gid (\d+)/;
-		($want{home}) = $u =~ /--home-dir (\S+)/;
-		($want{user}) = $u =~ /(\S+)\s*$/;
-	}
-	($want{workdir}) = $d =~ /^WORKDIR (\S+)/m;
-	my ($envhome) = $d =~ /^ENV HOME=(\S+)/m;
-	if (defined $envhome && defined $want{home} && $envhome ne $want{home}) {
-		print "$df: ENV HOME=$envhome but useradd --home-dir $want{home}\n";
-		$bad = 1;
-	}
-	my @dirs;
-	while ($d =~ /chmod (0[0-7]{3}) ((?:\/\S+ ?)+)/g) {
-		my $mode = $1;
-		push @dirs, map { "$_ $mode" } split " ", $2;
-	}
-	my ($entry) = $tc =~ /\{\s*\.id = "\Q$name\E",(.*?)\n    \}/s;
-	if (!defined $entry) {
-		print "fake-e2b/runtime/template.c: no template \"$name\" ($df has one)\n";
-		$bad = 1;
-		next;
-	}
-	my %got;
-	($got{$_}) = $entry =~ /\.$_ = "?([^",]+)"?,/ for qw(user uid gid home workdir);
-	for my $k (qw(user uid gid home workdir)) {
-		my ($w, $g) = ($want{$k} // "?", $got{$k} // "?");
-		next if $w eq $g;
-		print "fake-e2b/runtime/template.c: template \"$name\": $k is $g, $df says $w\n";
-		$bad = 1;
-	}
-	my ($dirsvar) = $entry =~ /\.dirs = (\w+),/;
-	my ($dl) = defined $dirsvar ? ($tc =~ /\b\Q$dirsvar\E\[\] = \{(.*?)\};/s) : ();
-	my @tdirs = defined $dl ? ($dl =~ /\{"([^"]+)", (0[0-7]{3}),/g) : ();
-	my %tmode = @tdirs;
-	# the exec helper (a file, not a directory): fake-e2b writes it, 0755, where exec_helper is set
-	my $helper = $entry =~ /\.exec_helper = true,/;
-	if ($helper && !grep { $_ eq "/opt/capybara-exec 0755" } @dirs) {
-		print "fake-e2b/runtime/template.c: template \"$name\" has the exec helper, $df does not install /opt/capybara-exec 0755\n";
-		$bad = 1;
-	}
-	for my $dm (@dirs) {
-		my ($p, $m) = split " ", $dm;
-		next if $helper && $dm eq "/opt/capybara-exec 0755";
-		next if ($tmode{$p} // "") eq $m;
-		print "fake-e2b/runtime/template.c: template \"$name\": $p is ",
-		    (defined $tmode{$p} ? "mode $tmode{$p}" : "missing"), ", $df gives it $m\n";
-		$bad = 1;
-	}
-}
 exit $bad;
 '

@@ -24,8 +24,8 @@
 #      (scripts/check-circles.sh; the circles that stood when the rule came in are
 #      scripts/circles.txt, a list that only shrinks).
 #   9. the facts written in more than one place agree (scripts/check-facts.sh): the
-#      E2B_* variables of the config keys, the error codes' names, templates/ and
-#      fake-e2b's template table.
+#      E2B_* variables of the config keys (cli/config.c, README.md), the error codes' names
+#      (the enum, the library, serve, bindings/protocol/methods.md).
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
 # written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and

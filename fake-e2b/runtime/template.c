@@ -1,52 +1,18 @@
 /*
  * fake-e2b/runtime/template.c — the templates fake-e2b serves, as data (template.h).
  *
- * `base` imitates E2B's base template: user `user` (uid 1000) with HOME and working directory
- * /home/user, passwordless sudo, python3 and python (from the host's /usr). `capybara-sandbox`
- * follows templates/capybara-sandbox/Dockerfile (the seed's image conventions): user `sandbox` (uid
- * 1000) with HOME and working directory /workspace, /skills root 0755, /opt/capybara root 0700,
- * and the exec helper /opt/capybara-exec (root 0755, the Dockerfile's build of
- * templates/capybara-sandbox/capybara-exec.c).
+ * The table is generated at build time from templates/NAME/Dockerfile (cmake/templates.cmake
+ * writes template_table.inc in the build directory; templates/README.md says what it reads):
+ * `base`, E2B's base template as fake-e2b imitates it (user `user`, passwordless sudo), and
+ * `capybara-sandbox`, the seed's image conventions (user `sandbox`, /workspace, /skills,
+ * /opt/capybara, the exec helper /opt/capybara-exec built from
+ * templates/capybara-sandbox/capybara-exec.c). To change a template, change its Dockerfile.
  */
 #include "template.h"
 
 #include <string.h>
 
-static const fk_template_dir base_dirs[] = {
-    {"/home/user", 0755, true},
-};
-
-static const fk_template_dir capybara_dirs[] = {
-    {"/workspace", 0755, true},
-    {"/skills", 0755, false},
-    {"/opt/capybara", 0700, false},
-};
-
-static const fk_template templates[] = {
-    {
-        .id = "base",
-        .user = "user",
-        .uid = 1000,
-        .gid = 1000,
-        .home = "/home/user",
-        .workdir = "/home/user",
-        .sudo = true,
-        .dirs = base_dirs,
-        .n_dirs = sizeof(base_dirs) / sizeof(base_dirs[0]),
-    },
-    {
-        .id = "capybara-sandbox",
-        .user = "sandbox",
-        .uid = 1000,
-        .gid = 1000,
-        .home = "/workspace",
-        .workdir = "/workspace",
-        .sudo = false,
-        .dirs = capybara_dirs,
-        .n_dirs = sizeof(capybara_dirs) / sizeof(capybara_dirs[0]),
-        .exec_helper = true,
-    },
-};
+#include "template_table.inc"
 
 const fk_template *fk_template_find(const char *id)
 {

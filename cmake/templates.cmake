@@ -1,0 +1,231 @@
+# cmake/templates.cmake: fake-e2b's template table, generated at build time from the templates'
+# Dockerfiles, so that templates/ is the one place a template is described
+# (fake-e2b/runtime/template.c includes the result; templates/README.md "What fake-e2b reads").
+#
+#   cmake -DDIR=templates -DOUT=template_table.inc -P cmake/templates.cmake
+#
+# Each DIR/NAME/Dockerfile (in name order) becomes the entry NAME. Comment lines are dropped and
+# continuation lines joined, then every RUN is split at `&&` and these commands are read:
+#
+#   useradd --uid U --gid G --home-dir H [--create-home] ... NAME   the user, its ids and HOME;
+#                             --create-home: H is a directory owned by the user, mode 0755
+#                             (Debian 12's useradd, UMASK 022)
+#   mkdir -p PATH...          directories of the template, owned by root, mode 0755
+#   chown OWNER PATH...       root or root:root: owned by root; the user's name: by the user
+#   chmod MODE PATH...        a directory's mode (0NNN); on /opt/capybara-exec (0755 only): the
+#                             template has fake-e2b's exec helper (template.h)
+#   a command naming NOPASSWD the user has passwordless sudo
+#
+# and ENV HOME= (must be the useradd home), WORKDIR (the default working directory, required)
+# and USER (must be the useradd user). Anything else (apt-get, COPY, gcc ...) is the image's
+# business, not fake-e2b's: it runs on the host's /usr. A Dockerfile this cannot read fully
+# fails the build, naming the file and what is missing.
+cmake_minimum_required(VERSION 3.20)
+
+set(FK_EXEC_HELPER /opt/capybara-exec)
+string(ASCII 31 SEMI) # a `;` of the Dockerfile, kept out of CMake's lists
+
+function(tpl_fail msg)
+  message(FATAL_ERROR "cmake/templates.cmake: ${DF}: ${msg}")
+endfunction()
+
+# tpl_instructions(FILE VAR): FILE's instructions, comments dropped, continuations joined.
+function(tpl_instructions file var)
+  file(READ "${file}" text)
+  string(REPLACE ";" "${SEMI}" text "\n${text}")
+  string(REGEX REPLACE "\n[ \t]*#[^\n]*" "" text "${text}")
+  string(REGEX REPLACE "\\\\[ \t]*\n" " " text "${text}")
+  string(REPLACE "\\" "\\\\" text "${text}") # a backslash left must not escape a `;` below
+  string(REPLACE "\n" ";" lines "${text}")
+  set(out "")
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" line)
+    if(NOT line STREQUAL "")
+      list(APPEND out "${line}")
+    endif()
+  endforeach()
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# tpl_operands(WORDS VAR): the words after the command that are not options.
+function(tpl_operands words var)
+  list(REMOVE_AT words 0)
+  set(out "")
+  foreach(w IN LISTS words)
+    if(NOT w MATCHES "^-")
+      list(APPEND out "${w}")
+    endif()
+  endforeach()
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# tpl_useradd(WORDS): sets user, uid, gid, home, create_home in the caller's scope.
+macro(tpl_useradd words)
+  set(_w ${words})
+  list(LENGTH _w _n)
+  math(EXPR _last "${_n} - 1")
+  list(GET _w ${_last} user)
+  foreach(_i RANGE 1 ${_last})
+    list(GET _w ${_i} _opt)
+    if(_opt STREQUAL "--create-home" OR _opt STREQUAL "-m")
+      set(create_home TRUE)
+    elseif(_i LESS _last AND _opt MATCHES "^--(uid|gid|home-dir)$")
+      math(EXPR _j "${_i} + 1")
+      list(GET _w ${_j} _val)
+      if(_opt STREQUAL "--uid")
+        set(uid "${_val}")
+      elseif(_opt STREQUAL "--gid")
+        set(gid "${_val}")
+      else()
+        set(home "${_val}")
+      endif()
+    endif()
+  endforeach()
+endmacro()
+
+# tpl_read(NAME FILE): the entry NAME's fields as variables T_<field> in the caller's scope.
+function(tpl_read name file)
+  set(DF "${file}")
+  set(user "")
+  set(uid "")
+  set(gid "")
+  set(home "")
+  set(create_home FALSE)
+  set(env_home "")
+  set(workdir "")
+  set(user_instr "")
+  set(sudo false)
+  set(helper false)
+  set(dirs "") # paths, in the order the Dockerfile makes them
+  tpl_instructions("${file}" instrs)
+  foreach(ins IN LISTS instrs)
+    if(ins MATCHES "^RUN[ \t]+(.*)$")
+      string(REPLACE "&&" ";" cmds "${CMAKE_MATCH_1}")
+      foreach(cmd IN LISTS cmds)
+        string(STRIP "${cmd}" cmd)
+        if(cmd MATCHES "NOPASSWD")
+          set(sudo true)
+        endif()
+        separate_arguments(words UNIX_COMMAND "${cmd}")
+        list(LENGTH words n)
+        if(n EQUAL 0)
+          continue()
+        endif()
+        list(GET words 0 prog)
+        tpl_operands("${words}" ops)
+        if(prog STREQUAL "useradd")
+          tpl_useradd("${words}")
+        elseif(prog STREQUAL "mkdir")
+          foreach(p IN LISTS ops)
+            list(APPEND dirs "${p}")
+            set(owner_${p} false)
+            set(mode_${p} 0755)
+          endforeach()
+        elseif(prog STREQUAL "chown" OR prog STREQUAL "chmod")
+          list(POP_FRONT ops what)
+          foreach(p IN LISTS ops)
+            if(p STREQUAL FK_EXEC_HELPER)
+              if(prog STREQUAL "chmod")
+                if(NOT what STREQUAL "0755")
+                  tpl_fail("${FK_EXEC_HELPER} is mode ${what}; fake-e2b writes it 0755")
+                endif()
+                set(helper true)
+              endif()
+              continue()
+            endif()
+            if(NOT p IN_LIST dirs)
+              tpl_fail("${prog} ${p}: not a directory made by mkdir -p or useradd --create-home")
+            endif()
+            if(prog STREQUAL "chmod")
+              if(NOT what MATCHES "^0[0-7][0-7][0-7]$")
+                tpl_fail("chmod ${what} ${p}: the mode must be four octal digits")
+              endif()
+              set(mode_${p} ${what})
+            elseif(what MATCHES "^root(:root)?$")
+              set(owner_${p} false)
+            elseif(what MATCHES "^${user}(:${user})?$" AND NOT user STREQUAL "")
+              set(owner_${p} true)
+            else()
+              tpl_fail("chown ${what} ${p}: neither root nor the template's user")
+            endif()
+          endforeach()
+        endif()
+        if(prog STREQUAL "useradd" AND create_home AND NOT home STREQUAL "")
+          list(INSERT dirs 0 "${home}")
+          set(owner_${home} true)
+          set(mode_${home} 0755)
+        endif()
+      endforeach()
+    elseif(ins MATCHES "^ENV[ \t]+HOME=([^ \t]+)")
+      set(env_home "${CMAKE_MATCH_1}")
+    elseif(ins MATCHES "^WORKDIR[ \t]+([^ \t]+)")
+      set(workdir "${CMAKE_MATCH_1}")
+    elseif(ins MATCHES "^USER[ \t]+([^ \t]+)")
+      set(user_instr "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  foreach(f user uid gid home workdir)
+    if("${${f}}" STREQUAL "")
+      if(f STREQUAL "workdir")
+        tpl_fail("no WORKDIR")
+      endif()
+      tpl_fail("no ${f} (useradd --uid U --gid G --home-dir H ... NAME)")
+    endif()
+  endforeach()
+  if(NOT uid MATCHES "^[0-9]+$" OR NOT gid MATCHES "^[0-9]+$")
+    tpl_fail("useradd --uid ${uid} --gid ${gid}: not numbers")
+  endif()
+  if(NOT env_home STREQUAL "" AND NOT env_home STREQUAL home)
+    tpl_fail("ENV HOME=${env_home} but useradd --home-dir ${home}")
+  endif()
+  if(NOT user_instr STREQUAL "" AND NOT user_instr STREQUAL user)
+    tpl_fail("USER ${user_instr} but useradd makes ${user}")
+  endif()
+  set(entries "")
+  foreach(p IN LISTS dirs)
+    string(APPEND entries "    {\"${p}\", ${mode_${p}}, ${owner_${p}}},\n")
+  endforeach()
+  list(LENGTH dirs ndirs)
+  foreach(f user uid gid home workdir sudo helper entries ndirs)
+    set(T_${f} "${${f}}" PARENT_SCOPE)
+  endforeach()
+endfunction()
+
+file(GLOB dockerfiles RELATIVE "${DIR}" "${DIR}/*/Dockerfile")
+list(SORT dockerfiles)
+if(NOT dockerfiles)
+  message(FATAL_ERROR "cmake/templates.cmake: no ${DIR}/*/Dockerfile")
+endif()
+set(arrays "")
+set(table "")
+set(i 0)
+foreach(rel IN LISTS dockerfiles)
+  get_filename_component(name "${rel}" DIRECTORY)
+  tpl_read("${name}" "${DIR}/${rel}")
+  set(dirs_ref "NULL")
+  if(T_ndirs GREATER 0)
+    string(APPEND arrays "static const fk_template_dir dirs_${i}[] = { /* ${name} */\n${T_entries}};\n\n")
+    set(dirs_ref "dirs_${i}")
+  endif()
+  string(APPEND table "    {\n"
+         "        .id = \"${name}\",\n"
+         "        .user = \"${T_user}\",\n"
+         "        .uid = ${T_uid},\n"
+         "        .gid = ${T_gid},\n"
+         "        .home = \"${T_home}\",\n"
+         "        .workdir = \"${T_workdir}\",\n"
+         "        .sudo = ${T_sudo},\n"
+         "        .dirs = ${dirs_ref},\n"
+         "        .n_dirs = ${T_ndirs},\n"
+         "        .exec_helper = ${T_helper},\n"
+         "    },\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(CONCAT text "/* Generated by cmake/templates.cmake from templates/NAME/Dockerfile; do not "
+       "edit. */\n\n${arrays}static const fk_template templates[] = {\n${table}};\n")
+if(EXISTS "${OUT}")
+  file(READ "${OUT}" old)
+endif()
+if(NOT "${old}" STREQUAL "${text}")
+  file(WRITE "${OUT}" "${text}")
+endif()
