@@ -478,6 +478,10 @@ class SandboxTest(unittest.TestCase):
         with self.assertRaises(TypeError) as cm:
             self.sbx.commands.run("echo x", on_stdout=coro)
         self.assertIn("AsyncSandbox", str(cm.exception))
+        # a background command's handler too (its sink calls the same check), raised by wait
+        with self.assertRaises(TypeError) as cm:
+            self.sbx.commands.run("echo x", background=True, on_stdout=coro).wait()
+        self.assertIn("AsyncSandbox", str(cm.exception))
 
     def test_a_handler_that_raises(self) -> None:
         def boom(t: str) -> None:

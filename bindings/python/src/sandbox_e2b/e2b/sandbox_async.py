@@ -16,12 +16,13 @@ from datetime import datetime
 from typing import Any, Callable, Deque, Dict, List, Literal, Optional, Tuple, TypeVar, Union, overload
 
 from .. import _protocol as proto
-from ..client import CancelToken, Client, Process
+from ..client import CancelToken, Process
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
 from ._types import (ApiParams, EntryInfo, FilesystemEvent, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
+from ._base import PaginatorBase, SandboxBase, SandboxPart, check_read_format, read_as
 from ._variant import class_method_variant
 
 __all__ = ["AsyncSandbox", "AsyncCommands", "AsyncCommandHandle", "AsyncFilesystem", "AsyncPty",
@@ -231,15 +232,8 @@ class AsyncCommandHandle:
         await asyncio.gather(self._waiter, return_exceptions=True)
 
 
-class AsyncCommands:
+class AsyncCommands(SandboxPart):
     """``sbx.commands`` of an ``AsyncSandbox`` (E2B's async ``Commands``)."""
-
-    def __init__(self, sandbox: "AsyncSandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     async def list(self, request_timeout: Optional[float] = None) -> List[ProcessInfo]:
         return await in_thread(ops.ps, self._c, self._sbx.sandbox_id)
@@ -329,16 +323,9 @@ class AsyncCommands:
         return h
 
 
-class AsyncPty:
+class AsyncPty(SandboxPart):
     """``sbx.pty`` of an ``AsyncSandbox`` (E2B's async ``Pty``): ``on_data`` gets
     the terminal's bytes (an ``async def`` is awaited, in order)."""
-
-    def __init__(self, sandbox: "AsyncSandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     async def create(self, size: PtySize, on_data: Callable[[bytes], Any], user: Optional[Username] = None,
                      cwd: Optional[str] = None, envs: Optional[Dict[str, str]] = None,
@@ -396,27 +383,17 @@ class AsyncWatchHandle:
         await asyncio.shield(self._ended)
 
 
-class AsyncFilesystem:
+class AsyncFilesystem(SandboxPart):
     """``sbx.files`` of an ``AsyncSandbox``: ``Sandbox.files``'s methods, awaited."""
-
-    def __init__(self, sandbox: "AsyncSandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     async def read(self, path: str, format: Literal["text", "bytes", "stream"] = "text",
                    user: Optional[Username] = None, request_timeout: Optional[float] = None, *,
                    max_bytes: Optional[int] = None) -> Any:
         """str for ``"text"``, ``bytearray`` for ``"bytes"``, an async iterator of bytes for ``"stream"``."""
-        if format not in ("text", "bytes", "stream"):
-            raise ex.InvalidArgumentException(f"format must be 'text', 'bytes' or 'stream', not {format!r}")
+        check_read_format(format)
         data = await in_thread(ops.read, self._c, self._sbx.sandbox_id, path, user, max_bytes)
-        if format == "text":
-            return data.decode("utf-8", "replace")
-        if format == "bytes":
-            return bytearray(data)
+        if format != "stream":
+            return read_as(data, format)
 
         async def chunks() -> Any:
             if data:
@@ -503,46 +480,22 @@ class AsyncFilesystem:
         return AsyncWatchHandle(sink, task, token, on_exit)
 
 
-class AsyncSandboxPaginator:
+class AsyncSandboxPaginator(PaginatorBase):
     """E2B's ``AsyncSandboxPaginator``: ``has_next``, ``next_token``, ``await next_items()``."""
 
-    def __init__(self, client: Client, query: Optional[SandboxQuery], limit: Optional[int],
-                 next_token: Optional[str], order: Optional[SandboxListOrder]) -> None:
-        self._client, self.query, self.order = client, query, order
-        self._pages = ops.Pages(limit, next_token)
-        self.limit = limit
-
-    @property
-    def has_next(self) -> bool:
-        return self._pages.has_next
-
-    @property
-    def next_token(self) -> Optional[str]:
-        return self._pages.next_token
-
     async def next_items(self) -> List[SandboxInfo]:
-        if not self.has_next:
-            raise ex.SandboxException("No more items to fetch")
+        self._check_next()
         if self._pages.items is None:
             self._pages.items = await in_thread(ops.list_all, self._client, self.query, self.order)
         return self._pages.take()
 
 
-class AsyncSandbox:
+class AsyncSandbox(SandboxBase):
     """An E2B sandbox for asyncio (E2B's ``AsyncSandbox``): ``await
     AsyncSandbox.create()``, ``await AsyncSandbox.connect(sandbox_id)``."""
 
-    def __init__(self, *, sandbox_id: str, client: Client) -> None:
-        """Use ``await AsyncSandbox.create()`` or ``await AsyncSandbox.connect()``."""
-        self._sandbox_id = sandbox_id
-        self._client = client
-        self._commands = AsyncCommands(self)
-        self._filesystem = AsyncFilesystem(self)
-        self._pty = AsyncPty(self)
-
-    @property
-    def sandbox_id(self) -> str:
-        return self._sandbox_id
+    _Commands, _Filesystem, _Pty = AsyncCommands, AsyncFilesystem, AsyncPty
+    _name = "AsyncSandbox"
 
     @property
     def commands(self) -> AsyncCommands:
@@ -555,9 +508,6 @@ class AsyncSandbox:
     @property
     def pty(self) -> AsyncPty:
         return self._pty
-
-    def __repr__(self) -> str:
-        return f"AsyncSandbox(sandbox_id={self._sandbox_id!r})"
 
     async def __aenter__(self) -> "AsyncSandbox":
         return self
@@ -577,10 +527,6 @@ class AsyncSandbox:
         c, sid = await in_thread(ops.create, ApiParams(**opts), template, timeout, metadata, envs,
                                  allow_internet_access, network, limits)
         return cls(sandbox_id=sid, client=c)
-
-    @staticmethod
-    def _client_of(opts: Dict[str, Any]) -> Client:
-        return ops.client_for(ApiParams(**opts))
 
     @classmethod
     async def _cls_connect(cls, sandbox_id: str, timeout: Optional[int] = None, **opts: Any) -> "AsyncSandbox":
@@ -647,10 +593,6 @@ class AsyncSandbox:
                           **opts: Any) -> List[SandboxMetrics]:
         ops.check_opts(opts)
         return await in_thread(ops.get_metrics, self._client, self._sandbox_id, start, end)
-
-    def get_host(self, port: int) -> str:
-        """Not a coroutine (as in E2B); one short engine call."""
-        return ops.get_host(self._client, self._sandbox_id, port)
 
     async def is_running(self, request_timeout: Optional[float] = None) -> bool:
         return await in_thread(ops.is_running, self._client, self._sandbox_id)

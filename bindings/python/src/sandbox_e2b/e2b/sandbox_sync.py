@@ -4,19 +4,19 @@ e2b-dev/E2B ``packages/python-sdk/e2b/sandbox_sync``; what differs is in
 bindings/MIGRATING.md ("Python")."""
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Tuple, Union, overload
 
 from .. import _protocol as proto
-from ..client import CancelToken, Client, Process
+from ..client import CancelToken, Client
 from ..types import Limits
 from . import _ops as ops
 from . import exceptions as ex
 from ._types import (ApiParams, EntryInfo, FilesystemEvent, OutputHandler, ProcessInfo, PtySize, SandboxInfo, SandboxListOrder,
                      SandboxMetrics, SandboxQuery, Username, WriteEntry, WriteInfo)
+from ._base import PaginatorBase, SandboxBase, SandboxPart, check_read_format, read_as
 from ._variant import class_method_variant
 
 __all__ = ["Sandbox", "Commands", "CommandHandle", "Filesystem", "Pty", "SandboxPaginator", "WatchHandle"]
@@ -43,12 +43,7 @@ class _Sink:
         if h is None or self.error is not None:
             return
         try:
-            r = h(text)
-            if inspect.isawaitable(r):
-                if inspect.iscoroutine(r):
-                    r.close()
-                raise TypeError(f"on_{stream} returned an awaitable: Sandbox cannot await it; "
-                                "use AsyncSandbox for async handlers")
+            ops.sync_handler(h, stream)(text)  # an awaitable back is a TypeError
         except Exception as e:
             self.error = e
 
@@ -212,15 +207,8 @@ class CommandHandle:
         self._sink.handlers = {"stdout": None, "stderr": None}
 
 
-class Commands:
+class Commands(SandboxPart):
     """``sbx.commands`` (E2B's ``Commands``)."""
-
-    def __init__(self, sandbox: "Sandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     def list(self, request_timeout: Optional[float] = None) -> List[ProcessInfo]:
         """The sandbox's running commands."""
@@ -302,17 +290,10 @@ class Commands:
         return h
 
 
-class Pty:
+class Pty(SandboxPart):
     """``sbx.pty`` (E2B's ``Pty``): terminals over serve's ``pty_*`` calls
     (docs/pty.md). A terminal's handle is a ``CommandHandle``: ``wait(on_pty=)``
     gets its output as bytes, ``kill()``, ``send_stdin()`` types into it."""
-
-    def __init__(self, sandbox: "Sandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     def create(self, size: PtySize, user: Optional[Username] = None, cwd: Optional[str] = None,
                envs: Optional[Dict[str, str]] = None, timeout: Optional[float] = 60,
@@ -395,15 +376,8 @@ class WatchHandle:
             self._thread.join(0.5)
 
 
-class Filesystem:
+class Filesystem(SandboxPart):
     """``sbx.files`` (E2B's ``Filesystem``). Paths are absolute or relative to the user's home."""
-
-    def __init__(self, sandbox: "Sandbox") -> None:
-        self._sbx = sandbox
-
-    @property
-    def _c(self) -> Client:
-        return self._sbx._client
 
     @overload
     def read(self, path: str, format: Literal["text"] = "text", user: Optional[Username] = None,
@@ -424,13 +398,10 @@ class Filesystem:
         ``FileNotFoundException`` when missing or a directory; a file longer than
         ``max_bytes`` (ours, default 64 MiB) raises rather than come back cut; an explicit
         ``max_bytes`` gives the first bytes. A directory: ``InvalidArgumentException``."""
-        if format not in ("text", "bytes", "stream"):
-            raise ex.InvalidArgumentException(f"format must be 'text', 'bytes' or 'stream', not {format!r}")
+        check_read_format(format)
         data = ops.read(self._c, self._sbx.sandbox_id, path, user, max_bytes)
-        if format == "text":
-            return data.decode("utf-8", "replace")
-        if format == "bytes":
-            return bytearray(data)
+        if format != "stream":
+            return read_as(data, format)
         return iter([data] if data else [])
 
     def write(self, path: str, data: Data, user: Optional[Username] = None,
@@ -479,48 +450,23 @@ class Filesystem:
         return WatchHandle(self._c, ops.watch_params(self._sbx.sandbox_id, path, recursive, user))
 
 
-class SandboxPaginator:
+class SandboxPaginator(PaginatorBase):
     """E2B's ``SandboxPaginator``: ``has_next``, ``next_token``, ``next_items()``.
     The engine fetches the whole list (every E2B page) on the first
     ``next_items`` and pages it by ``limit`` (default 100)."""
 
-    def __init__(self, client: Client, query: Optional[SandboxQuery], limit: Optional[int],
-                 next_token: Optional[str], order: Optional[SandboxListOrder]) -> None:
-        self._client, self.query, self.order = client, query, order
-        self._pages = ops.Pages(limit, next_token)
-        self.limit = limit
-
-    @property
-    def has_next(self) -> bool:
-        return self._pages.has_next
-
-    @property
-    def next_token(self) -> Optional[str]:
-        return self._pages.next_token
-
     def next_items(self) -> List[SandboxInfo]:
-        if not self.has_next:
-            raise ex.SandboxException("No more items to fetch")
+        self._check_next()
         if self._pages.items is None:
             self._pages.items = ops.list_all(self._client, self.query, self.order)
         return self._pages.take()
 
 
-class Sandbox:
+class Sandbox(SandboxBase):
     """An E2B sandbox (E2B's ``Sandbox``): make one with ``Sandbox.create()``,
     reach one by id with ``Sandbox.connect(sandbox_id)``."""
 
-    def __init__(self, *, sandbox_id: str, client: Client) -> None:
-        """Use ``Sandbox.create()`` or ``Sandbox.connect()``."""
-        self._sandbox_id = sandbox_id
-        self._client = client
-        self._commands = Commands(self)
-        self._filesystem = Filesystem(self)
-        self._pty = Pty(self)
-
-    @property
-    def sandbox_id(self) -> str:
-        return self._sandbox_id
+    _Commands, _Filesystem, _Pty = Commands, Filesystem, Pty
 
     @property
     def commands(self) -> Commands:
@@ -533,9 +479,6 @@ class Sandbox:
     @property
     def pty(self) -> Pty:
         return self._pty
-
-    def __repr__(self) -> str:
-        return f"Sandbox(sandbox_id={self._sandbox_id!r})"
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -564,10 +507,6 @@ class Sandbox:
         c, sid = ops.create(ApiParams(**opts), template, timeout, metadata, envs, allow_internet_access,
                             network, limits)
         return cls(sandbox_id=sid, client=c)
-
-    @staticmethod
-    def _client_of(opts: Dict[str, Any]) -> Client:
-        return ops.client_for(ApiParams(**opts))
 
     @classmethod
     def _cls_connect(cls, sandbox_id: str, timeout: Optional[int] = None, **opts: Any) -> "Sandbox":
@@ -643,10 +582,6 @@ class Sandbox:
         """CPU, memory and disk samples from ``start`` (default: the sandbox's start) to ``end`` (now)."""
         ops.check_opts(opts)
         return ops.get_metrics(self._client, self._sandbox_id, start, end)
-
-    def get_host(self, port: int) -> str:
-        """The host name that reaches ``port`` in the sandbox from outside."""
-        return ops.get_host(self._client, self._sandbox_id, port)
 
     def is_running(self, request_timeout: Optional[float] = None) -> bool:
         """True while it runs; False when paused or gone."""
