@@ -63,6 +63,8 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	rt->tmp_lock_fd = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
 	rt->live = opts && opts->live_restore && opts->state_dir;
+	if (rt->live)
+		fk__shim_reaper_start();
 	rt->default_disk_mb = opts && opts->default_disk_mb ? opts->default_disk_mb : 1024;
 	if (opts && opts->state_dir) {
 		rt->state_dir = strdup(opts->state_dir);

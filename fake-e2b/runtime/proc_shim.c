@@ -19,11 +19,15 @@
  */
 #define _GNU_SOURCE
 #include "proc_int.h"
+#include "procs.h"
+
+#include "clock.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -644,4 +648,70 @@ void fk__procs_adopt(fk_box *b)
 	if (d)
 		closedir(d);
 	close(dfd);
+}
+
+/* ------------------------------------------------------------ exited shims' reaper */
+
+/* Whether `pid` is a zombie child of `me` named fk-shim (its /proc stat). */
+static bool zombie_shim(const char *pid, pid_t me)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%s/stat", pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+	char state = 0;
+	int ppid = 0;
+	return open_paren && close_paren && close_paren - open_paren == 8 &&
+	       !strncmp(open_paren + 1, "fk-shim", 7) &&
+	       sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && state == 'Z' &&
+	       ppid == (int)me;
+}
+
+/* A shim is no child of the server (forked twice), so the host's init reaps it when it exits,
+ * or the nearest child subreaper: when fake-e2b is that (a container's PID 1), every exited
+ * shim stayed its zombie for good, one pid per Start (21 zombies after 21 Starts). Once a
+ * second this reaps the zombies among its children that are shims; its own children (a box's
+ * dead PID 1, kept so that its pid is not reused) are left to whoever waits for them. */
+static void *shim_reaper(void *unused)
+{
+	(void)unused;
+	pid_t me = getpid();
+	while (fk_stop_sleep(1000) == 0) {
+		DIR *d = opendir("/proc");
+		for (struct dirent *de; d && (de = readdir(d));)
+			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+			    zombie_shim(de->d_name, me))
+				waitpid((pid_t)strtol(de->d_name, NULL, 10), NULL, WNOHANG);
+		if (d)
+			closedir(d);
+	}
+	return NULL;
+}
+
+static void shim_reaper_once(void)
+{
+	int sub = 0;
+	if (getpid() != 1 && (prctl(PR_GET_CHILD_SUBREAPER, &sub) < 0 || !sub))
+		return;
+	pthread_t t;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	int e = pthread_create(&t, &a, shim_reaper, NULL);
+	if (e)
+		fprintf(stderr, "fake-e2b: runtime: no reaper for exited process shims: %s\n",
+		        fk_strerror(e));
+	pthread_attr_destroy(&a);
+}
+
+void fk__shim_reaper_start(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, shim_reaper_once);
 }

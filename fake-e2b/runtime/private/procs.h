@@ -14,5 +14,8 @@ void fk__box_procs_signal(fk_box *b, int sig); /* every unreaped process (no-ini
 /* Live restore, after a box is adopted (proc_shim.c): the processes its shims still hold back
  * in its table, their readers started (Process/List, Connect, SendSignal work on them). */
 void fk__procs_adopt(fk_box *b);
+/* A live runtime whose server is its PID namespace's init or a child subreaper, whom exited
+ * shims are reparented to: a thread (one per process) that reaps them (proc_shim.c). */
+void fk__shim_reaper_start(void);
 
 #endif /* FAKE_E2B_PROCS_H */
