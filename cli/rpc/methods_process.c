@@ -345,7 +345,26 @@ static json_t *pid_ok(const serve_args *a)
 	return json_pack("{s:b,s:s,s:I}", "ok", 1, "id", a->id, "pid", (json_int_t)a->pid);
 }
 
-int serve_run_pty_input(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+static int pty_input(sbx_pty *h, const serve_args *a, sbx_signal *sig, sbx_error *err)
+{
+	return sbx_pty_send_input(h, a->data, a->data_len, sig, err);
+}
+
+static int pty_resize(sbx_pty *h, const serve_args *a, sbx_signal *sig, sbx_error *err)
+{
+	return sbx_pty_resize(h, a->cols, a->rows, sig, err);
+}
+
+static int pty_kill(sbx_pty *h, const serve_args *a, sbx_signal *sig, sbx_error *err)
+{
+	(void)a;
+	return sbx_pty_kill(h, sig, err);
+}
+
+/* pty_input, pty_resize, pty_kill: `op` on the terminal (a->id, a->pid), answered with pid_ok. */
+static int run_on_pty(serve_call *c, const serve_args *a,
+                      int (*op)(sbx_pty *h, const serve_args *a, sbx_signal *sig, sbx_error *err),
+                      json_t **out, serve_fail *f)
 {
 	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
 	sbx_error err = {0};
@@ -353,35 +372,24 @@ int serve_run_pty_input(serve_call *c, const serve_args *a, json_t **out, serve_
 
 	if (!t)
 		return no_pty(a, f);
-	rc = sbx_pty_send_input(serve_pty_handle(t), a->data, a->data_len, c->sig, &err);
+	rc = op(serve_pty_handle(t), a, c->sig, &err);
 	serve_pty_put(t);
 	return serve_finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+}
+
+int serve_run_pty_input(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
+{
+	return run_on_pty(c, a, pty_input, out, f);
 }
 
 int serve_run_pty_resize(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
-	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
-	sbx_error err = {0};
-	int rc;
-
-	if (!t)
-		return no_pty(a, f);
-	rc = sbx_pty_resize(serve_pty_handle(t), a->cols, a->rows, c->sig, &err);
-	serve_pty_put(t);
-	return serve_finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+	return run_on_pty(c, a, pty_resize, out, f);
 }
 
 int serve_run_pty_kill(serve_call *c, const serve_args *a, json_t **out, serve_fail *f)
 {
-	serve_pty *t = serve_pty_get(c->srv, a->id, a->pid);
-	sbx_error err = {0};
-	int rc;
-
-	if (!t)
-		return no_pty(a, f);
-	rc = sbx_pty_kill(serve_pty_handle(t), c->sig, &err);
-	serve_pty_put(t);
-	return serve_finish(rc, &err, rc < 0 ? NULL : pid_ok(a), out, f);
+	return run_on_pty(c, a, pty_kill, out, f);
 }
 
 /* pty_wait: the end; the handle is then forgotten (a later pty_attach finds it ended). */

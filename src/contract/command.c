@@ -43,16 +43,16 @@ int sbx__env_check(const sbx_env_var *env, size_t n, sbx_error *err)
 	return 0;
 }
 
-int sbx__command_check(const sbx__command *c, bool need_timeout, sbx_error *err)
+int sbx__command_check(const sbx__command *c, unsigned rules, sbx_error *err)
 {
 	int error;
 	if (c->tag && (error = sbx_validate_tag(c->tag, err)) < 0)
 		return error;
 	if ((error = sbx__env_check(c->env, c->env_count, err)) < 0)
 		return error;
-	if (need_timeout && c->timeout_ms == 0)
+	if ((rules & SBX__CMD_TIMEOUT) && c->timeout_ms == 0)
 		return sbx__error_set(err, SBX_EINVALID, "exec timeout_ms must be positive");
-	return 0;
+	return rules & SBX__CMD_USER ? sbx__command_check_user(c, err) : 0;
 }
 
 int sbx__command_check_user(const sbx__command *c, sbx_error *err)

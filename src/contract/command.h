@@ -39,10 +39,13 @@ sbx__command sbx__command_of_pty(const sbx_pty_options *o);
 int sbx__env_check(const sbx_env_var *env, size_t n, sbx_error *err);
 /*
  * exec's rules on the shared fields, in the seed's order (docs/contract.md
- * "exec"): the tag, the env keys and values, then ours, a timeout_ms > 0
- * when `need_timeout`. 0 or SBX_EINVALID.
+ * "exec"): the tag, the env keys and values, then ours: a timeout_ms > 0
+ * with SBX__CMD_TIMEOUT, the user (sbx__command_check_user) with
+ * SBX__CMD_USER. 0 or SBX_EINVALID.
  */
-int sbx__command_check(const sbx__command *c, bool need_timeout, sbx_error *err);
+#define SBX__CMD_TIMEOUT 1u
+#define SBX__CMD_USER    2u
+int sbx__command_check(const sbx__command *c, unsigned rules, sbx_error *err);
 /* user is SBX_USER_SANDBOX or SBX_USER_ROOT ("exec user must be ..."). 0 or SBX_EINVALID. */
 int sbx__command_check_user(const sbx__command *c, sbx_error *err);
 

@@ -10,24 +10,14 @@
 #include <string.h>
 
 #include "contract/command.h"
+#include "contract/handle.h"
 #include "contract/provider.h"
 #include "util/alloc.h"
 #include "util/err.h"
 
 struct sbx_process {
-	const sbx_provider_vtable *vt;
-	void *impl; /* the provider's handle state */
-	uint32_t pid;
+	sbx__handle base; /* the provider's state, its vtable, the pid */
 };
-
-static int check_provider(const sbx_provider *p, const sbx_signal *sig, const char *method,
-                          bool has, sbx_error *err)
-{
-	int error;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
-		return error;
-	return has ? 0 : sbx__unsupported(err, p, method);
-}
 
 /* Options by exec's rules (tag, env keys and values, timeout > 0). */
 static int check_options(sbx_process_options *o, const sbx_process_options *in, bool start,
@@ -35,7 +25,6 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
 {
 	static const sbx_process_options defaults = SBX_PROCESS_OPTIONS_INIT;
 	sbx__command c;
-	int error;
 
 	*o = defaults;
 	if (in && in->version == 1) /* up to output_payload: no `user` */
@@ -49,25 +38,7 @@ static int check_options(sbx_process_options *o, const sbx_process_options *in, 
 	if (!start)
 		return 0; /* attach uses only the budget and the callback */
 	c = sbx__command_of_process(o);
-	if ((error = sbx__command_check(&c, true, err)) < 0)
-		return error;
-	return sbx__command_check_user(&c, err);
-}
-
-static int wrap(sbx_process **out, const sbx_provider_vtable *vt, void *impl, uint32_t pid,
-                sbx_error *err)
-{
-	sbx_process *h = sbx__malloc(sizeof(*h));
-
-	if (!h) {
-		vt->process_free(impl);
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	}
-	h->vt = vt;
-	h->impl = impl;
-	h->pid = pid;
-	*out = h;
-	return 0;
+	return sbx__command_check(&c, SBX__CMD_TIMEOUT | SBX__CMD_USER, err);
 }
 
 int sbx_process_start(sbx_process **out, sbx_provider *p, const char *id, const char *command,
@@ -80,20 +51,20 @@ int sbx_process_start(sbx_process **out, sbx_provider *p, const char *id, const 
 
 	if (out)
 		*out = NULL;
-	if ((error = check_provider(p, sig, "process_start",
-	                            p && sbx__provider_vt(p)->process_start, err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "process_start",
+	                                        p && sbx__provider_vt(p)->process_start,
+	                                        SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out || !id || !command)
-		return sbx__error_set(err, SBX_EINVALID, "%s is NULL",
-		                      !out  ? "out"
-		                      : !id ? "id"
-		                            : "command");
+	if (!command)
+		return sbx__missing(err, "command");
 	if ((error = check_options(&o, opts, true, err)) < 0)
 		return error;
 	if ((error = sbx__provider_vt(p)->process_start(sbx__provider_impl(p), &impl, &pid, id,
 	                                                command, &o, sig, err)) < 0)
 		return error;
-	return wrap(out, sbx__provider_vt(p), impl, pid, err);
+	*out = sbx__handle_new(sizeof(**out), sbx__provider_vt(p), impl, pid,
+	                       sbx__provider_vt(p)->process_free, err);
+	return *out ? 0 : SBX_ENOMEM;
 }
 
 int sbx_process_attach(sbx_process **out, sbx_provider *p, const char *id, uint32_t pid,
@@ -105,11 +76,10 @@ int sbx_process_attach(sbx_process **out, sbx_provider *p, const char *id, uint3
 
 	if (out)
 		*out = NULL;
-	if ((error = check_provider(p, sig, "process_attach",
-	                            p && sbx__provider_vt(p)->process_attach, err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "process_attach",
+	                                        p && sbx__provider_vt(p)->process_attach,
+	                                        SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out || !id)
-		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "id");
 	if (pid == 0)
 		return sbx__error_set(err, SBX_EINVALID, "pid must be positive");
 	if ((error = check_options(&o, opts, false, err)) < 0)
@@ -117,12 +87,14 @@ int sbx_process_attach(sbx_process **out, sbx_provider *p, const char *id, uint3
 	if ((error = sbx__provider_vt(p)->process_attach(sbx__provider_impl(p), &impl, id, pid, &o,
 	                                                 sig, err)) < 0)
 		return error;
-	return wrap(out, sbx__provider_vt(p), impl, pid, err);
+	*out = sbx__handle_new(sizeof(**out), sbx__provider_vt(p), impl, pid,
+	                       sbx__provider_vt(p)->process_free, err);
+	return *out ? 0 : SBX_ENOMEM;
 }
 
 uint32_t sbx_process_pid(const sbx_process *h)
 {
-	return h ? h->pid : 0;
+	return h ? h->base.pid : 0;
 }
 
 int sbx_process_wait(sbx_exec_result *out, sbx_process *h, sbx_signal *sig, sbx_error *err)
@@ -135,7 +107,8 @@ int sbx_process_wait(sbx_exec_result *out, sbx_process *h, sbx_signal *sig, sbx_
 		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "handle");
 	if (sbx_signal_aborted(sig))
 		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	if ((error = h->vt->process_wait(h->impl, out, sig, err)) < 0 && error != SBX_EPROTOCOL)
+	if ((error = h->base.vt->process_wait(h->base.impl, out, sig, err)) < 0 &&
+	    error != SBX_EPROTOCOL)
 		sbx_exec_result_free(out);
 	return error;
 }
@@ -143,40 +116,40 @@ int sbx_process_wait(sbx_exec_result *out, sbx_process *h, sbx_signal *sig, sbx_
 int sbx_process_send_stdin(sbx_process *h, const void *data, size_t len, sbx_signal *sig,
                            sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (len > 0 && !data)
+	int error;
+
+	if (h && len > 0 && !data)
 		return sbx__error_set(err, SBX_EINVALID, "data is NULL");
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
 	if (len == 0)
 		return 0;
-	return h->vt->process_send_stdin(h->impl, data, len, sig, err);
+	return h->base.vt->process_send_stdin(h->base.impl, data, len, sig, err);
 }
 
 int sbx_process_close_stdin(sbx_process *h, sbx_signal *sig, sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	return h->vt->process_close_stdin(h->impl, sig, err);
+	int error;
+
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
+	return h->base.vt->process_close_stdin(h->base.impl, sig, err);
 }
 
 int sbx_process_kill(sbx_process *h, sbx_signal *sig, sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	return h->vt->process_kill(h->impl, sig, err);
+	int error;
+
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
+	return h->base.vt->process_kill(h->base.impl, sig, err);
 }
 
 void sbx_process_free(sbx_process *h)
 {
 	if (!h)
 		return;
-	h->vt->process_free(h->impl);
+	h->base.vt->process_free(h->base.impl);
 	sbx__free(h);
 }
 
@@ -185,11 +158,10 @@ int sbx_process_kill_pid(sbx_provider *p, const char *id, uint32_t pid, sbx_sign
 {
 	int error;
 
-	if ((error = check_provider(p, sig, "process_kill_pid",
-	                            p && sbx__provider_vt(p)->process_kill_pid, err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "process_kill_pid",
+	                                        p && sbx__provider_vt(p)->process_kill_pid,
+	                                        SBX__NEED_ID, NULL, id, err)) < 0)
 		return error;
-	if (!id)
-		return sbx__error_set(err, SBX_EINVALID, "id is NULL");
 	if (pid == 0)
 		return sbx__error_set(err, SBX_EINVALID, "pid must be positive");
 	return sbx__provider_vt(p)->process_kill_pid(sbx__provider_impl(p), id, pid, sig, err);
@@ -202,11 +174,10 @@ int sbx_process_list(sbx_process_info_list **out, sbx_provider *p, const char *i
 
 	if (out)
 		*out = NULL;
-	if ((error = check_provider(p, sig, "process_list", p && sbx__provider_vt(p)->process_list,
-	                            err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "process_list",
+	                                        p && sbx__provider_vt(p)->process_list,
+	                                        SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out || !id)
-		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "id");
 	if ((error = sbx__provider_vt(p)->process_list(sbx__provider_impl(p), out, id, sig, err)) <
 	    0) {
 		sbx_process_info_list_free(*out);

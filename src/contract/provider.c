@@ -215,7 +215,7 @@ int sbx__exec_options_check(const sbx_exec_options *o, sbx_error *err)
 {
 	sbx__command c = sbx__command_of_exec(o);
 	int error;
-	if ((error = sbx__command_check(&c, true, err)) < 0)
+	if ((error = sbx__command_check(&c, SBX__CMD_TIMEOUT, err)) < 0)
 		return error;
 	if (o->stdin_len > 0 && !o->stdin_data)
 		return sbx__missing(err, "stdin_data");

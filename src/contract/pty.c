@@ -11,30 +11,19 @@
 #include <string.h>
 
 #include "contract/command.h"
+#include "contract/handle.h"
 #include "contract/provider.h"
 #include "util/alloc.h"
 #include "util/err.h"
 
 struct sbx_pty {
-	const sbx_provider_vtable *vt;
-	void *impl; /* the provider's handle state */
-	uint32_t pid;
+	sbx__handle base; /* the provider's state, its vtable, the pid */
 };
-
-static int check_provider(const sbx_provider *p, const sbx_signal *sig, const char *method,
-                          bool has, sbx_error *err)
-{
-	int error;
-	if ((error = sbx__provider_check(p, sig, err)) < 0)
-		return error;
-	return has ? 0 : sbx__unsupported(err, p, method);
-}
 
 static int check_options(sbx_pty_options *o, const sbx_pty_options *in, bool start, sbx_error *err)
 {
 	static const sbx_pty_options defaults = SBX_PTY_OPTIONS_INIT;
 	sbx__command c;
-	int error;
 
 	*o = in ? *in : defaults;
 	if (o->version != SBX_PTY_OPTIONS_VERSION)
@@ -47,25 +36,7 @@ static int check_options(sbx_pty_options *o, const sbx_pty_options *in, bool sta
 		                      "terminal size must be at least 1 x 1, not %u x %u",
 		                      (unsigned)o->cols, (unsigned)o->rows);
 	c = sbx__command_of_pty(o); /* no tag; its timeout_ms may be 0 (none) */
-	if ((error = sbx__command_check(&c, false, err)) < 0)
-		return error;
-	return sbx__command_check_user(&c, err);
-}
-
-static int wrap(sbx_pty **out, const sbx_provider_vtable *vt, void *impl, uint32_t pid,
-                sbx_error *err)
-{
-	sbx_pty *h = sbx__malloc(sizeof(*h));
-
-	if (!h) {
-		vt->pty_free(impl);
-		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	}
-	h->vt = vt;
-	h->impl = impl;
-	h->pid = pid;
-	*out = h;
-	return 0;
+	return sbx__command_check(&c, SBX__CMD_USER, err);
 }
 
 int sbx_pty_start(sbx_pty **out, sbx_provider *p, const char *id, const char *command,
@@ -78,17 +49,18 @@ int sbx_pty_start(sbx_pty **out, sbx_provider *p, const char *id, const char *co
 
 	if (out)
 		*out = NULL;
-	if ((error =
-	         check_provider(p, sig, "pty_start", p && sbx__provider_vt(p)->pty_start, err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "pty_start",
+	                                        p && sbx__provider_vt(p)->pty_start,
+	                                        SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out || !id)
-		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "id");
 	if ((error = check_options(&o, opts, true, err)) < 0)
 		return error;
 	if ((error = sbx__provider_vt(p)->pty_start(sbx__provider_impl(p), &impl, &pid, id, command,
 	                                            &o, sig, err)) < 0)
 		return error;
-	return wrap(out, sbx__provider_vt(p), impl, pid, err);
+	*out = sbx__handle_new(sizeof(**out), sbx__provider_vt(p), impl, pid,
+	                       sbx__provider_vt(p)->pty_free, err);
+	return *out ? 0 : SBX_ENOMEM;
 }
 
 int sbx_pty_attach(sbx_pty **out, sbx_provider *p, const char *id, uint32_t pid,
@@ -100,11 +72,10 @@ int sbx_pty_attach(sbx_pty **out, sbx_provider *p, const char *id, uint32_t pid,
 
 	if (out)
 		*out = NULL;
-	if ((error = check_provider(p, sig, "pty_attach", p && sbx__provider_vt(p)->pty_attach,
-	                            err)) < 0)
+	if ((error = sbx__provider_check_method(p, sig, "pty_attach",
+	                                        p && sbx__provider_vt(p)->pty_attach,
+	                                        SBX__NEED_OUT | SBX__NEED_ID, out, id, err)) < 0)
 		return error;
-	if (!out || !id)
-		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "id");
 	if (pid == 0)
 		return sbx__error_set(err, SBX_EINVALID, "pid must be positive");
 	if ((error = check_options(&o, opts, false, err)) < 0)
@@ -112,47 +83,49 @@ int sbx_pty_attach(sbx_pty **out, sbx_provider *p, const char *id, uint32_t pid,
 	if ((error = sbx__provider_vt(p)->pty_attach(sbx__provider_impl(p), &impl, id, pid, &o, sig,
 	                                             err)) < 0)
 		return error;
-	return wrap(out, sbx__provider_vt(p), impl, pid, err);
+	*out = sbx__handle_new(sizeof(**out), sbx__provider_vt(p), impl, pid,
+	                       sbx__provider_vt(p)->pty_free, err);
+	return *out ? 0 : SBX_ENOMEM;
 }
 
 uint32_t sbx_pty_pid(const sbx_pty *h)
 {
-	return h ? h->pid : 0;
+	return h ? h->base.pid : 0;
 }
 
 int sbx_pty_send_input(sbx_pty *h, const void *data, size_t len, sbx_signal *sig, sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (len > 0 && !data)
+	int error;
+
+	if (h && len > 0 && !data)
 		return sbx__error_set(err, SBX_EINVALID, "data is NULL");
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
 	if (len == 0)
 		return 0;
-	return h->vt->pty_send_input(h->impl, data, len, sig, err);
+	return h->base.vt->pty_send_input(h->base.impl, data, len, sig, err);
 }
 
 int sbx_pty_resize(sbx_pty *h, uint16_t cols, uint16_t rows, sbx_signal *sig, sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (cols == 0 || rows == 0)
+	int error;
+
+	if (h && (cols == 0 || rows == 0))
 		return sbx__error_set(err, SBX_EINVALID,
 		                      "terminal size must be at least 1 x 1, not %u x %u",
 		                      (unsigned)cols, (unsigned)rows);
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	return h->vt->pty_resize(h->impl, cols, rows, sig, err);
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
+	return h->base.vt->pty_resize(h->base.impl, cols, rows, sig, err);
 }
 
 int sbx_pty_kill(sbx_pty *h, sbx_signal *sig, sbx_error *err)
 {
-	if (!h)
-		return sbx__error_set(err, SBX_EINVALID, "handle is NULL");
-	if (sbx_signal_aborted(sig))
-		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	return h->vt->pty_kill(h->impl, sig, err);
+	int error;
+
+	if ((error = sbx__handle_check(h, sig, err)) < 0)
+		return error;
+	return h->base.vt->pty_kill(h->base.impl, sig, err);
 }
 
 int sbx_pty_wait(sbx_pty_result *out, sbx_pty *h, sbx_signal *sig, sbx_error *err)
@@ -163,13 +136,13 @@ int sbx_pty_wait(sbx_pty_result *out, sbx_pty *h, sbx_signal *sig, sbx_error *er
 		return sbx__error_set(err, SBX_EINVALID, "%s is NULL", !out ? "out" : "handle");
 	if (sbx_signal_aborted(sig))
 		return sbx__error_set(err, SBX_EABORTED, "aborted");
-	return h->vt->pty_wait(h->impl, out, sig, err);
+	return h->base.vt->pty_wait(h->base.impl, out, sig, err);
 }
 
 void sbx_pty_free(sbx_pty *h)
 {
 	if (!h)
 		return;
-	h->vt->pty_free(h->impl);
+	h->base.vt->pty_free(h->base.impl);
 	sbx__free(h);
 }

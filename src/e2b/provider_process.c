@@ -193,6 +193,22 @@ static int wait_started(bg *b, sbx_signal *sig, sbx_error *err)
 	}
 }
 
+/*
+ * The run options both a start and an attach give (po's output callback; the handle's own stop
+ * signal), then the reader thread, and the wait until it knows the pid. Frees b on failure.
+ */
+static int bg_launch(bg *b, const sbx_process_options *po, sbx_signal *sig, sbx_error *err)
+{
+	int error;
+
+	b->c.o.on_output = po->on_output;
+	b->c.o.output_payload = po->output_payload;
+	b->c.o.sig = b->stop;
+	if ((error = launch(b, err)) < 0 || (error = wait_started(b, sig, err)) < 0)
+		bg_free(b);
+	return error;
+}
+
 int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const char *id,
                            const char *command, const sbx_process_options *po, sbx_signal *sig,
                            sbx_error *err)
@@ -204,20 +220,16 @@ int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const ch
 
 	if ((error = bg_new(&b, p, po->max_output_bytes, err)) < 0)
 		return error;
-	if ((error = sbx__e2b_exec_begin(&b->c, p, id, command, &cmd, sig, err)) < 0)
-		goto fail;
-	b->c.o.on_output = po->on_output;
-	b->c.o.output_payload = po->output_payload;
-	b->c.o.sig = b->stop;
+	if ((error = sbx__e2b_exec_begin(&b->c, p, id, command, &cmd, sig, err)) < 0) {
+		bg_free(b);
+		return error;
+	}
 	b->c.o.stdin_open = b->stdin_open = po->stdin_open;
-	if ((error = launch(b, err)) < 0 || (error = wait_started(b, sig, err)) < 0)
-		goto fail;
+	if ((error = bg_launch(b, po, sig, err)) < 0)
+		return error;
 	*pid_out = b->r.pid; /* written before on_pid, read after the mutex said so */
 	*h_out = b;
 	return 0;
-fail:
-	bg_free(b);
-	return error;
 }
 
 /* One envd List entry a command of ours is: setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD S */
@@ -282,14 +294,11 @@ int sbx__e2b_process_attach(void *impl, void **h_out, const char *id, uint32_t p
 	o->attach_pid = pid;
 	o->max_output = po->max_output_bytes;
 	o->timeout_ms = UINT64_MAX; /* none of its own: the command's backstop bounds it */
-	o->sig = b->stop;
 	o->ctl = b->ctl;
 	o->sandbox_id = b->c.t.sandbox_id;
-	o->on_output = po->on_output;
-	o->output_payload = po->output_payload;
 	b->stdin_open = true; /* unknown: envd says so if not */
-	if ((error = launch(b, err)) < 0 || (error = wait_started(b, sig, err)) < 0)
-		goto fail;
+	if ((error = bg_launch(b, po, sig, err)) < 0)
+		return error;
 	*h_out = b;
 	return 0;
 fail:

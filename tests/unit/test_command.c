@@ -54,30 +54,33 @@ static void test_command__checks_in_exec_order(void **state)
 	sbx_error err = {0};
 
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, true, &err), SBX_EINVALID); /* the tag first */
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_TIMEOUT, &err),
+	                 SBX_EINVALID); /* the tag first */
 	assert_string_equal(err.message, "invalid sandbox tag");
 	c.tag = NULL;
 	c.env_count = 1;
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, true, &err), SBX_EINVALID);
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_TIMEOUT, &err), SBX_EINVALID);
 	assert_string_equal(err.message, "env is NULL");
 	c.env = bad_key;
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, true, &err), SBX_EINVALID);
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_TIMEOUT, &err), SBX_EINVALID);
 	c.env = null_value;
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, true, &err), SBX_EINVALID);
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_TIMEOUT, &err), SBX_EINVALID);
 	assert_string_equal(err.message, "environment variable A has a NULL value");
 	c.env = one_env;
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, true, &err), SBX_EINVALID);
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_TIMEOUT, &err), SBX_EINVALID);
 	assert_string_equal(err.message, "exec timeout_ms must be positive");
 	err = (sbx_error){0};
-	assert_int_equal(sbx__command_check(&c, false, &err), 0); /* a terminal: 0 = no limit */
+	assert_int_equal(sbx__command_check(&c, 0, &err), 0); /* a terminal: 0 = no limit */
 	err = (sbx_error){0};
 	assert_int_equal(sbx__command_check_user(&c, &err), SBX_EINVALID);
 	assert_string_equal(err.message,
 	                    "exec user must be SBX_USER_SANDBOX or SBX_USER_ROOT, not 7");
+	err = (sbx_error){0};
+	assert_int_equal(sbx__command_check(&c, SBX__CMD_USER, &err), SBX_EINVALID);
 	c.user = SBX_USER_ROOT;
 	err = (sbx_error){0};
 	assert_int_equal(sbx__command_check_user(&c, &err), 0);

@@ -391,6 +391,36 @@ static void test_provider__process_calls_check_arguments_then_need_the_methods(v
 	assert_int_equal(x->f.calls, 0);
 }
 
+/* A terminal's calls: the handle first, then its other arguments, then the abort signal. */
+static void test_provider__pty_calls_check_the_handle_first(void **state)
+{
+	fixture *x = *state;
+	sbx_pty *h = (sbx_pty *)1;
+	sbx_pty_result r;
+	sbx_error e = {0};
+
+	assert_int_equal(sbx_pty_start(&h, x->p, "i", NULL, NULL, NULL, &e), SBX_EINTERNAL);
+	assert_string_equal(e.message, "provider fake does not implement pty_start");
+	assert_null(h);
+	e = (sbx_error){0};
+	assert_int_equal(sbx_pty_send_input(NULL, NULL, 1, NULL, &e), SBX_EINVALID);
+	assert_string_equal(e.message, "handle is NULL");
+	e = (sbx_error){0};
+	assert_int_equal(sbx_pty_resize(NULL, 0, 0, NULL, &e), SBX_EINVALID);
+	assert_string_equal(e.message, "handle is NULL");
+	e = (sbx_error){0};
+	assert_int_equal(sbx_pty_kill(NULL, NULL, &e), SBX_EINVALID);
+	assert_string_equal(e.message, "handle is NULL");
+	e = (sbx_error){0};
+	assert_int_equal(sbx_pty_wait(&r, NULL, NULL, &e), SBX_EINVALID);
+	assert_string_equal(e.message, "handle is NULL");
+	e = (sbx_error){0};
+	assert_int_equal(sbx_pty_attach(&h, x->p, "i", 0, NULL, NULL, &e), SBX_EINTERNAL);
+	assert_int_equal(sbx_pty_pid(NULL), 0);
+	sbx_pty_free(NULL);
+	assert_int_equal(x->f.calls, 0);
+}
+
 static void test_provider__paths_are_validated_before_the_provider(void **state)
 {
 	fixture *x = *state;
@@ -481,6 +511,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 	        test_provider__process_calls_check_arguments_then_need_the_methods, setup,
 	        teardown),
+	    cmocka_unit_test_setup_teardown(test_provider__pty_calls_check_the_handle_first, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_provider__paths_are_validated_before_the_provider,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_provider__success_paths_reach_the_provider, setup,
