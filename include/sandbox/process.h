@@ -183,7 +183,7 @@ SBX_EXTERN int sbx_process_kill_pid(sbx_provider *p, const char *id, uint32_t pi
 /** One running command of a sandbox (envd List). Strings are NUL-terminated, owned by the list. */
 typedef struct sbx_process_info {
 	uint32_t pid;
-	char *cmd;   /**< the program envd started, e.g. "setsid" */
+	char *cmd;   /**< the program envd started, e.g. "/bin/sh" */
 	char **args; /**< its arguments (nargs of them) */
 	size_t nargs;
 	char *cwd; /**< working directory, or NULL when envd gave none */

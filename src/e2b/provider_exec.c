@@ -2,7 +2,7 @@
  * e2b/provider_exec.c: exec, the blocking command of the contract
  * (docs/contract.md "exec"; docs/exec.md "How a command runs", "Output: one
  * budget, truncation at a character boundary"): the options become one
- * sbx__run_opts under the setsid wrapper (scripts.c), the sandbox is attached
+ * sbx__run_opts under the exec wrapper (scripts.c), the sandbox is attached
  * with its timeout covering the command, sbx__e2b_run() (provider_run.c)
  * drives the Start stream (docs/internals/wire.md "Process start"), and the
  * output is handed over cut at a UTF-8 boundary. Background commands share
@@ -71,7 +71,7 @@ static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx__comman
 	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, cmd->timeout_ms);
 	o->user = sbx__e2b_user_name(cmd->user);
 	o->ctl_user = o->user; /* the kill on timeout or abort, as the command's user */
-	o->cmd = "setsid";
+	o->cmd = SBX_E2B_EXEC_CMD;
 	o->args = c->args;
 	o->nargs = SBX_E2B_EXEC_ARGC;
 	o->env = c->env;

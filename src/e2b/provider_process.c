@@ -232,19 +232,26 @@ int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const ch
 	return 0;
 }
 
-/* One envd List entry a command of ours is: setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD S */
-static bool ours(json_t *args, const char **ctl, const char **command)
+/*
+ * One envd List entry a command of ours is: /bin/sh -c WRAPPER capybara-exec CTL CMD S SEED
+ * (scripts.h), or the older line setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD S (of a
+ * library before the exec helper made the session, still running in a long-lived sandbox).
+ * The index of CMD in args, else 0.
+ */
+static size_t ours(json_t *args, const char **ctl, const char **command)
 {
-	json_t *a4 = json_array_get(args, 4), *a5 = json_array_get(args, 5);
+	size_t at = json_array_size(args) == SBX_E2B_EXEC_ARGC ? 2
+	            : json_array_size(args) == 8               ? 4
+	                                                       : 0;
+	json_t *name = json_array_get(args, at), *c = json_array_get(args, at + 1);
 
-	if (json_array_size(args) != SBX_E2B_EXEC_ARGC || !json_is_string(a4) ||
-	    strcmp(json_string_value(a4), "capybara-exec") != 0 || !json_is_string(a5) ||
-	    strncmp(json_string_value(a5), "/tmp/.capybara-exec-", 20) != 0 ||
-	    !json_is_string(json_array_get(args, 6)))
-		return false;
-	*ctl = json_string_value(a5);
-	*command = json_string_value(json_array_get(args, 6));
-	return true;
+	if (!at || !json_is_string(name) || strcmp(json_string_value(name), "capybara-exec") != 0 ||
+	    !json_is_string(c) || strncmp(json_string_value(c), "/tmp/.capybara-exec-", 20) != 0 ||
+	    !json_is_string(json_array_get(args, at + 2)))
+		return 0;
+	*ctl = json_string_value(c);
+	*command = json_string_value(json_array_get(args, at + 2));
+	return at + 2;
 }
 
 /* The control path of running pid `pid` if we started it (NULL otherwise), through envd List. */
@@ -463,8 +470,8 @@ static int info_of(sbx_process_info *it, json_t *e)
 			it->nargs = i + 1;
 		}
 	}
-	if (ours(args, &ctl, &command))
-		it->command = it->args[6];
+	if ((i = ours(args, &ctl, &command)) > 0)
+		it->command = it->args[i];
 	return 0;
 }
 

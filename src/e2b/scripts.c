@@ -22,14 +22,13 @@ void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, 
                         const char *ctl, const char *command, uint64_t timeout_ms)
 {
 	snprintf(seconds_buf, buflen, "%" PRIu64, sbx__e2b_exec_seconds(timeout_ms));
-	args[0] = "-w";
-	args[1] = "/bin/sh";
-	args[2] = "-c";
-	args[3] = sbx__e2b_exec_wrapper;
-	args[4] = "capybara-exec";
-	args[5] = ctl;
-	args[6] = command;
-	args[7] = seconds_buf;
+	args[0] = "-c";
+	args[1] = sbx__e2b_exec_wrapper;
+	args[2] = "capybara-exec";
+	args[3] = ctl;
+	args[4] = command;
+	args[5] = seconds_buf;
+	args[6] = sbx__e2b_exec_seed_wrapper;
 }
 
 void sbx__e2b_fileop_args(const char *args[SBX_E2B_FILEOP_ARGC], char *seconds_buf, size_t buflen,

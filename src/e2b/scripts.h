@@ -31,6 +31,7 @@
 #define SBX_E2B_KILL_SHELL "/bin/bash"
 
 extern const char sbx__e2b_exec_wrapper[];          /* EXEC_WRAPPER (ours: the exec helper) */
+extern const char sbx__e2b_exec_seed_wrapper[];     /* SEED_WRAPPER (the seed's wrapper) */
 extern const char sbx__e2b_fileop_wrapper[];        /* FILEOP_WRAPPER (ours) */
 extern const char sbx__e2b_kill_script[];           /* KILL_SCRIPT */
 extern const char sbx__e2b_kill_all_script[];       /* KILL_ALL_SCRIPT (ours: bash, no fork) */
@@ -58,12 +59,13 @@ extern const char sbx__e2b_skills_write_script[];   /* SKILLS_WRITE_SCRIPT */
 uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms);
 
 /*
- * The argv of `setsid` for an exec (docs/exec.md "How a command runs"):
- * {"-w", "/bin/sh", "-c", EXEC_WRAPPER, "capybara-exec", ctl, command, "<seconds>"}.
- * `seconds_buf` (>= 24 bytes) holds the decimal seconds; args[] (8 entries)
+ * The command and argv of an exec (docs/exec.md "How a command runs"): SBX_E2B_EXEC_CMD with
+ * {"-c", EXEC_WRAPPER, "capybara-exec", ctl, command, "<seconds>", SEED_WRAPPER}.
+ * `seconds_buf` (>= 24 bytes) holds the decimal seconds; args[] (7 entries)
  * borrow from the inputs and seconds_buf.
  */
-#define SBX_E2B_EXEC_ARGC 8
+#define SBX_E2B_EXEC_CMD  "/bin/sh"
+#define SBX_E2B_EXEC_ARGC 7
 void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, size_t buflen,
                         const char *ctl, const char *command, uint64_t timeout_ms);
 

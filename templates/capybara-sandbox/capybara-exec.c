@@ -1,12 +1,14 @@
 /*
- * capybara-exec CTL COMMAND SECONDS: the in-sandbox half of an exec when the template has it
- * (/opt/capybara-exec, templates/capybara-sandbox/Dockerfile; fake-e2b puts the same program
- * there). The exec wrapper (src/e2b/scripts/exec_wrapper.sh), already the session leader with
- * CTL.pid written and CTL.kill checked, `exec`s this program in its own place, so its pid,
- * session and "capybara-exec CTL" in its command line stay what the kill scripts look for. It
- * does what `timeout -s KILL SECONDS /bin/bash -c COMMAND; s=$?; rm -f CTL.pid; exit $s` did,
- * in one process instead of three (timeout, its fork, rm), docs/internals/exec-cost.md:
+ * capybara-exec CTL COMMAND SECONDS [--session]: the in-sandbox half of an exec when the template
+ * has it (/opt/capybara-exec, templates/capybara-sandbox/Dockerfile; fake-e2b puts the same
+ * program there). The exec line (src/e2b/scripts/exec_wrapper.sh) `exec`s it from the shell
+ * envd started, with --session, so it keeps that process's pid and has "capybara-exec CTL" in
+ * its command line, which the kill scripts look for (docs/internals/exec-cost.md):
  *
+ *   - with --session, first what the seed's wrapper did under setsid: a session of its own
+ *     (setsid(); a process group leader forks first, as `setsid -w`, and waits), its pid in
+ *     CTL.pid, and 137 without running anything when CTL.kill exists (a kill raced ahead of
+ *     the start); without --session the caller did all that (the line of an older library);
  *   - runs `/bin/bash -c COMMAND` in a child that leads a process group of its own (as the
  *     group `timeout` made), with the signal mask and dispositions this process was given;
  *   - when SECONDS pass first, SIGKILLs that process group (the in-sandbox backstop that holds
@@ -18,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,6 +99,61 @@ static int wait_until(pid_t pid, uint64_t deadline, int *status)
 	}
 }
 
+/* The status of a child as this program reports it: its exit status, 128 + N for signal N. */
+static int status_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_BAD;
+}
+
+/*
+ * --session: a session of its own, CTL.pid, the kill check, as the seed's `setsid -w` and the
+ * first three steps of its wrapper. -1 when this process is to go on, else the status to exit
+ * with (the kill check's 137; a leader's child's status after it waited; 125).
+ */
+static int session(const char *ctl)
+{
+	size_t n = strlen(ctl);
+	char *p = malloc(n + 6), line[32];
+	int fd, len, status;
+	pid_t pid;
+
+	if (!p)
+		return EXIT_BAD;
+	if (setsid() < 0) {
+		/* a process group leader cannot: as setsid -w, a child does, this one waits */
+		if ((pid = fork()) < 0) {
+			fprintf(stderr, "capybara-exec: fork: %s\n", strerror(errno));
+			free(p);
+			return EXIT_BAD;
+		}
+		if (pid > 0) {
+			free(p);
+			while (waitpid(pid, &status, 0) < 0)
+				if (errno != EINTR)
+					return EXIT_BAD;
+			return status_code(status);
+		}
+		(void)setsid();
+	}
+	/* echo $$ > "$c.pid" 2>/dev/null */
+	memcpy(p, ctl, n);
+	memcpy(p + n, ".pid", 5);
+	len = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) >= 0) {
+		(void)!write(fd, line, (size_t)len);
+		close(fd);
+	}
+	/* if [ -e "$c.kill" ]; then exit 137; fi */
+	memcpy(p + n, ".kill", 6);
+	status = access(p, F_OK) == 0 ? 137 : -1;
+	free(p);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t chld, old;
@@ -103,10 +161,13 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status = 0, r;
 
-	if (argc != 4 || parse_seconds(argv[3], &seconds) < 0) {
-		fprintf(stderr, "usage: capybara-exec CTL COMMAND SECONDS\n");
+	if ((argc != 4 && (argc != 5 || strcmp(argv[4], "--session") != 0)) ||
+	    parse_seconds(argv[3], &seconds) < 0) {
+		fprintf(stderr, "usage: capybara-exec CTL COMMAND SECONDS [--session]\n");
 		return EXIT_BAD;
 	}
+	if (argc == 5 && (r = session(argv[1])) >= 0)
+		return r;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
@@ -141,9 +202,5 @@ int main(int argc, char **argv)
 		}
 	}
 	remove_pid_file(argv[1]);
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_BAD;
+	return status_code(status);
 }

@@ -17,12 +17,15 @@
 
 #include <cmocka.h>
 
-/* EXEC_WRAPPER, byte for byte: the seed's, with the switch to the exec helper after the kill
- * check (src/e2b/scripts/exec_wrapper.sh). */
+/* EXEC_WRAPPER, byte for byte (src/e2b/scripts/exec_wrapper.sh): the exec helper with
+ * --session where the template has it, else the seed's line with SEED_WRAPPER. */
+static const char EXEC_WRAPPER[] =
+    "if [ -x /opt/capybara-exec ]; then exec /opt/capybara-exec \"$1\" \"$2\" \"$3\" --session; "
+    "fi; exec setsid -w /bin/sh -c \"$4\" capybara-exec \"$1\" \"$2\" \"$3\"";
+/* The seed's exec wrapper, byte for byte (src/e2b/scripts/exec_seed_wrapper.sh). */
 static const char SEED_WRAPPER[] =
-    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; if [ -x "
-    "/opt/capybara-exec ]; then exec /opt/capybara-exec \"$@\"; fi; timeout -s KILL \"$3\" "
-    "/bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
+    "c=$1; echo $$ > \"$c.pid\" 2>/dev/null; if [ -e \"$c.kill\" ]; then exit 137; fi; timeout "
+    "-s KILL \"$3\" /bin/bash -c \"$2\"; s=$?; rm -f \"$c.pid\"; exit $s";
 
 static char *g_id; /* one sandbox for the whole file */
 
@@ -204,7 +207,7 @@ static void test_exec__connect_timeout_covers_command(void **state)
 		json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
 		b = h_entry_json(s);
 		json_t *args = json_object_get(json_object_get(b, "process"), "args");
-		assert_string_equal(json_string_value(json_array_get(args, 7)), cases[i].seconds);
+		assert_string_equal(json_string_value(json_array_get(args, 5)), cases[i].seconds);
 		json_decref(b);
 		json_decref(log);
 	}
@@ -229,15 +232,14 @@ static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char
 	assert_non_null(b);
 	assert_true(json_is_false(json_object_get(b, "stdin")));
 	json_t *p = json_object_get(b, "process");
-	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "setsid");
+	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/sh");
 	assert_string_equal(json_string_value(json_object_get(p, "cwd")), cwd);
 	json_t *args = json_object_get(p, "args");
-	assert_int_equal(json_array_size(args), 8);
-	assert_string_equal(json_string_value(json_array_get(args, 0)), "-w");
-	assert_string_equal(json_string_value(json_array_get(args, 1)), "/bin/sh");
-	assert_string_equal(json_string_value(json_array_get(args, 2)), "-c");
-	assert_string_equal(json_string_value(json_array_get(args, 3)), SEED_WRAPPER);
-	assert_string_equal(json_string_value(json_array_get(args, 4)), "capybara-exec");
+	assert_int_equal(json_array_size(args), 7);
+	assert_string_equal(json_string_value(json_array_get(args, 0)), "-c");
+	assert_string_equal(json_string_value(json_array_get(args, 1)), EXEC_WRAPPER);
+	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-exec");
+	assert_string_equal(json_string_value(json_array_get(args, 6)), SEED_WRAPPER);
 	char pat[256];
 	snprintf(
 	    pat, sizeof(pat),
@@ -246,12 +248,12 @@ static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char
 	    tag ? tag : "", tag ? "-" : "");
 	regex_t re;
 	assert_int_equal(regcomp(&re, pat, REG_EXTENDED | REG_NOSUB), 0);
-	const char *ctl = json_string_value(json_array_get(args, 5));
+	const char *ctl = json_string_value(json_array_get(args, 3));
 	if (!ctl || regexec(&re, ctl, 0, NULL, 0) != 0)
 		fail_msg("control path %s does not match %s", ctl ? ctl : "(null)", pat);
 	regfree(&re);
-	assert_string_equal(json_string_value(json_array_get(args, 6)), cmd);
-	assert_string_equal(json_string_value(json_array_get(args, 7)), "65"); /* 60 s + 5 */
+	assert_string_equal(json_string_value(json_array_get(args, 4)), cmd);
+	assert_string_equal(json_string_value(json_array_get(args, 5)), "65"); /* 60 s + 5 */
 	json_t *envs = json_object_get(p, "envs");
 	assert_string_equal(json_string_value(json_object_get(envs, "HOME")), "/workspace");
 	assert_string_equal(json_string_value(json_object_get(envs, "LANG")), "C.UTF-8");
@@ -313,9 +315,35 @@ static void as_root(h_ctx *h, const char *cmd)
 	sbx_exec_result_free(&r);
 }
 
-/* capybara-sandbox has the exec helper: the command's parent is it, in the wrapper's place
- * (pid, session, "capybara-exec CTL" for the kill scripts). Without it (removed by root here),
- * the seed's line runs the command under `timeout`, with the same statuses. */
+/* As the command sees it: "SESSION PARENT PIDFILE GRANDPARENT": its session id, its parent's
+ * and grandparent's pids, and what CTL.pid holds (CTL read from the session leader's argv). */
+#define WHO_LEADS                                                                                  \
+	"read -r -a f < /proc/$$/stat; mapfile -d '' -t a < /proc/${f[5]}/cmdline; for x in "      \
+	"\"${a[@]}\"; do [[ $x == /tmp/.capybara-exec-* ]] && c=$x; done; read -r -a g < "         \
+	"/proc/$PPID/stat; echo \"${f[5]} $PPID $(cat \"$c.pid\") ${g[3]}\""
+
+/* The command's session and its leader, which CTL.pid names: with the exec helper the helper
+ * (the command's parent, the process envd started) leads it; with the seed's line the
+ * wrapper's sh, the parent of `timeout`. */
+static void assert_session_led_by(h_ctx *h, bool helper)
+{
+	sbx_exec_result r;
+	long sid = 0, parent = 0, pidfile = 0, grand = 0;
+	assert_int_equal(run(h, &r, WHO_LEADS, NULL, NULL), 0);
+	assert_true(r.has_exit_code);
+	if (r.exit_code != 0 || sscanf((const char *)r.stdout_data, "%ld %ld %ld %ld", &sid,
+	                               &parent, &pidfile, &grand) != 4)
+		fail_msg("who leads: exit %d [%.*s]", r.exit_code, (int)r.stdout_len,
+		         (const char *)r.stdout_data);
+	sbx_exec_result_free(&r);
+	assert_int_equal(pidfile, sid); /* CTL.pid names the session leader */
+	assert_int_equal(helper ? parent : grand, sid);
+}
+
+/* capybara-sandbox has the exec helper: the command's parent is it, with --session, as the
+ * process envd started (pid, session, "capybara-exec CTL" for the kill scripts). Without it
+ * (removed by root here), the seed's line runs the command under `timeout`, with the same
+ * statuses and the same session and pid file. */
 static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
 {
 	h_ctx *h = *state;
@@ -324,14 +352,17 @@ static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
 		int code;
 	} cases[] = {{"exit 3", 3}, {"kill -TERM $$", 143}, {"kill -KILL $$", 137}};
 	char *p = parent_cmdline(h);
-	if (strncmp(p, "/opt/capybara-exec /tmp/.capybara-exec-", 39) != 0)
-		fail_msg("parent [%s], want the exec helper", p);
+	if (strncmp(p, "/opt/capybara-exec /tmp/.capybara-exec-", 39) != 0 ||
+	    strcmp(p + strlen(p) - 14, " 65 --session ") != 0)
+		fail_msg("parent [%s], want the exec helper with --session", p);
 	free(p);
+	assert_session_led_by(h, true);
 	as_root(h, "mv /opt/capybara-exec /opt/capybara-exec.off");
 	p = parent_cmdline(h);
 	if (strncmp(p, "timeout -s KILL 65 /bin/bash -c ", 32) != 0)
 		fail_msg("parent [%s], want the seed's timeout", p);
 	free(p);
+	assert_session_led_by(h, false);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		sbx_exec_result r;
 		assert_int_equal(run(h, &r, cases[i].cmd, NULL, NULL), 0);

@@ -3,7 +3,10 @@
 # as the exec wrapper runs it (the session leader, after the pid file): the command's status,
 # 128 + N for a signal, its own process group in the helper's session, an unblocked signal
 # mask, the pid file removed, the SECONDS backstop that SIGKILLs the command's whole group, and
-# 125 for a bad invocation. Usage: exec_helper_test.sh HELPER
+# 125 for a bad invocation; and with --session (as the exec line runs it, from a process that
+# leads nothing): the session of its own, CTL.pid naming it, CTL.kill refusing the start, and a
+# process group leader's start (a child makes the session, as `setsid -w`). Usage:
+# exec_helper_test.sh HELPER
 set -u
 helper=$1
 dir=$(mktemp -d /tmp/sbx-exec-helper.XXXXXX)
@@ -51,8 +54,34 @@ done
 check "the group's background process is dead" yes "$([ "$state" = gone ] || [ "$state" = Z ] && echo yes || echo "no ($state)")"
 check "pid file removed after the backstop" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
 
+# --session: a session of its own led by the helper, whose pid CTL.pid holds while it runs
+rm -f "$ctl.pid"
+out=$("$helper" "$ctl" "read -r -a f < /proc/\$PPID/stat; echo \"\$(cat '$ctl.pid') \$PPID \${f[5]}\"" 10 --session 2>&1)
+rc=$?
+read -r pidfile hpid hsid <<<"$out"
+check "--session: status" 0 "$rc"
+check "--session: CTL.pid names the helper" "$hpid" "$pidfile"
+check "--session: the helper leads its session" "$hpid" "$hsid"
+check "--session: not the test's session" yes "$([ "$hsid" != "$(ps -o sid= $$ | tr -d ' ')" ] && echo yes || echo no)"
+check "--session: pid file removed" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+out=$("$helper" "$ctl" 'kill -KILL $$' 10 --session)
+check "--session: death by SIGKILL is 128 + 9" 137 "$?"
+# a kill that raced ahead of the start: 137, the command never runs
+touch "$ctl.kill"
+out=$("$helper" "$ctl" 'echo ran' 10 --session)
+check "--session: CTL.kill refuses the start" "137 []" "$? [$out]"
+rm -f "$ctl.kill" "$ctl.pid"
+# started as a process group leader (job control): a child makes the session, the helper waits
+out=$(set -m; "$helper" "$ctl" "read -r -a f < /proc/\$PPID/stat; echo \"\$(cat '$ctl.pid') \$PPID \${f[5]}\"; exit 5" 10 --session & wait $!; echo "rc=$?")
+read -r pidfile hpid hsid rcw <<<"$(printf '%s\n' "$out" | tr '\n' ' ')"
+check "--session as a group leader: status through the wait" "rc=5" "$rcw"
+check "--session as a group leader: CTL.pid names the session leader" "$hsid $hsid" "$pidfile $hpid"
+check "--session as a group leader: pid file removed" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+
 "$helper" "$ctl" 'true' 2>/dev/null
 check "two arguments: 125" 125 $?
+"$helper" "$ctl" 'true' 5 --sessions 2>/dev/null
+check "an unknown fourth argument: 125" 125 $?
 "$helper" "$ctl" 'true' 5x 2>/dev/null
 check "bad SECONDS: 125" 125 $?
 "$helper" "$ctl" 'true' 99999999999999999999 2>/dev/null

@@ -56,23 +56,20 @@ static void test_scripts__byte_exact_with_the_seed(void **state)
 		sha256_hex(want[i].script, hex);
 		assert_string_equal(hex, want[i].sha256);
 	}
-	/* EXEC_WRAPPER is ours: the seed's, with the switch to the exec helper after the kill
-	 * check; without that switch it is the seed's byte for byte */
+	/* SEED_WRAPPER is the seed's exec wrapper byte for byte; EXEC_WRAPPER is ours: the exec
+	 * helper with --session where the template has it, else exactly the seed's line (setsid -w
+	 * /bin/sh -c SEED_WRAPPER capybara-exec CTL CMD SECONDS) */
 	{
-		static const char sw[] = "if [ -x /opt/capybara-exec ]; then exec "
-		                         "/opt/capybara-exec \"$@\"; fi; ";
-		const char *at = strstr(sbx__e2b_exec_wrapper, sw);
-		char seed[256], hex[65];
-		assert_non_null(at);
-		assert_true(strlen(sbx__e2b_exec_wrapper) - strlen(sw) < sizeof(seed));
-		snprintf(seed, sizeof(seed), "%.*s%s", (int)(at - sbx__e2b_exec_wrapper),
-		         sbx__e2b_exec_wrapper, at + strlen(sw));
-		assert_int_equal(strlen(seed), 147);
-		sha256_hex(seed, hex);
+		char hex[65];
+		assert_int_equal(strlen(sbx__e2b_exec_seed_wrapper), 147);
+		sha256_hex(sbx__e2b_exec_seed_wrapper, hex);
 		assert_string_equal(
 		    hex, "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87");
-		/* the switch comes after the pid file and the kill check */
-		assert_true(at > strstr(sbx__e2b_exec_wrapper, "then exit 137; fi; "));
+		assert_string_equal(
+		    sbx__e2b_exec_wrapper,
+		    "if [ -x /opt/capybara-exec ]; then exec /opt/capybara-exec \"$1\" "
+		    "\"$2\" \"$3\" --session; fi; exec setsid -w /bin/sh -c \"$4\" "
+		    "capybara-exec \"$1\" \"$2\" \"$3\"");
 	}
 	assert_string_equal(sbx__e2b_read_script,
 	                    "if [ ! -e \"$1\" ]; then exit 3; fi; if [ -d \"$1\" ]; then exit 4; "
@@ -93,8 +90,10 @@ static void test_scripts__every_script_byte_exact(void **state)
 		size_t len;
 	} want[] = {
 #define PIN(n, len, sha) {#n, sbx__e2b_##n, sha, len}
-	    PIN(exec_wrapper, 216,
-	        "7a5458c1328cd82f5bc116eee1287569074b07bee6e897329cabd1e175a7b8bf"),
+	    PIN(exec_wrapper, 148,
+	        "4cc5b78f5ba0843dae6c37d5fa2c624d0a01aa0e8a2d3e7c15d0122ebf0e76d3"),
+	    PIN(exec_seed_wrapper, 147,
+	        "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87"),
 	    PIN(fileop_wrapper, 149,
 	        "bd8a092cd4db08656353b3220408d4363d36eb99f465357432b4180cb4dffd5c"),
 	    PIN(kill_script, 432,
@@ -165,22 +164,22 @@ static void test_scripts__exec_seconds_round_up_plus_grace(void **state)
 		assert_int_equal(sbx__e2b_exec_seconds(cases[i].ms), cases[i].s);
 }
 
-static void test_scripts__exec_args_are_the_seeds(void **state)
+static void test_scripts__exec_args_are_the_line_and_the_seeds(void **state)
 {
 	(void)state;
 	const char *args[SBX_E2B_EXEC_ARGC];
 	char secs[24];
+	assert_string_equal(SBX_E2B_EXEC_CMD, "/bin/sh");
 	sbx__e2b_exec_args(args, secs, sizeof(secs), "/tmp/.capybara-exec-x", "echo hi", 1500);
-	assert_string_equal(args[0], "-w");
-	assert_string_equal(args[1], "/bin/sh");
-	assert_string_equal(args[2], "-c");
-	assert_ptr_equal(args[3], sbx__e2b_exec_wrapper);
-	assert_string_equal(args[4], "capybara-exec");
-	assert_string_equal(args[5], "/tmp/.capybara-exec-x");
-	assert_string_equal(args[6], "echo hi");
-	assert_string_equal(args[7], "7");
+	assert_string_equal(args[0], "-c");
+	assert_ptr_equal(args[1], sbx__e2b_exec_wrapper);
+	assert_string_equal(args[2], "capybara-exec");
+	assert_string_equal(args[3], "/tmp/.capybara-exec-x");
+	assert_string_equal(args[4], "echo hi");
+	assert_string_equal(args[5], "7");
+	assert_ptr_equal(args[6], sbx__e2b_exec_seed_wrapper);
 	sbx__e2b_exec_args(args, secs, sizeof(secs), "c", "x", UINT64_MAX);
-	assert_string_equal(args[7], "18446744073709557");
+	assert_string_equal(args[5], "18446744073709557");
 }
 
 static void assert_uuid_v4(const char *u)
@@ -250,11 +249,12 @@ static int run_sh(const char *script, const char *const *args, size_t nargs, cha
 	return run_argv(argv, out, outlen);
 }
 
-/* The exec wrapper as the provider runs it: setsid -w /bin/sh -c WRAPPER ... */
+/* The exec wrapper as the provider runs it: /bin/sh -c WRAPPER ... (no exec helper on this host:
+ * the seed's line) */
 static int run_wrapper(const char *ctl, const char *command, uint64_t timeout_ms, char *out,
                        size_t outlen)
 {
-	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {"setsid"};
+	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {SBX_E2B_EXEC_CMD};
 	char secs[24];
 	sbx__e2b_exec_args(argv + 1, secs, sizeof(secs), ctl, command, timeout_ms);
 	return run_argv(argv, out, outlen);
@@ -443,7 +443,7 @@ typedef struct wrapper {
 static void wrapper_start(wrapper *w, uid_t uid, const char *dir, const char *tag, int i)
 {
 	char u[37], cmd[512], secs[24];
-	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {"/usr/bin/setsid"};
+	const char *argv[SBX_E2B_EXEC_ARGC + 2] = {SBX_E2B_EXEC_CMD};
 	sbx__uuid(u);
 	snprintf(w->ctl, sizeof(w->ctl), "/tmp/.capybara-exec-%s-%s", tag, u);
 	snprintf(w->ready, sizeof(w->ready), "%s/ready-%d", dir, i);
@@ -703,7 +703,7 @@ int main(void)
 	    cmocka_unit_test(test_scripts__byte_exact_with_the_seed),
 	    cmocka_unit_test(test_scripts__every_script_byte_exact),
 	    cmocka_unit_test(test_scripts__exec_seconds_round_up_plus_grace),
-	    cmocka_unit_test(test_scripts__exec_args_are_the_seeds),
+	    cmocka_unit_test(test_scripts__exec_args_are_the_line_and_the_seeds),
 	    cmocka_unit_test(test_scripts__control_paths_and_uuids),
 	    cmocka_unit_test(test_scripts__fileop_wrapper_passes_args_and_kills_on_its_timer),
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
