@@ -55,9 +55,10 @@
  * otherwise), so that others keep PER_SANDBOX_MAX - PER_CLIENT_MAX: before, one client that
  * knew a sandbox's id (public traffic needs no key) held all 256 with requests to a port that
  * never answers or with slow bodies, and the sandbox's other ports answered 503 to everyone.
- * When the sandbox has PER_SANDBOX_MAX (clients of many addresses), a new request cuts the one
- * that has moved no byte longest, if for EVICT_STALE_MS at least (as the HTTP layer cuts the
- * body stalled longest): requests that are answered keep moving, a flood's do not. */
+ * When the sandbox has PER_SANDBOX_MAX (clients of many addresses), a new request cuts one that
+ * has moved no byte for EVICT_STALE_MS at least (as the HTTP layer cuts the body stalled
+ * longest), of the client holding most: requests that are answered keep moving, a flood's do
+ * not, and a flood's go before another client's idle stream. */
 #define PER_CLIENT_MAX 192
 #define EVICT_STALE_MS 1000
 
@@ -130,17 +131,31 @@ static uint64_t client_of(fk_req *r)
 	return 0;
 }
 
-/* The request of sandbox `id` that moved no byte longest, if for EVICT_STALE_MS (inflight_lock
- * held); NULL when none has stalled that long. */
+/* The requests of sandbox `id` that `client` has (inflight_lock held). */
+static unsigned held_by(const char *id, uint64_t client)
+{
+	unsigned n = 0;
+	for (upstream *o = inflights; o; o = o->slot_next)
+		n += o->client == client && !strcmp(o->sandbox, id);
+	return n;
+}
+
+/* The request of sandbox `id` to give way (inflight_lock held): of those that moved no byte
+ * for EVICT_STALE_MS, one of the client that holds most of them, the one stalled longest of
+ * those: a flood's own go first, not another client's idle stream. NULL when none stalled. */
 static upstream *stalest(const char *id)
 {
 	int64_t now = fk_mono_ms();
 	upstream *old = NULL;
 	int64_t old_ms = 0;
+	unsigned old_held = 0;
 	for (upstream *o = inflights; o; o = o->slot_next) {
 		int64_t ms = __atomic_load_n(&o->last_ms, __ATOMIC_RELAXED);
-		if (!strcmp(o->sandbox, id) && now - ms >= EVICT_STALE_MS && (!old || ms < old_ms))
-			old = o, old_ms = ms;
+		if (strcmp(o->sandbox, id) || now - ms < EVICT_STALE_MS)
+			continue;
+		unsigned held = old && o->client == old->client ? old_held : held_by(id, o->client);
+		if (!old || held > old_held || (held == old_held && ms < old_ms))
+			old = o, old_ms = ms, old_held = held;
 	}
 	return old;
 }

@@ -168,6 +168,41 @@ static void test_proxy_share__a_full_sandbox_gives_way_to_a_new_request(void **u
 	assert_int_equal(fks_stop(&s), 0);
 }
 
+/* 64 requests from 127.0.0.3, then 192 from 127.0.0.2 fill the sandbox; once stalled, a new
+ * client's request cuts one of the client that holds most (127.0.0.2), not the older requests
+ * of the other. */
+static void test_proxy_share__the_largest_holder_gives_way_first(void **unused)
+{
+	(void)unused;
+	enum { SMALL = 64, LARGE = 192, N = SMALL + LARGE };
+	fks s;
+	fks_box b;
+	silent_and_web(&s, &b);
+	fks_need_fds(N + 64);
+	int fds[N], got[N] = {0};
+	silent_requests(&s, &b, fds, SMALL, 3);
+	bool all = false;
+	for (long t0 = fk_mono_ms(); !all && fk_mono_ms() - t0 < 60000; fk_sleep_ms(100))
+		all = fks_box_run(&s, &b, "test \"$(cat /tmp/n 2>/dev/null)\" -ge 64");
+	assert_true(all); /* the small holder's are the oldest */
+	silent_requests(&s, &b, fds + SMALL, LARGE, 2);
+	all = false;
+	for (long t0 = fk_mono_ms(); !all && fk_mono_ms() - t0 < 60000; fk_sleep_ms(100))
+		all = fks_box_run(&s, &b, "test \"$(cat /tmp/n 2>/dev/null)\" -ge 256");
+	assert_true(all);
+	fk_sleep_ms(1100); /* every one has stalled */
+	assert_int_equal(web_status(&s, &b), 200);
+	int n = answered(fds, N, got, 1, 5000), small = 0;
+	for (int i = 0; i < SMALL; i++)
+		small += got[i] != 0;
+	print_message("%d ended, %d of them the small holder's\n", n, small);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	assert_int_equal(fks_stop(&s), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(small, 0); /* before: the oldest, the small holder's */
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -175,6 +210,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_proxy_share__one_client_leaves_others_room),
 	    cmocka_unit_test(test_proxy_share__a_full_sandbox_gives_way_to_a_new_request),
+	    cmocka_unit_test(test_proxy_share__the_largest_holder_gives_way_first),
 	};
 	return cmocka_run_group_tests_name("fake_proxy_share", tests, NULL, NULL);
 }
