@@ -12,6 +12,8 @@
 #      bindings/protocol/methods.md lists those wire names, "internal" last. The names of the
 #      JSON-RPC codes have their source in cli/rpc/fail.c's rpc_names (serve sends them to the
 #      packages in initialize's error_codes); methods.md lists them, code and name, in order.
+#   3. a constant: an object-like macro is #defined in one file of include/, src/, cli/ and
+#      fake-e2b/ (a header the others include), save the exemptions listed with their reason.
 #
 # (fake-e2b's template table is no longer a copy: the build generates it from
 # templates/NAME/Dockerfile, cmake/templates.cmake.)
@@ -24,6 +26,7 @@ cd "$root" || exit 2
 ROOT=$root perl -e '
 use strict;
 use warnings;
+use File::Find;
 my $bad = 0;
 sub slurp { my $f = shift; open(my $fh, "<", $f) or do { print "$f: missing\n"; $bad = 1; return "" }; local $/; <$fh> }
 sub pairs { my @l = @_; return map { "$l[2*$_]=$l[2*$_+1]" } 0 .. int(@l / 2) - 1 }
@@ -91,5 +94,30 @@ my @rdoc = defined $rlist ? ($rlist =~ /(-\d+)\s+`(\w+)`/g) : ();
 differ("the names of the JSON-RPC codes", \@rpcpairs, "cli/rpc/fail.c (rpc_names)",
        [pairs(@rdoc)], "bindings/protocol/methods.md");
 
+# 3. a constant (an object-like macro) defined in more than one file of include/, src/, cli/,
+# fake-e2b/: it belongs in the one header both files include. A name reused for another
+# meaning is exempt here, with why.
+my %exempt = (
+	MIB      => "a unit (1024 * 1024) in the type each file computes in, not a fact",
+	COPY_BUF => "two copy loops with buffers of their own sizes",
+);
+my %def;
+my @dirs = grep { -d } qw(include src cli fake-e2b);
+my @files;
+find({ wanted => sub { push @files, $File::Find::name if /\.[ch]\z/ }, no_chdir => 1 }, @dirs)
+    if @dirs;
+for my $f (sort @files) {
+	open(my $fh, "<", $f) or next;
+	while (<$fh>) {
+		$def{$1}{$f} = 1 if /^\s*#\s*define\s+([A-Z][A-Z0-9_]*)(?![A-Za-z0-9_(])/;
+	}
+}
+for my $name (sort keys %def) {
+	my @in = sort keys %{$def{$name}};
+	next if @in < 2 || $exempt{$name};
+	print "$in[0]: $name is defined again in ", join(", ", @in[1 .. $#in]),
+	    ": define it once, in a header they share\n";
+	$bad = 1;
+}
 exit $bad;
 '

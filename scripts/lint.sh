@@ -25,7 +25,8 @@
 #      scripts/circles.txt, a list that only shrinks).
 #   9. the facts written in more than one place agree (scripts/check-facts.sh): the
 #      E2B_* variables of the config keys (cli/config.c, README.md), the error codes' names
-#      (the enum, the library, serve, bindings/protocol/methods.md).
+#      (the enum, the library, serve, bindings/protocol/methods.md); no constant #defined in
+#      two files.
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
 # written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and

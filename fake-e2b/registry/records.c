@@ -15,8 +15,6 @@
 #include "registry_int.h"
 #include "state.h"
 
-#define KIND "sandboxes"
-
 static json_t *opt_json(json_t *v)
 {
 	return v ? json_deep_copy(v) : json_null();
@@ -74,7 +72,7 @@ void fk__registry_persist(fk_registry *g, fk_sandbox *sb)
 	json_t *rec = gone ? NULL : record_of(sb);
 	pthread_mutex_unlock(&g->lock);
 	char eb[64];
-	if (!gone && (!rec || fk_state_put(g->state, KIND, sb->id, rec) < 0))
+	if (!gone && (!rec || fk_state_put(g->state, FK_RECORDS_KIND, sb->id, rec) < 0))
 		fprintf(stderr, "fake-e2b: state: cannot write sandbox %s's record: %s\n", sb->id,
 		        rec ? strerror_r(errno, eb, sizeof(eb)) : "out of memory");
 	json_decref(rec);
@@ -87,7 +85,7 @@ void fk__registry_forget(fk_registry *g, fk_sandbox *sb)
 		return;
 	pthread_mutex_lock(&sb->rec_lock);
 	char eb[64];
-	if (fk_state_del(g->state, KIND, sb->id) < 0)
+	if (fk_state_del(g->state, FK_RECORDS_KIND, sb->id) < 0)
 		fprintf(stderr, "fake-e2b: state: cannot remove sandbox %s's record: %s\n", sb->id,
 		        strerror_r(errno, eb, sizeof(eb)));
 	pthread_mutex_unlock(&sb->rec_lock);

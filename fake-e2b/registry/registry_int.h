@@ -11,6 +11,9 @@
 #include "registry.h"
 #include "state.h"
 
+/* The kind of state record a sandbox is kept as (records.c writes them, restore.c reads them). */
+#define FK_RECORDS_KIND "sandboxes"
+
 /* A pending Connect-Timeout-Ms kill of a process whose stream is gone. */
 typedef struct fk_kill_timer {
 	struct fk_kill_timer *next;

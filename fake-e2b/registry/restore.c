@@ -14,8 +14,6 @@
 #include "registry_int.h"
 #include "state.h"
 
-#define KIND "sandboxes" /* as records.c writes them */
-
 /* ---- loading ------------------------------------------------------------------------------- */
 
 static int get_bool(json_t *rec, const char *k)
@@ -166,14 +164,14 @@ static int restore_one(fk_registry *g, fk_sandbox *sb)
 		 * (docs/protocol.md "Lifecycle") */
 		fprintf(stderr, "fake-e2b: state: sandbox %s deleted: its timeout passed\n",
 		        sb->id);
-		fk_state_del(g->state, KIND, sb->id);
+		fk_state_del(g->state, FK_RECORDS_KIND, sb->id);
 		fk_box_destroy(g->rt, sb->id, NULL);
 		fk_sandbox_discard(sb);
 		return 0;
 	}
 	if (rc == FK_ENOTFOUND) {
 		fprintf(stderr, "fake-e2b: state: sandbox %s deleted: %s\n", sb->id, err.message);
-		fk_state_del(g->state, KIND, sb->id);
+		fk_state_del(g->state, FK_RECORDS_KIND, sb->id);
 		fk_sandbox_discard(sb);
 		return 0;
 	}
@@ -230,7 +228,7 @@ int fk_registry_load(fk_registry *g)
 		return 0;
 	}
 	load_ctx c = {.g = g};
-	fk_state_load(g->state, KIND, read_one, &c);
+	fk_state_load(g->state, FK_RECORDS_KIND, read_one, &c);
 	/* what dead servers left goes first (their boxes hold the disks), and the files of
 	 * sandboxes no record names */
 	fk_rt_sweep(g->rt, (const char *const *)c.ids, c.n_ids);

@@ -29,10 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* ------------------------------------------------------------ lookup, signals, stdin */
 
 static int find(fk_rt *rt, const char *box_id, uint32_t pid, const char *tag, bool live_only,

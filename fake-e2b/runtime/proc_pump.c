@@ -34,10 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* ------------------------------------------------------------ refs */
 
 void fk_proc_ref(fk_proc *p)

@@ -43,10 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* ------------------------------------------------------------ the info blob */
 
 static bool put(unsigned char *buf, size_t cap, size_t *off, const char *s)

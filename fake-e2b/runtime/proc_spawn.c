@@ -39,10 +39,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* ------------------------------------------------------------ spawn */
 
 typedef struct spawn_plan {

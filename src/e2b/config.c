@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <sandbox/e2b.h>
+#include <sandbox/lifetime.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -26,7 +27,6 @@
 #define DEFAULT_DOMAIN          "e2b.app"
 #define DEFAULT_TIMEOUT_SECONDS 3600
 #define MIN_TIMEOUT_SECONDS     60
-#define MAX_TIMEOUT_SECONDS     86400 /* docs/contract.md "The deployment config" */
 
 /* Problems found so far, "<key>: <rule>; ..."; cut (never overflowing) when full. */
 typedef struct problems {
@@ -154,7 +154,7 @@ static void timeout_field(problems *p, json_t *root, int64_t *out)
 		problem(p, "timeoutSeconds", "expected integer");
 	else if (d < MIN_TIMEOUT_SECONDS)
 		problem(p, "timeoutSeconds", "must be >= 60");
-	else if (d > MAX_TIMEOUT_SECONDS)
+	else if (d > SBX_MAX_TIMEOUT_SECONDS)
 		problem(p, "timeoutSeconds", "must be <= 86400");
 	else
 		*out = (int64_t)d;

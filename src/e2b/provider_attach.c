@@ -20,10 +20,9 @@
 #include "util/err.h"
 #include <sandbox/validate.h>
 
-#define MAX_TIMEOUT_SECONDS      86400 /* MAX_TIMEOUT_SECONDS: connect never asks for more */
-#define CONNECT_CONFLICT_RETRIES 5     /* CONNECT_CONFLICT_RETRIES */
-#define CONNECT_CONFLICT_WAIT_MS 500   /* CONNECT_CONFLICT_WAIT_MS */
-#define MAX_TOKEN_BYTES          1024  /* an envdAccessToken longer than this is not E2B's */
+#define CONNECT_CONFLICT_RETRIES 5    /* CONNECT_CONFLICT_RETRIES */
+#define CONNECT_CONFLICT_WAIT_MS 500  /* CONNECT_CONFLICT_WAIT_MS */
+#define MAX_TOKEN_BYTES          1024 /* an envdAccessToken longer than this is not E2B's */
 
 /* "/<prefix>/<id><suffix>"; ids are validated, so encodeURIComponent changes nothing. */
 int sbx__e2b_id_path(char *out, size_t outlen, const char *prefix, const char *id,
@@ -229,10 +228,10 @@ static int attach_connect(sbx__e2b_provider *p, sbx_envd_target *t, const char *
 	    (error = sbx__e2b_connect_path(path, sizeof(path), p, id, err)) < 0)
 		return error;
 	if ((uint64_t)timeout < min_seconds)
-		timeout =
-		    min_seconds > MAX_TIMEOUT_SECONDS ? MAX_TIMEOUT_SECONDS : (int64_t)min_seconds;
-	if (timeout > MAX_TIMEOUT_SECONDS)
-		timeout = MAX_TIMEOUT_SECONDS;
+		timeout = min_seconds > SBX_MAX_TIMEOUT_SECONDS ? SBX_MAX_TIMEOUT_SECONDS
+		                                                : (int64_t)min_seconds;
+	if (timeout > SBX_MAX_TIMEOUT_SECONDS)
+		timeout = SBX_MAX_TIMEOUT_SECONDS;
 	if (!(body = sbx__e2b_connect_body(timeout, false)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	for (int i = 0;; i++) {
@@ -394,7 +393,8 @@ static int attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint
 	if ((error = sbx__e2b_aborted(sig, err)) < 0 ||
 	    (error = sbx__e2b_validate_sandbox_id(id, err)) < 0)
 		return error;
-	need_ms = (min_seconds > MAX_TIMEOUT_SECONDS ? MAX_TIMEOUT_SECONDS : min_seconds) * 1000;
+	need_ms =
+	    (min_seconds > SBX_MAX_TIMEOUT_SECONDS ? SBX_MAX_TIMEOUT_SECONDS : min_seconds) * 1000;
 	pthread_mutex_lock(&p->attach_mu);
 	for (;;) {
 		if (!(a = attached_get(p, id, true))) {

@@ -19,10 +19,9 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define UPLOAD_DEADLINE_MS 600000         /* one upload (the seed has none; we bound it) */
-#define MAX_OUTPUT_CAP     (SIZE_MAX / 4) /* a larger budget is clamped */
-#define LIST_OUTPUT_MAX    (32u << 20)    /* a listing's output: 100 000 entries of 255 bytes */
-#define RAW_THRESHOLD      (4u << 20)     /* larger files are read raw (GET /files) */
+#define UPLOAD_DEADLINE_MS 600000      /* one upload (the seed has none; we bound it) */
+#define LIST_OUTPUT_MAX    (32u << 20) /* a listing's output: 100 000 entries of 255 bytes */
+#define RAW_THRESHOLD      (4u << 20)  /* larger files are read raw (GET /files) */
 #define FILE_OP_MIN_SECONDS                                                                        \
 	240 /* the 120 s file operation + the 120 s margin: attach covers it                       \
 	     */
@@ -84,8 +83,8 @@ int sbx__e2b_read_file(void *impl, sbx_file **out, const char *id, const char *p
 	int error;
 
 	*out = NULL;
-	if (max_bytes > MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1)
-		max_bytes = MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1;
+	if (max_bytes > SBX_E2B_MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1)
+		max_bytes = SBX_E2B_MAX_OUTPUT_CAP - SBX_E2B_STDERR_ROOM - 1;
 	snprintf(want, sizeof(want), "%zu", max_bytes + 1);
 	if (max_bytes > RAW_THRESHOLD) {
 		/* a large file may come raw (docs/files.md "Moving bytes"): the script

@@ -152,6 +152,12 @@ int sbx__e2b_reconnect_cold(sbx__e2b_provider *p, const char *id, uint64_t timeo
 
 /* A file operation's output budget keeps this much room for its stderr beyond what it reads. */
 #define SBX_E2B_STDERR_ROOM (64 * 1024)
+/* A larger output budget (exec's, a file operation's) is clamped to this. */
+#define SBX_E2B_MAX_OUTPUT_CAP (SIZE_MAX / 4)
+/* SendSignal's deadline (the kill of a command, a background process, a terminal), ms. */
+#define SBX_E2B_SIGNAL_DEADLINE_MS 15000
+/* After a kill, how long a command's or a terminal's stream may take to end, ms. */
+#define SBX_E2B_KILL_GRACE_MS 3000
 /* A failed operation's message quotes at most this many bytes of its stderr, trimmed (cut at a
  * character boundary). */
 #define SBX_E2B_STDERR_MESSAGE_MAX 500

@@ -10,8 +10,6 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
-#define MAX_TIMEOUT_SECONDS 86400 /* timeoutSeconds' upper bound */
-
 static const sbx_provider_vtable e2b_vtable = {
     .name = "e2b",
     .concurrent_exec = true,
@@ -129,7 +127,7 @@ int sbx_e2b_provider_new(sbx_provider **out, const sbx_e2b_config *cfg, const sb
 			return sbx__error_set(err, SBX_EINVALID,
 			                      "apiKey contains a control character");
 	}
-	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > MAX_TIMEOUT_SECONDS)
+	if (cfg->timeout_seconds < 60 || cfg->timeout_seconds > SBX_MAX_TIMEOUT_SECONDS)
 		return sbx__error_set(err, SBX_EINVALID, "timeoutSeconds must be 60..86400");
 	if (opts && opts->version != 1 && opts->version != SBX_E2B_OPTIONS_VERSION)
 		return sbx__error_set(err, SBX_EINVALID, "unsupported sbx_e2b_options version %u",

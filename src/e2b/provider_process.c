@@ -28,8 +28,6 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define SIGNAL_DEADLINE_MS 15000 /* SendSignal's deadline, as exec's backstop */
-
 typedef struct bg {
 	sbx__e2b_provider *p;
 	sbx__exec_cmd c; /* start: exec's prepared command; attach: only c.t and c.o */
@@ -402,7 +400,7 @@ int sbx__e2b_process_kill(void *h, sbx_signal *sig, sbx_error *err)
 		return 0;
 	if (!b->c.o.ctl) /* not ours: the pid is all we can name */
 		(void)sbx__envd_kill(b->p->http, &b->c.t, b->r.pid,
-		                     sbx__now_ms() + SIGNAL_DEADLINE_MS, NULL, NULL);
+		                     sbx__now_ms() + SBX_E2B_SIGNAL_DEADLINE_MS, NULL, NULL);
 	sbx_signal_abort(b->stop); /* the reader runs exec's abort path: kill tree, grace, reboot */
 	return bg_wait_done(b, sig, err);
 }
@@ -429,8 +427,8 @@ int sbx__e2b_process_kill_pid(void *impl, const char *id, uint32_t pid, sbx_sign
 		                       (unsigned)pid);
 	/* the backstop, as exec's: a pid envd no longer knows is success */
 	if (error == 0)
-		error =
-		    sbx__envd_kill(p->http, &t, pid, sbx__now_ms() + SIGNAL_DEADLINE_MS, sig, err);
+		error = sbx__envd_kill(p->http, &t, pid, sbx__now_ms() + SBX_E2B_SIGNAL_DEADLINE_MS,
+		                       sig, err);
 done:
 	sbx__free(ctl);
 	sbx__envd_target_dispose(&t);

@@ -37,9 +37,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define PID_DEADLINE_MS    SBX_E2B_API_TIMEOUT_MS /* the start event, as E2B's requestTimeoutMs */
-#define KILL_GRACE_MS      3000                   /* the stream's end after SIGKILL */
-#define SIGNAL_DEADLINE_MS 15000                  /* SendSignal's deadline */
+#define PID_DEADLINE_MS SBX_E2B_API_TIMEOUT_MS /* the start event, as E2B's requestTimeoutMs */
 
 /*
  * The user's login shell from the passwd database, bash without one, as an
@@ -163,14 +161,15 @@ static int wait_fd(int fd, uint64_t ms, sbx_signal *sig, sbx_error *err)
 static void send_kill(pty *h)
 {
 	if (h->have_pid)
-		(void)sbx__envd_kill(h->p->http, &h->t, h->pid, sbx__now_ms() + SIGNAL_DEADLINE_MS,
-		                     NULL, NULL);
+		(void)sbx__envd_kill(h->p->http, &h->t, h->pid,
+		                     sbx__now_ms() + SBX_E2B_SIGNAL_DEADLINE_MS, NULL, NULL);
 }
 
-/* After SIGKILL: the stream's end (its exit status) for up to KILL_GRACE_MS, output dropped. */
+/* After SIGKILL: the stream's end (its exit status) for up to SBX_E2B_KILL_GRACE_MS, output
+ * dropped. */
 static void drain_end(pty *h)
 {
-	uint64_t until = sbx__now_ms() + KILL_GRACE_MS;
+	uint64_t until = sbx__now_ms() + SBX_E2B_KILL_GRACE_MS;
 
 	h->cb = NULL;
 	while (!h->got_end && sbx__envd_stream_wait(h->s, until, NULL, NULL) == SBX_HTTP_YIELD)
@@ -290,7 +289,7 @@ typedef struct open_ctx {
 /*
  * Drive the new stream until the pid: 0 with h->have_pid, or the failure.
  * An abort or the pid deadline before the pid still waits up to
- * KILL_GRACE_MS for it (not abortable), so that a command that did start is
+ * SBX_E2B_KILL_GRACE_MS for it (not abortable), so that a command that did start is
  * killed rather than left on a terminal nobody reads.
  */
 static int wait_pid(pty *h, sbx_signal *sig, sbx_error *local)
@@ -303,7 +302,7 @@ static int wait_pid(pty *h, sbx_signal *sig, sbx_error *local)
 	       !h->have_pid && !h->user_stop)
 		;
 	if (!h->have_pid && (error == SBX_EABORTED || error == SBX_ETIMEOUT)) {
-		uint64_t grace = sbx__now_ms() + KILL_GRACE_MS;
+		uint64_t grace = sbx__now_ms() + SBX_E2B_KILL_GRACE_MS;
 		while (!h->have_pid &&
 		       sbx__envd_stream_wait(h->s, grace, NULL, NULL) == SBX_HTTP_YIELD)
 			;
@@ -489,11 +488,11 @@ int sbx__e2b_pty_kill(void *hv, sbx_signal *sig, sbx_error *err)
 		return 0;
 	atomic_store(&h->killing, true);
 	/* a pid envd no longer knows (it just ended) is success */
-	if ((error = sbx__envd_kill(h->p->http, &h->t, h->pid, sbx__now_ms() + SIGNAL_DEADLINE_MS,
-	                            sig, err)) < 0 ||
+	if ((error = sbx__envd_kill(h->p->http, &h->t, h->pid,
+	                            sbx__now_ms() + SBX_E2B_SIGNAL_DEADLINE_MS, sig, err)) < 0 ||
 	    done) /* the reader gave up on a broken stream: the signal is all there is */
 		return error;
-	if ((error = wait_fd(h->done_fd, KILL_GRACE_MS, sig, err)) != SBX_ETIMEOUT)
+	if ((error = wait_fd(h->done_fd, SBX_E2B_KILL_GRACE_MS, sig, err)) != SBX_ETIMEOUT)
 		return error;
 	sbx_signal_abort(h->stop); /* no end within the grace: the reader disconnects */
 	return wait_fd(h->done_fd, 0, sig, err);

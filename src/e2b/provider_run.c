@@ -27,14 +27,11 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define TIMEOUT_MARGIN_SECONDS 120            /* connect covers the command and this margin */
-#define KILL_GRACE_MS          3000           /* stream end after the kill */
-#define KILL_OUTPUT_BYTES      4096           /* the kill script's output budget */
-#define KILL_TIMEOUT_MS        15000          /* the kill script's command timeout */
-#define KILL_DEADLINE_MS       20000          /* the kill script's own abort deadline */
-#define SIGNAL_DEADLINE_MS     15000          /* SendSignal's deadline */
-#define REBOOT_DEADLINE_MS     120000         /* pause + cold connect together */
-#define MAX_OUTPUT_CAP         (SIZE_MAX / 4) /* a larger budget is clamped */
+#define TIMEOUT_MARGIN_SECONDS 120    /* connect covers the command and this margin */
+#define KILL_OUTPUT_BYTES      4096   /* the kill script's output budget */
+#define KILL_TIMEOUT_MS        15000  /* the kill script's command timeout */
+#define KILL_DEADLINE_MS       20000  /* the kill script's own abort deadline */
+#define REBOOT_DEADLINE_MS     120000 /* pause + cold connect together */
 
 typedef sbx__run_opts run_opts;
 typedef sbx__run_result run_result;
@@ -47,8 +44,8 @@ uint64_t sbx__e2b_run_min_seconds(uint64_t timeout_ms)
 void sbx__e2b_run_result_init(run_result *r, size_t max_output)
 {
 	memset(r, 0, sizeof(*r));
-	if (max_output > MAX_OUTPUT_CAP)
-		max_output = MAX_OUTPUT_CAP;
+	if (max_output > SBX_E2B_MAX_OUTPUT_CAP)
+		max_output = SBX_E2B_MAX_OUTPUT_CAP;
 	sbx_buf_init(&r->out, max_output);
 	sbx_buf_init(&r->err, max_output);
 }
@@ -182,8 +179,8 @@ bool sbx__e2b_kill_script_ok(sbx__e2b_provider *p, const sbx_envd_target *t, con
 static void kill_pid(sbx__e2b_provider *p, const sbx_envd_target *t, const run_result *r)
 {
 	if (r->have_pid)
-		(void)sbx__envd_kill(p->http, t, r->pid, sbx__now_ms() + SIGNAL_DEADLINE_MS, NULL,
-		                     NULL);
+		(void)sbx__envd_kill(p->http, t, r->pid, sbx__now_ms() + SBX_E2B_SIGNAL_DEADLINE_MS,
+		                     NULL, NULL);
 }
 
 /* reboot(id): pause (409 ok) then connect {timeout, memory:false}; failures only logged. */
@@ -229,7 +226,7 @@ static void reboot(sbx__e2b_provider *p, const char *id)
 static bool stop_command(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o,
                          run_result *r, sbx_envd_stream *s)
 {
-	uint64_t grace = sbx__now_ms() + KILL_GRACE_MS;
+	uint64_t grace = sbx__now_ms() + SBX_E2B_KILL_GRACE_MS;
 	bool wedged;
 	int error;
 

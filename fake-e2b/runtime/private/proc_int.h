@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/wait.h>
 
 typedef struct chunk {
 	struct chunk *next;
@@ -74,6 +75,11 @@ struct fk_proc {
 };
 
 /* ---- proc_shim.c: a live-restore runtime's process shims ---- */
+/* waitid()'s idtype for a pidfd (Linux 5.4), for a libc whose <sys/wait.h> lacks it. */
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 #define SHIM_MAGIC    0x666b5348u /* "fkSH" */
 #define SHIM_VERSION  1u
 #define SHIM_INFO_MAX (64 * 1024) /* what Process/List shows of it, at most */
