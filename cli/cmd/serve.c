@@ -92,8 +92,9 @@ const cli_command cli_cmd_serve = {
                    "come in any order; $/cancelRequest {\"id\"} aborts one. EOF on stdin (or\n"
                    "SIGTERM) aborts the calls in flight, kills their remote commands and exits 0.\n"
                    "The config comes from --config / SANDBOX_E2B_CONFIG / E2B_API_KEY, or from an\n"
-                   "initialize request, whose missing keys come from E2B_API_KEY, E2B_TEMPLATE,\n"
-                   "E2B_API_URL and E2B_DOMAIN. Logs go to stderr (or as log notifications).\n",
+                   "initialize request, whose missing keys come from their E2B_* variables, as\n"
+                   "for every command (see --config below). Logs go to stderr (or as log\n"
+                   "notifications).\n",
     .help_more = serve_help_methods,
     .examples = "  printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"create\","
                 "\"params\":{\"name\":\"conv-42\"}}' | sandbox-e2b serve\n",
