@@ -70,7 +70,7 @@ SBX_EXTERN int sbx_e2b_config_to_json(char **out, const sbx_e2b_config *cfg, sbx
 typedef struct sbx_e2b_options {
 	unsigned int version; /**< SBX_E2B_OPTIONS_VERSION */
 	/**
-	 * envd base URL override (the seed's test-only `envdUrl`), e.g.
+	 * envd base URL override (docs/protocol.md "Reaching envd"), e.g.
 	 * "http://127.0.0.1:49983" for fake-e2b or a self-hosted gateway; requests
 	 * are routed by the E2b-Sandbox-Id header. NULL: https://49983-<id>.<domain>.
 	 * Copied.

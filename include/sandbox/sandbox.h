@@ -26,8 +26,8 @@
  *                  recreates it). Calls that "count a missing sandbox as
  *                  success" never return it.
  *   SBX_ETIMEOUT   a call's own deadline passed: 60 s per control-plane request
- *                  (seed API_TIMEOUT_MS), 120 s per in-sandbox file operation
- *                  (seed FILE_OP_TIMEOUT_MS), 600 s per upload. Never for an
+ *                  and 120 s per in-sandbox file operation (both the seed's),
+ *                  600 s per upload. Never for an
  *                  exec command's timeout (that is a result, timed_out).
  *   SBX_EHTTP      E2B or envd answered with another HTTP error status
  *                  (err->http_status, err->e2b_code).
@@ -189,7 +189,7 @@ typedef struct sbx_exec_options {
  */
 typedef struct sbx_exec_result {
 	/**
-	 * false (the seed's exitCode null): timed out, aborted, ended by a signal Go does not
+	 * false (the seed's null exit code): timed out, aborted, ended by a signal Go does not
 	 * name, or envd sent an exit status that is not a valid int32.
 	 */
 	bool has_exit_code;

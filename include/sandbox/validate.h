@@ -17,7 +17,7 @@
 
 SBX_BEGIN_DECLS
 
-/** Sandbox tag (seed SANDBOX_TAG_RE): ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$ */
+/** Sandbox tag (docs/contract.md "Definitions"): ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$ */
 SBX_EXTERN int sbx_validate_tag(const char *tag, sbx_error *err);
 
 /**

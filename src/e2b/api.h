@@ -21,7 +21,7 @@
 #include "util/buf.h"
 
 #define SBX_E2B_API_TIMEOUT_MS    60000 /* API_TIMEOUT_MS: each control-plane call */
-#define SBX_E2B_ERROR_MESSAGE_MAX 300   /* errorOf: message.slice(0, 300) */
+#define SBX_E2B_ERROR_MESSAGE_MAX 300   /* a server message kept: include/sandbox/error.h */
 #define SBX_E2B_METADATA_NAME     "capybara-sandbox-name"
 #define SBX_E2B_LIST_LIMIT        100  /* LIST_LIMIT: sandboxes per page */
 #define SBX_E2B_LIST_MAX_PAGES    1000 /* pages followed before giving up (100 000 sandboxes) */

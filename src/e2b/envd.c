@@ -94,7 +94,7 @@ static int header_add(envd_headers *h, const char *fmt, ...)
 	return 0;
 }
 
-/* envdHeaders(t): routing by sandbox id plus the access token. */
+/* Routing by sandbox id plus the access token (docs/protocol.md "Reaching envd"). */
 static int headers_envd(envd_headers *h, const sbx_envd_target *t)
 {
 	int error;

@@ -139,10 +139,10 @@ bool sbx__envd_stream_ended(const sbx_envd_stream *s);
  * body of `len` bytes. With `host`, the call is joined to that stream's
  * transfer (sbx__http_call_join) so the stream keeps flowing, and its
  * callbacks run, while this call waits. `reply` (may be NULL) gets the parsed
- * 2xx body (NULL when empty). Returns 0, SBX_EHTTP (errorOf "process
- * <method>"; e2b_code holds the Connect code), SBX_ETIMEOUT / SBX_EABORTED
- * (worded "... timed out"/"aborted" only without host), SBX_ENETWORK,
- * SBX_EPROTOCOL, SBX_ENOMEM.
+ * 2xx body (NULL when empty). Returns 0, SBX_EHTTP ("process <method>: ...",
+ * worded as include/sandbox/error.h says; e2b_code holds the Connect code), SBX_ETIMEOUT /
+ * SBX_EABORTED (worded "... timed out"/"aborted" only without host), SBX_ENETWORK, SBX_EPROTOCOL,
+ * SBX_ENOMEM.
  */
 int sbx__envd_rpc(json_t **reply, sbx_http *http, const sbx_envd_target *t, const char *method,
                   const char *body, size_t len, sbx_envd_stream *host, uint64_t deadline_ms,
@@ -189,8 +189,8 @@ int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint6
 
 /*
  * One envd call (req, with t's headers) whose 2xx body is ignored; a non-2xx
- * answer is errorOf(what) (sbx__e2b_http_error, t's token and API key kept
- * out). 0 or as sbx__http_perform / sbx__e2b_http_error.
+ * answer is sbx__e2b_http_error(what) (t's token and API key kept out). 0 or as sbx__http_perform /
+ * sbx__e2b_http_error.
  */
 int sbx__envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
                     uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);

@@ -20,7 +20,10 @@
 typedef sbx__run_opts run_opts;
 typedef sbx__run_result run_result;
 
-/* Hand a buffer to the caller, cut at a UTF-8 boundary when truncated (decodeOutput). */
+/*
+ * Hand a buffer to the caller, cut at a UTF-8 boundary when truncated (docs/exec.md "Output: one
+ * budget, truncation at a character boundary").
+ */
 static int detach_output(sbx_buf *b, bool truncated, unsigned char **data, size_t *len)
 {
 	size_t keep = sbx__utf8_keep_len(b->ptr, b->len, truncated);

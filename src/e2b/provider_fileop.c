@@ -1,5 +1,5 @@
 /*
- * e2b/provider_fileop.c: fileOp(), an in-sandbox script as a command
+ * e2b/provider_fileop.c: a file operation, an in-sandbox script as a command
  * (docs/contract.md "Files"; docs/files.md "Timeouts, aborts and leftovers"):
  * /bin/sh in "/" under the file-op wrapper (scripts/fileop_wrapper.sh), run by sbx__e2b_run()
  * (provider_run.c) on envd's Start (docs/internals/wire.md "Process start"),
@@ -24,7 +24,7 @@ typedef sbx__run_opts run_opts;
 typedef sbx__run_result run_result;
 
 /*
- * fileOp(): /bin/sh in "/", timeout_ms (the seed: 120 s); a timeout is an
+ * A file operation: /bin/sh in "/", timeout_ms (the seed: 120 s); a timeout is an
  * error, an abort is SBX_EABORTED. Unlike the seed, the script runs as an
  * exec does: in its own session under the file-op wrapper, with an
  * in-sandbox `timeout -s KILL` backstop, and on a timeout or abort the kill

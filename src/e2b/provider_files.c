@@ -1,10 +1,9 @@
 /*
- * e2b/provider_files.c: file operations in a sandbox — the seed's readFile,
- * writeFile and stat methods of createE2BSandbox (docs/contract.md
- * "Files"), and the directory listing of sandbox/files.h
- * (docs/files.md).
+ * e2b/provider_files.c: file operations in a sandbox — the contract's
+ * read_file, write_file and stat (docs/contract.md "Files"), and the
+ * directory listing of sandbox/files.h (docs/files.md).
  *
- * Each runs an in-sandbox script (e2b/scripts/) through fileOp()
+ * Each runs an in-sandbox script (e2b/scripts/) as a file operation
  * (provider_fileop.c) as the sandbox user, so permissions and symlinks resolve
  * as that user; only a write's staging step touches root-owned files.
  */

@@ -81,7 +81,7 @@ int sbx__e2b_aborted(sbx_signal *sig, sbx_error *err);
 const char *sbx__e2b_user_name(sbx_user user);
 
 /*
- * attach(id, signal, minSeconds): connect with timeout
+ * attach (docs/contract.md "Lifecycle", "Connect before use"): connect with timeout
  * min(86400, max(timeoutSeconds, min_seconds)), retrying a 409 five times
  * 500 ms apart (abortable); an E2B-format 404 or a missing envd token is
  * SBX_EGONE. On success `t` is filled; dispose it with sbx__envd_target_dispose()
@@ -93,7 +93,8 @@ const char *sbx__e2b_user_name(sbx_user user);
 int sbx__e2b_attach(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, uint64_t min_seconds,
                     sbx_signal *sig, sbx_error *err);
 /*
- * attach, but the connect is skipped (issue 13) when an earlier connect of
+ * attach, but the connect is skipped (docs/contract.md "Lifecycle", "Connect
+ * before use") when an earlier connect of
  * this provider to `id` still keeps the sandbox running for min_seconds from
  * now: then `t` is a copy of that connect's target and *cached is true (the
  * caller retries once after sbx__e2b_attach_forget() when envd answers that
@@ -129,7 +130,7 @@ int sbx__e2b_connect_path(char *out, size_t outlen, sbx__e2b_provider *p, const 
 bool sbx__e2b_route_missing(const sbx_e2b_reply *r, const sbx_error *e);
 void sbx__e2b_learn_legacy_routes(sbx__e2b_provider *p, const char *route);
 /*
- * targetOf(info): the envd target from a connect reply's Sandbox object
+ * The envd target from a connect reply's Sandbox object (docs/protocol.md "Connect (resume)")
  * (sandboxID, domain, envdAccessToken), every field checked: SBX_EPROTOCOL
  * for a bad id or domain, SBX_EGONE for no token. `id` is used when the
  * reply has no sandboxID. Dispose `t` with sbx__envd_target_dispose().
@@ -173,10 +174,10 @@ typedef struct sbx__file_op {
 
 /*
  * provider_fileop.c (with the stderr text below; the template checks are provider_run.c's,
- * not_running provider_attach.c's). fileOp(): `/bin/sh ARGS...` as `user` in "/", collecting output
- * in `res` (always filled, also on failure: dispose it). timeout_ms 0 means 120 s. A timeout is
- * SBX_ETIMEOUT "sandbox file operation timed out", an abort SBX_EABORTED; the process is stopped on
- * both.
+ * not_running provider_attach.c's). A file operation: `/bin/sh ARGS...` as `user` in "/",
+ * collecting output in `res` (always filled, also on failure: dispose it). timeout_ms 0 means 120
+ * s. A timeout is SBX_ETIMEOUT "sandbox file operation timed out", an abort SBX_EABORTED; the
+ * process is stopped on both.
  */
 int sbx__e2b_file_op(sbx__e2b_provider *p, const sbx_envd_target *t, const char *user,
                      const char *const *args, size_t nargs, size_t max_output, uint64_t timeout_ms,
@@ -202,7 +203,8 @@ bool sbx__e2b_runuser_no_sandbox(const sbx_buf *err);
 int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_error *err);
 /* envd's 502 (E2B's proxy: the sandbox is paused or missing): the request did not run. */
 bool sbx__e2b_not_running(int error, const sbx_error *e);
-/* stderrOf(): `err` as text, whitespace-trimmed, at most 500 bytes at a UTF-8 boundary. */
+/* A script's stderr `err` as message text, whitespace-trimmed, at most 500 bytes at a UTF-8
+ * boundary. */
 const char *sbx__e2b_stderr_text(const sbx_buf *err, char *buf, size_t buflen);
 
 /* provider.c: the lifecycle entries of the vtable (provider_new.c), and the provider's setup. */

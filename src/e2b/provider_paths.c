@@ -1,7 +1,7 @@
 /*
  * e2b/provider_paths.c: sandbox/paths.h for E2B (docs/paths.md): path info,
  * remove, make a directory, rename. Each is one in-sandbox script
- * (e2b/scripts/) run through fileOp() (provider_fileop.c) as the call's user,
+ * (e2b/scripts/) run as a file operation (provider_fileop.c) as the call's user,
  * so permissions and symlinks resolve as that user; envd's Filesystem RPCs,
  * which run as root whatever the user, are not used.
  */

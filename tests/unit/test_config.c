@@ -1,4 +1,5 @@
-/* Unit tests of e2b/config.c: the seed's DeploymentConfig, strict. */
+/* Unit tests of e2b/config.c: the deployment config, strict (docs/contract.md "The deployment
+ * config"). */
 #include "unit.h"
 
 #include <sandbox.h>

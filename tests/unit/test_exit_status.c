@@ -1,4 +1,4 @@
-/* Unit tests of e2b/exit_status.c: envd's end event → exit code (seed exitCodeOf). */
+/* Unit tests of e2b/exit_status.c: envd's end event → exit code (docs/exec.md "Exit codes"). */
 #include "unit.h"
 
 #include <stdio.h>

@@ -335,7 +335,7 @@ static void test_hostile__token_with_crlf_cannot_inject_headers(void **state)
 	assert_int_equal(target(big, NULL), SBX_EPROTOCOL);
 }
 
-/* ---- error bodies (errorOf) ---- */
+/* ---- error bodies (the message include/sandbox/error.h states) ---- */
 
 static void test_hostile__error_code_holding_a_secret_is_scrubbed(void **state)
 {

@@ -626,7 +626,7 @@ static int exec_with_stream(const char *const *msgs, size_t n, sbx_exec_result *
 	return rc;
 }
 
-/* sandbox.h: "envd sent an exit status that is not a valid int32" is exitCode null */
+/* sandbox.h: "envd sent an exit status that is not a valid int32" has no exit code */
 static void test_hostile_server__exec_exit_code_garbage_is_no_exit_code(void **state)
 {
 	const char *m[] = {"{\"event\":{\"start\":{\"pid\":1099511627776}}}",

@@ -1,4 +1,5 @@
-/* Unit tests of e2b/api.c: the seed's query encodings and errorOf messages. */
+/* Unit tests of e2b/api.c: the seed's query encodings and error messages (include/sandbox/error.h).
+ */
 #include "unit.h"
 
 #include <sandbox/error.h>

@@ -1,4 +1,5 @@
-/* Unit tests of contract/utf8.c: the seed's decodeOutput trimming. */
+/* Unit tests of contract/utf8.c: the output's cut at a character boundary (docs/exec.md "Output:
+ * one budget, truncation at a character boundary"). */
 #include "unit.h"
 
 #include "contract/utf8.h"
