@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Install what sandbox-e2b needs to build, test and run its demo on Debian 12.
 # Idempotent: re-running installs nothing new. Must run as root (or with sudo).
+#   --package  also what scripts/package.sh needs to make dist/ (README.md "Install"):
+#              patchelf and Debian's python3-setuptools, python3-wheel and python3-pip
 set -euo pipefail
+package=0
+case "${1:-}" in
+--package) package=1 ;;
+"") ;;
+*)
+	echo "usage: install-deps.sh [--package]" >&2
+	exit 2
+	;;
+esac
 
 pkgs=(
 	build-essential cmake pkg-config git ca-certificates
@@ -20,6 +31,7 @@ pkgs=(
 # Node.js and npm only run the peer test and the SDK benchmark; keep a newer
 # Node the machine already has rather than Debian's.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+[ "$package" = 1 ] && pkgs+=(patchelf python3-setuptools python3-wheel python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,8 +16,8 @@
 # a machine with none of the build dependencies: every shared library it loads
 # except glibc's is copied beside it (bin/../lib, found through an $ORIGIN
 # RUNPATH), and the wheel's platform tag names the newest glibc symbol version
-# it needs. Works offline: needs the build dependencies (scripts/install-deps.sh),
-# patchelf, npm, and Debian's python3-setuptools, python3-wheel and python3-pip.
+# it needs. Works offline: needs the build dependencies, patchelf, npm, and Debian's
+# python3-setuptools, python3-wheel and python3-pip (scripts/install-deps.sh --package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-pkg}
@@ -30,10 +30,10 @@ die() {
 	exit 1
 }
 for tool in cmake cpack patchelf npm objdump dpkg-shlibdeps; do
-	command -v "$tool" >/dev/null || die "needs $tool (scripts/install-deps.sh installs the build dependencies)"
+	command -v "$tool" >/dev/null || die "needs $tool (scripts/install-deps.sh --package installs it)"
 done
 "$PY" -c 'import setuptools, wheel, pip' 2>/dev/null ||
-	die "needs Debian's python3-setuptools, python3-wheel and python3-pip for $PY"
+	die "needs Debian's python3-setuptools, python3-wheel and python3-pip for $PY (scripts/install-deps.sh --package)"
 
 say "build ($BUILD_DIR, prefix /usr)"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF -DSBX_WERROR=ON >/dev/null
