@@ -481,6 +481,7 @@ static int stream_call(sbx_envd_stream *s, sbx_http *http, const char *method, c
 	req.body_len = s->body.len;
 	req.on_data = on_stream_data;
 	req.payload = s;
+	req.wake_at_end = s->handler.wake_at_end;
 	return sbx__http_call_start(&s->call, http, &req, err);
 oom:
 	sbx_buf_dispose(&basic);

@@ -75,6 +75,9 @@ typedef struct sbx_envd_handler {
 	 * negative return (err filled) fails the stream.
 	 */
 	int (*on_message)(json_t *msg, void *payload, sbx_error *err);
+	/* the events are needed only by the end (no output callback, no stdin, no pid watcher):
+	 * the caller is woken for them at the end (sbx_http_req.wake_at_end) */
+	bool wake_at_end;
 } sbx_envd_handler;
 
 typedef struct sbx_envd_stream sbx_envd_stream;

@@ -45,7 +45,8 @@
 #define SBX_HTTP_POOL_IDLE      8           /* idle (multi, easy) pairs kept per client */
 #define SBX_HTTP_DRAIN_MS       25          /* wait for a stopped stream's last bytes (reuse) */
 #define SBX_HTTP_MAX_STREAMS    100 /* HTTP/2 streams per connection (E2B's cap), then another */
-#define SBX_HTTP_INBOX_HIGH     (1u << 20) /* queued stream bytes before the loop pauses it */
+#define SBX_HTTP_INBOX_HIGH     (1u << 20)  /* queued stream bytes before the loop pauses it */
+#define SBX_HTTP_LAZY_WAKE      (64u << 10) /* queued bytes that wake a wake_at_end caller */
 #define SBX_HTTP_YIELD          1 /* sbx__http_call_wait(): on_data asked for control back */
 
 typedef struct sbx_http sbx_http;
@@ -92,6 +93,12 @@ typedef struct sbx_http_req {
 	void *upload_payload;
 	sbx_http_data_fn on_data; /* NULL: buffer the body (cap max_body) */
 	void *payload;
+	/*
+	 * on_data's caller needs the bytes only by the end (an exec that streams nothing): the
+	 * loop wakes it when the transfer ends or SBX_HTTP_LAZY_WAKE bytes wait, not for every
+	 * chunk. Deadlines and aborts wake it as before.
+	 */
+	bool wake_at_end;
 	size_t max_body; /* cap of a buffered 2xx body; 0 = SBX_HTTP_MAX_BODY */
 	/*
 	 * Optional output: set true when the call fails with SBX_ENETWORK after

@@ -93,6 +93,9 @@ size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n)
 		c->loop_oom = true;
 		wake = true;
 		ret = 0; /* fails the transfer */
+	} else if (c->req.wake_at_end) {
+		/* it crossed the mark: the caller sleeps until the end otherwise */
+		wake = c->inbox.len - n < SBX_HTTP_LAZY_WAKE && c->inbox.len >= SBX_HTTP_LAZY_WAKE;
 	} else {
 		wake = c->inbox.len == n; /* it was empty: the caller may be asleep */
 	}

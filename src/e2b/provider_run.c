@@ -407,16 +407,26 @@ int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_
 	                      p->template_id, missing[0] ? missing : "the user sandbox, uid 1000");
 }
 
+/* The stream's handler: the events into `r`. A blocking command that streams nothing (no output
+ * callback, no stdin, no pid watcher, no attach) needs them only at its end (wake_at_end). */
+static sbx_envd_handler handler_of(const run_opts *o, run_result *r)
+{
+	return (sbx_envd_handler){.on_start = on_start,
+	                          .on_output = on_output,
+	                          .wants_output = wants_output,
+	                          .on_end = on_end,
+	                          .yield = on_yield,
+	                          .payload = r,
+	                          .wake_at_end = !o->on_output && !o->stdin_open &&
+	                                         !o->stdin_data && !o->stdin_read && !r->on_pid &&
+	                                         !o->attach_pid};
+}
+
 int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts *o, run_result *r,
                  sbx_error *err)
 {
 	sbx_envd_process proc = {o->cmd, o->args, o->nargs, o->env, o->nenv, o->cwd, 0, 0, 0};
-	sbx_envd_handler h = {.on_start = on_start,
-	                      .on_output = on_output,
-	                      .wants_output = wants_output,
-	                      .on_end = on_end,
-	                      .yield = on_yield,
-	                      .payload = r};
+	sbx_envd_handler h = handler_of(o, r);
 	sbx_envd_stream *s = NULL;
 	sbx_error local = {0};
 	uint64_t start = sbx__now_ms(), timer = add_sat(start, o->timeout_ms), until = timer;

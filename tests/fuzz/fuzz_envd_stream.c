@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sbx_envd_target t = {url, sid, tok, "key-4567", NULL, NULL};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL, 0, 0, 0};
 	events ev = {0};
-	sbx_envd_handler h = {on_start, on_output, wants_output, on_end, NULL, &ev, NULL};
+	sbx_envd_handler h = {on_start, on_output, wants_output, on_end, NULL, &ev, NULL, false};
 	sbx_envd_stream *s = NULL;
 	sbx_error err = {0};
 	size_t chunk, off, n;
