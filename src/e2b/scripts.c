@@ -6,9 +6,11 @@
  */
 #include "e2b/scripts.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <sandbox/error.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <uuid/uuid.h>
 
 uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms)
@@ -70,9 +72,22 @@ int sbx__e2b_exec_control_path(char *out, size_t outlen, const char *tag)
 	return 0;
 }
 
+/* A random (version 4) UUID: 16 bytes of getrandom(2), one system call, where libuuid's
+ * uuid_generate_random also asks for the pid, the parent's, the uid and the thread id to seed
+ * its fallback generator (docs/internals/exec-cost.md); libuuid only when getrandom fails. */
 void sbx__uuid(char out[37])
 {
 	uuid_t u;
-	uuid_generate_random(u);
+	ssize_t n;
+
+	do
+		n = getrandom(u, sizeof(u), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(u)) {
+		uuid_generate_random(u);
+	} else {
+		u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
+		u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* variant RFC 4122 */
+	}
 	uuid_unparse_lower(u, out);
 }
