@@ -51,7 +51,13 @@ typedef enum sbx_error_code {
 typedef struct sbx_error {
 	int code;        /**< an sbx_error_code; 0 while no error was recorded */
 	int http_status; /**< HTTP status when the failure was an HTTP answer, else 0 */
-	/** E2B/Connect error code from the body ("404", "not_found"), or ""; at most 31 bytes. */
+	/**
+	 * E2B/Connect error code from the body ("404", "not_found"), or ""; at most 31 bytes.
+	 * An SBX_ESANDBOX refusal of a check the library runs where envd would check carries the
+	 * Connect code envd gives for that path, so a caller branches on it, never on the message:
+	 * "not_found", "invalid_argument" (not a directory), "permission_denied" (the watch
+	 * check: docs/watch.md "Errors").
+	 */
 	char e2b_code[32];
 	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */
 } sbx_error;

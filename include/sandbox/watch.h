@@ -80,9 +80,11 @@ typedef struct sbx_watch sbx_watch;
  * @param opts      NULL for SBX_WATCH_OPTIONS_INIT.
  * @return 0, SBX_EINVALID (path, options), SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT
  *         (no answer in 60 s), SBX_EHTTP (envd refused), SBX_ENETWORK,
- *         SBX_EPROTOCOL, SBX_ESANDBOX ("cannot watch PATH: no such directory",
- *         "...: not a directory", "...: permission denied for PATH"), SBX_ENOMEM,
- *         SBX_EINTERNAL.
+ *         SBX_EPROTOCOL, SBX_ESANDBOX (the check refused: err->e2b_code
+ *         "not_found" with "cannot watch PATH: no such directory",
+ *         "invalid_argument" with "...: not a directory", "permission_denied"
+ *         with "...: permission denied for PATH"; branch on the code, the
+ *         message is for people), SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_watch_dir(sbx_watch **out, sbx_provider *p, const char *id,
                                      const char *path, const sbx_watch_options *opts,

@@ -149,7 +149,11 @@ static void watch_free(watch *w)
 	sbx__free(w);
 }
 
-/* The check as the user: a directory it may list. */
+/*
+ * The check as the user: a directory it may list. A refusal carries, as e2b_code, the Connect
+ * code envd's WatchDir gives for the same path (docs/watch.md "Errors"): the packages branch
+ * on it, never on the message.
+ */
 static int check_dir(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, const char *path,
                      const char *user, sbx_signal *sig, sbx_error *err)
 {
@@ -161,15 +165,15 @@ static int check_dir(sbx__e2b_provider *p, sbx_envd_target *t, const char *id, c
 	if (error == 0 && !(r.has_exit_code && r.exit_code == 0)) {
 		int code = r.has_exit_code ? r.exit_code : -1;
 		if (code == 3)
-			error = sbx__error_set(err, SBX_ESANDBOX,
-			                       "cannot watch %s: no such directory", path);
+			error = sbx__error_set_http(err, SBX_ESANDBOX, 0, "not_found",
+			                            "cannot watch %s: no such directory", path);
 		else if (code == 4)
-			error = sbx__error_set(err, SBX_ESANDBOX,
-			                       "cannot watch %s: not a directory", path);
+			error = sbx__error_set_http(err, SBX_ESANDBOX, 0, "invalid_argument",
+			                            "cannot watch %s: not a directory", path);
 		else if (code == 5)
-			error =
-			    sbx__error_set(err, SBX_ESANDBOX,
-			                   "cannot watch %s: permission denied for %s", path, path);
+			error = sbx__error_set_http(err, SBX_ESANDBOX, 0, "permission_denied",
+			                            "cannot watch %s: permission denied for %s",
+			                            path, path);
 		else
 			error = sbx__error_set(err, SBX_ESANDBOX, "cannot watch %s: check exit %d",
 			                       path, code);

@@ -119,16 +119,20 @@ static void test_watch__recursive_names_below(void **state)
 	sbx_watch_free(w);
 }
 
-static void expect_refused(h_ctx *h, const char *path, sbx_user user, int code, const char *msg)
+/* refused with `msg` and, as data, envd's Connect code for the path (`e2b`) */
+static void expect_refused(h_ctx *h, const char *path, sbx_user user, const char *e2b,
+                           const char *msg)
 {
 	sbx_watch_options o = SBX_WATCH_OPTIONS_INIT;
 	sbx_watch *w = (sbx_watch *)1;
 	sbx_error err = {0};
 
 	o.user = user;
-	assert_int_equal(sbx_sandbox_watch_dir(&w, h->p, g_id, path, &o, NULL, &err), code);
+	assert_int_equal(sbx_sandbox_watch_dir(&w, h->p, g_id, path, &o, NULL, &err), SBX_ESANDBOX);
 	assert_null(w);
 	assert_string_equal(err.message, msg);
+	assert_string_equal(err.e2b_code, e2b);
+	assert_int_equal(err.http_status, 0);
 }
 
 static void test_watch__checked_as_the_user(void **state)
@@ -137,11 +141,11 @@ static void test_watch__checked_as_the_user(void **state)
 
 	free(h_sh(h, g_id, "touch /workspace/plain"));
 	h_reset(h);
-	expect_refused(h, "/workspace/nope", SBX_USER_SANDBOX, SBX_ESANDBOX,
+	expect_refused(h, "/workspace/nope", SBX_USER_SANDBOX, "not_found",
 	               "cannot watch /workspace/nope: no such directory");
-	expect_refused(h, "/workspace/plain", SBX_USER_SANDBOX, SBX_ESANDBOX,
+	expect_refused(h, "/workspace/plain", SBX_USER_SANDBOX, "invalid_argument",
 	               "cannot watch /workspace/plain: not a directory");
-	expect_refused(h, "/root", SBX_USER_SANDBOX, SBX_ESANDBOX,
+	expect_refused(h, "/root", SBX_USER_SANDBOX, "permission_denied",
 	               "cannot watch /root: permission denied for /root");
 	json_t *log = h_reqlog(h); /* envd's watch (as root) was never asked */
 	assert_int_equal(h_count(log, "POST", "/filesystem.Filesystem/WatchDir"), 0);
