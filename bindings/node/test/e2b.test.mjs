@@ -341,6 +341,26 @@ describe('Sandbox: files', () => {
     await sbx.commands.run('rm -rf /tmp/wd')
   })
 
+  test('watchDir: its error class comes from the data, not from a message a name can hold', async () => {
+    const odd = '/tmp/no such directory'
+    await sbx.commands.run(`touch '${odd}'; mkdir -m 700 '/tmp/not a directory'`, { user: 'root' })
+    const refused = async (path) => {
+      try {
+        await sbx.files.watchDir(path, () => {})
+      } catch (e) {
+        return [e.constructor.name, e.message]
+      }
+      return ['watching']
+    }
+    assert.deepEqual(await refused(odd), ['InvalidArgumentError', `cannot watch ${odd}: not a directory`])
+    assert.deepEqual(await refused('/tmp/not a directory'), [
+      'SandboxError',
+      'cannot watch /tmp/not a directory: permission denied for /tmp/not a directory',
+    ])
+    assert.deepEqual(await refused('/tmp/not a directory/x'), ['FileNotFoundError', 'cannot watch /tmp/not a directory/x: no such directory'])
+    await sbx.commands.run(`rm -rf '${odd}' '/tmp/not a directory'`, { user: 'root' })
+  })
+
   test('a relative path is the user\'s home\'s, as in E2B (the engine\'s user: /workspace)', async () => {
     assert.deepEqual(await sbx.files.write('rel/x.txt', 'r'), { path: '/workspace/rel/x.txt', name: 'x.txt', type: 'file', metadata: undefined })
     assert.equal(await sbx.files.read('/workspace/rel/x.txt'), 'r')

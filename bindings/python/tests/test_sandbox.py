@@ -471,6 +471,24 @@ class SandboxTest(unittest.TestCase):
         with self.assertRaises(FileNotFoundException):
             f.watch_dir("/workspace/py-watch/missing")
 
+    def test_watch_dir_error_is_mapped_from_data_not_message(self) -> None:
+        # the names hold the other reasons' messages: a mapping by text would pick the wrong class
+        odd = "/workspace/no such directory"
+        self.sbx.commands.run(f"touch '{odd}'; mkdir -m 700 '/tmp/no such directory'", user="root")
+        with self.assertRaises(SandboxException) as cm:
+            self.sbx.files.watch_dir(odd)
+        self.assertIs(type(cm.exception), SandboxException)
+        self.assertEqual(str(cm.exception), f"watch {odd}: cannot watch {odd}: not a directory")
+        with self.assertRaises(SandboxException) as cm:
+            self.sbx.files.watch_dir("/tmp/no such directory")
+        self.assertIs(type(cm.exception), SandboxException)
+        self.assertEqual(str(cm.exception), "watch /tmp/no such directory: cannot watch /tmp/no such directory: "
+                                            "permission denied for /tmp/no such directory")
+        with self.assertRaises(FileNotFoundException) as cm:
+            self.sbx.files.watch_dir("/workspace/not a directory")
+        self.assertEqual(str(cm.exception), "/workspace/not a directory: no such directory")
+        self.sbx.commands.run(f"rm -rf '{odd}' '/tmp/no such directory'", user="root")
+
     def test_sync_handler_returning_a_coroutine_is_an_error(self) -> None:
         async def coro(t: str) -> None:
             pass

@@ -192,7 +192,7 @@ export class Filesystem {
       (e) => {
         if (timedOut) return timeoutError()
         if (ac.signal.aborted) return undefined
-        return watchError(e, path)
+        return watchError(e)
       },
     )
     const exited = ended.then(async (err) => {
@@ -217,12 +217,13 @@ export class Filesystem {
   }
 }
 
-// A watch's failure as E2B's class: the check's "no such directory" is a FileNotFoundError,
-// "not a directory" an InvalidArgumentError.
-function watchError(e, path) {
+// A watch's failure as E2B's class, from the check's data (docs/watch.md "Errors"), never its
+// message: e2bCode 'not_found' (no such directory) is a FileNotFoundError, 'invalid_argument'
+// (not a directory) an InvalidArgumentError.
+function watchError(e) {
   if (e instanceof SandboxError && e.code === 'sandbox') {
-    if (/no such directory/.test(e.message)) return new FileNotFoundError(e.message)
-    if (/not a directory/.test(e.message)) return new InvalidArgumentError(e.message)
+    if (e.e2bCode === 'not_found') return new FileNotFoundError(e.message)
+    if (e.e2bCode === 'invalid_argument') return new InvalidArgumentError(e.message)
   }
   return e
 }

@@ -178,6 +178,6 @@ def watch(c: Client, params: Dict[str, Any], notify: Any, cancel: Optional[Cance
     except SandboxError as e:
         if e.code == "aborted":
             return
-        if "no such directory" in e.message:  # docs/watch.md "Errors"
+        if e.code == "sandbox" and e.e2b_code == "not_found":  # the check's data: docs/watch.md "Errors"
             raise ex.FileNotFoundException(f"{params['path']}: no such directory") from e
         fail(e, f"watch {params['path']}")
