@@ -575,6 +575,19 @@ static void test_cli_pty__serve_watch(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
 	                 -32000);
 	json_decref(r);
+	/* a refused check: its reason as data (docs/watch.md "Errors") */
+	snprintf(line, sizeof(line),
+	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"watch\",\"params\":{\"id\":\"%s\","
+	         "\"path\":\"/workspace/sw-none\"}}",
+	         g_id);
+	serve_send(&s, line);
+	r = serve_response(&s, 3);
+	char *got = json_dumps(json_object_get(r, "error"), JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(got, "{\"code\":-32000,\"data\":{\"code\":\"sandbox\",\"e2b_code\":"
+	                         "\"not_found\"},\"message\":\"cannot watch /workspace/sw-none: no "
+	                         "such directory\"}");
+	free(got);
+	json_decref(r);
 	close(s.in);
 	assert_int_equal(waitpid(s.pid, &status, 0), s.pid);
 	assert_true(WIFEXITED(status));
