@@ -16,10 +16,8 @@ static int ls_run(cli *c, const cli_args *a)
 	int rc;
 
 	if ((rc = sbx_sandbox_list_dir(&d, c->prov, a->pos[0], a->pos[1], c->sig, &err)) < 0) {
-		size_t n = strlen(err.message);
-		static const char file[] = ": it is a file, not a directory";
-		if (rc == SBX_ESANDBOX && n >= sizeof(file) - 1 &&
-		    strcmp(err.message + n - (sizeof(file) - 1), file) == 0)
+		/* a file: the library's data says so (docs/files.md), never the message */
+		if (rc == SBX_ESANDBOX && strcmp(err.e2b_code, "invalid_argument") == 0)
 			return cli_fail_hint(
 			    c, rc, &err,
 			    "read a file with 'sandbox-e2b read ID PATH', or give ls "

@@ -58,8 +58,9 @@ typedef struct sbx_dir {
  * @param path      sandbox path (sbx_validate_path), borrowed.
  * @return 0, SBX_EINVALID, SBX_EGONE, SBX_EABORTED, SBX_ETIMEOUT (120 s),
  *         SBX_EHTTP, SBX_ENETWORK, SBX_EPROTOCOL (malformed listing),
- *         SBX_ETOOLARGE, SBX_ESANDBOX (not a directory, "not a directory";
- *         permission denied), SBX_ENOMEM, SBX_EINTERNAL.
+ *         SBX_ETOOLARGE, SBX_ESANDBOX (not a directory: err->e2b_code
+ *         "invalid_argument", "...: it is a file, not a directory"; permission
+ *         denied), SBX_ENOMEM, SBX_EINTERNAL.
  */
 SBX_EXTERN int sbx_sandbox_list_dir(sbx_dir **out, sbx_provider *p, const char *id,
                                     const char *path, sbx_signal *sig, sbx_error *err);

@@ -338,8 +338,9 @@ int sbx__e2b_list_dir(void *impl, sbx_dir **out, const char *id, const char *pat
 	if (exited_with(&r, 3))
 		goto done; /* missing: NULL */
 	if (exited_with(&r, 4)) {
-		error = sbx__error_set(err, SBX_ESANDBOX,
-		                       "cannot list %s: it is a file, not a directory", path);
+		/* envd's ListDir code for a file, as data (docs/files.md) */
+		error = sbx__error_set_http(err, SBX_ESANDBOX, 0, "invalid_argument",
+		                            "cannot list %s: it is a file, not a directory", path);
 		goto done;
 	}
 	if (!exited_with(&r, 0)) {

@@ -127,6 +127,14 @@ test_files() { # ID
 	expect_rc "ls of a file exits 1" 1
 	expect_eq "ls of a file says so, with its own hint" "$(cat "$tmp/err")" "sandbox-e2b ls: cannot list /workspace/dir/a.txt: it is a file, not a directory (SBX_ESANDBOX)
 sandbox-e2b ls: read a file with 'sandbox-e2b read ID PATH', or give ls its directory"
+	# the hint follows the library's data (e2b_code), not the message: this one ends as a file's does
+	run exec --user root "$id" -- 'mkdir -m 700 "/tmp/d: it is a file, not a directory"'
+	run ls "$id" "/tmp/d: it is a file, not a directory"
+	expect_rc "ls of a root-only directory exits 1" 1
+	expect_eq "ls of a directory named like the file error: the permission hint" "$(cat "$tmp/err")" "sandbox-e2b ls: cannot list /tmp/d: it is a file, not a directory: permission denied for /tmp/d: it is a file, not a directory (SBX_ESANDBOX)
+sandbox-e2b ls: a step inside the sandbox failed; check the path and its permissions (the sandbox user owns /workspace; /skills is root's)"
+	run ls "$id" /workspace/dir/a.txt --json
+	expect_eq "ls --json of a file: the reason as data" "$(jq_out error.e2b_code)" "invalid_argument"
 
 	run exec "$id" -- 'stat -c %U /workspace/dir/a.txt'
 	expect_eq "written as the sandbox user" "$(cat "$tmp/out")" "sandbox"

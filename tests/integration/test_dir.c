@@ -86,6 +86,7 @@ static void test_list_dir__missing_file_and_denied(void **state)
 	assert_null(d);
 	assert_string_equal(err.message,
 	                    "cannot list /workspace/plain: it is a file, not a directory");
+	assert_string_equal(err.e2b_code, "invalid_argument"); /* the reason as data */
 	sbx_error_clear(&err);
 	/* root-only: the sandbox user may not read it, so neither may list_dir */
 	assert_int_equal(sbx_sandbox_list_dir(&d, h->p, g_id, "/opt/capybara", NULL, &err),
