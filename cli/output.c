@@ -211,30 +211,14 @@ int cli_done_ok(cli *c, const char *id, const char *what)
 
 #define TAG_RULE "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 
-/* The tag rule of the contract (for the hint only; the library decides). */
-static bool tag_ok(const char *t)
-{
-	size_t n = strlen(t);
-
-	if (n == 0 || n > 64)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)t[i];
-		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		             (ch >= '0' && ch <= '9');
-		if (!alnum && (i == 0 || (ch != '_' && ch != '-')))
-			return false;
-	}
-	return true;
-}
-
 int cli_fail_tags(cli *c, int code, const sbx_error *err, const char *const *tags, size_t n)
 {
 	char hint[512];
 
-	if (code == SBX_EINVALID && strcmp(err->message, "invalid sandbox tag") == 0)
+	/* the hint from the tags themselves (the library's own rule), never from the message */
+	if (code == SBX_EINVALID)
 		for (size_t i = 0; i < n; i++)
-			if (!tag_ok(tags[i])) {
+			if (sbx_validate_tag(tags[i], NULL) < 0) {
 				snprintf(hint, sizeof(hint),
 				         "tag '%.100s' must match " TAG_RULE
 				         " (letters, digits, '_' and '-', at most 64)",

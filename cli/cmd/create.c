@@ -111,19 +111,31 @@ static int create_opt(cli *c, create_state *s, int id, const char *v)
 	return 0;
 }
 
-/* Report a failed create, with a hint for a refused egress policy or allow host. */
+/* The first allow host the library's rule refuses, or NULL. */
+static const char *refused_host(const create_state *s)
+{
+	for (size_t i = 0; i < s->nhosts; i++)
+		if (sbx_validate_allow_host(s->hosts[i], NULL) < 0)
+			return s->hosts[i];
+	return NULL;
+}
+
+/*
+ * Report a failed create, with a hint for a refused egress policy or allow host: chosen from
+ * the request and the config (the library's rules), never from the message.
+ */
 static int create_fail(cli *c, int rc, const sbx_error *err, const create_state *s)
 {
 	char hint[512];
 
 	if (rc != SBX_EINVALID)
 		return cli_fail(c, rc, err);
-	if (s->lim.egress == SBX_EGRESS_OPEN && strstr(err->message, "allowOpenEgress"))
+	if (s->lim.egress == SBX_EGRESS_OPEN && c->cfg && !c->cfg->allow_open_egress)
 		return cli_fail_hint(c, rc, err,
 		                     "set \"allowOpenEgress\": true in the deployment config "
 		                     "(--config FILE or SANDBOX_E2B_CONFIG), or use --egress "
 		                     "allowlist with --allow-host");
-	if (s->nhosts && strstr(err->message, "allowHosts")) {
+	if (s->lim.egress == SBX_EGRESS_ALLOWLIST && refused_host(s)) {
 		const char *bad = NULL;
 		for (size_t i = 0; i < s->nhosts && !bad; i++)
 			if (strstr(s->hosts[i], "://") || strchr(s->hosts[i], ':'))

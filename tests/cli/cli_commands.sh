@@ -172,6 +172,10 @@ test_commands() {
 	expect_rc "allow host URL exits 2" 2
 	expect_grep "allow host URL: the library's reason" "CIDR" "$tmp/err"
 	expect_grep "allow host URL: hint" "'http://pypi.org' is a URL; allow hosts are hostnames" "$tmp/err"
+	# the hint follows the hosts themselves (the library's rule), not a word in the message
+	run create 'allowHosts!' --egress allowlist --allow-host pypi.org
+	expect_rc "a name holding allowHosts exits 2" 2
+	expect_eq "a name holding allowHosts: no allow host hint" "$(grep -c 'allow hosts are hostnames' "$tmp/err")" 0
 	SANDBOX_E2B_CONFIG="{\"apiKey\":\"$SECRET\",\"template\":\"capybara-sandbox\",\"apiUrl\":\"$url\",\"domainAllowlist\":false}" \
 		run create cli-test-warn --egress allowlist --allow-host pypi.org
 	expect_rc "degraded allowlist still creates" 0
