@@ -654,6 +654,16 @@ static void wait_headers(fk_req *r, upstream *u)
 	u->client_fd = -1;
 }
 
+/* A request target that is not a path (origin-form): 400. The target follows the sandbox's
+ * authority in the URL libcurl is given, so `GET @name/x` made it read "127.0.0.1:PORT" as a
+ * user name and `name` as the host: resolved by the host's DNS (any name a client without a
+ * key chose), its Basic credentials sent, the path rewritten. Go's server (E2B's client proxy)
+ * refuses such a target too. */
+static enum MHD_Result target_refused(fk_req *r)
+{
+	return fk_reply_error(r, 400, "invalid request target: the port proxy takes a path");
+}
+
 enum MHD_Result fk_proxy_forward(fk_call *c)
 {
 	fk_req *r = c->req;
@@ -677,10 +687,11 @@ enum MHD_Result fk_proxy_forward(fk_call *c)
 			mask = strdup(json_string_value(m));
 		fk_registry_unlock(g);
 		fk_sandbox_release(g, sb);
-		if (!allowed) {
+		if (!allowed || r->uri[0] != '/') { /* see target_refused */
 			free(mask);
-			return fk_reply_error(r, 403,
-			                      "missing or invalid e2b-traffic-access-token");
+			return allowed ? target_refused(r)
+			               : fk_reply_error(
+			                     r, 403, "missing or invalid e2b-traffic-access-token");
 		}
 		c->admitted = 1;
 		long long clen = announced_body(r);

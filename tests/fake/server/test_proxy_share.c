@@ -203,6 +203,44 @@ static void test_proxy_share__the_largest_holder_gives_way_first(void **unused)
 	assert_int_equal(small, 0); /* before: the oldest, the small holder's */
 }
 
+/* The status of `GET <target>` to the sandbox's web port, on a raw connection. */
+static int raw_get(fks *s, fks_box *b, const char *target)
+{
+	char req[512];
+	int n =
+	    snprintf(req, sizeof(req),
+	             "GET %s HTTP/1.1\r\nHost: 8101-%s.e2b.localhost\r\nConnection: close\r\n\r\n",
+	             target, b->id);
+	int fd = fks_tcp_connect(s->port, false, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, req, (size_t)n), n);
+	int st = read_status(fd, 30000);
+	close(fd);
+	return st;
+}
+
+/* A request target that is not a path: before, it followed the sandbox's authority in the URL
+ * given to libcurl, so `@name/x` made "127.0.0.1:8101" a user name and `name` the host
+ * (resolved by the host's DNS: 502 when it did not resolve), and `@169.254.169.254/index.html`
+ * reached the box's server as `/index.html` (200) with Basic credentials; now 400 each. */
+static void test_proxy_share__a_request_target_is_a_path(void **unused)
+{
+	(void)unused;
+	fks s;
+	fks_box b;
+	silent_and_web(&s, &b);
+	assert_int_equal(raw_get(&s, &b, "/index.html"), 200);
+	static const char *const bad[] = {"@example.invalid/x", "@169.254.169.254/index.html",
+	                                  "http://example.invalid/index.html", "*"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int st = raw_get(&s, &b, bad[i]);
+		print_message("GET %s: %d\n", bad[i], st);
+		assert_int_equal(st, 400);
+	}
+	assert_int_equal(raw_get(&s, &b, "//index.html"), 200); /* a path: forwarded as it is */
+	assert_int_equal(fks_stop(&s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -211,6 +249,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_proxy_share__one_client_leaves_others_room),
 	    cmocka_unit_test(test_proxy_share__a_full_sandbox_gives_way_to_a_new_request),
 	    cmocka_unit_test(test_proxy_share__the_largest_holder_gives_way_first),
+	    cmocka_unit_test(test_proxy_share__a_request_target_is_a_path),
 	};
 	return cmocka_run_group_tests_name("fake_proxy_share", tests, NULL, NULL);
 }
