@@ -119,7 +119,7 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 		       "domain / E2B_DOMAIN), and --envd-url / SANDBOX_E2B_ENVD_URL for a local "
 		       "or self-hosted envd";
 	case SBX_ESANDBOX:
-		if (err && strstr(err->message, "lacks what sandbox-e2b needs"))
+		if (err && strcmp(err->e2b_code, "failed_precondition") == 0) /* the template */
 			return "create sandboxes from a template built from "
 			       "templates/capybara-sandbox "
 			       "and set \"template\" (or --template) to it";

@@ -56,7 +56,9 @@ typedef struct sbx_error {
 	 * An SBX_ESANDBOX refusal of a check the library runs where envd would check carries the
 	 * Connect code envd gives for that path, so a caller branches on it, never on the message:
 	 * "not_found", "invalid_argument" (not a directory), "permission_denied" (the watch
-	 * check: docs/watch.md "Errors"; list_dir of a file: docs/files.md).
+	 * check: docs/watch.md "Errors"; list_dir of a file: docs/files.md), and
+	 * "failed_precondition" for a template without the sandbox user's conventions
+	 * (templates/capybara-sandbox/README.md).
 	 */
 	char e2b_code[32];
 	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */

@@ -400,11 +400,13 @@ int sbx__e2b_template_error(sbx__e2b_provider *p, const sbx_envd_target *t, sbx_
 		missing[n] = '\0';
 	}
 	sbx__e2b_run_result_dispose(&r);
-	return sbx__error_set(err, SBX_ESANDBOX,
-	                      "template %s lacks what sandbox-e2b needs (%s); build "
-	                      "templates/capybara-sandbox (its README.md) and name it in "
-	                      "\"template\"",
-	                      p->template_id, missing[0] ? missing : "the user sandbox, uid 1000");
+	/* the reason as data too (sandbox/error.h e2b_code): a caller never matches the text */
+	return sbx__error_set_http(err, SBX_ESANDBOX, 0, "failed_precondition",
+	                           "template %s lacks what sandbox-e2b needs (%s); build "
+	                           "templates/capybara-sandbox (its README.md) and name it in "
+	                           "\"template\"",
+	                           p->template_id,
+	                           missing[0] ? missing : "the user sandbox, uid 1000");
 }
 
 /* The stream's handler: the events into `r`. A blocking command that streams nothing (no output

@@ -94,6 +94,10 @@ test_files() { # ID
 	expect_rc "write where the user may not exits 1" 1
 	expect_eq "write refused: permission denied for the path, no script name" "$(head -n 1 "$tmp/err")" \
 		"sandbox-e2b write: cannot write /etc/passwd: permission denied for /etc/passwd (SBX_ESANDBOX)"
+	# the template hint follows e2b_code, not the message: this path holds its words
+	run write "$id" "/etc/lacks what sandbox-e2b needs" "$tmp/a.txt"
+	expect_eq "write refused, a path holding the template error's words: the sandbox hint" "$(sed -n 2p "$tmp/err")" \
+		"sandbox-e2b write: a step inside the sandbox failed; check the path and its permissions (the sandbox user owns /workspace; /skills is root's)"
 	run read "$id" relative/path
 	expect_rc "read relative path exits 2" 2
 

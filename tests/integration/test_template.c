@@ -59,14 +59,17 @@ static void test_template__base_says_what_it_lacks(void **state)
 
 	assert_int_equal(sbx_sandbox_exec(&r, p, id, "true", NULL, NULL, &err), SBX_ESANDBOX);
 	assert_string_equal(err.message, WANT);
+	assert_string_equal(err.e2b_code, "failed_precondition"); /* the reason as data */
 	sbx_error_clear(&err);
 	assert_int_equal(sbx_sandbox_read_file(&f, p, id, "/etc/hostname", 100, NULL, &err),
 	                 SBX_ESANDBOX);
 	assert_string_equal(err.message, WANT);
+	assert_string_equal(err.e2b_code, "failed_precondition");
 	sbx_error_clear(&err);
 	/* the write step runs as root and hands the bytes to runuser, which finds no user */
 	assert_int_equal(sbx_sandbox_write_file(p, id, "/tmp/x", "x", 1, NULL, &err), SBX_ESANDBOX);
 	assert_string_equal(err.message, WANT);
+	assert_string_equal(err.e2b_code, "failed_precondition");
 	sbx_error_clear(&err);
 	/* root needs no template convention */
 	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
