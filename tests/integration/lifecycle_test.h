@@ -8,6 +8,8 @@
 #include "harness.h"
 
 void assert_json_eq(json_t *got, const char *want_text);
+
+/* The tests of the other files, which main lists. */
 void test_resume__resumed_then_gone_after_destroy(void **state);
 void test_suspend__twice_and_missing_are_success(void **state);
 void test_destroy__missing_is_success(void **state);

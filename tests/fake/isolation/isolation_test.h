@@ -14,6 +14,9 @@ char *sh(const char *box, const char *user, const char *script);
 void box_create_opts(const char *id, const fk_box_options *o);
 void box_create(const char *id);
 void box_write(const char *box, const char *path, const char *data);
+extern char state_dir[];
+
+/* The tests of the other files, which main lists. */
 void test_isolation__fork_bomb_is_held_and_box_recovers(void **state);
 void test_isolation__memory_hog_is_killed_inside(void **state);
 void test_isolation__limits_are_the_boxs_cgroup_files(void **state);
@@ -25,7 +28,6 @@ void test_isolation__watches_are_capped_across_watches(void **state);
 void test_isolation__listdir_of_a_huge_directory_is_refused(void **state);
 void test_isolation__listdir_of_long_names_is_bounded_by_bytes(void **state);
 void test_isolation__recursive_watch_of_a_wide_tree(void **state);
-extern char state_dir[];
 void test_isolation__other_users_cannot_list_the_sandboxes(void **state);
 void test_isolation__other_users_cannot_reach_a_sandbox_tree(void **state);
 void test_isolation__root_inside_is_an_unprivileged_host_id(void **state);

@@ -38,12 +38,14 @@ void expect_as(const char *box, const char *user, const char *want, const char *
 void box_new(const char *id, bool none, const char *const *allow, size_t n_allow,
              const char *const *deny, size_t n_deny);
 char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+extern char *hosts[4];
+
+/* The tests of the other files, which main lists. */
 void test_net__update_applies_live(void **state);
 void test_net__update_lets_a_none_box_out(void **state);
 void test_net__tls_sni(void **state);
 void test_net__http_host(void **state);
 void test_net__rules(void **state);
 void test_net__dns_messages(void **state);
-extern char *hosts[4];
 
 #endif

@@ -35,6 +35,10 @@ unsigned long ns_inode(pid_t pid, const char *ns);
 box_id box_ident(pid_t owner, const char *box, pid_t init);
 int count_box(const box_id *b);
 bool mounts_mention(const char *needle);
+int child_box_main(const char *state_dir);
+extern char self_exe[4096];
+
+/* The tests of the other files, which main lists. */
 void test_runtime__exit_status_env_and_cwd(void **state);
 void test_runtime__exit_ends_stream_despite_background_holder(void **state);
 void test_runtime__pty_is_a_terminal(void **state);
@@ -51,8 +55,6 @@ void test_runtime__unknown_box_and_bad_input(void **state);
 void test_runtime__rt_free_leaves_nothing(void **state);
 void test_runtime__concurrent_starts_in_one_box(void **state);
 void test_runtime__degraded_mode_still_runs_processes(void **state);
-int child_box_main(const char *state_dir);
-extern char self_exe[4096];
 void test_runtime__killed_server_leaves_no_box_running(void **state);
 
 #endif

@@ -47,6 +47,8 @@ void kill_proc(fks *s, fks_box *b, unsigned pid);
 pid_t start_with_stdin(fks *s, fks_box *b, const char *line);
 pid_t send_input(fks *s, fks_box *b, unsigned pid, size_t triples);
 bool box_wait(fks *s, fks_box *b, const char *line);
+
+/* The tests of the other files, which main lists. */
 void test_restart__unread_stdin_does_not_hold_shutdown(void **unused);
 void test_restart__taken_shim_names_do_not_block_starts(void **unused);
 void test_restart__sigterm_keeps_running_and_paused_with_files(void **unused);
