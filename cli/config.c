@@ -251,9 +251,9 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 
 /*
  * Only create sends the template (the create body's templateID). The seed's schema
- * (docs/contract.md "The template") requires it at load, so for every other command a config
- * without one gets this stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README "Where
- * sandbox-e2b differs from the seed"). `config check` still requires it.
+ * (docs/contract.md "The deployment config") requires it at load, so for every other command a
+ * config without one gets this stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README
+ * "Where sandbox-e2b differs from the seed"). `config check` still requires it.
  */
 #define CLI_NO_TEMPLATE "(none: this command creates no sandbox)"
 

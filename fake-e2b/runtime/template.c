@@ -4,8 +4,8 @@
  * The table is generated at build time from templates/NAME/Dockerfile (cmake/templates.cmake
  * writes template_table.inc in the build directory; templates/README.md says what it reads):
  * `base`, E2B's base template as fake-e2b imitates it (user `user`, passwordless sudo), and
- * `capybara-sandbox`, the seed's image conventions (user `sandbox`, /workspace, /skills,
- * /opt/capybara, the exec helper /opt/capybara-exec built from
+ * `capybara-sandbox`, the image docs/contract.md "The template" describes (user `sandbox`,
+ * /workspace, /skills, /opt/capybara, the exec helper /opt/capybara-exec built from
  * templates/capybara-sandbox/capybara-exec.c). To change a template, change its Dockerfile.
  */
 #include "template.h"

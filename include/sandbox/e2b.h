@@ -30,12 +30,12 @@ typedef struct sbx_e2b_config {
 } sbx_e2b_config;
 
 /**
- * Parse and validate a deployment config JSON object with exactly the seed's
- * keys and rules: apiKey (required, non-empty string), apiUrl (optional http
- * or https URL), domain (hostname pattern, default "e2b.app"), template
- * (required, non-empty), timeoutSeconds (integer 60..86400, default 3600),
- * domainAllowlist (boolean, default true), allowOpenEgress (boolean, default
- * false). Unknown keys, wrong types and out-of-range values are errors.
+ * Parse and validate a deployment config JSON object with exactly the keys and
+ * rules of docs/contract.md "The deployment config": apiKey (required, non-empty string), apiUrl
+ * (optional http or https URL), domain (hostname pattern, default "e2b.app"), template (required,
+ * non-empty), timeoutSeconds (integer 60..86400, default 3600), domainAllowlist (boolean, default
+ * true), allowOpenEgress (boolean, default false). Unknown keys, wrong types and out-of-range
+ * values are errors.
  *
  * Thread-safe (no shared state).
  *
@@ -54,8 +54,9 @@ SBX_EXTERN int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size
 SBX_EXTERN void sbx_e2b_config_free(sbx_e2b_config *cfg);
 
 /**
- * Render the normalized config as a JSON object (all seven keys in the
- * seed's order, defaults filled in, apiUrl omitted when unset) with apiKey
+ * Render the normalized config as a JSON object (the seven keys in the seed's
+ * order: apiKey, apiUrl, domain, template, timeoutSeconds, domainAllowlist,
+ * allowOpenEgress; defaults filled in, apiUrl omitted when unset) with apiKey
  * replaced by "[redacted]".
  * Thread-safe (cfg is only read).
  * @param[out] out  NUL-terminated compact JSON; caller frees with sbx_free().

@@ -3,7 +3,7 @@
  *
  * A provider (sbx_provider) implements the contract; the E2B provider is made
  * with sbx_e2b_provider_new() (sandbox/e2b.h). A sandbox is named by its id
- * (the seed's handle `{ id }`), a NUL-terminated string the caller owns.
+ * (docs/contract.md "Definitions"), a NUL-terminated string the caller owns.
  *
  * Thread-safety: every function here may be called from many threads at once
  * on one provider (the contract's concurrentExec = true); the result structs
@@ -14,9 +14,9 @@
  *   id   sandbox id (E2B: 1..128 bytes of [A-Za-z0-9-], docs/protocol.md "Sandbox ids");
  *        borrowed, not kept after the call. NULL or malformed: SBX_EINVALID.
  *   sig  abort signal or NULL. Already aborted: SBX_EABORTED before any other
- *        check and before any request (seed signal.throwIfAborted()). Aborted
- *        during the call: it returns SBX_EABORTED promptly (one poll watches
- *        the network and the signal; docs/contract.md "Methods").
+ *        check and before any request. Aborted during the call: it returns
+ *        SBX_EABORTED promptly (one poll watches the network and the signal;
+ *        docs/contract.md "Methods").
  *   err  NULL, or filled on failure (first cause, secret-free; see error.h).
  * Every call returns 0 or a negative sbx_error_code. The codes a call can
  * return are listed on it; their meaning in these calls:
@@ -189,8 +189,8 @@ typedef struct sbx_exec_options {
  */
 typedef struct sbx_exec_result {
 	/**
-	 * false (the seed's null exit code): timed out, aborted, ended by a signal Go does not
-	 * name, or envd sent an exit status that is not a valid int32.
+	 * false (no exit code: docs/contract.md "exec", Results): timed out, aborted, ended by a
+	 * signal Go does not name, or envd sent an exit status that is not a valid int32.
 	 */
 	bool has_exit_code;
 	/** Exit status, or 128 + n for signal n; 0 unless has_exit_code. */

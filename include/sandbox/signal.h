@@ -1,5 +1,5 @@
 /*
- * sandbox/signal.h: the abort signal (the seed's AbortSignal).
+ * sandbox/signal.h: the abort signal (docs/contract.md "Methods").
  *
  * A signal starts un-aborted and can be aborted once, from any thread or from
  * a POSIX signal handler. Every blocking call of the library watches it in the
@@ -34,7 +34,7 @@ SBX_EXTERN void sbx_signal_free(sbx_signal *sig);
 
 /**
  * Abort: every call watching `sig` returns promptly (SBX_EABORTED, or for
- * exec after start the seed's abort result). Idempotent.
+ * exec after start its abort result: docs/contract.md "exec"). Idempotent.
  * Thread-safety: safe from any thread and async-signal-safe (an atomic store
  * and a write(2) to an eventfd), so a SIGINT handler may call it.
  */

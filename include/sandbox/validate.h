@@ -29,8 +29,9 @@ SBX_EXTERN int sbx_validate_tag(const char *tag, sbx_error *err);
 SBX_EXTERN int sbx_validate_path(const char *path, size_t len, sbx_error *err);
 
 /**
- * Allow host: a lowercase hostname (the seed's hostname pattern), optionally
- * prefixed by "*.", or an IPv4 address or IPv4 CIDR (/0../32).
+ * Allow host: a lowercase hostname (labels of [a-z0-9-], at least two),
+ * optionally prefixed by "*.", or an IPv4 address or IPv4 CIDR (/0../32):
+ * docs/contract.md "Definitions" (and "Egress" for what it allows).
  */
 SBX_EXTERN int sbx_validate_allow_host(const char *host, sbx_error *err);
 

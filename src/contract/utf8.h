@@ -11,7 +11,7 @@
 /*
  * The length to keep of `p[0..len)`: when `truncated`, drop an incomplete
  * trailing UTF-8 sequence (a lead byte whose continuation bytes were cut),
- * looking back at most 4 bytes exactly as the seed does; otherwise len.
+ * looking back at most 4 bytes (the rule utf8.c states); otherwise len.
  */
 size_t sbx__utf8_keep_len(const unsigned char *p, size_t len, bool truncated);
 

@@ -2,7 +2,8 @@
  * contract/validate.c: validators of the sandbox@1 contract (docs/contract.md "Definitions").
  *
  * Pure functions: no allocation, no locale, thread-safe. Messages follow the
- * seed's (docs/contract.md "Definitions", "exec"). Values
+ * seed's (the rule include/sandbox/error.h states; the values checked are
+ * docs/contract.md "Definitions", "exec"). Values
  * from the caller are quoted through sbx__quote (or JSON-style for paths, as
  * the seed's JSON.stringify), so control bytes never reach a log raw.
  */

@@ -20,7 +20,8 @@ static bool is_lower_alnum(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* The seed's message is "invalid sandbox name: NAME"; the rule after it is ours. */
+/* The seed's message is "invalid sandbox name: NAME"; the rule after it (docs/contract.md
+ * "Definitions") is ours. */
 #define NAME_RULE                                                                                  \
 	"a name is 1 to 101 letters, digits, '_', '.' or '-', starting with a letter or digit: "   \
 	"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$"
@@ -67,7 +68,7 @@ int sbx__e2b_validate_sandbox_id(const char *id, sbx_error *err)
 /*
  * ^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$ : two or
  * more dot-separated labels of [a-z0-9-], none empty, none starting or ending
- * with '-'. No length limits (the seed's pattern has none).
+ * with '-'. No length limits (docs/contract.md "Definitions" sets none).
  */
 bool sbx__is_hostname(const char *s, size_t len)
 {

@@ -177,14 +177,13 @@ static bool may_have_created(int error, const sbx_e2b_reply *reply)
 }
 
 /*
- * The seed lists and destroys same-name sandboxes, then creates. Here the
- * list runs beside the create (one round trip less: README.md "Performance"); what it finds
- * is destroyed afterwards, except the new sandbox itself. So every sandbox
- * that had the name before create() was called is gone when it returns, as
- * in the seed; they only overlap for those kills. A create refused for the
- * concurrency limit (429) is sent again once the old ones are gone; a failed
- * list or kill fails the create and takes back the sandbox made meanwhile.
- * On 0 `reply` holds the create's answer and *sent when it was sent.
+ * The seed lists and destroys same-name sandboxes, then creates (docs/contract.md
+ * "Lifecycle", create). Here the list runs beside the create (one round trip less: README.md
+ * "Performance"); what it finds is destroyed afterwards, except the new sandbox itself. So every
+ * sandbox that had the name before create() was called is gone when it returns, as in the seed;
+ * they only overlap for those kills. A create refused for the concurrency limit (429) is sent again
+ * once the old ones are gone; a failed list or kill fails the create and takes back the sandbox
+ * made meanwhile. On 0 `reply` holds the create's answer and *sent when it was sent.
  */
 static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body,
                             sbx_e2b_reply *reply, uint64_t *sent, sbx_signal *sig, sbx_error *err)
@@ -206,7 +205,7 @@ static int create_replacing(sbx__e2b_provider *p, const char *name, json_t *body
 		threaded = pthread_create(&th, &ta, named_main, &job) == 0;
 		pthread_attr_destroy(&ta);
 	}
-	if (!threaded) /* no thread: the seed's order */
+	if (!threaded) /* no thread: the seed's order, list and destroy before the create */
 		named_main(&job);
 	for (int attempt = 0; threaded || job.error == 0; attempt++) {
 		memset(&cerr, 0, sizeof(cerr));

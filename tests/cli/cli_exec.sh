@@ -87,6 +87,7 @@ test_exec() { # ID
 	expect_eq "--max-output-bytes sets truncated" "$(jq_out truncated)" "true"
 	expect_eq "--max-output-bytes keeps 10 bytes" "$(jq_out stdout | head -c 100 | wc -c)" "11"
 
+	# "invalid sandbox tag" is the seed's message; the tag rule is docs/contract.md "Definitions".
 	run exec "$id" --tag 'bad tag!' -- true
 	expect_rc "exec bad tag exits 2" 2
 	expect_grep "exec bad tag: the seed's message" "invalid sandbox tag" "$tmp/err"

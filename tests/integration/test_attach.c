@@ -1,12 +1,11 @@
 /*
  * tests/integration/test_attach.c: the attach cache (docs/contract.md "Lifecycle"). A call skips
  * the connect while the provider's last connect to the sandbox still covers
- * it (command timeout + 120 s), and the seed's guarantees still hold: a
- * sandbox paused behind the provider's back is resumed by the next call, a
- * call that would outlive the extended timeout extends it first, a destroyed
- * sandbox is still gone, and concurrent calls share one connect. Create
- * lists the same-name sandboxes beside its own request and still leaves only
- * the new one.
+ * it (command timeout + 120 s), and the contract's guarantees (docs/contract.md
+ * "Connect before use") still hold: a sandbox paused behind the provider's back
+ * is resumed by the next call, a call that would outlive the extended timeout
+ * extends it first, a destroyed sandbox is still gone, and concurrent calls share one connect.
+ * Create lists the same-name sandboxes beside its own request and still leaves only the new one.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -280,8 +279,8 @@ static void test_create__lists_beside_create_and_replaces_same_name(void **state
 	assert_int_equal(h_count(log, "POST", "/v2/sandboxes"), 2);
 	json_decref(log);
 
-	/* the list fails: the create fails as in the seed, and the sandbox made meanwhile is gone
-	 */
+	/* the list fails: the create fails (docs/contract.md "Lifecycle"), and the sandbox made
+	 * meanwhile is gone */
 	h_reset(h);
 	h_fault_status(h, "GET", "/v2/sandboxes", 500, NULL, 1);
 	char *id3 = NULL;

@@ -18,7 +18,8 @@
 #include <cmocka.h>
 
 /* EXEC_WRAPPER, byte for byte (src/e2b/scripts/exec_wrapper.sh): the exec helper with
- * --session where the template has it, else the seed's line with SEED_WRAPPER. */
+ * --session where the template has it, else the seed's line with SEED_WRAPPER (docs/exec.md
+ * "How a command runs"). */
 static const char EXEC_WRAPPER[] =
     "if [ -x /opt/capybara-exec ]; then exec /opt/capybara-exec \"$1\" \"$2\" \"$3\" --session; "
     "fi; exec setsid -w /bin/sh -c \"$4\" capybara-exec \"$1\" \"$2\" \"$3\"";
@@ -547,7 +548,8 @@ static void test_exec__nohup_children_gone_after_timeout(void **state)
 /*
  * A setsid child (its own session) that keeps the output pipe is gone after the
  * timeout too (docs/exec.md "Timeout, abort and the kill tree"). The kill script cannot reach
- * another session; the seed relies on the stream staying open to trigger the reboot fallback.
+ * another session; the stream staying open triggers the reboot fallback (docs/contract.md
+ * "exec", last resort).
  */
 static void test_exec__setsid_children_gone_after_timeout(void **state)
 {

@@ -108,7 +108,8 @@ static void test_read_file__head_c_max_plus_one(void **state)
 		json_t *args = json_object_get(p, "args");
 		char want[32];
 		snprintf(want, sizeof(want), "%zu", cases[i].max + 1);
-		/* the seed's script and arguments, under the file-op wrapper (kill path) */
+		/* the seed's read script and arguments (src/e2b/scripts/read_script.sh), under the
+		 * file-op wrapper (kill path) */
 		assert_string_equal(json_string_value(json_object_get(p, "cmd")), "setsid");
 		assert_string_equal(json_string_value(json_object_get(p, "cwd")), "/");
 		check_fileop_head(args);

@@ -223,9 +223,9 @@ static bool g_bomb_running;
  * row among the bomb's thousand shells. Open: seen once in 33 runs (TLS, loaded machine: a count
  * took 16.6 s), kill_all answered 0 at its first start and the bomb lived on until its exec's 120 s
  * timeout; the likeliest cause (no wrapper found: the wrapper ended by the box's OOM killer,
- * which would hide it from the seed's pgrep too) is closed since: the kill scripts also end the
- * sessions of dead wrappers named in their .pid files (unit.scripts); 12 runs with diagnostics
- * did not reproduce it. */
+ * which would hide it from the seed's pgrep too, src/e2b/scripts/kill_scan.sh) is closed since:
+ * the kill scripts also end the sessions of dead wrappers named in their .pid files
+ * (unit.scripts); 12 runs with diagnostics did not reproduce it. */
 static void test_kill_all__ends_a_fork_bomb(void **state)
 {
 	h_ctx *h = *state;

@@ -282,7 +282,8 @@ static void test_live__timeout_kills_nohup_children(void **state)
 	                       "sleep 30[0-2]");
 }
 
-/* A child in its own session still holding the output: the seed's reboot backstop. */
+/* A child in its own session still holding the output: the reboot fallback (docs/contract.md
+ * "exec", last resort). */
 static void test_live__timeout_kills_setsid_children(void **state)
 {
 	(void)state;

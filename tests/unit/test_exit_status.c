@@ -100,7 +100,7 @@ static void test_exit_status__exited_or_exit_status_gives_exit_code(void **state
 	assert_int_equal(code, 2);
 	assert_true(sbx__e2b_exit_code(false, 0, "exit status 0", &code));
 	assert_int_equal(code, 0);
-	/* exited wins over a signal status, as in the seed */
+	/* exited wins over a signal status (a normal exit: docs/contract.md "exec", Results) */
 	assert_true(sbx__e2b_exit_code(true, 1, "signal: killed", &code));
 	assert_int_equal(code, 1);
 	/* the code comes from exitCode, not the text */

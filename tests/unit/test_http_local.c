@@ -374,7 +374,7 @@ static void test_envd__start_stream_events_reach_the_handler(void **state)
 	assert_true(ev.exited);
 	assert_int_equal(ev.code, 3);
 	assert_string_equal(ev.status, "exit status 3");
-	/* the seed's headers */
+	/* the routing headers (docs/protocol.md "Reaching envd") */
 	assert_non_null(strstr(request, "POST /process.Process/Start HTTP/1.1\r\n"));
 	assert_non_null(strstr(request, "E2b-Sandbox-Id: isbx\r\n"));
 	assert_non_null(strstr(request, "E2b-Sandbox-Port: 49983\r\n"));

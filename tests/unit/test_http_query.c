@@ -109,7 +109,8 @@ static void test_error__bare_or_html_404_is_not_gone(void **state)
 	nf = true;
 	sbx__e2b_http_error(&err, "GET /", 404, (const unsigned char *)str, strlen(str), NULL, NULL,
 	                    &nf);
-	assert_false(nf); /* the seed compares the number 404 */
+	/* code "404", a string: not E2B-format (docs/protocol.md "Conventions") */
+	assert_false(nf);
 	sbx_error_clear(&err);
 	nf = true;
 	sbx__e2b_http_error(&err, "GET /", 404, NULL, 0, NULL, NULL, &nf);

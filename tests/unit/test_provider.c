@@ -180,7 +180,7 @@ static void test_provider__aborted_signal_fails_every_call_before_the_provider(v
 	expect_aborted(sbx_sandbox_stat(&st, x->p, "i", "/a", s, &e), &e);
 	assert_false(st.exists);
 	assert_int_equal(st.size, 0);
-	/* an aborted signal wins over bad arguments, as the seed throws first */
+	/* an aborted signal wins over bad arguments (docs/contract.md "Methods") */
 	expect_aborted(sbx_sandbox_read_file(&file, x->p, "i", "relative", 10, s, &e), &e);
 	expect_aborted(sbx_sandbox_exec(&res, NULL, NULL, NULL, NULL, s, &e), &e);
 	assert_int_equal(x->f.calls, 0);
@@ -265,7 +265,7 @@ static void test_provider__exec_checks_options_in_the_seed_order(void **state)
 	o.tag = "bad tag";
 	o.env = env;
 	o.env_count = 2;
-	expect_exec_invalid(x, &o, "invalid sandbox tag"); /* tag before env, as the seed */
+	expect_exec_invalid(x, &o, "invalid sandbox tag"); /* tag before env: contract.md "exec" */
 	o.tag = "good";
 	expect_exec_invalid(x, &o, "invalid environment variable name: 1BAD");
 	o.env_count = 1;

@@ -1,4 +1,5 @@
-/* Unit tests of e2b/scripts.c: the seed's scripts, exec argv, seconds, control paths. */
+/* Unit tests of e2b/scripts.c: the seed's scripts (docs/exec.md "How a command runs"), exec argv,
+ * seconds, control paths. */
 #define _GNU_SOURCE
 #include "unit.h"
 
@@ -29,8 +30,8 @@ static void sha256_hex(const char *s, char out[65])
 }
 
 /* SHA-256 and length of each seed string (template literals expanded; docs/exec.md "How a
- * command runs"); the
- * kill_all and kill_tagged scripts are ours (test_scripts__kill_scripts_fork_nothing). */
+ * command runs"); the kill_all and kill_tagged scripts are ours
+ * (test_scripts__kill_scripts_fork_nothing). */
 static void test_scripts__byte_exact_with_the_seed(void **state)
 {
 	(void)state;
@@ -544,11 +545,12 @@ static int run_kill_script_at_cap(uid_t uid, const char *script, const char *nam
 }
 
 /*
- * KILL_TAGGED_SCRIPT and KILL_ALL_SCRIPT as the seed's: a tag's wrappers die with their whole
- * trees (the command's group, a group it made in its session), other tags' (one that starts
- * with the tag and a UUID, one that extends it) live on, then kill_all ends every wrapper; and
- * both run to exit 0 while their user is at its process cap (RLIMIT_NPROC), where a shell's
- * command substitution (the seed's $(pgrep ...)) is refused.
+ * KILL_TAGGED_SCRIPT and KILL_ALL_SCRIPT as docs/contract.md "Lifecycle" states them (kill_all,
+ * kill_tagged): a tag's wrappers die with their whole trees (the command's group, a group it
+ * made in its session), other tags' (one that starts with the tag and a UUID, one that extends
+ * it) live on, then kill_all ends every wrapper; and both run to exit 0 while their user is at
+ * its process cap (RLIMIT_NPROC), where a shell's command substitution (the seed's $(pgrep ...),
+ * src/e2b/scripts/kill_scan.sh) is refused.
  */
 static void test_scripts__kill_scripts_fork_nothing(void **state)
 {

@@ -43,7 +43,7 @@ static void test_utf8__a_cut_sequence_at_the_start_leaves_nothing(void **state)
 static void test_utf8__looks_back_at_most_four_bytes(void **state)
 {
 	(void)state;
-	/* Four continuation bytes: no lead within 4 bytes, nothing dropped (as the seed). */
+	/* Four continuation bytes: no lead within 4 bytes, nothing dropped. */
 	static const unsigned char b[] = {'x', 0x80, 0x80, 0x80, 0x80};
 	assert_int_equal(sbx__utf8_keep_len(b, sizeof(b), true), sizeof(b));
 	/* A lead byte 5 back is out of reach. */
@@ -56,10 +56,10 @@ static void test_utf8__complete_or_ascii_tails_are_kept(void **state)
 	(void)state;
 	static const unsigned char a[] = "hello";
 	assert_int_equal(sbx__utf8_keep_len(a, 5, true), 5);
-	/* "é" then a stray continuation: lead found 3 back, complete, kept (seed). */
+	/* "é" then a stray continuation: lead found 3 back, complete, kept. */
 	static const unsigned char b[] = {0xc3, 0xa9, 0x80};
 	assert_int_equal(sbx__utf8_keep_len(b, 3, true), 3);
-	/* Invalid lead bytes follow the seed's arithmetic: 0xff needs 4. */
+	/* An invalid lead byte is sized by value like any (contract/utf8.c): 0xff needs 4. */
 	static const unsigned char c[] = {'a', 0xff};
 	assert_int_equal(sbx__utf8_keep_len(c, 2, true), 1);
 	static const unsigned char d[] = {'a', 0xf8, 0x80, 0x80, 0x80};
