@@ -2,7 +2,7 @@
 """bench/start_cost.py: what one exec of `true` costs fake-e2b, by the shape of its Start.
 
     python3 bench/start_cost.py URL [--api-key KEY] [--count N] [--gap MS[,MS...]]
-                                    [--modes seed,helper,line,sdk]
+                                    [--modes seed,line,helper,sdk] [--user NAME]
 
 Creates a capybara-sandbox on the fake-e2b at URL (plain HTTP, no relay), then sends `Start`s
 of `true` over one keep-alive connection, the modes in turn (A B C A B C ...), and prints per
@@ -17,10 +17,12 @@ last mode's. Modes (docs/internals/exec-cost.md):
             no fallback for a template without the helper)
     sdk     the official SDK's /bin/bash -l -c true
 
---gap sleeps that many ms after each Start: the bench's relay leaves the server idle one RTT
+The library's shapes run as --user (default sandbox, as the library sends it: Basic auth; ''
+for none), the SDK's as the SDK sends it, naming no user. --gap sleeps that many ms after each Start: the bench's relay leaves the server idle one RTT
 between two sequential execs, and an idle machine runs the next Start cold.
 """
 import argparse
+import base64
 import http.client
 import json
 import statistics
@@ -65,6 +67,9 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--gap", default="0,20")
     ap.add_argument("--modes", default="seed,line,helper,sdk")
+    ap.add_argument("--user", default="sandbox",
+                    help="the library's shapes run as this user, as it sends them (Basic auth); "
+                         "'' for none; the SDK's shape never names one, as the SDK")
     a = ap.parse_args()
     u = urllib.parse.urlparse(a.url)
     conn = http.client.HTTPConnection(u.hostname, u.port)
@@ -83,8 +88,11 @@ def main():
                 for m in modes:
                     j = json.dumps({"process": process(m, i), "stdin": False}).encode()
                     t = time.monotonic()
+                    h = dict(hdr)
+                    if a.user and m != "sdk":
+                        h["Authorization"] = "Basic " + base64.b64encode((a.user + ":").encode()).decode()
                     conn.request("POST", "/process.Process/Start", body=b"\0" + struct.pack(">I", len(j)) + j,
-                                 headers=hdr)
+                                 headers=h)
                     body = conn.getresponse().read()
                     if b'"exit status 0"' not in body:
                         raise SystemExit("start_cost: %s: %r" % (m, body[:300]))
