@@ -27,6 +27,9 @@
 #      E2B_* variables of the config keys (cli/config.c, README.md), the error codes' names
 #      (the enum, the library, serve, bindings/protocol/methods.md); no constant #defined in
 #      two files.
+#  10. what the docs name exists (scripts/check-docs.sh): the paths and links, the identifiers
+#      and test cases they cite (the ctest names, commands and options need a build: ctest
+#      unit.check_docs checks those).
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
 # written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and
@@ -218,6 +221,9 @@ CIRCLES_ALLOWED=scripts/circles.txt bash scripts/check-circles.sh "${code[@]}" |
 
 echo "== facts written in more than one place agree (scripts/check-facts.sh)"
 bash scripts/check-facts.sh "$root" || status=1
+
+echo "== what the docs name exists (scripts/check-docs.sh; with the build: ctest unit.check_docs)"
+bash scripts/check-docs.sh "$root" || status=1
 
 if [ $status -eq 0 ]; then
 	echo "lint: clean"
