@@ -11,8 +11,8 @@
 #      a folder and a source suffix (`http/server.c`) is a tail of one; a bare file name
 #      (`test_kill.c`) is the name of one; `*` and `?` are globs (`test_http*.c`);
 #   3. an identifier in backticks with an underscore (`oom_spares_pid1`, `sbx_sandbox_exec`) is
-#      a word of the tree's non-Markdown files, or a test case: NAME of a `test_GROUP__NAME`
-#      under tests/;
+#      a word of the tree's non-Markdown files, or a test case: NAME or GROUP__NAME of a
+#      `test_GROUP__NAME` under tests/;
 #   4. with --ctest LIST (the output of `ctest -N`): a test name in backticks
 #      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them;
 #   5. with --cli BIN (build/cli/sandbox-e2b): in fenced blocks and backticks, each
@@ -36,6 +36,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+abs() { case "$1" in '' | /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
+ctest_list=$(abs "$ctest_list") cli=$(abs "$cli") fake=$(abs "$fake")
 cd "$root" || exit 2
 shopt -s nullglob
 docs=(README.md CONTRIBUTING.md fake-e2b/README.md fake-e2b/SECURITY.md docs/*.md
@@ -53,10 +55,14 @@ if [ -n "$cli" ]; then
 	"$cli" --help >"$tmp/cli.help" 2>&1
 	awk '/^Commands:/ { on = 1; next } on && !/^  / { on = 0 } on && /^  [a-z]/ { print $1 }' \
 		"$tmp/cli.help" >"$tmp/cli.cmds"
+	[ -s "$tmp/cli.cmds" ] || { echo "$cli --help lists no commands" >&2; exit 2; }
 	echo help >>"$tmp/cli.cmds" # `sandbox-e2b help CMD`
 	while read -r c; do "$cli" "$c" --help >"$tmp/cli.help.$c" 2>&1; done <"$tmp/cli.cmds"
 fi
-[ -z "$fake" ] || "$fake" --help >"$tmp/fake.help" 2>&1
+if [ -n "$fake" ]; then
+	"$fake" --help >"$tmp/fake.help" 2>&1
+	grep -q -- '--port' "$tmp/fake.help" || { echo "$fake --help shows no options" >&2; exit 2; }
+fi
 FAKE_HELP=$([ -n "$fake" ] && echo "$tmp/fake.help") CTEST=$ctest_list CLI_DIR=$([ -n "$cli" ] && echo "$tmp") FILES=$tmp/files \
 	perl - "${docs[@]}" <<'PERL'
 use strict;
@@ -77,7 +83,7 @@ while (my $f = <$lf>) {
 	local $/;
 	my $t = <$fh>;
 	$words{$_} = 1 for $t =~ /\w+/g;
-	if ($f =~ m{^tests/}) { $cases{$_} = 1 for $t =~ /\btest_\w*?__(\w+)/g }
+	if ($f =~ m{^tests/}) { $cases{$2} = $cases{"$1__$2"} = 1 while $t =~ /\btest_(\w*?)__(\w+)/g }
 }
 if (open(my $ef, "<", "scripts/doc-names.txt")) {
 	while (<$ef>) { s/#.*//; $extern{$_} = 1 for split }
@@ -194,7 +200,7 @@ for my $doc (@ARGV) {
 				next unless @ctests;
 				my $re = globre($t);
 				say_bad("$where: `$t`: no such ctest") unless grep { $_ =~ $re } @ctests;
-			} elsif ($t =~ /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/) {
+			} elsif ($t =~ /^[a-z][a-z0-9]*(?:__?[a-z0-9]+)+$/) {
 				next if $words{$t} || $cases{$t} || grep { $_ eq $t } @ctests;
 				say_bad("$where: `$t`: no such name in the tree (nor a test case)");
 			}
