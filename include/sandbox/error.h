@@ -5,8 +5,8 @@
  * given a non-NULL `sbx_error *err`, fills it where the failure was detected.
  * The first failure stays: outer layers never overwrite it. Messages never
  * contain the API key, an envd access token or an Authorization header. A
- * server's own error message is kept as the seed keeps it (at most 300 bytes,
- * cut at a UTF-8 boundary, control bytes blanked); other server data
+ * server's own error message is kept (at most 300 bytes, cut at a UTF-8
+ * boundary, control bytes blanked); other server data
  * is quoted at most 64 bytes with non-printable bytes escaped.
  */
 #ifndef SANDBOX_ERROR_H

@@ -1,9 +1,9 @@
 # shellcheck shell=sh
-# KILL_SCRIPT CTL (the seed's; as the sandbox user): creates CTL.kill first so a wrapper that
-# has not started yet never runs its command; waits up to 1 s (20 x 50 ms) for CTL.pid, kills
-# that session's tree; then kills every wrapper still matching "capybara-exec CTL" and its
-# tree; removes CTL.pid. Always exits 0: success means the kill ran, not that there was
-# something to kill.
+# KILL_SCRIPT CTL (the seed's, docs/contract.md "exec" timeout or abort; as the sandbox user):
+# creates CTL.kill first so a wrapper that has not started yet never runs its command; waits up
+# to 1 s (20 x 50 ms) for CTL.pid, kills that session's tree; then kills every wrapper still
+# matching "capybara-exec CTL" and its tree; removes CTL.pid. Always exits 0: success means the
+# kill ran, not that there was something to kill.
 #
 # k PID: SIGKILLs the process groups of PID's children, PID's own process group, and every
 # process in PID's session (pkill -s), so a command that started its own groups or daemons
