@@ -30,6 +30,8 @@
 #  10. what the docs name exists (scripts/check-docs.sh): the paths and links, the identifiers
 #      and test cases they cite (the ctest names, commands and options need a build: ctest
 #      unit.check_docs checks those).
+#  11. no comment or doc cites a note that does not ship: an issue number, the team's E2B
+#      protocol notes, a brief (scripts/check-citations.sh; cite the docs/ section instead).
 #
 # Needs clang-format (Debian 12: clang-format 14, the version .clang-format is
 # written for), gcc, the -dev packages of scripts/install-deps.sh, shellcheck and
@@ -224,6 +226,8 @@ bash scripts/check-facts.sh "$root" || status=1
 
 echo "== what the docs name exists (scripts/check-docs.sh; with the build: ctest unit.check_docs)"
 bash scripts/check-docs.sh "$root" || status=1
+echo "== citations only of what ships (scripts/check-citations.sh)"
+bash scripts/check-citations.sh "$root" || status=1
 
 if [ $status -eq 0 ]; then
 	echo "lint: clean"
