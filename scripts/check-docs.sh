@@ -17,7 +17,9 @@
 #      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them;
 #   5. with --cli BIN (build/cli/sandbox-e2b): in fenced blocks and backticks, each
 #      `sandbox-e2b CMD` that starts a command line is a command of `BIN --help` and each
-#      `--flag` after it is in `BIN CMD --help` or among the global options of `BIN --help`;
+#      `--flag` after it is in `BIN CMD --help` or among the global options of `BIN --help`
+#      (so is each `--flag` of a synopsis in backticks that starts with a command, `ls --long`,
+#      in README.md and docs/*.md: elsewhere such words may be E2B's own CLI);
 #      with --fake BIN (build/fake-e2b/fake-e2b), each `--flag` of a `fake-e2b ...` command
 #      line is in `BIN --help`.
 #
@@ -139,18 +141,18 @@ sub check_cli {
 	if ($fakehelp) {
 		while ($line =~ /${start}(?:[\w.\/-]*\/)?fake-e2b((?:\s+(?!#)[^\s`|;&]+)*)/g) {
 			(my $args = $1) =~ s/'[^']*'|"[^"]*"//g;
-			for my $fl ($args =~ /(?:^|\s)(--[a-z][\w-]*)/g) {
+			for my $fl ($args =~ /(?:^|[\s\[(])(--[a-z][\w-]*)/g) {
 				say_bad("$where: `fake-e2b $fl`: no such option")
 				    unless $fakehelp =~ /(?<![\w-])\Q$fl\E(?![\w-])/;
 			}
 		}
 	}
-	while ($line =~ /${start}sandbox-e2b((?:\s+--?[\w-]+(?:[= ][^\s`|;&-][^\s`|;&]*)?)*)\s+([a-z][\w-]*)([^`|;&#]*)/g) {
+	while ($line =~ /${start}sandbox-e2b((?:\s+--?[\w-]+(?:[= ][^\s`|;&-][^\s`|;&]*)?)*)\s+([a-z][\w-]*)((?:\\\||[^`|;&#])*)/g) {
 		my ($pre, $c, $rest) = ($1, $2, $3);
 		$rest =~ s/'[^']*'|"[^"]*"//g; # the command's own words
 		next unless %cmds;
 		if (!exists $cmds{$c}) { say_bad("$where: `sandbox-e2b $c`: no such command"); next }
-		for my $fl (($pre . " " . $rest) =~ /(?:^|\s)(--[a-z][\w-]*)/g) {
+		for my $fl (($pre . " " . $rest) =~ /(?:^|[\s\[(])(--[a-z][\w-]*)/g) {
 			next if $cmds{$c} =~ /(?<![\w-])\Q$fl\E(?![\w-])/ || $cmds{""} =~ /(?<![\w-])\Q$fl\E(?![\w-])/;
 			say_bad("$where: `sandbox-e2b $c $fl`: no such option");
 		}
@@ -160,6 +162,7 @@ for my $doc (@ARGV) {
 	open(my $fh, "<", $doc) or next;
 	my $dir = $doc =~ m{^(.*)/} ? $1 : "";
 	my ($ln, $fence) = (0, 0);
+	my $synopses = $doc =~ m{^(?:README\.md|docs/[\w-]+\.md)$}; # elsewhere `sandbox ls` is E2B's
 	while (my $l = <$fh>) {
 		$ln++;
 		my $where = "$doc:$ln";
@@ -175,6 +178,9 @@ for my $doc (@ARGV) {
 		while ($l =~ /`([^`]+)`/g) {
 			my $t = $1;
 			check_cli($where, $t);
+			check_cli($where, "sandbox-e2b $t") # a synopsis: `exec [-t] ID COMMAND`
+			    if $synopses && %cmds && $t =~ /^([a-z][\w-]*) / && $1 ne "help" && exists $cmds{$1}
+			    && $t =~ /--/;
 			next if $t =~ /\s/;
 			$t =~ s/[,.;]+$//;
 			$t =~ s/:\d+(?:-\d+)?$//;

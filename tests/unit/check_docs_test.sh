@@ -52,7 +52,9 @@ drift README.md 's/^sandbox-e2b ps "\$id"/sandbox-e2b pss "$id"/' \
 	'`sandbox-e2b pss`: no such command'
 drift README.md 's/^sandbox-e2b ps "\$id"/sandbox-e2b ps --all "$id"/' \
 	'`sandbox-e2b ps --all`: no such option'
+drift docs/cli.md 's/^| `create NAME \(.*\) \[--allow-host H\]/| `create NAME \1 [--allow-hosts H]/' \
+	'`sandbox-e2b create --allow-hosts`: no such option'
 drift README.md 's/^\(build\/fake-e2b\/fake-e2b --port 0\) --quiet/\1 --quieter/' \
 	'`fake-e2b --quieter`: no such option'
-[ $fails -eq 0 ] && echo "check-docs: passes the docs, refuses 9 drifts"
+[ $fails -eq 0 ] && echo "check-docs: passes the docs, refuses 10 drifts"
 exit $fails
