@@ -3,21 +3,27 @@
  * two layouts when it starts.
  *
  * cgroup v1 (a hybrid machine: one hierarchy per controller), per controller:
- *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>/<box id>/          freezer, memory, cpu, cpuacct;
- *                                                                 pids reserve (max = cap + 64)
- *   /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>/<box id>/procs/     pids (max = cap)
- * and, when the machine also has the unified (v2) hierarchy at /sys/fs/cgroup/unified, no
- * controller, for the box's BPF bind programs:
- *   <v2>/fake-e2b/rt-<pid>-<n>/<box id>/
+ *   /sys/fs/cgroup/<ctl>/fake-e2b/rt-<pid>-<n>-<ns>/<box id>/          freezer, memory, cpu,
+ * cpuacct; pids reserve (max = cap + 64) /sys/fs/cgroup/pids/fake-e2b/rt-<pid>-<n>-<ns>/<box
+ * id>/procs/     pids (max = cap) and, when the machine also has the unified (v2) hierarchy at
+ * /sys/fs/cgroup/unified, no controller, for the box's BPF bind programs:
+ *   <v2>/fake-e2b/rt-<pid>-<n>-<ns>/<box id>/
  *
  * cgroup v2 only (/sys/fs/cgroup is cgroup2, as a fresh Debian 12 boots), one directory with the
  * memory, pids and cpu controllers enabled down to it, whose processes live in two leaves (v2
  * lets a cgroup with controllers for its children hold no process of its own):
- *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/          memory.max, memory.swap.max 0,
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>-<ns>/<box id>/          memory.max, memory.swap.max 0,
  *                                                           cpu.max, pids.max = cap + 64,
  *                                                           cgroup.freeze, cgroup.kill, BPF
- *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/procs/    pids.max = cap: PID 1, every start
- *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>/<box id>/reserve/  starts while procs is nearly full
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>-<ns>/<box id>/procs/    pids.max = cap: PID 1, every start
+ *   /sys/fs/cgroup/fake-e2b/rt-<pid>-<n>-<ns>/<box id>/reserve/  starts while procs is nearly full
+ *
+ * <ns> is the runtime's PID namespace (the inode of /proc/self/ns/pid, hex), and the runtime
+ * holds an flock on each of its rt- directories for its life: the start-up sweep of another
+ * server, in whatever PID namespace, ends only a directory whose lock is free (a dead
+ * runtime's), and one naming its own namespace only once that pid is gone too (linux/cgroup.c
+ * fk_lx_cg_rt_dead; fake-e2b/README.md, "What survives what"). Live restore's kept-<dev>-<ino>
+ * directories are never swept.
  */
 #define _GNU_SOURCE
 #include "box_cgroups.h"
@@ -67,11 +73,35 @@ static void v2_missing(unsigned bit, const char *where)
 
 /* The unified hierarchy only: controllers enabled from /sys/fs/cgroup down to this runtime's
  * directory, which rt->cg2_dir and rt->cg_root name. */
-/* mkdir of a directory of fake-e2b's v2 tree (there already: fine); false, said once, when not
- * made: the runtime then has no cgroup limits. */
-static bool v2_mkdir(const char *path)
+/* mkdir of this runtime's directory `dir` in one hierarchy (there already: fine), a rt- one
+ * claimed too: its lock, held for the runtime's life (fk_lx_cg_rt_claim). 0, or -1 with errno
+ * when not made. */
+static int rt_mkdir(fk_rt *rt, const char *dir)
 {
-	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+	if (strncmp(rt->cg_rel, "fake-e2b/rt-", 12) != 0)
+		return mkdir(dir, 0755) == 0 || errno == EEXIST ? 0 : -1;
+	int fd = fk_lx_cg_rt_claim(dir);
+	if (fd >= 0 && rt->n_cg_locks < sizeof(rt->cg_locks) / sizeof(rt->cg_locks[0])) {
+		rt->cg_locks[rt->n_cg_locks++] = fd;
+		return 0;
+	}
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (access(dir, F_OK) < 0)
+		return errno = e, -1;
+	fprintf(stderr,
+	        "fake-e2b: cannot lock %s (%s): a server in another PID namespace may take it for "
+	        "a dead one's\n",
+	        dir, fk_strerror(fd >= 0 ? ENOSPC : e));
+	return 0;
+}
+
+/* mkdir of a directory of fake-e2b's v2 tree (there already: fine; with `rt`, that runtime's
+ * own: rt_mkdir); false, said once, when not made: the runtime then has no cgroup limits. */
+static bool v2_mkdir(fk_rt *rt, const char *path)
+{
+	if ((rt ? rt_mkdir(rt, path) : mkdir(path, 0755)) == 0 || errno == EEXIST)
 		return true;
 	fprintf(stderr,
 	        "fake-e2b: cannot create %s (%s): no cgroup limits, pause stops processes with "
@@ -85,11 +115,11 @@ static void rt_init_v2(fk_rt *rt)
 	char top[] = CG_BASE "/fake-e2b", dir[512];
 	snprintf(dir, sizeof(dir), CG_BASE "/%s", rt->cg_rel);
 	unsigned on = fk_lx_cg2_enable(CG_BASE, v2_names, N_V2);
-	if (!v2_mkdir(top))
+	if (!v2_mkdir(NULL, top))
 		return;
 	fk_lx_cg_sweep(top);
 	on &= fk_lx_cg2_enable(top, v2_names, N_V2);
-	if (!v2_mkdir(dir))
+	if (!v2_mkdir(rt, dir))
 		return;
 	on &= fk_lx_cg2_enable(dir, v2_names, N_V2);
 	if (!(rt->cg2_dir = strdup(dir)) || !(rt->cg_root = strdup(dir))) {
@@ -117,23 +147,52 @@ static void rt_init_v2(fk_rt *rt)
 	}
 }
 
-void fk__cg_rt_init(fk_rt *rt)
+/* Is fake-e2b/`rel` there in a hierarchy already (a dead runtime's of the same pid, namespace
+ * and number, which a process it left may still hold locked)? */
+static bool rel_taken(const char *rel)
+{
+	char p[512];
+	for (size_t i = 0; i < N_CTLS; i++)
+		if (snprintf(p, sizeof(p), CG_BASE "/%s/%s", ctls[i].name, rel) > 0 &&
+		    access(p, F_OK) == 0)
+			return true;
+	return (snprintf(p, sizeof(p), CG_BASE "/unified/%s", rel) > 0 && access(p, F_OK) == 0) ||
+	       (snprintf(p, sizeof(p), CG_BASE "/%s", rel) > 0 && access(p, F_OK) == 0);
+}
+
+/* rt->cg_rel: live restore's one directory per state dir (its device and inode), the same for
+ * every runtime on it, so that the boxes a dead one left are found where they run (the state
+ * dir's lock makes it one runtime's at a time; no sweep of dead runtimes reads it); else
+ * fake-e2b/rt-<pid>-<n>-<pid namespace>, one no hierarchy has yet. false: none. */
+static bool rt_name(fk_rt *rt)
 {
 	static int seq;
-	int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
-	/* live restore: one directory per state dir (its device and inode), the same for every
-	 * runtime on it, so that the boxes a dead one left are found where they run; the state
-	 * dir's lock makes it one runtime's at a time. No dead runtime's sweep (rt-<pid>-) reads
-	 * it. */
 	struct stat sd;
-	int r = rt->live && stat(rt->state_dir, &sd) == 0
-	            ? asprintf(&rt->cg_rel, "fake-e2b/kept-%llx-%llx",
-	                       (unsigned long long)sd.st_dev, (unsigned long long)sd.st_ino)
-	            : asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d", (int)getpid(), n);
-	if (r < 0) {
+	if (rt->live && stat(rt->state_dir, &sd) == 0) {
+		if (asprintf(&rt->cg_rel, "fake-e2b/kept-%llx-%llx", (unsigned long long)sd.st_dev,
+		             (unsigned long long)sd.st_ino) >= 0)
+			return true;
 		rt->cg_rel = NULL;
-		return;
+		return false;
 	}
+	unsigned long long ns = fk_lx_pidns();
+	for (int tries = 0; tries < 64; tries++) {
+		int n = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
+		if (asprintf(&rt->cg_rel, "fake-e2b/rt-%d-%d-%llx", (int)getpid(), n, ns) < 0)
+			break;
+		if (!rel_taken(rt->cg_rel))
+			return true;
+		free(rt->cg_rel);
+	}
+	rt->cg_rel = NULL;
+	return false;
+}
+
+void fk__cg_rt_init(fk_rt *rt)
+{
+	rt->n_cg_locks = 0;
+	if (!rt_name(rt))
+		return;
 	struct statfs base_fs;
 	if (statfs(CG_BASE, &base_fs) == 0 && base_fs.f_type == CGROUP2_SUPER_MAGIC) {
 		rt_init_v2(rt);
@@ -152,7 +211,7 @@ void fk__cg_rt_init(fk_rt *rt)
 			continue;
 		}
 		fk_lx_cg_sweep(top);
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		if (rt_mkdir(rt, dir) < 0) {
 			fprintf(stderr, "fake-e2b: cannot create %s (%s)\n", dir,
 			        fk_strerror(errno));
 			continue;
@@ -175,7 +234,7 @@ void fk__cg_rt_init(fk_rt *rt)
 		if (mkdir(top, 0755) < 0 && errno != EEXIST)
 			break;
 		fk_lx_cg_sweep(top);
-		if ((mkdir(dir, 0755) == 0 || errno == EEXIST) && !(rt->cg2_dir = strdup(dir)))
+		if (rt_mkdir(rt, dir) == 0 && !(rt->cg2_dir = strdup(dir)))
 			break;
 	}
 }
@@ -202,6 +261,10 @@ void fk__cg_rt_fini(fk_rt *rt)
 		*slash = 0;
 		rmdir(rt->cg2_dir); /* <v2>/fake-e2b: fails harmlessly while another uses it */
 	}
+	for (unsigned i = 0; i < rt->n_cg_locks; i++)
+		close(
+		    rt->cg_locks[i]); /* after the rmdirs: never a free lock on a live runtime's */
+	rt->n_cg_locks = 0;
 	free(rt->cg2_dir);
 	free(rt->cg_rel);
 	free(rt->cg_root);
@@ -615,15 +678,16 @@ static void sweep_top(const char *top, const char *ctl, bool (*ours)(const char 
 {
 	DIR *d = opendir(top);
 	for (struct dirent *de; d && (de = readdir(d));) {
-		int pid = 0;
-		if (sscanf(de->d_name, "rt-%d-", &pid) != 1 || pid <= 0 ||
-		    (kill(pid, 0) == 0 || errno != ESRCH))
-			continue; /* a live runtime's: never touched */
+		int pid = 0, lock = fk_lx_cg_rt_dead(top, de->d_name, &pid);
+		if (lock < 0)
+			continue; /* a live runtime's (or not known dead): never touched */
 		char rtdir[4096];
-		if (!join(rtdir, top, de->d_name))
-			continue;
-		sweep_rtdir(rtdir, ctl, pid, ours, ended, ud);
-		rmdir(rtdir); /* fails harmlessly while another box of it (not ours) is left */
+		if (join(rtdir, top, de->d_name)) {
+			sweep_rtdir(rtdir, ctl, pid, ours, ended, ud);
+			rmdir(rtdir); /* fails harmlessly while another box of it (not ours) is left
+			               */
+		}
+		close(lock);
 	}
 	if (d)
 		closedir(d);

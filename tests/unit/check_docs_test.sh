@@ -40,12 +40,12 @@ drift CONTRIBUTING.md 's|(`scripts/check-facts.sh`)|(`scripts/check-fact.sh`)|' 
 	'CONTRIBUTING.md:68: `scripts/check-fact.sh`: no such file'
 drift docs/internals/architecture.md '13s|\[wire.md\](wire.md)|[wire.md](wires.md)|' \
 	'docs/internals/architecture.md:13: link wires.md: no such file'
-drift fake-e2b/SECURITY.md '355s|`oom_spares_pid1`|`oom_spares_pid2`|' \
-	'fake-e2b/SECURITY.md:355: `oom_spares_pid2`: no such name in the tree (nor a test case)'
+drift fake-e2b/SECURITY.md '357s|`oom_spares_pid1`|`oom_spares_pid2`|' \
+	'fake-e2b/SECURITY.md:357: `oom_spares_pid2`: no such name in the tree (nor a test case)'
 drift fake-e2b/SECURITY.md 's|`kill_all__ends_a_fork_bomb`|`kill_all__ends_two_fork_bombs`|' \
 	'`kill_all__ends_two_fork_bombs`: no such name in the tree (nor a test case)'
-drift fake-e2b/SECURITY.md '355s|`fake.http`|`fake.https`|' \
-	'fake-e2b/SECURITY.md:355: `fake.https`: no such ctest'
+drift fake-e2b/SECURITY.md '357s|`fake.http`|`fake.https`|' \
+	'fake-e2b/SECURITY.md:357: `fake.https`: no such ctest'
 drift tests/fuzz/README.md 's/^| `fuzz_envelope` |/| `fuzz_envelop` |/' \
 	'tests/fuzz/README.md:22: `fuzz_envelop`: no tests/fuzz/fuzz_*.c of that name'
 drift README.md 's/^sandbox-e2b ps "\$id"/sandbox-e2b pss "$id"/' \

@@ -1,7 +1,8 @@
 /*
  * fake-e2b/runtime/linux/cgroup.c — cgroup primitives (see cgroup.h): read and write control
  * files, enable v2 controllers, freeze/thaw and wait (v1 freezer.state, v2 cgroup.freeze), kill
- * (v2), read use, sweep a dead process's cgroups. Knows no box.
+ * (v2), read use, claim a runtime's directory and sweep a dead runtime's cgroups. Knows no
+ * box.
  */
 #define _GNU_SOURCE
 #include "cgroup.h"
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* what fk_lx_cg_read_u64 and fk_lx_cg_has_word read of a control file */
@@ -48,18 +51,80 @@ static void rmdir_tree(const char *path, int depth)
 	rmdir(path);
 }
 
+uint64_t fk_lx_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+int fk_lx_cg_rt_claim(const char *dir)
+{
+	int e = EWOULDBLOCK;
+	for (int i = 0; i < 400; i++) {
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -1;
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT)
+			return -1;
+		if (fd < 0)
+			continue; /* a sweeper removed it before it was opened: made again */
+		int locked = flock(fd, LOCK_EX | LOCK_NB);
+		e = errno;
+		struct stat held, named;
+		bool same = fstat(fd, &held) == 0 && stat(dir, &named) == 0 &&
+		            held.st_ino == named.st_ino && held.st_dev == named.st_dev;
+		if (same && locked == 0)
+			return fd;
+		close(fd);
+		if (same && e != EWOULDBLOCK)
+			return errno = e, -1; /* no flock here */
+		if (same)
+			usleep(5000); /* a sweeper's lock, held while it judges the directory */
+		/* else a sweeper removed it before it was locked: made again */
+	}
+	return errno = e, -1;
+}
+
+int fk_lx_cg_rt_dead(const char *top, const char *name, int *pid_out)
+{
+	int pid = 0, n = 0, end = 0;
+	unsigned long long ns = 0;
+	bool named_ns = sscanf(name, "rt-%d-%d-%llx%n", &pid, &n, &ns, &end) == 3 && !name[end];
+	if ((!named_ns && sscanf(name, "rt-%d-", &pid) != 1) || pid <= 0)
+		return -1;
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/%s", top, name) >= (int)sizeof(path))
+		return -1;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd); /* a live runtime's, or a process that outlived its runtime holds it */
+		return -1;
+	}
+	/* its pid means something only in the namespace it names (or, named by an older
+	 * fake-e2b, in none known): there it must be gone too */
+	uint64_t own = fk_lx_pidns();
+	if ((!named_ns || !own || ns == own) && (kill(pid, 0) == 0 || errno != ESRCH)) {
+		close(fd);
+		return -1;
+	}
+	*pid_out = pid;
+	return fd;
+}
+
 void fk_lx_cg_sweep(const char *top)
 {
 	DIR *d = opendir(top);
 	struct dirent *de;
 	while (d && (de = readdir(d)) != NULL) {
-		int pid = 0;
-		if (sscanf(de->d_name, "rt-%d-", &pid) != 1 || pid <= 0 ||
-		    (kill(pid, 0) == 0 || errno != ESRCH))
+		int pid, lock = fk_lx_cg_rt_dead(top, de->d_name, &pid);
+		if (lock < 0)
 			continue;
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", top, de->d_name);
 		rmdir_tree(path, 3);
+		close(lock);
 	}
 	if (d)
 		closedir(d);

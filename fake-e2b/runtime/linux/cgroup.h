@@ -14,8 +14,24 @@
 /* Writes `s` to the file at `path` (one write). 0, or -1 with errno. */
 int fk_lx_write_str(const char *path, const char *s);
 
-/* Removes the empty cgroups that a dead process left under `top`: a directory named
- * rt-<pid>-<n> whose pid is gone, with its children. Best effort. */
+/* This process's PID namespace: the inode of /proc/self/ns/pid, 0 when unknown. */
+uint64_t fk_lx_pidns(void);
+
+/* A runtime's directory `dir` (<hierarchy>/fake-e2b/rt-<pid>-<n>-<pid namespace, hex>), made
+ * when absent, claimed for the caller's life: an exclusive flock on an fd of it (O_CLOEXEC),
+ * which tells a sweeper in any PID namespace that it is live. The fd, or -1 with errno
+ * (EWOULDBLOCK: another process holds its lock still). Made again when a sweeper removed it
+ * between its mkdir and the lock. */
+int fk_lx_cg_rt_claim(const char *dir);
+
+/* Is `top`/`name` a dead runtime's directory? Only one named rt-<pid>-... whose lock is free
+ * and, when it names this PID namespace (or none: an older fake-e2b's), whose pid is gone:
+ * then an fd of it holding its lock (the caller's until it has removed it), *pid its pid.
+ * -1 for anything else, which stays untouched. */
+int fk_lx_cg_rt_dead(const char *top, const char *name, int *pid);
+
+/* Removes the empty cgroups that dead runtimes left under `top` (fk_lx_cg_rt_dead), with their
+ * children. Best effort. */
 void fk_lx_cg_sweep(const char *top);
 
 /* Writes FROZEN or THAWED to <dir>/freezer.state and waits until the kernel reports that state

@@ -3,7 +3,8 @@
  * backend: on a cgroup v1 (hybrid) machine one directory per box in each v1 controller fake-e2b
  * uses (freezer: pause; pids, memory, cpu: limits from policy.c; cpuacct: the CPU time metrics
  * report); on a cgroup v2-only machine one v2 directory per box with the same controllers and
- * two leaves for its processes. Always under fake-e2b/rt-<pid>-<n>/ so runtimes never share one.
+ * two leaves for its processes. Always under fake-e2b/rt-<pid>-<n>-<ns>/ (locked for the
+ * runtime's life) or a live-restore runtime's kept-<dev>-<ino>/, so runtimes never share one.
  */
 #ifndef FAKE_E2B_BOX_CGROUPS_H
 #define FAKE_E2B_BOX_CGROUPS_H
@@ -11,9 +12,9 @@
 #include "runtime_int.h"
 
 /* Picks v1 or v2 (statfs of /sys/fs/cgroup), probes the controllers (v2: enables memory, pids
- * and cpu from /sys/fs/cgroup down), sweeps what dead runtimes left, makes this runtime's
- * directories; sets rt->cg_ctl, rt->cg_rel, rt->cg_root, rt->cg2_dir, rt->cg_v2 and
- * rt->freezer. Prints what is missing. */
+ * and cpu from /sys/fs/cgroup down), sweeps what dead runtimes left, makes and locks this
+ * runtime's directories (closed by fk__cg_rt_fini); sets rt->cg_ctl, rt->cg_rel, rt->cg_root,
+ * rt->cg2_dir, rt->cg_v2 and rt->freezer. Prints what is missing. */
 void fk__cg_rt_init(fk_rt *rt);
 void fk__cg_rt_fini(fk_rt *rt);
 

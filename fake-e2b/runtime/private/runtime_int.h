@@ -121,12 +121,15 @@ struct fk_rt {
 	void *proc_end_ctx;
 	bool live; /* fk_rt_options.live_restore, with a state dir of its own */
 	bool freezer;
-	char *cg_root; /* the freezer's fake-e2b/rt-<pid>-<n> (v1), or cg2_dir (v2 only) */
-	char *cg_rel;  /* fake-e2b/rt-<pid>-<n>: this runtime's dir in every controller */
-	char
-	    *cg2_dir; /* <cgroup2>/fake-e2b/rt-<pid>-<n> (hybrid: no controller), NULL without v2 */
-	bool cg_v2;   /* the unified hierarchy only: cg2_dir has every controller (box_cgroups.c) */
+	char *cg_root; /* the freezer's fake-e2b/rt-<pid>-<n>-<ns> (v1), or cg2_dir (v2 only) */
+	char *cg_rel;  /* fake-e2b/rt-<pid>-<n>-<ns>: this runtime's dir in every controller */
+	char *cg2_dir; /* <cgroup2>/fake-e2b/rt-<pid>-<n>-<ns> (hybrid: no controller), or NULL */
+	bool cg_v2; /* the unified hierarchy only: cg2_dir has every controller (box_cgroups.c) */
 	unsigned cg_ctl; /* FK_CG_* controllers available */
+	/* fds of its rt- directories, each holding their flock for the runtime's life: a
+	 * sweeper in any PID namespace leaves them alone (fk_lx_cg_rt_claim) */
+	int cg_locks[8];
+	unsigned n_cg_locks;
 	/* policy.c compiled once: the seccomp filter and capabilities of every box process */
 	struct sock_fprog seccomp; /* .filter NULL: no filter (degraded) */
 	uint64_t caps_keep;

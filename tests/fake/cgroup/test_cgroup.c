@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -274,6 +276,90 @@ static void test_cgroup__v2_freeze_waits_for_the_event(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* a pid no process can have (above PID_MAX_LIMIT): kill gives ESRCH */
+#define NO_PID 4194305
+
+/* `name` under root, an empty directory. */
+static void rt_dir(const char *name)
+{
+	assert_int_equal(mkdir(dir(name), 0755), 0);
+}
+
+static bool judged_dead(const char *name)
+{
+	int pid = 0, fd = fk_lx_cg_rt_dead(root, name, &pid);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* A runtime's directory is a dead one's only when its lock is free and, when it names this
+ * PID namespace (or none), its pid is gone too; one of another namespace whose lock is free
+ * is (its pid means nothing here). */
+static void test_cgroup__rt_dead_by_lock_then_namespace(void **unused)
+{
+	(void)unused;
+	unsigned long long own = fk_lx_pidns(), other = own + 1;
+	assert_true(own != 0);
+	char here_dead[64], here_live[64], there_free[64], there_held[64], legacy_live[64];
+	snprintf(here_dead, sizeof(here_dead), "rt-%d-1-%llx", NO_PID, own);
+	snprintf(here_live, sizeof(here_live), "rt-%d-1-%llx", (int)getpid(), own);
+	snprintf(there_free, sizeof(there_free), "rt-%d-2-%llx", (int)getpid(), other);
+	snprintf(there_held, sizeof(there_held), "rt-1-3-%llx", other);
+	snprintf(legacy_live, sizeof(legacy_live), "rt-%d-4", (int)getpid());
+	char legacy_dead[64];
+	snprintf(legacy_dead, sizeof(legacy_dead), "rt-%d-5", NO_PID);
+	rt_dir(here_dead);
+	rt_dir(here_live);
+	rt_dir(there_free);
+	rt_dir(legacy_live);
+	rt_dir(legacy_dead);
+	rt_dir("kept-fe00-1");
+	int held = fk_lx_cg_rt_claim(dir(there_held)); /* made here */
+	assert_true(held >= 0);
+	assert_true(judged_dead(here_dead));
+	assert_false(judged_dead(here_live));
+	assert_true(judged_dead(there_free));
+	assert_false(judged_dead(there_held));
+	assert_false(judged_dead(legacy_live));
+	assert_true(judged_dead(legacy_dead));
+	assert_false(judged_dead("kept-fe00-1"));
+	/* a child that inherited the lock's fd (a fork before its exec or close_range) keeps it
+	 * held after its runtime let go: the sweep skips it, never the other way round */
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		close(go[1]);
+		char c;
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
+	close(held);
+	assert_false(judged_dead(there_held));
+	close(go[1]);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_true(judged_dead(there_held));
+	/* the sweep removes what is judged dead, with its empty children, and nothing else */
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s/box", here_dead);
+	rt_dir(sub);
+	snprintf(sub, sizeof(sub), "%s/box/procs", here_dead);
+	rt_dir(sub);
+	held = fk_lx_cg_rt_claim(dir(there_held)); /* there already: claimed again */
+	assert_true(held >= 0);
+	fk_lx_cg_sweep(root);
+	struct stat st;
+	assert_int_equal(stat(dir(here_dead), &st), -1);
+	assert_int_equal(stat(dir(there_free), &st), -1);
+	assert_int_equal(stat(dir(legacy_dead), &st), -1);
+	assert_int_equal(stat(dir(here_live), &st), 0);
+	assert_int_equal(stat(dir(there_held), &st), 0);
+	assert_int_equal(stat(dir(legacy_live), &st), 0);
+	assert_int_equal(stat(dir("kept-fe00-1"), &st), 0);
+	close(held);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +374,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cgroup__v2_enable_writes_what_is_missing, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_cgroup__v2_freeze_waits_for_the_event, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_cgroup__rt_dead_by_lock_then_namespace, setup,
 	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
