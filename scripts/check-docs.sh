@@ -14,8 +14,9 @@
 #      a word of the tree's non-Markdown files, or a test case: NAME or GROUP__NAME of a
 #      `test_GROUP__NAME` under tests/;
 #   4. with --ctest LIST (the output of `ctest -N`): a test name in backticks
-#      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them;
-#   5. with --cli BIN (build/cli/sandbox-e2b): in fenced blocks and backticks, each
+#      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them, and
+#      each alternative of a `ctest ... -R A|B` shown matches one;
+#   5. with --cli BIN (build/cli/sandbox-e2b): in code blocks and backticks, each
 #      `sandbox-e2b CMD` that starts a command line is a command of `BIN --help` and each
 #      `--flag` after it is in `BIN CMD --help` or among the global options of `BIN --help`
 #      (so is each `--flag` of a synopsis in backticks that starts with a command, `ls --long`,
@@ -69,7 +70,7 @@ FAKE_HELP=$([ -n "$fake" ] && echo "$tmp/fake.help") CTEST=$ctest_list CLI_DIR=$
 	perl - "${docs[@]}" <<'PERL'
 use strict;
 use warnings;
-my (%files, %dirs, %base, %words, %cases, %extern, @ctests, %cmds);
+my (%files, %dirs, %base, %words, %cases, %extern, @ctests, @runs, %cmds);
 open(my $lf, "<", $ENV{FILES}) or die;
 while (my $f = <$lf>) {
 	chomp $f;
@@ -93,7 +94,10 @@ if (open(my $ef, "<", "scripts/doc-names.txt")) {
 if ($ENV{CTEST}) {
 	open(my $cf, "<", $ENV{CTEST}) or die "$ENV{CTEST}: $!";
 	# ctest -N's tests, and the targets of `cmake --build B --target help` (executables)
-	while (<$cf>) { push @ctests, $1 if /^\s*Test\s+#\d+:\s+(\S+)/ || /^\.\.\. (\S+)/ }
+	while (<$cf>) {
+		push @ctests, $1 if /^\s*Test\s+#\d+:\s+(\S+)/ || /^\.\.\. (\S+)/;
+		push @runs, $1 if /^\s*Test\s+#\d+:\s+(\S+)/;
+	}
 	die "$ENV{CTEST}: no tests listed\n" unless @ctests;
 }
 my $clid = $ENV{CLI_DIR} || "";
@@ -135,8 +139,20 @@ my $top = qr{^(?:src|cli|fake-e2b|docs|scripts|tests|bindings|bench|templates|in
 my $topfile = qr{^(?:README\.md|CONTRIBUTING\.md|CMakeLists\.txt|LICENSE|NOTICE)$};
 my $ext = qr{\.(?:c|h|sh|md|py|ts|js|mjs|cjs|cmake|txt|json|toml|in|service|pc|supp)$};
 my $testname = qr{^(?:unit|fake|fuzz|integration|peer|live|cli|bench|bindings)[._][\w.*-]*$};
+sub check_ctest_r {
+	my ($where, $line) = @_;
+	return unless @runs;
+	while ($line =~ /\bctest\b[^`#|;&]*?\s-R\s+('[^']*'|"[^"]*"|[^\s`]+)/g) {
+		(my $re = $1) =~ s/^['"]|['"]$//g;
+		for my $alt (split /\|/, $re) {
+			next if $alt =~ /^\^?fuzz/ || !eval { qr/$alt/ }; # a fuzzing build's
+			say_bad("$where: `ctest -R $alt`: matches no ctest") unless grep { /$alt/ } @runs;
+		}
+	}
+}
 sub check_cli {
 	my ($where, $line) = @_;
+	check_ctest_r(@_);
 	my $start = qr{(?:^\s*(?:\$\s+)?|\$\(\s*|[|;&]\s*|\bsudo\s+|\bexec\s+|\s--\s+)};
 	if ($fakehelp) {
 		while ($line =~ /${start}(?:[\w.\/-]*\/)?fake-e2b((?:\s+(?!#)[^\s`|;&]+)*)/g) {
@@ -168,6 +184,7 @@ for my $doc (@ARGV) {
 		my $where = "$doc:$ln";
 		if ($l =~ /^\s*```/) { $fence = !$fence; next }
 		if ($fence) { check_cli($where, $l); next }
+		check_cli($where, $l) if $l =~ /^(?: {4}|\t)\S/; # an indented code block
 		while ($l =~ /\]\(([^)\s]+)\)/g) {
 			my $t = $1;
 			next if $t =~ m{^(?:[a-z]+:|#)};
