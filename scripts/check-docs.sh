@@ -10,9 +10,9 @@
 #      top-level file names one (from the root, or from the doc's folder); a relative path with
 #      a folder and a source suffix (`http/server.c`) is a tail of one; a bare file name
 #      (`test_kill.c`) is the name of one; `*` and `?` are globs (`test_http*.c`);
-#   3. an identifier in backticks with an underscore (`oom_spares_pid1`, `sbx_sandbox_exec`) is
-#      a word of the tree's non-Markdown files, or a test case: NAME or GROUP__NAME of a
-#      `test_GROUP__NAME` under tests/;
+#   3. an identifier in backticks with an underscore (`oom_spares_pid1`, `sbx_sandbox_exec`,
+#      `SANDBOX_E2B_BIN`) is a word of the tree's non-Markdown files, or a test case: NAME or
+#      GROUP__NAME of a `test_GROUP__NAME` under tests/;
 #   4. with --ctest LIST (the output of `ctest -N`): a test name in backticks
 #      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them, and
 #      each alternative of a `ctest ... -R A|B` shown matches one;
@@ -223,7 +223,7 @@ for my $doc (@ARGV) {
 				next unless @ctests;
 				my $re = globre($t);
 				say_bad("$where: `$t`: no such ctest") unless grep { $_ =~ $re } @ctests;
-			} elsif ($t =~ /^[a-z][a-z0-9]*(?:__?[a-z0-9]+)+$/) {
+			} elsif ($t =~ /^[a-zA-Z][a-zA-Z0-9]*(?:__?[a-zA-Z0-9]+)+$/) {
 				next if $words{$t} || $cases{$t} || grep { $_ eq $t } @ctests;
 				say_bad("$where: `$t`: no such name in the tree (nor a test case)");
 			}
