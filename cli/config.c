@@ -183,15 +183,18 @@ static bool config_from_env_vars(const cli *c)
 	return !c->config_path && !env("SANDBOX_E2B_CONFIG") && env("E2B_API_KEY");
 }
 
-/* What to do about an invalid config, given the validator's message. */
-static const char *config_hint(const cli *c, const char *msg)
+/*
+ * What to do about an invalid config, from the validator's reason (sandbox/e2b.h
+ * SBX_E2B_CONFIG_*), never its message: a key's name in the message comes from the input.
+ */
+static const char *config_hint(const cli *c, const char *reason)
 {
-	if (strncmp(msg, "config is not valid JSON", 24) == 0)
+	if (strcmp(reason, SBX_E2B_CONFIG_NOT_JSON) == 0)
 		return "fix the JSON syntax near the line and column named above";
-	if (strcmp(msg, "config must be a JSON object") == 0)
+	if (strcmp(reason, SBX_E2B_CONFIG_NOT_OBJECT) == 0)
 		return "the config must be one JSON object, e.g. "
 		       "{\"apiKey\":\"e2b_...\",\"template\":\"base\"}";
-	if (config_from_env_vars(c) && strstr(msg, "template"))
+	if (config_from_env_vars(c) && strcmp(reason, SBX_E2B_CONFIG_TEMPLATE) == 0)
 		return "set E2B_TEMPLATE or pass --template T";
 	if (config_from_env_vars(c)) {
 		static char vars[256]; /* the CLI's one thread */
@@ -220,7 +223,7 @@ int cli_config_parse(cli *c, const char *json, bool check, sbx_e2b_config **out)
 	if (rc != SBX_EINVALID)
 		return cli_fail(c, rc, &err);
 	msg = cli_lib_message(err.message);
-	hint = config_hint(c, msg);
+	hint = config_hint(c, err.e2b_code);
 	fprintf(stderr, "%s: invalid deployment config: %s\n", c->prog, msg);
 	fprintf(stderr, "%s: %s\n", c->prog, hint);
 	if (c->json) {

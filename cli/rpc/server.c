@@ -65,6 +65,8 @@ static int make_provider(serve_server *s, const char *json, size_t len, serve_fa
 		            cli_lib_message(err.message));
 		f->lib = err;
 		f->lib.code = rc;
+		f->lib.e2b_code[0] =
+		    '\0'; /* a config's reason is not sent: the packages' errors stay */
 		return -1;
 	}
 	opts.envd_url = s->envd_url;

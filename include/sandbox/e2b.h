@@ -29,6 +29,23 @@ typedef struct sbx_e2b_config {
 	char *effective_api_url; /**< api_url, or "https://api.<domain>" */
 } sbx_e2b_config;
 
+/*
+ * Why sbx_e2b_config_parse() refused a config, as data: its SBX_EINVALID carries one of these
+ * in err->e2b_code (no server answered, so the field holds the library's own reason; the names
+ * never collide with an E2B or Connect code). Branch on them, never on the message, whose keys
+ * come from the input. Stable: never renamed or reused. An argument error (out or json NULL)
+ * leaves e2b_code "".
+ */
+#define SBX_E2B_CONFIG_TOO_LARGE     "config_too_large"     /**< more than 1 MiB */
+#define SBX_E2B_CONFIG_TOO_DEEP      "config_too_deep"      /**< nests deeper than 32 levels */
+#define SBX_E2B_CONFIG_NOT_JSON      "config_not_json"      /**< a JSON syntax error */
+#define SBX_E2B_CONFIG_DUPLICATE_KEY "config_duplicate_key" /**< a key given twice */
+#define SBX_E2B_CONFIG_NOT_OBJECT    "config_not_object"    /**< valid JSON, not an object */
+/** Keys break their rules and "template" is one of them (missing, not a string, empty). */
+#define SBX_E2B_CONFIG_TEMPLATE "config_template"
+/** Keys break their rules (wrong type, out of range, unknown key), "template" not among them. */
+#define SBX_E2B_CONFIG_KEYS "config_keys"
+
 /**
  * Parse and validate a deployment config JSON object with exactly the keys and
  * rules of docs/contract.md "The deployment config": apiKey (required, non-empty string), apiUrl
@@ -45,7 +62,8 @@ typedef struct sbx_e2b_config {
  *                  most 1 MiB, nesting at most 32 levels, no duplicate key).
  * @return 0, SBX_EINVALID (err->message names every offending key and its
  *         rule, separated by "; "; never quotes the input, which holds the
- *         API key), SBX_ENOMEM.
+ *         API key; err->e2b_code says which rule failed, one of the
+ *         SBX_E2B_CONFIG_* reasons above), SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len,
                                     sbx_error *err);

@@ -58,7 +58,8 @@ typedef struct sbx_error {
 	 * "not_found", "invalid_argument" (not a directory), "permission_denied" (the watch
 	 * check: docs/watch.md "Errors"; list_dir of a file: docs/files.md), and
 	 * "failed_precondition" for a template without the sandbox user's conventions
-	 * (templates/capybara-sandbox/README.md).
+	 * (templates/capybara-sandbox/README.md). sbx_e2b_config_parse's SBX_EINVALID carries the
+	 * library's own reason, an SBX_E2B_CONFIG_* name (sandbox/e2b.h).
 	 */
 	char e2b_code[32];
 	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */

@@ -33,12 +33,19 @@ typedef struct problems {
 	char text[SBX_ERROR_MESSAGE_MAX];
 	size_t len;
 	int count;
+	bool template_at_fault; /* the reason SBX_E2B_CONFIG_TEMPLATE, whatever the text holds */
 } problems;
+
+/* An SBX_EINVALID with its reason (sandbox/e2b.h "SBX_E2B_CONFIG_*") as err->e2b_code. */
+#define config_invalid(err, reason, ...)                                                           \
+	sbx__error_set_http(err, SBX_EINVALID, 0, reason, __VA_ARGS__)
 
 static void problem(problems *p, const char *key, const char *rule)
 {
 	char q[SBX_QUOTE_SIZE];
 	int n;
+	if (strcmp(key, "template") == 0)
+		p->template_at_fault = true;
 	if (p->len >= sizeof(p->text) - 1)
 		return;
 	n = snprintf(p->text + p->len, sizeof(p->text) - p->len, "%s%s: %s", p->count ? "; " : "",
@@ -82,11 +89,11 @@ static int load(json_t **root, const char *json, size_t len, sbx_error *err)
 	if (!json)
 		return sbx__error_set(err, SBX_EINVALID, "config JSON is NULL");
 	if (len > CONFIG_MAX_BYTES)
-		return sbx__error_set(err, SBX_EINVALID, "config is larger than %d bytes",
-		                      CONFIG_MAX_BYTES);
+		return config_invalid(err, SBX_E2B_CONFIG_TOO_LARGE,
+		                      "config is larger than %d bytes", CONFIG_MAX_BYTES);
 	if (json_depth(json, len) > CONFIG_MAX_DEPTH)
-		return sbx__error_set(err, SBX_EINVALID, "config nests deeper than %d levels",
-		                      CONFIG_MAX_DEPTH);
+		return config_invalid(err, SBX_E2B_CONFIG_TOO_DEEP,
+		                      "config nests deeper than %d levels", CONFIG_MAX_DEPTH);
 	/* Integers as reals: zod's int() accepts 3600.0, and a huge number then fails
 	 * the range check instead of the parse. */
 	*root = json_loadb(
@@ -97,11 +104,11 @@ static int load(json_t **root, const char *json, size_t len, sbx_error *err)
 	case json_error_out_of_memory:
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	case json_error_duplicate_key:
-		return sbx__error_set(err, SBX_EINVALID,
+		return config_invalid(err, SBX_E2B_CONFIG_DUPLICATE_KEY,
 		                      "config has a duplicate key (line %d, column %d)", jerr.line,
 		                      jerr.column);
 	default: /* jerr.text may quote the input, which holds the API key */
-		return sbx__error_set(err, SBX_EINVALID,
+		return config_invalid(err, SBX_E2B_CONFIG_NOT_JSON,
 		                      "config is not valid JSON (line %d, column %d)", jerr.line,
 		                      jerr.column);
 	}
@@ -337,7 +344,7 @@ int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len, sbx
 	            .timeout_seconds = DEFAULT_TIMEOUT_SECONDS,
 	            .domain_allowlist = true,
 	            .allow_open_egress = false};
-	problems p = {.len = 0, .count = 0};
+	problems p = {.len = 0, .count = 0, .template_at_fault = false};
 	json_t *root = NULL;
 	int error;
 
@@ -347,7 +354,8 @@ int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len, sbx
 	if ((error = load(&root, json, len, err)) < 0)
 		return error;
 	if (!json_is_object(root)) {
-		error = sbx__error_set(err, SBX_EINVALID, "config must be a JSON object");
+		error =
+		    config_invalid(err, SBX_E2B_CONFIG_NOT_OBJECT, "config must be a JSON object");
 		goto done;
 	}
 	p.text[0] = '\0';
@@ -356,7 +364,9 @@ int sbx_e2b_config_parse(sbx_e2b_config **out, const char *json, size_t len, sbx
 		goto done;
 	}
 	if (p.count > 0) {
-		error = sbx__error_set(err, SBX_EINVALID, "%s", p.text);
+		error = config_invalid(
+		    err, p.template_at_fault ? SBX_E2B_CONFIG_TEMPLATE : SBX_E2B_CONFIG_KEYS, "%s",
+		    p.text);
 		goto done;
 	}
 	if ((error = build(out, &f)) < 0)

@@ -60,6 +60,13 @@ test_config() {
 	expect_eq "invalid --json valid=false" "$(jq_out valid)" "false"
 	no_secret "config check missing template"
 
+	# the hint follows the validator's reason (e2b_code), not words in the message
+	printf '{"apiKey":"%s","template":"t","config is not valid JSON":1}' "$SECRET" >"$tmp/bad5.json"
+	run config check "$tmp/bad5.json"
+	expect_rc "a key named like the syntax error exits 2" 2
+	expect_eq "a key named like the syntax error: the keys hint" "$(tail -n 1 "$tmp/err")" \
+	    "sandbox-e2b: fix the keys named above (see docs/cli.md \"Configuration\"; check a file with 'sandbox-e2b config check FILE')"
+
 	printf 'not json' >"$tmp/bad4.json"
 	run config check "$tmp/bad4.json"
 	expect_rc "not JSON exits 2" 2

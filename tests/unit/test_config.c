@@ -256,6 +256,42 @@ static void test_config__not_an_object_or_not_json(void **state)
 	assert_int_equal(sbx_e2b_config_parse(NULL, "{}", 2, NULL), SBX_EINVALID);
 }
 
+/*
+ * Which rule failed is data (e2b_code, sandbox/e2b.h SBX_E2B_CONFIG_*), whatever the message
+ * says: keys named like another reason's message must not change the reason.
+ */
+static void test_config__reason_is_data(void **state)
+{
+	static const char *const cases[][2] = {
+	    {"{\"apiKey\":\"k\"", SBX_E2B_CONFIG_NOT_JSON},
+	    {"{\"apiKey\":\"k\",\"apiKey\":\"k\",\"template\":\"t\"}",
+	     SBX_E2B_CONFIG_DUPLICATE_KEY},
+	    {"[]", SBX_E2B_CONFIG_NOT_OBJECT},
+	    {"{}", SBX_E2B_CONFIG_TEMPLATE},
+	    {"{\"apiKey\":\"k\",\"template\":7}", SBX_E2B_CONFIG_TEMPLATE},
+	    {"{\"apiKey\":\"k\",\"template\":\"\",\"b\":1}", SBX_E2B_CONFIG_TEMPLATE},
+	    {"{\"apiKey\":\"k\",\"template\":\"t\",\"timeoutSeconds\":5}", SBX_E2B_CONFIG_KEYS},
+	    {"{\"apiKey\":\"k\",\"template\":\"t\",\"config is not valid JSON\":1}",
+	     SBX_E2B_CONFIG_KEYS},
+	    {"{\"apiKey\":\"k\",\"template\":\"t\",\"templates\":1}", SBX_E2B_CONFIG_KEYS},
+	    {"{\"apiKey\":\"k\",\"template\":\"t\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]"
+	     "]]]]]]]]]]]]]]]]]]]]]]]]]}",
+	     SBX_E2B_CONFIG_TOO_DEEP},
+	};
+	sbx_e2b_config *cfg = NULL;
+	sbx_error e;
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("%s\n", cases[i][0]);
+		assert_int_equal(parse(&cfg, cases[i][0], &e), SBX_EINVALID);
+		assert_string_equal(e.e2b_code, cases[i][1]);
+		assert_int_equal(e.http_status, 0);
+	}
+	sbx_error_clear(&e);
+	assert_int_equal(sbx_e2b_config_parse(&cfg, NULL, 0, &e), SBX_EINVALID);
+	assert_string_equal(e.e2b_code, "");
+}
+
 static void test_config__depth_is_capped(void **state)
 {
 	(void)state;
@@ -375,6 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_config__domain_must_be_a_lowercase_hostname),
 	    cmocka_unit_test(test_config__all_problems_are_collected),
 	    cmocka_unit_test(test_config__not_an_object_or_not_json),
+	    cmocka_unit_test(test_config__reason_is_data),
 	    cmocka_unit_test(test_config__depth_is_capped),
 	    cmocka_unit_test(test_config__errors_never_contain_the_api_key),
 	    cmocka_unit_test(test_config__to_json_redacts_the_key_in_seed_order),
