@@ -67,21 +67,6 @@ static const char *http_hint(int status)
 	return "check the arguments and the config (the message above has the HTTP status)";
 }
 
-/*
- * Whether a network error is the control plane's: src/e2b/api.c names its calls
- * "E2B <METHOD> /path"; envd's calls are "E2B process start", "E2B file upload", ...
- */
-static bool control_plane_message(const char *msg)
-{
-	static const char *const methods[] = {"E2B GET /", "E2B POST /", "E2B DELETE /",
-	                                      "E2B PUT /", "E2B PATCH /"};
-
-	for (size_t i = 0; msg && i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strncmp(msg, methods[i], strlen(methods[i])) == 0)
-			return true;
-	return false;
-}
-
 const char *cli_hint(const cli *c, int code, const sbx_error *err)
 {
 	switch (code) {
@@ -110,7 +95,8 @@ const char *cli_hint(const cli *c, int code, const sbx_error *err)
 		if (c->envd_url)
 			return "could not reach the server; check the network, apiUrl / "
 			       "E2B_API_URL and --envd-url / SANDBOX_E2B_ENVD_URL";
-		if (err && err->message[0] && !control_plane_message(cli_lib_message(err->message)))
+		/* envd's, not the API server's: the library says so as data (sandbox/e2b.h) */
+		if (err && strcmp(err->e2b_code, SBX_E2B_ENVD_UNAVAILABLE) == 0)
 			return "could not reach envd at https://49983-<sandbox id>.<domain>; check "
 			       "the "
 			       "network and domain / E2B_DOMAIN, or set --envd-url / "

@@ -47,6 +47,14 @@ typedef struct sbx_e2b_config {
 #define SBX_E2B_CONFIG_KEYS "config_keys"
 
 /**
+ * An SBX_ENETWORK that could not reach envd (a sandbox's https://49983-<id>.<domain>, or the
+ * envd_url option) carries this in err->e2b_code: the Connect code a Connect client reports
+ * when it cannot reach the server. One that could not reach the API server (apiUrl) leaves
+ * e2b_code "". Branch on it to tell the two apart, never on the message.
+ */
+#define SBX_E2B_ENVD_UNAVAILABLE "unavailable"
+
+/**
  * Parse and validate a deployment config JSON object with exactly the keys and
  * rules of docs/contract.md "The deployment config": apiKey (required, non-empty string), apiUrl
  * (optional http or https URL), domain (hostname pattern, default "e2b.app"), template (required,

@@ -59,7 +59,9 @@ typedef struct sbx_error {
 	 * check: docs/watch.md "Errors"; list_dir of a file: docs/files.md), and
 	 * "failed_precondition" for a template without the sandbox user's conventions
 	 * (templates/capybara-sandbox/README.md). sbx_e2b_config_parse's SBX_EINVALID carries the
-	 * library's own reason, an SBX_E2B_CONFIG_* name (sandbox/e2b.h).
+	 * library's own reason, an SBX_E2B_CONFIG_* name (sandbox/e2b.h); an SBX_ENETWORK that
+	 * could not reach envd carries "unavailable" (SBX_E2B_ENVD_UNAVAILABLE), one that could
+	 * not reach the API server "".
 	 */
 	char e2b_code[32];
 	char message[SBX_ERROR_MESSAGE_MAX]; /**< human-readable, NUL-terminated, secret-free */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <openssl/evp.h>
+#include <sandbox/e2b.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +474,7 @@ static int stream_call(sbx_envd_stream *s, sbx_http *http, const char *method, c
 	}
 	sbx_buf_dispose(&basic);
 	req.what = s->what;
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "POST";
 	req.url = (const char *)s->url.ptr;
 	req.headers = (const char *const *)s->hdrs.line;
@@ -661,6 +663,7 @@ int sbx__envd_rpc(json_t **reply, sbx_http *http, const sbx_envd_target *t, cons
 		goto done;
 	}
 	req.what = (const char *)what.ptr;
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "POST";
 	req.url = (const char *)url.ptr;
 	req.headers = (const char *const *)h.line;
@@ -724,6 +727,7 @@ int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint6
 		goto done;
 	}
 	req.what = "E2B process signal";
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "POST";
 	req.url = (const char *)url.ptr;
 	req.headers = (const char *const *)h.line;

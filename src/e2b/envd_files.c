@@ -6,6 +6,7 @@
  */
 #include "e2b/envd_files.h"
 
+#include <sandbox/e2b.h>
 #include <string.h>
 
 #include "e2b/api.h"
@@ -66,6 +67,7 @@ static int upload(sbx_http *http, const sbx_envd_target *t, const char *path, co
 	if ((error = files_call_init(&f, t, path, user, err)) < 0)
 		return error;
 	req.what = "E2B file upload";
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "POST";
 	req.url = (const char *)f.url.ptr;
 	req.headers = f.lines;
@@ -109,6 +111,7 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 	if ((error = files_call_init(&f, t, path, user, err)) < 0)
 		return error;
 	req.what = "E2B file download";
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "GET";
 	req.url = (const char *)f.url.ptr;
 	req.headers = f.lines;
@@ -133,6 +136,7 @@ int sbx__envd_upload_many(sbx_http *http, const sbx_envd_target *t, const char *
 	if ((error = files_call_init(&f, t, NULL, user, err)) < 0)
 		return error;
 	req.what = "E2B file upload";
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "POST";
 	req.url = (const char *)f.url.ptr;
 	req.headers = f.lines;

@@ -450,8 +450,9 @@ static int call_finish(sbx_http_call *c, sbx_error *err)
 		curl_easy_getinfo(c->pair.easy, CURLINFO_RESPONSE_CODE, &status);
 		*c->req.reset_out = status == 0; /* not one byte of an answer */
 	}
-	return sbx__error_set(err, SBX_ENETWORK, "%s failed: %s", c->req.what,
-	                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(c->result));
+	return sbx__error_set_http(err, SBX_ENETWORK, 0, c->req.unreachable, "%s failed: %s",
+	                           c->req.what,
+	                           c->errbuf[0] ? c->errbuf : curl_easy_strerror(c->result));
 }
 
 /* Pump the transfer until curl sees it end, so the connection can be reused. */

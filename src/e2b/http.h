@@ -74,6 +74,8 @@ typedef struct sbx_http_req {
 	const char *url;            /* full URL; never carries a secret */
 	const char *const *headers; /* "Name: value" lines; may carry secrets (never logged) */
 	size_t nheaders;
+	/* e2b_code of a failure to reach the server: SBX_E2B_ENVD_UNAVAILABLE (envd), NULL (API) */
+	const char *unreachable;
 	const void *body; /* request body (borrowed until the call is freed), or NULL */
 	size_t body_len;
 	/* multipart/form-data upload of one part (curl_mime), when upload_part is set */

@@ -307,11 +307,15 @@ test_commands() {
 	 expect_grep "envd unreachable: the error names envd's host" "^sandbox-e2b exec: .*49983-$c\.sbx\.invalid.* (SBX_ENETWORK)$" "$tmp/err"
 	 expect_eq "envd unreachable: the hint names --envd-url" "$(tail -n 1 "$tmp/err")" \
 	     "sandbox-e2b exec: could not reach envd at https://49983-<sandbox id>.<domain>; check the network and domain / E2B_DOMAIN, or set --envd-url / SANDBOX_E2B_ENVD_URL to your envd address (fake-e2b: its own URL)"
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_DOMAIN=sbx.invalid run exec "$c" --json -- true
+	 expect_eq "envd unreachable: e2b_code says envd" "$(jq_out error.e2b_code)" "unavailable"
 	 # the control plane does not answer
 	 E2B_API_KEY=$SECRET E2B_API_URL=http://127.0.0.1:1 E2B_TEMPLATE=capybara-sandbox run list
 	 expect_rc "API unreachable exits 1" 1
 	 expect_eq "API unreachable: the hint names apiUrl, domain and --envd-url" "$(tail -n 1 "$tmp/err")" \
 	     "sandbox-e2b list: could not reach the server; check the network and apiUrl / E2B_API_URL (or domain / E2B_DOMAIN), and --envd-url / SANDBOX_E2B_ENVD_URL for a local or self-hosted envd"
+	 E2B_API_KEY=$SECRET E2B_API_URL=http://127.0.0.1:1 E2B_TEMPLATE=capybara-sandbox run list --json
+	 if grep -q '"e2b_code"' "$tmp/out"; then no "API unreachable: no e2b_code"; else ok "API unreachable: no e2b_code"; fi
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox SANDBOX_E2B_ENVD_URL=$url run destroy "$c"
 	 expect_rc "E2B_TEMPLATE + SANDBOX_E2B_ENVD_URL work" 0
 	 echo "$pass $fail" >"$tmp/counts")
