@@ -50,6 +50,28 @@ static int mark_ephemeral(fk_rt *rt)
 	return ok ? 0 : (errno = e, -1);
 }
 
+/* bytes: paths under the state directory are built in 4 KiB buffers */
+#define TMPDIR_MAX 1024
+
+/* The template of a default state directory, malloc'd into *out (NULL when out of memory):
+ * in $TMPDIR when it is an absolute path, as mktemp(1) does; else on disk, not in RAM (/dev/shm
+ * would let a box's files eat the host's memory): /var/tmp, or /tmp. -1 when $TMPDIR is longer
+ * than TMPDIR_MAX. */
+static int default_state_dir(char **out)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (tmp && tmp[0] != '/')
+		tmp = NULL; /* only an absolute one: the server may chdir */
+	if (tmp && strlen(tmp) > TMPDIR_MAX)
+		return -1;
+	struct stat st;
+	bool var_tmp =
+	    stat("/var/tmp", &st) == 0 && S_ISDIR(st.st_mode) && access("/var/tmp", W_OK) == 0;
+	if (asprintf(out, "%s/fake-e2b-XXXXXX", tmp ? tmp : var_tmp ? "/var/tmp" : "/tmp") < 0)
+		*out = NULL;
+	return 0;
+}
+
 int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 {
 	*out = NULL;
@@ -75,12 +97,11 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 			                fk_strerror(e));
 		}
 	} else {
-		/* on disk, not in RAM (/dev/shm would let a box's files eat the host's memory) */
-		struct stat st;
-		bool var_tmp = stat("/var/tmp", &st) == 0 && S_ISDIR(st.st_mode) &&
-		               access("/var/tmp", W_OK) == 0;
-		rt->state_dir =
-		    strdup(var_tmp ? "/var/tmp/fake-e2b-XXXXXX" : "/tmp/fake-e2b-XXXXXX");
+		if (default_state_dir(&rt->state_dir) < 0) {
+			fk_rt_free(rt);
+			return fk__fail(err, FK_EINVAL, ENAMETOOLONG,
+			                "TMPDIR is longer than %d bytes", TMPDIR_MAX);
+		}
 		if (rt->state_dir && !mkdtemp(rt->state_dir)) {
 			int e = errno;
 			fk_rt_free(rt);

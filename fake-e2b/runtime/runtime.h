@@ -88,8 +88,10 @@ typedef struct fk_rt fk_rt;
 
 typedef struct fk_rt_options {
 	/* Directory holding one state dir per box (<state_dir>/<box id>/{root,upper...}); created
-	 * if missing. NULL: a fresh mkdtemp("/var/tmp/fake-e2b-XXXXXX") (on disk, never in RAM;
-	 * /tmp/fake-e2b-XXXXXX without /var/tmp), write-locked (<dir>/.lock) then marked
+	 * if missing. NULL: a fresh mkdtemp("$TMPDIR/fake-e2b-XXXXXX") when TMPDIR is an absolute
+	 * path of at most 1,024 bytes (longer: FK_EINVAL), else "/var/tmp/fake-e2b-XXXXXX" (on
+	 * disk, never in RAM; /tmp/fake-e2b-XXXXXX without /var/tmp), write-locked (<dir>/.lock)
+	 * then marked
 	 * (<dir>/.ephemeral), removed by fk_rt_free (or by a later runtime's fk_rt_sweep once the
 	 * lock is free). */
 	const char *state_dir;

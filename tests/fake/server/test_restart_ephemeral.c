@@ -94,12 +94,17 @@ static void printed_state_dir(const fks *s, char dir[128])
 /* A default server killed with -9 left its temporary directory with its sandboxes' reserved
  * disk images, and nothing removed it. The next default start removes it (logged), its boxes'
  * cgroups and loop devices gone; a marked directory whose lock is held (a live server's) and a
- * kept one (no marker) beside it stay whole. */
+ * kept one (no marker) beside it stay whole. All of them live in a private $TMPDIR, so that no
+ * other default server (another test's, run in parallel) sweeps the dead one first. */
 void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused)
 {
 	(void)unused;
+	char tmp[64] = "/var/tmp/fk-restart-tmp-XXXXXX";
+	assert_non_null(mkdtemp(tmp));
+	assert_int_equal(setenv("TMPDIR", tmp, 1), 0); /* the default servers' parent below */
 	/* a live server's, as it looks: marked, its .lock write-locked (by this process) */
-	char held[64] = "/var/tmp/fake-e2b-testheld-XXXXXX";
+	char held[96];
+	snprintf(held, sizeof(held), "%s/fake-e2b-testheld-XXXXXX", tmp);
 	assert_non_null(mkdtemp(held));
 	assert_int_equal(chmod(held, 0711), 0);
 	char p[128];
@@ -113,7 +118,8 @@ void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused)
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	assert_int_equal(fcntl(hl, F_SETLK, &fl), 0);
 	/* a kept one: what a server on --state-dir left, its lock free, no marker */
-	char kept[64] = "/var/tmp/fake-e2b-testkept-XXXXXX";
+	char kept[96];
+	snprintf(kept, sizeof(kept), "%s/fake-e2b-testkept-XXXXXX", tmp);
 	assert_non_null(mkdtemp(kept));
 	assert_int_equal(chmod(kept, 0711), 0);
 	fks k;
@@ -128,6 +134,8 @@ void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused)
 	char dir_a[128] = "", dir_b[128] = "";
 	assert_int_equal(fks_start_in(&a, g_bin, "", kept_flags), 0);
 	printed_state_dir(&a, dir_a);
+	assert_int_equal(strncmp(dir_a, tmp, strlen(tmp)), 0); /* made in $TMPDIR */
+	assert_int_equal(dir_a[strlen(tmp)], '/');
 	box_with_file(&a, &box, "x");
 	pid_t pid_a = a.pid;
 	assert_true(cgroups_of(pid_a));
@@ -162,8 +170,9 @@ void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused)
 	assert_int_equal(access(dir_b, F_OK), -1);
 	assert_int_equal(fks_stop(&a), 0); /* its output directory (it is dead already) */
 	close(hl);
+	assert_int_equal(unsetenv("TMPDIR"), 0);
 	char cmd[200];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", held, kept);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	assert_int_equal(system(cmd), 0);
 }
 
