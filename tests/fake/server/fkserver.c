@@ -495,3 +495,36 @@ char *fks_repeat(char ch, size_t n)
 	s[n] = '\0';
 	return s;
 }
+
+int fks_read_status(int fd, long max_ms)
+{
+	char buf[512];
+	size_t got = 0;
+	long t0 = fk_mono_ms();
+	while (got < 12) {
+		long left = max_ms - (fk_mono_ms() - t0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
+}
+
+long fks_threads(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long n = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}

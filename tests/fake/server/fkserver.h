@@ -119,6 +119,11 @@ fkr *fks_fs_call(fks *s, const fks_box *b, const char *rpc, const char *body);
 int fks_tcp_connect(unsigned port, bool nonblock, unsigned src);
 /* ms until the server closes fd (EOF or reset, whatever it answered first), -1 after max_ms. */
 long fks_ms_until_closed(int fd, long max_ms);
+/* An HTTP answer's status line read from fd (up to max_ms): the status, 0 when the connection
+ * closed (or reset) without one, -1 on timeout. */
+int fks_read_status(int fd, long max_ms);
+/* The threads of process pid (/proc/<pid>/status "Threads:"), -1 when it cannot be read. */
+long fks_threads(pid_t pid);
 /* Raise this process's open-file limit to its hard limit; skip the test when that is below n. */
 void fks_need_fds(unsigned long n);
 /* n bytes of ch, NUL-terminated (malloc: the caller frees it). */

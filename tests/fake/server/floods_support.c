@@ -54,27 +54,6 @@ void start(fks *s, const char *const *extra)
 	fks_start_key(s, g_bin, KEY, extra);
 }
 
-/* Read an HTTP answer's status line from fd (up to max_ms): the status, 0 when the connection
- * closed (or reset) without one, -1 on timeout. */
-int read_status(int fd, long max_ms)
-{
-	char buf[512];
-	size_t got = 0;
-	long t0 = fk_mono_ms();
-	while (got < 12) {
-		long left = max_ms - (fk_mono_ms() - t0);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
-		if (n <= 0)
-			return 0;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
-}
-
 /* A raw POST of `total` body bytes to `path` whose first `first` bytes are sent, stopping if
  * the server answers first: the connection. */
 int body_begin(unsigned port, const char *path, const char *headers, const char *body, size_t total,
@@ -105,7 +84,7 @@ int body_begin(unsigned port, const char *path, const char *headers, const char 
 int raw_post(unsigned port, const char *path, const char *headers, const void *body, size_t len)
 {
 	int fd = body_begin(port, path, headers, body, len, len);
-	int st = read_status(fd, 60000);
+	int st = fks_read_status(fd, 60000);
 	close(fd);
 	return st;
 }

@@ -27,7 +27,6 @@
 extern const char *g_bin;
 long status_kb(pid_t pid, const char *field);
 void start(fks *s, const char *const *extra);
-int read_status(int fd, long max_ms);
 int body_begin(unsigned port, const char *path, const char *headers, const char *body, size_t total,
                size_t first);
 int raw_post(unsigned port, const char *path, const char *headers, const void *body, size_t len);

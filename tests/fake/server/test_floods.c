@@ -296,7 +296,7 @@ static void test_floods__bodies_in_memory_share_a_server_budget(void **state)
 			assert_true(k > 0);
 			off += (size_t)k;
 		}
-		assert_int_equal(read_status(fds[i], 60000), 400);
+		assert_int_equal(fks_read_status(fds[i], 60000), 400);
 		close(fds[i]);
 	}
 	long hwm = status_kb(s.pid, "VmHWM");

@@ -308,7 +308,7 @@ void test_floods__log_lines_escape_control_bytes(void **state)
 	int fd = fks_tcp_connect(s.port, false, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
-	assert_int_equal(read_status(fd, 10000), 404);
+	assert_int_equal(fks_read_status(fd, 10000), 404);
 	close(fd);
 	char out[160];
 	snprintf(out, sizeof(out), "%s/out", s.dir);

@@ -119,7 +119,7 @@ void test_floods__the_port_proxy_streams_large_answers(void **state)
 	char req[400];
 	int len = snprintf(req, sizeof(req), "GET /big HTTP/1.1\r\nHost: %s\r\n\r\n", host);
 	assert_int_equal(send(fd, req, (size_t)len, MSG_NOSIGNAL), len);
-	assert_int_equal(read_status(fd, 60000), 200);
+	assert_int_equal(fks_read_status(fd, 60000), 200);
 	long before = status_kb(s.pid, "VmRSS");
 	fk_sleep_ms(3000);
 	long after = status_kb(s.pid, "VmRSS");
@@ -162,7 +162,7 @@ void test_floods__requests_to_a_silent_box_port_are_capped(void **state)
 			if (ready[i]) {
 				answered[i] = true;
 				silent--;
-				if (read_status(fds[i], 1000) == 503)
+				if (fks_read_status(fds[i], 1000) == 503)
 					refused++;
 				else
 					other++;
@@ -335,7 +335,7 @@ void test_floods__clients_that_leave_free_their_slots(void **state)
 		for (int i = 0; i < N; i++)
 			if (ready[i]) {
 				answered[i] = true;
-				assert_int_equal(read_status(fds[i], 1000), 503);
+				assert_int_equal(fks_read_status(fds[i], 1000), 503);
 				refused++;
 			}
 	}
@@ -359,21 +359,6 @@ void test_floods__clients_that_leave_free_their_slots(void **state)
 	assert_int_equal(fks_stop(&s), 0);
 }
 
-/* The server's threads (one per connection, and the proxy's transfers run in them). */
-static long server_threads(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long n = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %ld", &n) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* Before: a proxied request's body went to the box as the box read it, and while the box did
  * not, the proxy waited for it for 5 minutes without looking at its client (nor was it among the
  * requests evicted at the connection cap): a client that sent a body to a box port that never
@@ -393,9 +378,9 @@ void test_floods__a_client_that_leaves_a_body_frees_its_request(void **state)
 	                "s.bind((\"0.0.0.0\",8100))\\ns.listen(8)\\n",
 	                "", "ss -ltn | grep -q ':8100 '");
 	/* the threads when the box's setup has ended (its connections' threads gone) */
-	long base = server_threads(s.pid);
+	long base = fks_threads(s.pid);
 	for (long t = fk_mono_ms(), n; fk_mono_ms() - t < 500; fk_sleep_ms(20))
-		if ((n = server_threads(s.pid)) != base)
+		if ((n = fks_threads(s.pid)) != base)
 			base = n, t = fk_mono_ms();
 	assert_true(base > 0);
 	char req[256];
@@ -421,16 +406,15 @@ void test_floods__a_client_that_leaves_a_body_frees_its_request(void **state)
 		}
 	}
 	assert_true(sent < 64L << 20); /* the box took no more */
-	print_message("%ld bytes sent, %ld threads, %ld before\n", sent, server_threads(s.pid),
-	              base);
-	assert_true(server_threads(s.pid) > base);
+	print_message("%ld bytes sent, %ld threads, %ld before\n", sent, fks_threads(s.pid), base);
+	assert_true(fks_threads(s.pid) > base);
 	/* it leaves with a reset: a plain close's FIN would wait behind the body the proxy has
 	 * not read (the chunk's UPSTREAM_HEADERS_MS bound is for that case) */
 	struct linger lg = {.l_onoff = 1, .l_linger = 0};
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	close(fd);
 	long threads = 0, t0 = fk_mono_ms();
-	while ((threads = server_threads(s.pid)) > base && fk_mono_ms() - t0 < 20000)
+	while ((threads = fks_threads(s.pid)) > base && fk_mono_ms() - t0 < 20000)
 		fk_sleep_ms(50);
 	print_message("%ld bytes sent; %ld threads (%ld before) %ld ms after the close\n", sent,
 	              threads, base, fk_mono_ms() - t0);

@@ -93,7 +93,7 @@ void test_floods__refused_requests_are_answered_from_their_headers(void **state)
 		if (fds[i] < 0)
 			continue;
 		long left = 60000 - (fk_mono_ms() - t0);
-		refused += read_status(fds[i], left > 0 ? left : 1) == 401;
+		refused += fks_read_status(fds[i], left > 0 ? left : 1) == 401;
 		left = 60000 - (fk_mono_ms() - t0);
 		closed += fks_ms_until_closed(fds[i], left > 0 ? left : 1) >= 0;
 		close(fds[i]);

@@ -120,26 +120,12 @@ static bool box_wait(fks *s, fks_box *b, const char *line)
 	return false;
 }
 
-static long server_threads(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long n = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %ld", &n) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* The server's threads once they have not changed for 500 ms. */
 static long settled_threads(pid_t pid)
 {
-	long base = server_threads(pid);
+	long base = fks_threads(pid);
 	for (long t = fk_mono_ms(), n; fk_mono_ms() - t < 500; fk_sleep_ms(20))
-		if ((n = server_threads(pid)) != base)
+		if ((n = fks_threads(pid)) != base)
 			base = n, t = fk_mono_ms();
 	return base;
 }
@@ -195,7 +181,7 @@ static void test_process_input__input_ends_when_its_client_leaves(void **unused)
 	assert_true(settled_threads(s.pid) > base); /* the SendInput's connection waits */
 	close(in);
 	long threads = 0, t0 = fk_mono_ms();
-	while ((threads = server_threads(s.pid)) > base && fk_mono_ms() - t0 < 20000)
+	while ((threads = fks_threads(s.pid)) > base && fk_mono_ms() - t0 < 20000)
 		fk_sleep_ms(50);
 	print_message("%ld threads (%ld before) %ld ms after the close\n", threads, base,
 	              fk_mono_ms() - t0);

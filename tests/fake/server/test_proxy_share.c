@@ -26,27 +26,6 @@
 
 static const char *g_bin;
 
-/* The status of the answer on fd within max_ms: its status, 0 when closed without one, -1
- * when none came. */
-static int read_status(int fd, long max_ms)
-{
-	char buf[512];
-	size_t got = 0;
-	long t0 = fk_mono_ms();
-	while (got < 12) {
-		long left = max_ms - (fk_mono_ms() - t0);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
-		if (n <= 0)
-			return 0;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	return strncmp(buf, "HTTP/1.1 ", 9) ? 0 : atoi(buf + 9);
-}
-
 /* A box with a port that accepts and never answers (8100; the connections it has in /tmp/n)
  * and a web server (8101). */
 static void silent_and_web(fks *s, fks_box *b)
@@ -91,7 +70,7 @@ static int answered(int *fds, int n, int *got, int want, long ms)
 			continue;
 		for (int i = 0; i < n; i++)
 			if (p[i].revents && !got[i]) {
-				int st = read_status(fds[i], 1000);
+				int st = fks_read_status(fds[i], 1000);
 				got[i] = st > 0 ? st : 1; /* 1: closed without an answer */
 				done++;
 			}
@@ -214,7 +193,7 @@ static int raw_get(fks *s, fks_box *b, const char *target)
 	int fd = fks_tcp_connect(s->port, false, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, req, (size_t)n), n);
-	int st = read_status(fd, 30000);
+	int st = fks_read_status(fd, 30000);
 	close(fd);
 	return st;
 }
