@@ -13,7 +13,8 @@
 #   3. an identifier in backticks with an underscore (`oom_spares_pid1`, `sbx_sandbox_exec`,
 #      `SANDBOX_E2B_BIN`) is a word of the tree's non-Markdown files, or a test case: NAME or
 #      GROUP__NAME of a `test_GROUP__NAME` under tests/;
-#   4. with --ctest LIST (the output of `ctest -N`): a test name in backticks
+#   4. with --ctest LIST (the output of `ctest -N`, and the literal add_test(NAME ...) of the
+#      tree's CMakeLists.txt, for tests a build configuration leaves out): a test name in backticks
 #      (`fake.restart`, `fake_isolation`, `integration_test_kill`, `unit.*`) is one of them, and
 #      each alternative of a `ctest ... -R A|B` shown matches one;
 #   5. with --cli BIN (build/cli/sandbox-e2b): in code blocks and backticks, each
@@ -99,6 +100,14 @@ if ($ENV{CTEST}) {
 		push @runs, $1 if /^\s*Test\s+#\d+:\s+(\S+)/;
 	}
 	die "$ENV{CTEST}: no tests listed\n" unless @ctests;
+	# and the tests some build configurations leave out (fake_cgroup_v2_vm is not in the
+	# sanitizer builds): every add_test(NAME literal) of the tree's CMakeLists.txt
+	for my $f (grep { m{(?:^|/)CMakeLists\.txt$} } keys %files) {
+		open(my $fh, "<", $f) or next;
+		local $/;
+		my $t = <$fh>;
+		push @ctests, $1 while $t =~ /\badd_test\(\s*NAME\s+([\w.-]+)[\s)]/g;
+	}
 }
 my $clid = $ENV{CLI_DIR} || "";
 if ($clid) {
