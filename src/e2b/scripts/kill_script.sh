@@ -6,12 +6,23 @@
 # kill ran, not that there was something to kill.
 #
 # k PID: SIGKILLs the process groups of PID's children, PID's own process group, and every
-# process in PID's session (pkill -s), so a command that started its own groups or daemons
-# under the exec session still dies. Errors are silenced: the targets may be gone.
+# process in PID's session, so a command that started its own groups or daemons under the exec
+# session still dies. The session is killed group by group, as kill_scan.sh's kill_by 4 g: for
+# each process whose /proc/PID/stat names the session, its process group, then the process
+# (builtins only: read, set, kill). The seed's pkill -s killed them one at a time, which a fork
+# bomb at the cap outruns (each kill frees a slot that a process not yet killed refills with a
+# child pkill's list does not hold); a kill(2) of a group and a fork(2) in it are atomic to each
+# other. Errors are silenced: the targets may be gone.
+# shellcheck disable=SC2086 # a /proc/PID/stat line split into its fields on purpose
 k() {
 	for t in $(pgrep -P "$1"); do kill -9 -"$t" 2>/dev/null; done;
 	kill -9 -"$1" 2>/dev/null;
-	pkill -9 -s "$1" 2>/dev/null;
+	s=$1;
+	for d in /proc/[0-9]*; do
+		read -r x 2>/dev/null < "$d/stat" || continue;
+		set -- ${x##*) };
+		[ "$4" = "$s" ] && kill -9 -"$3" "${d#/proc/}" 2>/dev/null;
+	done;
 };
 c=$1;
 : > "$c.kill" 2>/dev/null;
