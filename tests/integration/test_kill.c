@@ -289,26 +289,25 @@ static void test_kill_all__ends_a_fork_bomb(void **state)
 
 /* SIGKILLs the wrapper of the bomb "... exec sleep N" ([s]: not this command's own wrapper).
  * At the cap the exec helper's fork of bash may be refused (exit 125: nothing ran), or the start
- * or its answer fail: then again, until pkill answers; 1 (none matched) only after an attempt
- * whose outcome was lost. */
+ * or its answer fail: then again, until pkill answers. 1 (none matched) is the wrapper gone
+ * already, which is what the caller wants: the box's OOM killer may take it first at the cap
+ * (seen once in 6 runs). */
 static void kill_bomb_wrapper(h_ctx *h, int n)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd),
 	         "pkill -9 -f '^/opt/capybara-exec /tmp/[.]capybara-exec-.* exec [s]leep %d '", n);
 	uint64_t deadline = h_now_ms() + 60000;
-	bool lost = false;
 	for (;;) {
 		sbx_exec_result r = {0};
 		sbx_error err = {0};
 		int rc = h_exec_opts(h, &r, g_id, cmd, NULL, NULL, &err);
 		int code = rc == 0 && r.has_exit_code ? r.exit_code : -1;
 		sbx_exec_result_free(&r);
-		if (code == 0 || (code == 1 && lost))
+		if (code == 0 || code == 1)
 			return;
 		if (code != 125 && code != -1)
 			fail_msg("pkill of the bomb's wrapper: exit %d", code);
-		lost = lost || code == -1;
 		if (h_now_ms() > deadline)
 			fail_msg("pkill of the bomb's wrapper: not run in 60 s (rc %d)", rc);
 		usleep(100 * 1000);
