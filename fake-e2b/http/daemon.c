@@ -114,6 +114,7 @@ struct fk_http {
 	size_t n_idle;              /* connections not in a request */
 	size_t n_open;              /* connections open and not cut */
 	size_t budget, budget_used; /* bodies in memory and their parses (http.h) */
+	size_t budget_waiting;      /* promised to bodies waiting for what their cuts free */
 	pthread_cond_t budget_cond; /* budget_used went down */
 	unsigned idle_ms, crowd, crowd_idle_ms, body_idle_ms;
 	pthread_t watchdog;
@@ -505,16 +506,22 @@ static size_t budget_cut_slow(fk_http *h, size_t want, int64_t now)
 
 /* Take room in the budget for r's body to be `n` bytes (h->lock held): its buffer and its
  * parse's budget, less what r holds already. 0, or -1 when it does not fit (after cutting slow
- * bodies and waiting for what they free, `k` spared). */
+ * bodies and waiting for what they free, `k` spared). The room a cut frees is promised to the
+ * body that cut (budget_waiting) until it has taken it: a newcomer (the next stalled body of a
+ * flood) cannot take it first. */
 static int budget_take_locked(fk_http *h, fk_conn *k, fk_req *r, size_t n)
 {
 	size_t body = body_buffer(n), parse = FK_JSON_BUDGET(n);
 	size_t had = r->held_body + r->held_parse;
 	size_t need = body + parse > had ? body + parse - had : 0;
 	int64_t now = mono_ms(), until = now + BUDGET_WAIT_MS;
-	if (need <= h->budget && h->budget_used > h->budget - need &&
-	    budget_cut_slow(h, h->budget_used - (h->budget - need), now) > 0) {
-		while (h->budget_used > h->budget - need && !h->stopping && mono_ms() < until) {
+	if (need > h->budget)
+		return -1;
+	size_t taken = h->budget_used + h->budget_waiting;
+	if (taken > h->budget - need && budget_cut_slow(h, taken - (h->budget - need), now) > 0) {
+		h->budget_waiting += need;
+		while (h->budget_used + h->budget_waiting > h->budget && !h->stopping &&
+		       mono_ms() < until) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 50 * 1000000L;
@@ -524,8 +531,9 @@ static int budget_take_locked(fk_http *h, fk_conn *k, fk_req *r, size_t n)
 			}
 			pthread_cond_timedwait(&h->budget_cond, &h->lock, &ts);
 		}
+		h->budget_waiting -= need;
 	}
-	if (need > h->budget || h->budget_used > h->budget - need)
+	if (h->budget_used + h->budget_waiting > h->budget - need)
 		return -1;
 	h->budget_used += need;
 	r->held_body = body;
