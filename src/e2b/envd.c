@@ -20,6 +20,7 @@
 #include "e2b/api.h"
 #include "e2b/envelope.h"
 #include "util/alloc.h"
+#include "util/base64.h"
 #include "util/err.h"
 
 #define ENVD_MAX_HEADERS 10
@@ -106,58 +107,6 @@ static int headers_envd(envd_headers *h, const sbx_envd_target *t)
 	return 0;
 }
 
-int sbx__base64_decode(sbx_buf *out, const char *in, size_t len)
-{
-	unsigned char *tail, *tmp = NULL;
-	const unsigned char *src = (const unsigned char *)in;
-	size_t pad = 0, n = len;
-	int got, error;
-	bool fix = false;
-
-	while (n > 0 && in[n - 1] == '=')
-		n--;
-	if (len - n > 2 || n % 4 == 1 || memchr(in, '=', n)) /* '=' only as trailing padding */
-		return SBX_EPROTOCOL;
-	for (size_t i = 0; i < n && !fix; i++)
-		fix = in[i] == '-' || in[i] == '_';
-	if (n == 0)
-		return 0;
-	if (fix || n % 4 != 0 || len != ((n + 3) / 4) * 4) {
-		/* URL-safe or unpadded: normalise to the padded standard alphabet. */
-		size_t m = ((n + 3) / 4) * 4;
-		if (!(tmp = sbx__malloc(m)))
-			return SBX_ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			tmp[i] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : (unsigned char)in[i];
-		memset(tmp + n, '=', m - n);
-		src = tmp;
-		len = m;
-	}
-	pad = len - n;
-	if (len > INT32_MAX) {
-		sbx__free(tmp);
-		return SBX_ETOOLARGE;
-	}
-	if ((error = sbx_buf_reserve(out, len / 4 * 3, &tail)) < 0) {
-		sbx__free(tmp);
-		return error;
-	}
-	got = EVP_DecodeBlock(tail, src, (int)len);
-	sbx__free(tmp);
-	if (got < 0 || (size_t)got < pad)
-		return SBX_EPROTOCOL;
-	sbx_buf_commit(out, (size_t)got - pad); /* DecodeBlock counts the padding as zero bytes */
-	return 0;
-}
-
-/* Decoded length of base64 text whose validity we do not need (the bytes are dropped). */
-static size_t base64_len(const char *in, size_t len)
-{
-	while (len > 0 && in[len - 1] == '=')
-		len--;
-	return len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0);
-}
-
 static int output_text(sbx_envd_stream *s, int which, const char *b64, size_t len, sbx_error *err)
 {
 	int error;
@@ -166,7 +115,8 @@ static int output_text(sbx_envd_stream *s, int which, const char *b64, size_t le
 		return 0;
 	if (s->handler.wants_output && !s->handler.wants_output(s->handler.payload)) {
 		if (s->handler.on_output)
-			s->handler.on_output(which, NULL, base64_len(b64, len), s->handler.payload);
+			s->handler.on_output(which, NULL, sbx__base64_len(b64, len),
+			                     s->handler.payload);
 		return 0;
 	}
 	sbx_buf_clear(&s->scratch);

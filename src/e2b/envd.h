@@ -198,11 +198,4 @@ int sbx__envd_kill(sbx_http *http, const sbx_envd_target *t, uint32_t pid, uint6
 int sbx__envd_unary(sbx_http *http, const sbx_envd_target *t, sbx_http_req *req, const char *what,
                     uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 
-/*
- * Append the bytes of protobuf-JSON `bytes` text (standard or URL-safe
- * base64, padded or not) to `out`. 0, SBX_EPROTOCOL (not base64),
- * SBX_ETOOLARGE, SBX_ENOMEM.
- */
-int sbx__base64_decode(sbx_buf *out, const char *in, size_t len);
-
 #endif

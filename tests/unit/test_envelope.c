@@ -7,6 +7,7 @@
 #include "e2b/envd.h"
 #include "e2b/envelope.h"
 #include "util/alloc.h"
+#include "util/base64.h"
 #include "util/buf.h"
 
 /* Three frames: a message, an empty message, an end-stream {}. */
@@ -212,7 +213,9 @@ static void test_base64__padded_unpadded_and_url_safe_decode(void **state)
 static void test_base64__invalid_input_is_a_protocol_error(void **state)
 {
 	(void)state;
-	static const char *bad[] = {"a", "aGVsb", "!!!!", "aG=k", "a===", "aGk*"};
+	static const char *bad[] = {"a",    "aGVsb",   "!!!!",     "aG=k", "a===",
+	                            "aGk*", "====",    "aGk=a",    "aG k", "aGk\n",
+	                            " aGk", "aGk\x80", "aGVs=bG8K"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		sbx_buf b = SBX_BUF_INIT(1024);
 		assert_int_equal(sbx__base64_decode(&b, bad[i], strlen(bad[i])), SBX_EPROTOCOL);
@@ -235,6 +238,53 @@ static void test_base64__every_byte_value_round_trips(void **state)
 			assert_memory_equal(b.ptr, raw, n);
 		sbx_buf_dispose(&b);
 	}
+}
+
+/* Every length and both alphabets, against OpenSSL's decoder of the standard one. */
+static void test_base64__random_text_decodes_as_openssl_does(void **state)
+{
+	(void)state;
+	unsigned char raw[3000], enc[4100], url[4100], want[3100];
+	unsigned seed = 12345;
+	for (size_t n = 0; n < sizeof(raw); n += 1 + n / 7) {
+		for (size_t i = 0; i < n; i++)
+			raw[i] = (unsigned char)((seed = seed * 1103515245u + 12345u) >> 16);
+		int m = EVP_EncodeBlock(enc, raw, (int)n);
+		assert_int_equal(EVP_DecodeBlock(want, enc, m), m / 4 * 3);
+		for (int i = 0; i < m; i++) /* URL-safe in every other group, unpadded */
+			url[i] = (i / 4) % 2 == 0 ? enc[i]
+			         : enc[i] == '+'  ? '-'
+			         : enc[i] == '/'  ? '_'
+			                          : enc[i];
+		size_t um = (size_t)m;
+		while (um > 0 && url[um - 1] == '=')
+			um--;
+		sbx_buf a = SBX_BUF_INIT(1 << 20), b = SBX_BUF_INIT(1 << 20);
+		assert_int_equal(sbx__base64_decode(&a, (const char *)enc, (size_t)m), 0);
+		assert_int_equal(sbx__base64_decode(&b, (const char *)url, um), 0);
+		assert_int_equal(a.len, n);
+		assert_int_equal(b.len, n);
+		assert_int_equal(sbx__base64_len((const char *)enc, (size_t)m), n);
+		if (n) {
+			assert_memory_equal(a.ptr, want, n);
+			assert_memory_equal(b.ptr, raw, n);
+		}
+		sbx_buf_dispose(&a);
+		sbx_buf_dispose(&b);
+	}
+}
+
+static void test_base64__a_refused_text_appends_nothing(void **state)
+{
+	(void)state;
+	sbx_buf b = SBX_BUF_INIT(1024);
+	assert_int_equal(sbx_buf_puts(&b, "x"), 0);
+	assert_int_equal(sbx__base64_decode(&b, "aGVsbG8K!GVsbG8K", 16), SBX_EPROTOCOL);
+	assert_int_equal(b.len, 1);
+	assert_int_equal(sbx__base64_decode(&b, "aGk==", 5), 0); /* one "=" more than needed */
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.ptr, "xhi", 3);
+	sbx_buf_dispose(&b);
 }
 
 static void test_base64__appends_after_existing_bytes(void **state)
@@ -271,7 +321,7 @@ static void test_base64__allocation_failure_is_nomem(void **state)
 	sbx_buf b = SBX_BUF_INIT(1024);
 	sbx__alloc_fail_after(0);
 	assert_int_equal(sbx__base64_decode(&b, "aGVsbG8K", 8), SBX_ENOMEM);
-	assert_int_equal(sbx__base64_decode(&b, "aGk", 3), SBX_ENOMEM); /* normalised copy */
+	assert_int_equal(sbx__base64_decode(&b, "aGk", 3), SBX_ENOMEM); /* unpadded */
 	sbx__alloc_fail_after(-1);
 	assert_int_equal(b.len, 0);
 	sbx_buf_dispose(&b);
@@ -292,6 +342,8 @@ int main(void)
 	    cmocka_unit_test(test_base64__padded_unpadded_and_url_safe_decode),
 	    cmocka_unit_test(test_base64__invalid_input_is_a_protocol_error),
 	    cmocka_unit_test(test_base64__every_byte_value_round_trips),
+	    cmocka_unit_test(test_base64__random_text_decodes_as_openssl_does),
+	    cmocka_unit_test(test_base64__a_refused_text_appends_nothing),
 	    cmocka_unit_test(test_base64__appends_after_existing_bytes),
 	    cmocka_unit_test(test_envelope__allocation_failure_is_nomem_and_resumable),
 	    cmocka_unit_test(test_base64__allocation_failure_is_nomem),
