@@ -10,7 +10,6 @@
 #include "box_run.h"
 #include "fkserver.h"
 #include "runtime.h"
-#include "test_filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -476,6 +475,5 @@ int main(int argc, char **argv)
 	                              cleanup),
 	    cmocka_unit_test_teardown(test_disk_reserve__the_api_answers_507, cleanup),
 	};
-	return fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup,
-	                        group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include "box_run.h"
-#include "test_filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -431,8 +430,7 @@ int main(void)
 	    cmocka_unit_test(test_etc__host_usr_files_are_no_box_users),
 	};
 	bool markers = geteuid() == 0 && markers_put();
-	int rc =
-	    fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup, group_teardown);
+	int rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
 	if (markers)
 		markers_remove();
 	if (usr_user_file[0])

@@ -9,7 +9,6 @@
 #include "dirwatch.h"
 #include "isolation_test.h"
 #include "runtime.h"
-#include "test_filter.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include "box_run.h"
-#include "test_filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -277,8 +276,7 @@ static int tty_tests(void)
 	    cmocka_unit_test(test_tty__pty_process_has_only_its_own_terminal),
 	    cmocka_unit_test(test_tty__init_holds_no_terminal),
 	};
-	return fkt_run_filtered(tests, sizeof(tests) / sizeof(tests[0]), group_setup,
-	                        group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
 
 /* Writes what the master gives to stdout; true when the marker came through (kept across reads

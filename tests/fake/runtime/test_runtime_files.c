@@ -8,7 +8,6 @@
 #include "clock.h"
 #include "runtime.h"
 #include "runtime_test.h"
-#include "test_filter.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -333,8 +333,6 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_floods__clients_that_leave_free_their_slots),
 	    cmocka_unit_test(test_floods__a_client_that_leaves_a_body_frees_its_request),
 	};
-	const char *only = getenv("FLOODS_ONLY"); /* a pattern of test names, to run a few */
-	if (only)
-		cmocka_set_test_filter(only);
+	/* FK_TEST_FILTER picks a few (tests/support/cmocka_run.c) */
 	return cmocka_run_group_tests_name("fake_floods", tests, NULL, NULL);
 }

@@ -574,8 +574,6 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_limits__create_metadata_and_env_vars_are_bounded),
 	    cmocka_unit_test(test_limits__unknown_template_404_echoes_a_bounded_prefix),
 	};
-	const char *only = getenv("LIMITS_ONLY"); /* a pattern of test names, to run a few */
-	if (only)
-		cmocka_set_test_filter(only);
+	/* FK_TEST_FILTER picks a few (tests/support/cmocka_run.c) */
 	return cmocka_run_group_tests_name("fake_limits", tests, up, down);
 }

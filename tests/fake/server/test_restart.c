@@ -330,8 +330,6 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__snapshot_template_kept),
 	    cmocka_unit_test(test_restart__sandbox_logs_kept),
 	};
-	const char *only = getenv("RESTART_ONLY"); /* a pattern of test names, to run a few */
-	if (only)
-		cmocka_set_test_filter(only);
+	/* FK_TEST_FILTER picks a few (tests/support/cmocka_run.c) */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
