@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -527,4 +528,70 @@ long fks_threads(pid_t pid)
 	if (f)
 		fclose(f);
 	return n;
+}
+
+bool fks_pid1_prepare(fks_pid1 *p, const char *bin)
+{
+	*p = (fks_pid1){.server = 0};
+	if (geteuid() != 0 || system("unshare --pid --fork --mount-proc true 2>/dev/null") != 0)
+		return false;
+	snprintf(p->tmp, sizeof(p->tmp), "/var/tmp/fk-pid1-XXXXXX");
+	assert_non_null(mkdtemp(p->tmp));
+	snprintf(p->wrapper, sizeof(p->wrapper), "%s/pid1.sh", p->tmp);
+	FILE *w = fopen(p->wrapper, "w");
+	assert_non_null(w);
+	fprintf(w, "#!/bin/sh\nexec unshare --pid --fork --mount-proc '%s' \"$@\"\n", bin);
+	fclose(w);
+	assert_int_equal(chmod(p->wrapper, 0700), 0);
+	return true;
+}
+
+/* The one child of `pid` (the server under unshare --fork), 0 when none. */
+static pid_t child_of(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *f = fopen(p, "r");
+	int c = 0;
+	if (f && fscanf(f, "%d", &c) != 1)
+		c = 0;
+	if (f)
+		fclose(f);
+	return (pid_t)c;
+}
+
+void fks_pid1_start(fks_pid1 *p, fks *s, const char *state_dir, const char *const *flags)
+{
+	assert_int_equal(fks_start_in(s, p->wrapper, state_dir, flags), 0);
+	p->server = child_of(s->pid);
+	assert_true(p->server > 0);
+}
+
+/* Signal `sig` to p->server and wait (30 s at most) until it is gone. */
+static void pid1_end(fks_pid1 *p, int sig)
+{
+	if (p->server > 0)
+		kill(p->server, sig);
+	for (long t0 = fk_mono_ms();
+	     p->server > 0 && kill(p->server, 0) == 0 && fk_mono_ms() - t0 < 30000;)
+		fk_sleep_ms(20);
+	p->server = 0;
+}
+
+void fks_pid1_stop(fks_pid1 *p, fks *s)
+{
+	pid1_end(p, SIGTERM);
+	fks_stop(s);
+}
+
+void fks_pid1_kill(fks_pid1 *p)
+{
+	pid1_end(p, SIGKILL);
+}
+
+void fks_pid1_remove(fks_pid1 *p)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p->tmp);
+	assert_int_equal(system(cmd), 0);
 }

@@ -112,6 +112,27 @@ void fks_need_root(void);
 /* POST /filesystem.Filesystem/<rpc> with the JSON `body` in b, as root (envd's Basic user). */
 fkr *fks_fs_call(fks *s, const fks_box *b, const char *rpc, const char *body);
 
+/* A fake-e2b as the init of a PID namespace of its own (with its own /proc), as in a container:
+ * started through <tmp>/pid1.sh, `exec unshare --pid --fork --mount-proc BIN "$@"`. */
+typedef struct fks_pid1 {
+	char tmp[64];     /* a directory of the test's in /var/tmp: the wrapper, a state dir */
+	char wrapper[96]; /* <tmp>/pid1.sh */
+	pid_t server;     /* the server (the namespace's PID 1) while it runs, else 0 */
+} fks_pid1;
+/* Make p's directory and wrapper for `bin`; false (the test skips) when this process cannot
+ * (not root, or no unshare --pid). */
+bool fks_pid1_prepare(fks_pid1 *p, const char *bin);
+/* fks_start_in(s, p->wrapper, state_dir, flags), then p->server (unshare's child); asserts
+ * both. */
+void fks_pid1_start(fks_pid1 *p, fks *s, const char *state_dir, const char *const *flags);
+/* SIGTERM to p->server, its end awaited (30 s at most), then fks_stop(s). */
+void fks_pid1_stop(fks_pid1 *p, fks *s);
+/* SIGKILL to p->server (its namespace dies with it), its end awaited; for a test's teardown
+ * and a crash. Nothing when p->server is 0. */
+void fks_pid1_kill(fks_pid1 *p);
+/* rm -rf p->tmp. */
+void fks_pid1_remove(fks_pid1 *p);
+
 /* Raw connections, for the tests of floods and limits. */
 /* A TCP connection to 127.0.0.1:port from loopback address 127.0.0.`src` (0: the kernel's
  * choice), non-blocking when asked (then the connect may still be in progress); -1 when it

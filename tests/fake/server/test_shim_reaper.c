@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -57,40 +55,19 @@ static void shims_of(pid_t parent, int *alive, int *zombies)
 		closedir(d);
 }
 
-/* The one child of `pid` (the server under unshare --fork), 0 when none. */
-static pid_t child_of(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	FILE *f = fopen(p, "r");
-	int c = 0;
-	if (f && fscanf(f, "%d", &c) != 1)
-		c = 0;
-	if (f)
-		fclose(f);
-	return (pid_t)c;
-}
-
 static void test_shim_reaper__a_pid1_server_reaps_exited_shims(void **unused)
 {
 	(void)unused;
-	if (geteuid() != 0 || system("unshare --pid --fork --mount-proc true 2>/dev/null") != 0)
+	fks_pid1 ns;
+	if (!fks_pid1_prepare(&ns, g_bin))
 		skip();
-	char tmp[64] = "/var/tmp/fk-reaper-XXXXXX", state[96], wrapper[96];
-	assert_non_null(mkdtemp(tmp));
-	snprintf(state, sizeof(state), "%s/st", tmp);
-	snprintf(wrapper, sizeof(wrapper), "%s/pid1.sh", tmp);
-	FILE *w = fopen(wrapper, "w");
-	assert_non_null(w);
-	fprintf(w, "#!/bin/sh\nexec unshare --pid --fork --mount-proc '%s' \"$@\"\n", g_bin);
-	fclose(w);
-	assert_int_equal(chmod(wrapper, 0700), 0);
+	char state[96];
+	snprintf(state, sizeof(state), "%s/st", ns.tmp);
 	static const char *const flags[] = {"--quiet",           "--api-key", KEY,
 	                                    "--sandbox-disk-mb", "64",        NULL};
 	fks s;
-	assert_int_equal(fks_start_in(&s, wrapper, state, flags), 0);
-	pid_t server = child_of(s.pid);
-	assert_true(server > 0);
+	fks_pid1_start(&ns, &s, state, flags);
+	pid_t server = ns.server;
 	fks_box b;
 	fks_box_create(&s, KEY, NULL, &b);
 	for (int i = 0; i < 20; i++)
@@ -107,13 +84,8 @@ static void test_shim_reaper__a_pid1_server_reaps_exited_shims(void **unused)
 	              alive, zombies, fk_mono_ms() - t0);
 	/* the server goes first (a failed assertion would leave it running) */
 	fks_box_delete(&s, KEY, &b);
-	kill(server, SIGTERM);
-	for (t0 = fk_mono_ms(); kill(server, 0) == 0 && fk_mono_ms() - t0 < 30000;)
-		fk_sleep_ms(50);
-	fks_stop(&s);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
+	fks_pid1_stop(&ns, &s);
+	fks_pid1_remove(&ns);
 	assert_int_equal(zombies, 0); /* before: 20 */
 	assert_int_equal(alive, 0);
 }

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,8 +27,8 @@
 #define KEY "e2b_sweep_ns_test_key"
 
 static const char *g_bin;
-/* the server in a child PID namespace while it runs: killed by the teardown when a test fails */
-static pid_t g_ns_server;
+/* the server in a child PID namespace: killed by the teardown when a test fails */
+static fks_pid1 g_ns;
 static const char *const flags[] = {"--quiet", "--api-key", KEY, "--sandbox-disk-mb", "64", NULL};
 
 /* The cgroup directories (every hierarchy, every level) whose runtime directory matches the
@@ -48,37 +47,6 @@ static void cgroup_dirs(const char *rt, char *out, size_t cap)
 	pclose(p);
 }
 
-/* The one child of `pid` (the server under unshare --fork), 0 when none. */
-static pid_t child_of(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	FILE *f = fopen(p, "r");
-	int c = 0;
-	if (f && fscanf(f, "%d", &c) != 1)
-		c = 0;
-	if (f)
-		fclose(f);
-	return (pid_t)c;
-}
-
-/* <tmp>/pid1.sh: `g_bin` as the init of a PID namespace of its own (with its own /proc), as in
- * a container. false (the test skips) when this cannot be. */
-static bool pid1_wrapper(char tmp[64], char wrapper[96])
-{
-	if (geteuid() != 0 || system("unshare --pid --fork --mount-proc true 2>/dev/null") != 0)
-		return false;
-	snprintf(tmp, 64, "/var/tmp/fk-sweepns-XXXXXX");
-	assert_non_null(mkdtemp(tmp));
-	snprintf(wrapper, 96, "%s/pid1.sh", tmp);
-	FILE *w = fopen(wrapper, "w");
-	assert_non_null(w);
-	fprintf(w, "#!/bin/sh\nexec unshare --pid --fork --mount-proc '%s' \"$@\"\n", g_bin);
-	fclose(w);
-	assert_int_equal(chmod(wrapper, 0700), 0);
-	return true;
-}
-
 static int lines(const char *s)
 {
 	int n = 0;
@@ -90,20 +58,8 @@ static int lines(const char *s)
 static int kill_ns_server(void **unused)
 {
 	(void)unused;
-	if (g_ns_server > 0)
-		kill(g_ns_server, SIGKILL);
-	for (long t0 = fk_mono_ms();
-	     g_ns_server > 0 && kill(g_ns_server, 0) == 0 && fk_mono_ms() - t0 < 30000;)
-		fk_sleep_ms(20);
-	g_ns_server = 0;
+	fks_pid1_kill(&g_ns);
 	return 0;
-}
-
-static void remove_tmp(const char *tmp)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
 }
 
 /* A host server's running sandbox and cgroups, and an idle host server's (empty) cgroups,
@@ -112,8 +68,8 @@ static void remove_tmp(const char *tmp)
 static void test_sweep_ns__a_child_namespace_server_spares_host_runtimes(void **unused)
 {
 	(void)unused;
-	char tmp[64], wrapper[96], state[96], glob[48], idle_glob[48];
-	if (!pid1_wrapper(tmp, wrapper))
+	char state[96], glob[48], idle_glob[48];
+	if (!fks_pid1_prepare(&g_ns, g_bin))
 		skip();
 	fks a, idle, b;
 	fks_box run;
@@ -129,9 +85,8 @@ static void test_sweep_ns__a_child_namespace_server_spares_host_runtimes(void **
 	assert_non_null(strstr(before, run.id));
 	assert_true(lines(idle_before) > 0);
 	/* b's start-up sweep is done once it listens */
-	snprintf(state, sizeof(state), "%s/st", tmp);
-	assert_int_equal(fks_start_in(&b, wrapper, state, flags), 0);
-	g_ns_server = child_of(b.pid);
+	snprintf(state, sizeof(state), "%s/st", g_ns.tmp);
+	fks_pid1_start(&g_ns, &b, state, flags);
 	cgroup_dirs(glob, after, sizeof(after));
 	cgroup_dirs(idle_glob, idle_after, sizeof(idle_after));
 	print_message("host servers' cgroup directories: %d and %d before, %d and %d after\n",
@@ -144,16 +99,10 @@ static void test_sweep_ns__a_child_namespace_server_spares_host_runtimes(void **
 	assert_true(fks_box_run(&idle, &second, "echo ok"));
 	fks_box_delete(&idle, KEY, &second);
 	fks_box_delete(&a, KEY, &run);
-	pid_t server = g_ns_server;
-	assert_true(server > 0);
-	kill(server, SIGTERM);
-	for (long t0 = fk_mono_ms(); kill(server, 0) == 0 && fk_mono_ms() - t0 < 30000;)
-		fk_sleep_ms(50);
-	g_ns_server = 0;
-	fks_stop(&b);
+	fks_pid1_stop(&g_ns, &b);
 	assert_int_equal(fks_stop(&idle), 0);
 	assert_int_equal(fks_stop(&a), 0);
-	remove_tmp(tmp);
+	fks_pid1_remove(&g_ns);
 }
 
 /* What a server in a child PID namespace left when it died (its namespace with it) is swept by
@@ -161,14 +110,13 @@ static void test_sweep_ns__a_child_namespace_server_spares_host_runtimes(void **
 static void test_sweep_ns__a_dead_child_namespace_runtime_is_swept(void **unused)
 {
 	(void)unused;
-	char tmp[64], wrapper[96], glob[64];
-	if (!pid1_wrapper(tmp, wrapper))
+	char glob[64];
+	if (!fks_pid1_prepare(&g_ns, g_bin))
 		skip();
 	fks c, d;
 	fks_box run;
-	assert_int_equal(fks_start_in(&c, wrapper, NULL, flags), 0);
-	pid_t server = g_ns_server = child_of(c.pid);
-	assert_true(server > 0);
+	fks_pid1_start(&g_ns, &c, NULL, flags);
+	pid_t server = g_ns.server;
 	fks_box_create(&c, KEY, NULL, &run);
 	fks_box_sh(&c, &run, "echo ok");
 	char p[64];
@@ -180,8 +128,7 @@ static void test_sweep_ns__a_dead_child_namespace_runtime_is_swept(void **unused
 	static char left[16384], swept[16384];
 	cgroup_dirs(glob, left, sizeof(left));
 	assert_non_null(strstr(left, run.id));
-	assert_int_equal(kill(server, SIGKILL), 0); /* its namespace and sandbox die with it */
-	g_ns_server = 0;
+	fks_pid1_kill(&g_ns); /* its namespace and sandbox die with it */
 	fks_stop(&c);
 	cgroup_dirs(glob, left, sizeof(left));
 	assert_non_null(strstr(left, run.id));
@@ -191,7 +138,7 @@ static void test_sweep_ns__a_dead_child_namespace_runtime_is_swept(void **unused
 	              lines(left), lines(swept));
 	assert_string_equal(swept, "");
 	assert_int_equal(fks_stop(&d), 0);
-	remove_tmp(tmp);
+	fks_pid1_remove(&g_ns);
 }
 
 int main(int argc, char **argv)
