@@ -4,6 +4,8 @@
  */
 #include "e2b/api.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -321,20 +323,177 @@ done:
 	return error;
 }
 
-int sbx__json_dump(sbx_buf *out, const json_t *j)
+/*
+ * sbx__json_dump's writer: the bytes json_dumpb(j, JSON_COMPACT | JSON_ENCODE_ANY) makes, in one
+ * pass. json_dumpb sized the text with a first dump and wrote it with a second, and checks
+ * every object and array for a cycle through a hash of pointers printed as text: about 90,000
+ * instructions of every exec's Start request (docs/internals/exec-cost.md "The client's CPU per
+ * exec"). Our trees have no cycles (they are built here or parsed, which caps their depth at
+ * JSON_PARSER_MAX_DEPTH); DUMP_MAX_DEPTH stands for jansson's cycle check. A string that is not
+ * UTF-8 fails as it fails jansson's dump.
+ */
+#define DUMP_MAX_DEPTH 4096
+
+/* The length of the UTF-8 sequence at p (n > 0 bytes left, p[0] >= 0x80), as jansson's
+ * utf8_iterate accepts it (RFC 3629: no overlong form, no surrogate, at most U+10FFFF); 0 when
+ * it is not one. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
 {
-	size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+	uint32_t v;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4 || len > n)
+		return 0;
+	v = p[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (p[i] & 0x3f);
+	}
+	if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) || (len == 3 && v < 0x800) ||
+	    (len == 4 && v < 0x10000))
+		return 0;
+	return len;
+}
+
+/* A JSON string as jansson writes it: '"', '\\' and control characters escaped, the rest kept. */
+static int dump_string(sbx_buf *out, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0, n;
+	const char *e;
+	char esc[8];
+	int error;
+
+	if ((error = sbx_buf_put(out, "\"", 1)) < 0)
+		return error;
+	while (i < len) {
+		unsigned char c = s[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			if (!(n = utf8_seq(s + i, len - i)))
+				return SBX_ENOMEM; /* as a failed json_dumpb */
+			i += n;
+			continue;
+		}
+		if ((error = sbx_buf_put(out, s + run, i - run)) < 0)
+			return error;
+		switch (c) {
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\b':
+			e = "\\b";
+			break;
+		case '\f':
+			e = "\\f";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04X", (unsigned)c);
+			e = esc;
+		}
+		if ((error = sbx_buf_puts(out, e)) < 0)
+			return error;
+		run = ++i;
+	}
+	if ((error = sbx_buf_put(out, s + run, i - run)) < 0)
+		return error;
+	return sbx_buf_put(out, "\"", 1);
+}
+
+/* A real, written by jansson itself (its precision rules); the rest of a tree never is. */
+static int dump_real(sbx_buf *out, const json_t *j)
+{
+	char text[64];
+	size_t n = json_dumpb(j, text, sizeof(text), JSON_COMPACT | JSON_ENCODE_ANY);
 	unsigned char *tail;
 	int error;
 
 	if (n == 0)
 		return SBX_ENOMEM;
+	if (n <= sizeof(text))
+		return sbx_buf_put(out, text, n);
 	if ((error = sbx_buf_reserve(out, n, &tail)) < 0)
 		return error;
 	if (json_dumpb(j, (char *)tail, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
 		return SBX_ENOMEM;
 	sbx_buf_commit(out, n);
 	return 0;
+}
+
+static int dump_value(sbx_buf *out, const json_t *j, int depth)
+{
+	char text[32];
+	int error = 0;
+	bool first = true;
+
+	if (!j || depth > DUMP_MAX_DEPTH)
+		return SBX_ENOMEM;
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		if ((error = sbx_buf_put(out, "{", 1)) < 0)
+			return error;
+		for (void *it = json_object_iter((json_t *)j); it && error == 0;
+		     it = json_object_iter_next((json_t *)j, it), first = false) {
+			if ((!first && (error = sbx_buf_put(out, ",", 1)) < 0) ||
+			    (error = dump_string(out, json_object_iter_key(it),
+			                         json_object_iter_key_len(it))) < 0 ||
+			    (error = sbx_buf_put(out, ":", 1)) < 0)
+				return error;
+			error = dump_value(out, json_object_iter_value(it), depth + 1);
+		}
+		return error < 0 ? error : sbx_buf_put(out, "}", 1);
+	case JSON_ARRAY:
+		if ((error = sbx_buf_put(out, "[", 1)) < 0)
+			return error;
+		for (size_t i = 0; i < json_array_size(j) && error == 0; i++) {
+			if (i > 0 && (error = sbx_buf_put(out, ",", 1)) < 0)
+				return error;
+			error = dump_value(out, json_array_get(j, i), depth + 1);
+		}
+		return error < 0 ? error : sbx_buf_put(out, "]", 1);
+	case JSON_STRING:
+		return dump_string(out, json_string_value(j), json_string_length(j));
+	case JSON_INTEGER:
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+		return sbx_buf_puts(out, text);
+	case JSON_REAL:
+		return dump_real(out, j);
+	case JSON_TRUE:
+		return sbx_buf_put(out, "true", 4);
+	case JSON_FALSE:
+		return sbx_buf_put(out, "false", 5);
+	case JSON_NULL:
+		return sbx_buf_put(out, "null", 4);
+	}
+	return SBX_ENOMEM;
+}
+
+int sbx__json_dump(sbx_buf *out, const json_t *j)
+{
+	size_t len = out->len;
+	int error = dump_value(out, j, 0);
+
+	if (error < 0 && out->ptr) { /* unchanged on failure, as every sbx_buf call */
+		out->len = len;
+		out->ptr[len] = '\0';
+	}
+	return error;
 }
 
 static const char hexdig[] = "0123456789ABCDEF";
