@@ -253,12 +253,18 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 }
 
 /*
- * Only create sends the template (the create body's templateID). The seed's schema
+ * Only create and demo send the template (the create body's templateID). The seed's schema
  * (docs/contract.md "The deployment config") requires it at load, so for every other command a
  * config without one gets this stand-in: `list` with only E2B_API_KEY + E2B_API_URL works (README
  * "Where sandbox-e2b differs from the seed"). `config check` still requires it.
  */
 #define CLI_NO_TEMPLATE "(none: this command creates no sandbox)"
+
+/* create and demo send the template: they get none stood in, so a missing one is named. */
+static bool cli_creates_sandboxes(const cli *c)
+{
+	return c->cmd && (strcmp(c->cmd, "create") == 0 || strcmp(c->cmd, "demo") == 0);
+}
 
 static int stand_in_template(cli *c, char **json)
 {
@@ -292,7 +298,7 @@ int cli_provider(cli *c)
 		return 0;
 	if ((rc = cli_config_json(c, &json)) != 0)
 		return rc;
-	if ((!c->cmd || strcmp(c->cmd, "create") != 0) && (rc = stand_in_template(c, &json)) != 0) {
+	if (!cli_creates_sandboxes(c) && (rc = stand_in_template(c, &json)) != 0) {
 		free(json);
 		return rc;
 	}

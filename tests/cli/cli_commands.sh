@@ -292,7 +292,7 @@ test_commands() {
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_SANDBOX_URL=$url run stat "$c" /workspace -v
 	 expect_grep "-v: one line per HTTP request" "^sandbox-e2b: debug: http method=POST path=/v2/sandboxes/$c/connect status=200" "$tmp/err"
 	 no_secret "-v"
-	 # only create needs a template
+	 # only create (and demo) need a template
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url run list --json
 	 expect_rc "list needs no template" 0
 	 expect_grep "list without a template lists the sandbox" "\"id\":\"$c\"" "$tmp/out"
@@ -301,6 +301,10 @@ test_commands() {
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url run create cli-test-nt
 	 expect_rc "create without a template exits 2" 2
 	 expect_eq "create without a template says so" "$(head -n 1 "$tmp/err")" "sandbox-e2b: invalid deployment config: template: required"
+	 # the demo creates a sandbox too: no stand-in template sent to E2B, the same refusal
+	 E2B_API_KEY=$SECRET E2B_API_URL=$url run demo
+	 expect_rc "demo without a template exits 2" 2
+	 expect_eq "demo without a template says so" "$(head -n 1 "$tmp/err")" "sandbox-e2b: invalid deployment config: template: required"
 	 # the control plane answers, envd's default address does not resolve: the hint names --envd-url
 	 E2B_API_KEY=$SECRET E2B_API_URL=$url E2B_TEMPLATE=capybara-sandbox E2B_DOMAIN=sbx.invalid run exec "$c" -- true
 	 expect_rc "envd unreachable exits 1" 1
