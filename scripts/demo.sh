@@ -7,6 +7,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 case "$build" in /*) ;; *) build=$root/$build ;; esac
 
+# The local fake-e2b makes each sandbox from Linux namespaces and cgroups: root only. Said
+# before the minutes of building, not as a failed step after them.
+local_fake=1 # the demo's own rule (sandbox-e2b demo --help): no credentials, or --local
+[ -n "${E2B_API_KEY:-}${SANDBOX_E2B_CONFIG:-}" ] && local_fake=0
+for a in "$@"; do case $a in --config | --config=*) local_fake=0 ;; esac; done
+for a in "$@"; do [ "$a" = --local ] && local_fake=1; done
+if [ "$(id -u)" -ne 0 ] && [ "$local_fake" = 1 ]; then
+	echo "demo.sh: run as root (su -, or sudo bash scripts/demo.sh): the local fake-e2b runs each" \
+		"sandbox in Linux namespaces and cgroups (README \"Quick start\"); with E2B credentials" \
+		"(E2B_API_KEY and E2B_TEMPLATE) the demo runs on E2B instead" >&2
+	exit 1
+fi
+
 bash "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DSBX_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -16,7 +16,7 @@
 # a machine with none of the build dependencies: every shared library it loads
 # except glibc's is copied beside it (bin/../lib, found through an $ORIGIN
 # RUNPATH), and the wheel's platform tag names the newest glibc symbol version
-# it needs. Works offline: needs the build dependencies, patchelf, npm, and Debian's
+# it needs. Works offline: needs the build dependencies, patchelf, file, npm, and Debian's
 # python3-setuptools, python3-wheel and python3-pip (scripts/install-deps.sh --package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,7 @@ die() {
 	printf 'package.sh: %s\n' "$*" >&2
 	exit 1
 }
-for tool in cmake cpack patchelf npm objdump dpkg-shlibdeps; do
+for tool in cmake cpack patchelf npm objdump dpkg-shlibdeps file; do
 	command -v "$tool" >/dev/null || die "needs $tool (scripts/install-deps.sh --package installs it)"
 done
 "$PY" -c 'import setuptools, wheel, pip' 2>/dev/null ||

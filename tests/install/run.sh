@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The three installs on a machine that has nothing (README "Install"): a clean
-# Debian 12 root (debootstrap --variant=minbase, from the archive this machine's
-# apt uses) where each artifact of scripts/package.sh is installed with its one
-# command and its quickstart runs against a fake-e2b outside the root (loopback):
+# README's first steps on a machine that has nothing, each in a clean Debian 12 root
+# (debootstrap --variant=minbase, from the archive this machine's apt uses):
+#
+# 1. From a clone (git clone of this repository at its HEAD), as README says: without root,
+#    scripts/install-deps.sh and scripts/demo.sh say so first; as root, `bash scripts/demo.sh`
+#    (README "Quick start": dependencies, build, the demo against its own fake-e2b) passes,
+#    then `bash scripts/install-deps.sh --package && bash scripts/package.sh` (README "Install")
+#    writes the same artifacts as DIST has. This root is pivot_root'ed into, not chroot'ed:
+#    fake-e2b's user namespaces are refused to a chrooted process. --no-source skips it.
+# 2. The three installs: each artifact of scripts/package.sh is installed with its one
+#    command and its quickstart runs against a fake-e2b outside the root (loopback):
 #   npm install /dist/sandbox-e2b-V.tgz + the Node quickstart, no SANDBOX_E2B_BIN
 #   python3 -m venv v && v/bin/pip install --no-index /dist/...whl + the Python quickstart
 #   apt-get install ./*.deb: sandbox-e2b --version, pkg-config, a C program, fake-e2b --help
@@ -10,7 +17,7 @@
 # python3-venv, gcc, libc6-dev, pkg-config, ca-certificates); the engine's
 # libraries must all come from the package that bundles them.
 #
-#   bash tests/install/run.sh [DIST]       # DIST: default dist/ (bash scripts/package.sh)
+#   bash tests/install/run.sh [--no-source] [DIST]   # DIST: default dist/ (bash scripts/package.sh)
 #
 # Needs root (chroot, mounts) and debootstrap; exits 77 (skipped) without them or
 # without the archive. The base root is cached in SBX_ROOT_CACHE (default
@@ -19,6 +26,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
+SOURCE=1
+[ "${1:-}" = --no-source ] && SOURCE=0 && shift
 DIST=$(cd "${1:-dist}" && pwd)
 CACHE=${SBX_ROOT_CACHE:-/var/cache/sandbox-e2b-root}
 SUITE=bookworm
@@ -75,6 +84,68 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+
+if [ "$SOURCE" = 1 ]; then
+	S=$W/src
+	mkdir -p "$S/upper/src" "$S/work" "$S/root"
+	git clone -q "$REPO" "$S/upper/src/sandbox-e2b" || die "git clone $REPO"
+	(cd "$DIST" && ls sandbox-e2b-*.tgz sandbox_e2b-*.whl ./*.deb | sed 's#^\./##' | sort) >"$S/upper/want"
+	cat >"$S/upper/source.sh" <<'EOF'
+#!/bin/bash
+# Runs inside a clean root of its own: README's first commands in a clone, as a new user.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+fail() { echo "FAILED: $*" >&2; exit 1; }
+cd /src/sandbox-e2b
+echo "== without root (setpriv to nobody; this root has no sudo): install-deps.sh and demo.sh say so"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@" 2>&1; }
+out=$(nobody bash scripts/install-deps.sh) && fail "install-deps.sh installed without root: $out"
+[[ $out == "install-deps: run as root (su -, then bash scripts/install-deps.sh): apt-get installs "*" and there is no sudo" ]] ||
+	fail "install-deps.sh without root or sudo said: $out"
+out=$(nobody bash scripts/demo.sh) && fail "demo.sh ran without root: $out"
+[[ $out == "demo.sh: run as root (su -, or sudo bash scripts/demo.sh): "* ]] || fail "demo.sh without root said: $out"
+echo "== bash scripts/demo.sh (README \"Quick start\", as root)"
+apt-get update -qq
+start=$(date +%s)
+bash scripts/demo.sh >/tmp/demo.out 2>&1 || { tail -40 /tmp/demo.out; fail "bash scripts/demo.sh"; }
+grep -E '^demo passed: [0-9]+ steps in [0-9]+ ms$' /tmp/demo.out || { tail -40 /tmp/demo.out; fail "no 'demo passed' line"; }
+echo "demo.sh took $(($(date +%s) - start)) s (dependencies, the build with its tests, the demo)"
+echo "== bash scripts/install-deps.sh --package && bash scripts/package.sh (README \"Install\")"
+bash scripts/install-deps.sh --package >/tmp/deps.out 2>&1 || { tail -20 /tmp/deps.out; fail "install-deps.sh --package"; }
+bash scripts/package.sh >/tmp/package.out 2>&1 || { tail -20 /tmp/package.out; fail "bash scripts/package.sh"; }
+got=$(cd dist && ls sandbox-e2b-*.tgz sandbox_e2b-*.whl ./*.deb | sed 's#^\./##' | sort)
+[ "$got" = "$(cat /want)" ] || fail "package.sh in the clone wrote '$got', not DIST's '$(cat /want)'"
+echo "== from a clone: OK ($SECONDS s in all)"
+EOF
+	chmod +x "$S/upper/source.sh"
+	# the VM test's kernel (install-deps.sh fetches it) from this machine's copy when it has one
+	KDIR=${SBX_VM_KERNEL_DIR:-/var/cache/sandbox-e2b/vm-kernel}
+	echo "== a clean root for README's quick start in a clone: an overlay of $BASE"
+	unshare --mount --propagation private -- bash -euc '
+		B=$1 S=$2 C=$3 K=$4
+		mount -t overlay overlay -o lowerdir="$B",upperdir="$S/upper",workdir="$S/work" "$S/root"
+		R=$S/root
+		mount -t proc proc "$R/proc"
+		mount --rbind /sys "$R/sys"
+		mount --make-rslave "$R/sys"
+		mount --bind /dev "$R/dev"
+		mount --bind /dev/pts "$R/dev/pts"
+		mount -t tmpfs tmpfs "$R/dev/shm"
+		mount -t tmpfs tmpfs "$R/tmp"
+		mount --bind "$C/archives" "$R/var/cache/apt/archives"
+		mount --bind "$C/lists" "$R/var/lib/apt/lists"
+		if [ -e "$K/.complete" ]; then
+			mkdir -p "$R/var/cache/sandbox-e2b/vm-kernel"
+			mount --bind -o ro "$K" "$R/var/cache/sandbox-e2b/vm-kernel"
+		fi
+		cp /etc/resolv.conf "$R/etc/resolv.conf"
+		mkdir -p "$R/.oldroot"
+		cd "$R"
+		pivot_root . .oldroot
+		umount -l /.oldroot
+		exec /usr/bin/env -i /bin/bash /source.sh
+	' _ "$BASE" "$S" "$CACHE" "$KDIR" || die "README's quick start in a clone, in a clean root (above)"
+fi
 
 # fake-e2b from its .deb, outside the root, on loopback.
 dpkg-deb -x "$DIST"/fake-e2b_"$VERSION"_*.deb "$W/fake"
