@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# README's first hands-on blocks, exactly as printed, as a new user runs them in the clone:
+#   1. "fake-e2b, the local E2B": its ```sh block (start a fake-e2b, point the official SDK's
+#      variables at it, create a sandbox, exec in it) with `kill $fk` held back until the end;
+#   2. "Packages: Node and Python": its first ```js block saved as example.mjs and its first
+#      ```python block as example.py, run in the same environment (README says where to save
+#      them: the clone's top folder).
+# The blocks run in a scratch folder whose build/ and bindings/ are this build's and tree's,
+# with HOME there (the block writes ~/.fake-e2b-key).
+#
+#   bash bindings/readme_examples.sh      # FAKE_E2B and SANDBOX_E2B_BIN from ctest
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+: "${FAKE_E2B:?set FAKE_E2B to fake-e2b}" "${SANDBOX_E2B_BIN:?set SANDBOX_E2B_BIN to sandbox-e2b}"
+tmp=$(mktemp -d /var/tmp/sbx-readme-examples.XXXXXX)
+cleanup() {
+	[ -s "$tmp/fk.pid" ] && kill "$(cat "$tmp/fk.pid")" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL - $*" >&2
+	exit 1
+}
+
+# The first fenced block of LANG in README's section whose heading starts with SECTION.
+block() {
+	awk -v sec_re="^## $1" -v lang="$2" '
+		/^## / { sec = ($0 ~ sec_re) }
+		sec && !done && $0 == "```" lang { on = 1; next }
+		on && $0 == "```" { on = 0; done = 1 }
+		on { print }' "$root/README.md"
+}
+block "fake-e2b, the local E2B" sh >"$tmp/fake.sh"
+block "Packages" js >"$tmp/example.mjs"
+block "Packages" python >"$tmp/example.py"
+for f in fake.sh example.mjs example.py; do
+	[ -s "$tmp/$f" ] || fail "README has no block for $f"
+done
+grep -qx 'kill $fk .*' "$tmp/fake.sh" || fail "README's fake-e2b block no longer ends with 'kill \$fk'"
+mkdir -p "$tmp/build/fake-e2b" "$tmp/build/cli"
+ln -s "$FAKE_E2B" "$tmp/build/fake-e2b/fake-e2b"
+ln -s "$SANDBOX_E2B_BIN" "$tmp/build/cli/sandbox-e2b"
+ln -s "$root/bindings" "$tmp/bindings"
+unset SANDBOX_E2B_CONFIG SANDBOX_E2B_ENVD_URL E2B_API_KEY E2B_TEMPLATE E2B_API_URL E2B_SANDBOX_URL E2B_DOMAIN
+
+# 1. the block up to its `kill $fk`, then the environment it exported, for 2
+cd "$tmp"
+sed '/^kill \$fk/d' fake.sh >fake-run.sh
+cat >>fake-run.sh <<'EOF'
+echo "$fk" >fk.pid
+export -p | grep -E '^declare -x (E2B_|SANDBOX_E2B_)' >env.sh
+EOF
+# to a file: the fake-e2b it starts keeps its stdout open (a $(...) would wait for it)
+HOME=$tmp bash -e fake-run.sh >fake.out 2>&1 || fail "README's fake-e2b block: exit $?: $(cat fake.out)"
+grep -qx sandbox fake.out && grep -qx /workspace fake.out ||
+	fail "README's fake-e2b block printed no sandbox, /workspace: $(cat fake.out)"
+echo "ok - README's fake-e2b block: whoami, pwd in the sandbox it made"
+
+# 2. the package examples, with what the block exported (and SANDBOX_E2B_BIN, as README says)
+# shellcheck disable=SC1091
+. ./env.sh
+export SANDBOX_E2B_BIN
+out=$(node example.mjs) || fail "node example.mjs: exit $?: $out"
+grep -q '^  exitCode: 0,$' <<<"$out" || fail "node example.mjs printed no 'exitCode: 0': $out"
+grep -q "^  stdout: 'Linux " <<<"$out" || fail "node example.mjs printed no uname -a: $out"
+echo "ok - README's Node example (node example.mjs)"
+out=$(python3 example.py) || fail "python3 example.py: exit $?: $out"
+grep -q '^Linux ' <<<"$out" || fail "python3 example.py streamed no uname -a: $out"
+[ "$(tail -n 1 <<<"$out")" = 0 ] || fail "python3 example.py: last line not the exit code 0: $out"
+echo "ok - README's Python example (python3 example.py)"
+
+# the examples destroyed theirs: only the block's own sandbox is left, then its kill stops all
+left=$("$SANDBOX_E2B_BIN" list --json | tr -d ' ')
+[[ $left =~ ^\[\{\"id\":\"[a-z0-9]+\",\"name\":\"demo\", ]] && [[ $left != *"},{"* ]] ||
+	fail "the examples left other sandboxes than the block's 'demo': $left"
+fk=$(cat fk.pid)
+kill "$fk"
+while kill -0 "$fk" 2>/dev/null; do sleep 0.1; done
+rm fk.pid
+echo "ok - README's 'kill \$fk' stops fake-e2b"
