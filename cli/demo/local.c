@@ -270,12 +270,20 @@ int demo_start_local(demo *d)
 	int rc;
 
 	demo_step_begin(d);
+	/* Without root fake-e2b cannot isolate a sandbox (README "fake-e2b, the local E2B"): it
+	 * would start, then the first file step fail on a host path. Said before, not after. */
+	if (geteuid() != 0)
+		return demo_step_fail(
+		    d, "start fake-e2b", 0, NULL,
+		    "the local fake-e2b needs root: it runs each sandbox in Linux "
+		    "namespaces and cgroups; run the demo as root, or set "
+		    "E2B_API_KEY and E2B_TEMPLATE to use E2B");
 	if (!find_fake(d, path, sizeof(path)))
 		return demo_step_fail(
 		    d, "start fake-e2b", 0, NULL,
-		    "cannot find fake-e2b: build it (cmake --build BUILD --target "
-		    "fake-e2b), pass --fake-e2b PATH or set FAKE_E2B, or set "
-		    "E2B_API_KEY and E2B_TEMPLATE to use E2B");
+		    "cannot find fake-e2b: install its package (README \"Install\") or build it "
+		    "(cmake --build BUILD --target fake-e2b), pass --fake-e2b PATH or set "
+		    "FAKE_E2B, or set E2B_API_KEY and E2B_TEMPLATE to use E2B");
 	int started =
 	    spawn_fake(d, path, why, sizeof(why)) < 0 ? -1 : wait_listening(d, why, sizeof(why));
 	key_file_remove(d);

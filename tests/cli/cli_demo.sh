@@ -42,6 +42,18 @@ test_demo() {
 	expect_grep "demo shows the report" "word frequencies of input.txt" "$tmp/out"
 	expect_grep "demo killed by tag" "kill-tagged bg" "$tmp/out"
 	expect_grep "demo files survived resume" "unchanged" "$tmp/out"
+	# without root: refused before fake-e2b starts (it could not isolate the sandbox)
+	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$cli"; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" demo --fake-e2b "$fake" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null
+		rc=$?
+		expect_rc "demo without root exits 1" 1
+		expect_grep "demo without root says it needs root" \
+			"step 1 'start fake-e2b' failed: the local fake-e2b needs root" "$tmp/err"
+		expect_grep "demo without root started no fake-e2b" '\[ 1\] start fake-e2b .*FAILED' "$tmp/out"
+	else
+		ok "demo without root: SKIPPED ($cli is not nobody's to run)"
+	fi
 	run demo --json --name cli-test-demo --fake-e2b "$fake"
 	expect_rc "demo --json exits 0" 0
 	expect_eq "demo --json passed" "$(jq_out passed)" "true"
