@@ -76,6 +76,8 @@ int cli_config_parse(cli *c, const char *json, bool check, sbx_e2b_config **out)
  * (cli_resolve_sandbox). Returns 0 or an exit code (message printed).
  */
 int cli_provider(cli *c);
+/* The provider's logger: warnings on stderr, and with -v / E2B_DEBUG=true one line per request. */
+void cli_set_logger(cli *c, sbx_e2b_options *opts);
 /*
  * The ID argument may be a sandbox's name (resolve.c, docs/cli.md "IDs and
  * names"): when *c->resolve has a name's shape and exactly one of this

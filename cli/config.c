@@ -252,6 +252,12 @@ static void log_to_stderr(sbx_log_level level, const char *message, const sbx_lo
 	funlockfile(stderr);
 }
 
+void cli_set_logger(cli *c, sbx_e2b_options *opts)
+{
+	opts->logger.fn = log_to_stderr;
+	opts->logger.payload = c;
+}
+
 /*
  * Only create and demo send the template (the create body's templateID). The seed's schema
  * (docs/contract.md "The deployment config") requires it at load, so for every other command a
@@ -309,8 +315,7 @@ int cli_provider(cli *c)
 	opts.envd_url = c->envd_url;
 	/* OpenSSL's variable: trust only this PEM bundle (docs/cli.md) */
 	opts.tls_ca_file = env("SSL_CERT_FILE");
-	opts.logger.fn = log_to_stderr;
-	opts.logger.payload = c;
+	cli_set_logger(c, &opts);
 	if ((rc = sbx_e2b_provider_new(&c->prov, c->cfg, &opts, &err)) < 0)
 		return cli_fail(c, rc, &err);
 	return cli_resolve_sandbox(c);

@@ -303,6 +303,7 @@ int demo_start_local(demo *d)
 	if ((rc = sbx_e2b_config_parse(&d->c->cfg, json, strlen(json), &err)) < 0)
 		return demo_step_fail(d, "configure", rc, &err, "local config rejected");
 	opts.envd_url = d->url;
+	cli_set_logger(d->c, &opts); /* -v: the requests too, as for E2B (docs/cli.md) */
 	if ((rc = sbx_e2b_provider_new(&d->c->prov, d->c->cfg, &opts, &err)) < 0)
 		return demo_step_fail(d, "configure", rc, &err, "cannot make the provider");
 	return 0;

@@ -42,6 +42,12 @@ test_demo() {
 	expect_grep "demo shows the report" "word frequencies of input.txt" "$tmp/out"
 	expect_grep "demo killed by tag" "kill-tagged bg" "$tmp/out"
 	expect_grep "demo files survived resume" "unchanged" "$tmp/out"
+	# -v: the client's requests as for E2B (docs/cli.md "Commands", the common options), and fake-e2b's log
+	run demo -v --fake-e2b "$fake"
+	expect_rc "demo -v exits 0" 0
+	expect_grep "demo -v logs the client's requests" \
+		"^sandbox-e2b: debug: http method=POST path=/v2/sandboxes status=201 ms=" "$tmp/err"
+	expect_grep "demo -v shows fake-e2b's request log" "^fake-e2b: POST /v2/sandboxes 201" "$tmp/err"
 	# without root: refused before fake-e2b starts (it could not isolate the sandbox)
 	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$cli"; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" demo --fake-e2b "$fake" \
