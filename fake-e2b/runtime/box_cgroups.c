@@ -401,6 +401,19 @@ static int open_tasks_v2(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve
 	return 0;
 }
 
+/* A failed open_tasks closes what it opened, the reserve's file too (it used to stay open, one
+ * fd lost per start refused there, e.g. at the server's fd limit). */
+static void close_tasks(int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd)
+{
+	for (int j = 0; j < *n; j++)
+		close(fds[j]);
+	*n = 0;
+	if (reserve_fd && *reserve_fd >= 0)
+		close(*reserve_fd);
+	if (reserve_fd)
+		*reserve_fd = -1;
+}
+
 int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
 {
 	*n = 0;
@@ -427,9 +440,7 @@ int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserv
 		int fd = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			int e = errno;
-			for (int j = 0; j < *n; j++)
-				close(fds[j]);
-			*n = 0;
+			close_tasks(fds, n, reserve_fd);
 			return fk__fail(err, FK_EIO, e, "cgroup %s: %s", ctls[i].name,
 			                fk_strerror(e));
 		}
@@ -441,9 +452,7 @@ int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserv
 		int fd = open(procs, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			int e = errno;
-			for (int j = 0; j < *n; j++)
-				close(fds[j]);
-			*n = 0;
+			close_tasks(fds, n, reserve_fd);
 			return fk__fail(err, FK_EIO, e, "cgroup v2: %s", fk_strerror(e));
 		}
 		fds[(*n)++] = fd;

@@ -662,11 +662,20 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	return 0;
 }
 
+/* Every fd of a plan starts as -1: a start refused before plan_build filled them (a paused
+ * box, no fd left for its cgroups' files) closes none of the server's (plan_close). */
+static const spawn_plan plan_empty = {.init_pidfd = -1,
+                                      .reserve_fd = -1,
+                                      .stdin_fd = -1,
+                                      .stdout_fd = -1,
+                                      .stderr_fd = -1,
+                                      .pid_w2 = -1,
+                                      .life_w = -1};
+
 int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_proc **proc_out,
                   fk_sub **sub_out, fk_err *err)
 {
-	spawn_plan sp = {
-	    .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .life_w = -1, .pid_w2 = -1};
+	spawn_plan sp = plan_empty;
 	fk_proc *p = NULL, *dead = NULL;
 	fk_sub *sub = NULL;
 	if (proc_out)

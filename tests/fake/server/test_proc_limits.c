@@ -1,0 +1,180 @@
+/*
+ * tests/fake/server/test_proc_limits.c: what a sandbox's started processes cost the server
+ * outside the box's limits (fake-e2b/README.md "The server's defences"). Every Start holds
+ * server fds (its pipes, pidfd, wake-up) while it runs, so Starts in background reach the
+ * server's fd limit. Before, a Start refused there (or refused before its plan was built: a
+ * paused box) closed the server's fd 0 and leaked the box's pids reserve file: once fd 0 had
+ * been reused, each such refusal closed a descriptor of someone else's (a connection, another
+ * process's pipe), and libmicrohttpd aborted the server ("Close socket failed").
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "connect_frame.h"
+#include "fkserver.h"
+
+#define KEY "e2b_proc_limits_test_key"
+
+static const char *g_bin;
+
+/* The open fds of process pid. */
+static int fd_count(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(p);
+	int n = 0;
+	for (struct dirent *de; d && (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* What fd 0 of process pid names ("" when it is closed). */
+static void fd0_of(pid_t pid, char *out, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/fd/0", (int)pid);
+	ssize_t n = readlink(p, out, cap - 1);
+	out[n > 0 ? n : 0] = 0;
+}
+
+/* A Start of `sh -c line` as root whose client leaves once the answer's first message is in:
+ * 1 when the process started, 0 when the Start was refused or not answered. */
+static int start_and_leave(fks *s, fks_box *b, const char *line)
+{
+	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
+	char *js = json_dumps(m, JSON_COMPACT);
+	size_t n;
+	unsigned char *env = connect_frame(js, strlen(js), &n);
+	char head[1024];
+	int hn = snprintf(head, sizeof(head),
+	                  "POST /process.Process/Start HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n%s\r\n"
+	                  "Content-Type: application/connect+json\r\n"
+	                  "Authorization: Basic cm9vdDo=\r\nContent-Length: %zu\r\n\r\n",
+	                  b->hid, b->htok, n);
+	int fd = fks_tcp_connect(s->port, false, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, head, (size_t)hn), hn);
+	assert_int_equal(write(fd, env, n), (ssize_t)n);
+	char buf[8192];
+	size_t got = 0;
+	int started = -1;
+	while (started < 0 && got < sizeof(buf) - 1) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 60000) != 1)
+			break;
+		ssize_t r = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = 0;
+		/* the envelopes' NUL bytes: memmem, not strstr */
+		if (memmem(buf, got, "\"start\"", 7))
+			started = 1;
+		else if (memmem(buf, got, "\"error\"", 7) || memmem(buf, got, "HTTP/1.1 5", 10))
+			started = 0;
+	}
+	if (started <= 0) {
+		char *e = memmem(buf, got, "\"message\"", 9);
+		print_message("refused: %.*s\n", e ? (int)strcspn(e, "}") : (int)got, e ? e : buf);
+	}
+	close(fd);
+	free(env);
+	free(js);
+	json_decref(m);
+	return started > 0; /* no answer at all: the server had no fd left for the connection */
+}
+
+static void test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers(void **unused)
+{
+	(void)unused;
+	fks_need_root();
+	char tmp[64] = "/var/tmp/fk-proclim-XXXXXX", wrapper[96];
+	assert_non_null(mkdtemp(tmp));
+	snprintf(wrapper, sizeof(wrapper), "%s/nofile.sh", tmp);
+	FILE *w = fopen(wrapper, "w");
+	assert_non_null(w);
+	/* the limit the server's fds meet after a few dozen Starts; its fd 0 a known file */
+	fprintf(w, "#!/bin/sh\nulimit -n 256 || exit 1\nexec '%s' \"$@\" </dev/null\n", g_bin);
+	fclose(w);
+	assert_int_equal(chmod(wrapper, 0700), 0);
+	static const char *const flags[] = {"--quiet",           "--api-key", KEY,
+	                                    "--sandbox-disk-mb", "64",        NULL};
+	fks s;
+	assert_int_equal(fks_start(&s, wrapper, flags), 0);
+	char fd0[PATH_MAX];
+	fd0_of(s.pid, fd0, sizeof(fd0));
+	assert_string_equal(fd0, "/dev/null");
+	int base = fd_count(s.pid);
+	fks_box b;
+	fks_box_create(&s, KEY, NULL, &b);
+	int started = 0, refused = 0;
+	while (refused == 0 && started < 400) {
+		if (start_and_leave(&s, &b, "exec sleep 600"))
+			started++;
+		else
+			refused++;
+	}
+	/* A refused Start frees what it took, so the next one is refused at the same step. Each
+	 * idle connection the server holds takes one more fd: 16 of them, a Start after each, so
+	 * that the Starts are refused at every step, down to the first open of the plan. */
+	int idle[16];
+	for (int i = 0; i < 16; i++) {
+		idle[i] = fks_tcp_connect(s.port, false, 0);
+		assert_true(idle[i] >= 0);
+		if (start_and_leave(&s, &b, "exec sleep 600"))
+			started++;
+		else
+			refused++;
+	}
+	for (int i = 0; i < 16; i++)
+		close(idle[i]);
+	fd0_of(s.pid, fd0, sizeof(fd0));
+	print_message("%d Starts ran, %d refused at the fd limit; the server's fd 0: '%s'\n",
+	              started, refused, fd0);
+	assert_true(refused >= 12);
+	assert_true(started > 10);
+	assert_string_equal(fd0, "/dev/null"); /* before: closed, then reused and closed again */
+	fkr *r =
+	    fks_req(&s, "GET", "/sandboxes", (const char *[]){"X-API-Key: " KEY, NULL}, NULL, 0);
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	/* the sandbox gone, the server holds what it held before it: nothing leaked */
+	fks_box_delete(&s, KEY, &b);
+	int now = fd_count(s.pid);
+	for (long t0 = fk_mono_ms(); now != base && fk_mono_ms() - t0 < 30000; fk_sleep_ms(50))
+		now = fd_count(s.pid);
+	print_message("server fds: %d before the sandbox, %d after its deletion\n", base, now);
+	assert_int_equal(fks_stop(&s), 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(now, base); /* before: one more per Start refused at the cgroup files */
+}
+
+int main(int argc, char **argv)
+{
+	if (!(g_bin = fks_bin_arg(argc, argv)))
+		return 2;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers),
+	};
+	return cmocka_run_group_tests_name("fake_proc_limits", tests, NULL, NULL);
+}
