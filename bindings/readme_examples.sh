@@ -4,7 +4,9 @@
 #      variables at it, create a sandbox, exec in it) with `kill $fk` held back until the end;
 #   2. "Packages: Node and Python": its first ```js block saved as example.mjs and its first
 #      ```python block as example.py, run in the same environment (README says where to save
-#      them: the clone's top folder).
+#      them: the clone's top folder);
+#   3. "The library in brief": its second ```sh block (hello against that fake-e2b, with the
+#      block's PORT), ./hello being the build's example-hello (examples/hello.c).
 # The blocks run in a scratch folder whose build/ and bindings/ are this build's and tree's,
 # with HOME there (the block writes ~/.fake-e2b-key).
 #
@@ -12,6 +14,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 : "${FAKE_E2B:?set FAKE_E2B to fake-e2b}" "${SANDBOX_E2B_BIN:?set SANDBOX_E2B_BIN to sandbox-e2b}"
+: "${EXAMPLE_HELLO:?set EXAMPLE_HELLO to the example-hello program}"
 tmp=$(mktemp -d /var/tmp/sbx-readme-examples.XXXXXX)
 cleanup() {
 	[ -s "$tmp/fk.pid" ] && kill "$(cat "$tmp/fk.pid")" 2>/dev/null
@@ -23,18 +26,20 @@ fail() {
 	exit 1
 }
 
-# The first fenced block of LANG in README's section whose heading starts with SECTION.
+# The Nth (default first) fenced block of LANG in README's section whose heading starts with
+# SECTION.
 block() {
-	awk -v sec_re="^## $1" -v lang="$2" '
+	awk -v sec_re="^## $1" -v lang="$2" -v want="${3:-1}" '
 		/^## / { sec = ($0 ~ sec_re) }
-		sec && !done && $0 == "```" lang { on = 1; next }
-		on && $0 == "```" { on = 0; done = 1 }
+		sec && n < want && $0 == "```" lang { n++; on = (n == want); next }
+		on && $0 == "```" { on = 0 }
 		on { print }' "$root/README.md"
 }
 block "fake-e2b, the local E2B" sh >"$tmp/fake.sh"
 block "Packages" js >"$tmp/example.mjs"
 block "Packages" python >"$tmp/example.py"
-for f in fake.sh example.mjs example.py; do
+block "The library in brief" sh 2 >"$tmp/hello.sh"
+for f in fake.sh example.mjs example.py hello.sh; do
 	[ -s "$tmp/$f" ] || fail "README has no block for $f"
 done
 grep -qx 'kill $fk .*' "$tmp/fake.sh" || fail "README's fake-e2b block no longer ends with 'kill \$fk'"
@@ -50,6 +55,7 @@ sed '/^kill \$fk/d' fake.sh >fake-run.sh
 cat >>fake-run.sh <<'EOF'
 echo "$fk" >fk.pid
 export -p | grep -E '^declare -x (E2B_|SANDBOX_E2B_)' >env.sh
+echo "PORT=$PORT" >>env.sh
 EOF
 # to a file: the fake-e2b it starts keeps its stdout open (a $(...) would wait for it)
 HOME=$tmp bash -e fake-run.sh >fake.out 2>&1 || fail "README's fake-e2b block: exit $?: $(cat fake.out)"
@@ -69,6 +75,14 @@ out=$(python3 example.py) || fail "python3 example.py: exit $?: $out"
 grep -q '^Linux ' <<<"$out" || fail "python3 example.py streamed no uname -a: $out"
 [ "$(tail -n 1 <<<"$out")" = 0 ] || fail "python3 example.py: last line not the exit code 0: $out"
 echo "ok - README's Python example (python3 example.py)"
+
+# 3. hello (examples/hello.c) with the block's PORT
+ln -s "$EXAMPLE_HELLO" hello
+# in this shell's PORT, as README says (a subshell: its exports stay there)
+# shellcheck disable=SC1091
+out=$( (set -e && . ./hello.sh) 2>&1) || fail "README's hello block: exit $?: $out"
+[ "$out" = hello ] || fail "README's hello block printed '$out', not hello"
+echo "ok - README's hello block (./hello)"
 
 # the examples destroyed theirs: only the block's own sandbox is left, then its kill stops all
 left=$("$SANDBOX_E2B_BIN" list --json | tr -d ' ')
