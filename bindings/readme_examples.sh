@@ -6,7 +6,8 @@
 #      ```python block as example.py, run in the same environment (README says where to save
 #      them: the clone's top folder);
 #   3. "The library in brief": its second ```sh block (hello against that fake-e2b, with the
-#      block's PORT), ./hello being the build's example-hello (examples/hello.c).
+#      block's PORT), ./hello being the build's example-hello (examples/hello.c);
+#   4. docs/cli.md "Quick start": its copy of the fake-e2b block (the third ```bash), whole.
 # The blocks run in a scratch folder whose build/ and bindings/ are this build's and tree's,
 # with HOME there (the block writes ~/.fake-e2b-key).
 #
@@ -27,19 +28,20 @@ fail() {
 }
 
 # The Nth (default first) fenced block of LANG in README's section whose heading starts with
-# SECTION.
+# SECTION (DOC=docs/cli.md for that doc's).
 block() {
 	awk -v sec_re="^## $1" -v lang="$2" -v want="${3:-1}" '
 		/^## / { sec = ($0 ~ sec_re) }
 		sec && n < want && $0 == "```" lang { n++; on = (n == want); next }
 		on && $0 == "```" { on = 0 }
-		on { print }' "$root/README.md"
+		on { print }' "$root/${DOC:-README.md}"
 }
 block "fake-e2b, the local E2B" sh >"$tmp/fake.sh"
 block "Packages" js >"$tmp/example.mjs"
 block "Packages" python >"$tmp/example.py"
 block "The library in brief" sh 2 >"$tmp/hello.sh"
-for f in fake.sh example.mjs example.py hello.sh; do
+DOC=docs/cli.md block "Quick start" bash 3 >"$tmp/cli-fake.sh"
+for f in fake.sh example.mjs example.py hello.sh cli-fake.sh; do
 	[ -s "$tmp/$f" ] || fail "README has no block for $f"
 done
 grep -qx 'kill $fk .*' "$tmp/fake.sh" || fail "README's fake-e2b block no longer ends with 'kill \$fk'"
@@ -83,6 +85,14 @@ ln -s "$EXAMPLE_HELLO" hello
 out=$( (set -e && . ./hello.sh) 2>&1) || fail "README's hello block: exit $?: $out"
 [ "$out" = hello ] || fail "README's hello block printed '$out', not hello"
 echo "ok - README's hello block (./hello)"
+
+# docs/cli.md's copy of the block, whole (it destroys its sandbox, then stops its fake-e2b)
+mkdir cli-home
+HOME=$tmp/cli-home bash -e cli-fake.sh >cli-fake.out 2>&1 ||
+	fail "docs/cli.md's fake-e2b block: exit $?: $(cat cli-fake.out)"
+grep -qx sandbox cli-fake.out && grep -qx /workspace cli-fake.out ||
+	fail "docs/cli.md's fake-e2b block printed no sandbox, /workspace: $(cat cli-fake.out)"
+echo "ok - docs/cli.md's fake-e2b block"
 
 # the examples destroyed theirs: only the block's own sandbox is left, then its kill stops all
 left=$("$SANDBOX_E2B_BIN" list --json | tr -d ' ')
