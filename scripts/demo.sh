@@ -13,6 +13,17 @@ local_fake=1 # the demo's own rule (sandbox-e2b demo --help): no credentials, or
 [ -n "${E2B_API_KEY:-}${SANDBOX_E2B_CONFIG:-}" ] && local_fake=0
 for a in "$@"; do case $a in --config | --config=*) local_fake=0 ;; esac; done
 for a in "$@"; do [ "$a" = --local ] && local_fake=1; done
+# E2B_API_KEY alone (an E2B SDK user's shell) sends the demo to E2B, which needs a template
+if [ "$local_fake" = 0 ] && [ -z "${E2B_TEMPLATE:-}${SANDBOX_E2B_CONFIG:-}" ]; then
+	given=0
+	for a in "$@"; do case $a in --config | --config=* | --template | --template=*) given=1 ;; esac; done
+	if [ "$given" = 0 ]; then
+		echo "demo.sh: E2B_API_KEY is set, so the demo runs on E2B, which needs a template:" \
+			"set E2B_TEMPLATE (or pass --template T); for the local fake-e2b instead, unset" \
+			"E2B_API_KEY or pass --local" >&2
+		exit 2
+	fi
+fi
 if [ "$(id -u)" -ne 0 ] && [ "$local_fake" = 1 ]; then
 	echo "demo.sh: run as root (su -, or sudo bash scripts/demo.sh): the local fake-e2b runs each" \
 		"sandbox in Linux namespaces and cgroups (README \"Quick start\"); with E2B credentials" \

@@ -104,6 +104,11 @@ out=$(nobody bash scripts/install-deps.sh) && fail "install-deps.sh installed wi
 	fail "install-deps.sh without root or sudo said: $out"
 out=$(nobody bash scripts/demo.sh) && fail "demo.sh ran without root: $out"
 [[ $out == "demo.sh: run as root (su -, or sudo bash scripts/demo.sh): "* ]] || fail "demo.sh without root said: $out"
+echo "== E2B_API_KEY without a template: demo.sh says so before building"
+out=$(E2B_API_KEY=e2b_0000000000 bash scripts/demo.sh 2>&1) && fail "demo.sh ran with E2B_API_KEY and no template: $out"
+[[ $out == "demo.sh: E2B_API_KEY is set, so the demo runs on E2B, which needs a template: "* ]] ||
+	fail "demo.sh with E2B_API_KEY and no template said: $out"
+[ ! -e build ] || fail "demo.sh with E2B_API_KEY and no template built"
 echo "== bash scripts/demo.sh (README \"Quick start\", as root)"
 apt-get update -qq
 start=$(date +%s)
