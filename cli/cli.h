@@ -66,6 +66,14 @@ bool cli_have_credentials(const cli *c);
  */
 int cli_config_fill_env(json_t *o);
 /*
+ * The variables behind the config cli_config_json finds, for a front end with no flags (serve,
+ * for the packages' "not configured" errors): SANDBOX_E2B_CONFIG when it is the source, then
+ * the E2B_* variables of the keys (cli_config_fill_env's); with no source at all, the two of
+ * the keys a config must have, E2B_API_KEY and E2B_TEMPLATE. A new JSON array of strings, or
+ * NULL out of memory.
+ */
+json_t *cli_config_vars(const cli *c);
+/*
  * Parse + validate a config JSON; on failure print the reasons, return
  * CLI_EXIT_USAGE. `check`: for `config check`, whose --json failure object is
  * {"valid":false,"error":{...}}; every other command prints {"error":{...}}.

@@ -104,6 +104,24 @@ int cli_config_fill_env(json_t *o)
 	return n;
 }
 
+json_t *cli_config_vars(const cli *c)
+{
+	json_t *vars = json_array();
+	/* with no source: the variables of the two keys a config must have (apiKey, template) */
+	size_t n = cli_have_credentials(c) ? sizeof(env_keys) / sizeof(env_keys[0]) : 2;
+
+	if (vars && !c->config_path && env("SANDBOX_E2B_CONFIG") &&
+	    json_array_append_new(vars, json_string("SANDBOX_E2B_CONFIG")) < 0)
+		goto oom;
+	for (size_t i = 0; vars && i < n; i++)
+		if (json_array_append_new(vars, json_string(env_keys[i][1])) < 0)
+			goto oom;
+	return vars;
+oom:
+	json_decref(vars);
+	return NULL;
+}
+
 /*
  * The rule of every front end (README "Configuration"): --template replaces the template; a
  * key the config leaves out comes from its variable (cli_config_fill_env). Text that is not

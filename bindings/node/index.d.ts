@@ -208,6 +208,7 @@ export class SandboxError extends Error {
   readonly httpStatus: number | undefined
   /** E2B's name for httpStatus */
   readonly statusCode: number | undefined
+  /** E2B's error code of the answer; for "not_configured", the refused config's reason ("config_template", ...) */
   readonly e2bCode: string | undefined
   readonly rpcCode: number | undefined
 }

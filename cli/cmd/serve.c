@@ -50,12 +50,17 @@ static int serve_cmd_run(cli *c, const cli_args *a)
 	if (!from_initialize && cli_have_credentials(c) && (rc = cli_config_json(c, &json)) != 0)
 		return rc;
 	o.config_json = json;
+	/* the variables behind it, for the packages' "not configured" errors (with
+	 * --config-from-initialize: those that fill initialize's config) */
+	json_t *vars = cli_config_vars(c);
+	o.config_vars = vars;
 	o.envd_url = c->envd_url;
 	o.verbose = c->verbose;
 	o.stop = c->sig;
 	o.in_fd = STDIN_FILENO;
 	o.out_fd = STDOUT_FILENO;
 	rc = serve_run(&o);
+	json_decref(vars);
 	free(json);
 	return rc;
 }

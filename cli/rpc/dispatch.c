@@ -289,9 +289,17 @@ static int check_configured(dispatcher *d, serve_call *c)
 	            "SANDBOX_E2B_CONFIG / --config",
 	            why[0] ? "; " : "", why);
 	e = serve_error_object(&f);
-	/* why the CLI's config was refused, as data: the packages reword it without parsing */
-	if (e && why[0])
-		json_object_set_new(json_object_get(e, "data"), "config_error", json_string(why));
+	/* why the CLI's config was refused, its reason and the variables behind it, as data: the
+	 * packages say what their user sets without parsing, nor a rule of their own */
+	json_t *data = e ? json_object_get(e, "data") : NULL;
+	const char *reason = serve_config_reason(d->srv);
+	json_t *vars = serve_config_vars(d->srv);
+	if (data && why[0])
+		json_object_set_new(data, "config_error", json_string(why));
+	if (data && why[0] && reason[0])
+		json_object_set_new(data, "config_reason", json_string(reason));
+	if (data && vars)
+		json_object_set_new(data, "config_vars", json_deep_copy(vars));
 	wire_send(d->w, response_error(c->id, e));
 	return -1;
 }

@@ -48,6 +48,7 @@
 /* What `sandbox-e2b serve` was started with (cmd: serve). */
 typedef struct serve_options {
 	const char *config_json; /* deployment config from the CLI's sources, or NULL */
+	json_t *config_vars;     /* cli_config_vars: the variables behind it (borrowed), or NULL */
 	const char *envd_url;    /* --envd-url / SANDBOX_E2B_ENVD_URL, or NULL */
 	bool verbose;            /* -v: library debug/info logs too */
 	size_t max_line;         /* request line cap in bytes (0: the default) */
@@ -137,9 +138,13 @@ int serve_configure(serve_server *s, json_t *config, const char *envd_url, const
 /* Add initialize's concurrent_exec, max_line_bytes, configured, error_codes and config to into;
  * -1 on OOM. */
 int serve_server_describe(serve_server *s, json_t *into);
-/* The provider (NULL: not configured yet); why the CLI's config was refused ("" if not). */
+/* The provider (NULL: not configured yet); why the CLI's config was refused ("" if not), the
+ * parser's reason (sandbox/e2b.h SBX_E2B_CONFIG_*, "" if none) and the variables behind the
+ * config (cli_config_vars; borrowed, NULL when serve was given none). */
 sbx_provider *serve_provider_of(serve_server *s);
 const char *serve_config_error(serve_server *s);
+const char *serve_config_reason(serve_server *s);
+json_t *serve_config_vars(serve_server *s);
 serve_writer *serve_writer_of(serve_server *s);
 /* The background commands' list head and its lock, for processes.c. */
 serve_proc **serve_procs_of(serve_server *s);

@@ -24,6 +24,8 @@ struct serve_server {
 	sbx_e2b_config *cfg;
 	char *envd_url;
 	char config_error[640]; /* why the CLI's config was refused, for -32001 */
+	char config_reason[32]; /* its SBX_E2B_CONFIG_* reason */
+	json_t *config_vars;    /* the variables behind the CLI's config (cli_config_vars) */
 	bool log_notify;
 	int log_min;        /* lines below this level are dropped (-v: debug; else warn) */
 	pthread_mutex_t mu; /* guards procs */
@@ -51,8 +53,11 @@ static void log_line(sbx_log_level level, const char *message, const sbx_log_fie
 	funlockfile(stderr);
 }
 
-/* Make the provider from a config JSON text; on failure f says why (secret-free). */
-static int make_provider(serve_server *s, const char *json, size_t len, serve_fail *f)
+/* Make the provider from a config JSON text; on failure f says why (secret-free), and a refused
+ * config's reason goes to `reason` (when not NULL: initialize's error leaves it out, so the
+ * packages' errors stay as they were). */
+static int make_provider(serve_server *s, const char *json, size_t len, serve_fail *f,
+                         char reason[32])
 {
 	sbx_e2b_options opts = SBX_E2B_OPTIONS_INIT;
 	sbx_e2b_config *cfg = NULL;
@@ -65,8 +70,9 @@ static int make_provider(serve_server *s, const char *json, size_t len, serve_fa
 		            cli_lib_message(err.message));
 		f->lib = err;
 		f->lib.code = rc;
-		f->lib.e2b_code[0] =
-		    '\0'; /* a config's reason is not sent: the packages' errors stay */
+		if (reason)
+			snprintf(reason, 32, "%s", err.e2b_code);
+		f->lib.e2b_code[0] = '\0';
 		return -1;
 	}
 	opts.envd_url = s->envd_url;
@@ -102,7 +108,9 @@ int serve_server_new(serve_server **out, const serve_options *o)
 	s->log_min = o->verbose ? SBX_LOG_DEBUG : SBX_LOG_WARN;
 	wire_writer_init(&s->w, o->out_fd);
 	pthread_mutex_init(&s->mu, NULL);
-	if (o->config_json && make_provider(s, o->config_json, strlen(o->config_json), &f) < 0) {
+	s->config_vars = json_incref(o->config_vars);
+	if (o->config_json &&
+	    make_provider(s, o->config_json, strlen(o->config_json), &f, s->config_reason) < 0) {
 		snprintf(s->config_error, sizeof(s->config_error), "%s", f.message);
 		fprintf(stderr, "sandbox-e2b serve: %s; waiting for initialize\n", f.message);
 	}
@@ -117,6 +125,7 @@ void serve_server_free(serve_server *s)
 	sbx_provider_free(s->prov);
 	sbx_e2b_config_free(s->cfg);
 	free(s->envd_url);
+	json_decref(s->config_vars);
 	pthread_mutex_destroy(&s->mu);
 	wire_writer_free(&s->w);
 	free(s);
@@ -144,7 +153,7 @@ int serve_configure(serve_server *s, json_t *config, const char *envd_url, const
 		json_decref(full);
 		if (!text)
 			return serve_failf(f, RPC_INTERNAL_ERROR, "out of memory");
-		int rc = make_provider(s, text, strlen(text), f);
+		int rc = make_provider(s, text, strlen(text), f, NULL);
 		memset(text, 0, strlen(text)); /* holds the API key */
 		free(text);
 		if (rc < 0)
@@ -183,6 +192,16 @@ sbx_provider *serve_provider_of(serve_server *s)
 const char *serve_config_error(serve_server *s)
 {
 	return s->config_error;
+}
+
+const char *serve_config_reason(serve_server *s)
+{
+	return s->config_reason;
+}
+
+json_t *serve_config_vars(serve_server *s)
+{
+	return s->config_vars;
 }
 
 serve_writer *serve_writer_of(serve_server *s)

@@ -36,6 +36,10 @@ test_help() {
 		E2B_API_KEY=$SECRET "$cli" serve >"$tmp/out" 2>"$tmp/err"
 	expect_eq "not configured: why the env's config was refused, as data" \
 		"$(jq_out error.data.config_error)" "invalid deployment config: template: required"
+	expect_eq "not configured: the refusal's reason, as data" "$(jq_out error.data.config_reason)" \
+		config_template
+	expect_eq "not configured: the variables behind the config, as data" \
+		"$(jq_out error.data.config_vars)" '["E2B_API_KEY","E2B_TEMPLATE","E2B_API_URL","E2B_DOMAIN"]'
 	no_secret "serve's not-configured error"
 	run
 	expect_rc "no command exits 2" 2

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { errorFromRpc } from '../src/errors.js'
 import { createE2BSandbox, findBinary, SandboxError, SandboxGoneError } from '../src/index.js'
 import { LIMITS, config, serveChildren, setup, sh, sig, until } from './helpers.mjs'
 
@@ -137,6 +138,47 @@ describe('lifecycle', () => {
     } finally {
       q.close()
     }
+  })
+
+  // the variables are the engine's (cli/config.c): a config from SANDBOX_E2B_CONFIG names it
+  // first, which no list in the package knew; the reason is the error's e2bCode
+  test('a refused config from the environment: the variables and the reason come from serve', async () => {
+    const bare = { PATH: process.env.PATH, SANDBOX_E2B_BIN: process.env.SANDBOX_E2B_BIN }
+    const cases = [
+      [{ E2B_API_KEY: 'e2b_node_test' }, 'template: required', 'config_template', 'E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN'],
+      [{ SANDBOX_E2B_CONFIG: '{"apiKey":"e2b_node_test","template":"t","extra":1}' }, 'extra: unrecognized key', 'config_keys',
+        'SANDBOX_E2B_CONFIG / E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN'],
+    ]
+    for (const [vars, why, reason, fix] of cases) {
+      const q = createE2BSandbox(undefined, {}, { env: { ...bare, ...vars } })
+      try {
+        await assert.rejects(q.list({ signal: sig() }), (e) => {
+          assert.ok(e instanceof SandboxError)
+          assert.equal(e.code, 'not_configured')
+          assert.equal(e.e2bCode, reason)
+          assert.equal(
+            e.message,
+            `no deployment config: the one from the environment was refused (invalid deployment config: ${why}); pass one to createE2BSandbox(config) / new Client({ config }) or fix ${fix} (README "Configuration")`,
+          )
+          assert.doesNotMatch(e.message, /e2b_node_test/)
+          return true
+        })
+      } finally {
+        q.close()
+      }
+    }
+  })
+
+  test('not configured by an engine that sends no config_vars: its own message', () => {
+    const rpc = { code: -32001, message: 'no deployment config: send initialize first', data: { code: 'not_configured' } }
+    const e = errorFromRpc(rpc)
+    assert.equal(e.code, 'not_configured')
+    assert.equal(e.message, 'no deployment config: send initialize first')
+    const named = errorFromRpc({ ...rpc, data: { code: 'not_configured', config_vars: ['X_KEY', 'X_TEMPLATE'] } })
+    assert.equal(
+      named.message,
+      'no deployment config: pass one to createE2BSandbox(config) / new Client({ config }) ({ apiKey, template, ... }) or set X_KEY and X_TEMPLATE (README "Configuration")',
+    )
   })
 
   test('an invalid deployment config is refused by the C parser, naming the key', async () => {

@@ -435,6 +435,30 @@ class SyncClientTest(unittest.TestCase):
                          "(invalid deployment config: template: required); pass one to Client(config) or fix "
                          'E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN (README "Configuration")')
         self.assertNotIn("e2b_py_test", str(cm.exception))
+        self.assertEqual(cm.exception.e2b_code, "config_template")
+
+    def test_a_refused_config_names_the_variables_serve_read(self) -> None:
+        # the variables are the engine's (cli/config.c): a config from SANDBOX_E2B_CONFIG names
+        # it first, which no list in the package knew; the reason is the error's e2b_code
+        bare = {"PATH": os.environ["PATH"], "SANDBOX_E2B_BIN": os.environ["SANDBOX_E2B_BIN"],
+                "SANDBOX_E2B_CONFIG": '{"apiKey":"e2b_py_test","template":"t","extra":1}'}
+        with Client(env=bare) as c:
+            with self.assertRaises(SandboxError) as cm:
+                c.list()
+        self.assertEqual(cm.exception.code, "not_configured")
+        self.assertEqual(cm.exception.e2b_code, "config_keys")
+        self.assertEqual(str(cm.exception), "no deployment config: the one from the environment was refused "
+                         "(invalid deployment config: extra: unrecognized key); pass one to Client(config) or "
+                         "fix SANDBOX_E2B_CONFIG / E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN "
+                         '(README "Configuration")')
+
+    def test_not_configured_by_an_engine_without_config_vars_keeps_its_message(self) -> None:
+        rpc = {"code": -32001, "message": "no deployment config: send initialize first",
+               "data": {"code": "not_configured"}}
+        self.assertEqual(str(_protocol.error_from(rpc)), "no deployment config: send initialize first")
+        rpc["data"]["config_vars"] = ["X_KEY", "X_TEMPLATE"]
+        self.assertEqual(str(_protocol.error_from(rpc)), 'no deployment config: pass one to Client(config) '
+                         '({"apiKey": ..., "template": ...}) or set X_KEY and X_TEMPLATE (README "Configuration")')
 
     def test_library_warnings_reach_the_sandbox_e2b_logger(self) -> None:
         with Client(fake.config(domainAllowlist=False), envd_url=fake.url) as c:

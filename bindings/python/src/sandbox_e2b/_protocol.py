@@ -67,33 +67,42 @@ def decode(line: bytes) -> Optional[Dict[str, Any]]:
     return msg if isinstance(msg, dict) else None
 
 
-def not_configured_message(refused: Any) -> str:
-    """serve's -32001 says what a JSON-RPC client sends; say what a package user does.
-    refused: why the config serve found in the environment was refused (data.config_error)."""
+def not_configured_message(data: Mapping[str, Any], serve_message: str) -> str:
+    """serve's -32001 says what a JSON-RPC client sends; say what a package user does, from its
+    data (bindings/protocol/methods.md): config_error, why the config serve found in the
+    environment was refused; config_vars, the variables behind that config, or those a config
+    needs when there was none (the engine's rule: the package keeps no list of its own). An
+    engine that sends no config_vars: its own message."""
+    names = data.get("config_vars")
+    if not isinstance(names, list) or not names or not all(isinstance(v, str) for v in names):
+        return serve_message
+    refused = data.get("config_error")
     if isinstance(refused, str) and refused:
         return ("no deployment config: the one from the environment was refused (" + refused + "); pass one "
-                "to Client(config) or fix E2B_API_KEY / E2B_TEMPLATE / E2B_API_URL / E2B_DOMAIN "
-                "(README \"Configuration\")")
+                "to Client(config) or fix " + " / ".join(names) + " (README \"Configuration\")")
     return ("no deployment config: pass one to Client(config) ({\"apiKey\": ..., \"template\": ...}) "
-            "or set E2B_API_KEY and E2B_TEMPLATE (README \"Configuration\")")
+            "or set " + " and ".join(names) + " (README \"Configuration\")")
 
 
 def error_from(err: Any, error_codes: Optional[Mapping[str, Any]] = None) -> SandboxError:
     """A JSON-RPC error object as a SandboxError. An error without data is named by serve's
-    own table, initialize's ``error_codes`` ({"-32602": "invalid_params", ...})."""
+    own table, initialize's ``error_codes`` ({"-32602": "invalid_params", ...}). A
+    not_configured error's ``e2b_code`` is the refused config's reason (config_template, ...)."""
     err = err if isinstance(err, dict) else {}
     data = err.get("data") if isinstance(err.get("data"), dict) else {}
     message = err.get("message") if isinstance(err.get("message"), str) else "sandbox-e2b serve failed"
     code = data.get("code")
+    e2b_code = data.get("e2b_code")
     if code == "not_configured":
-        message = not_configured_message(data.get("config_error"))
+        message = not_configured_message(data, message)
+        e2b_code = data.get("config_reason")
     if code == "gone":
         return SandboxGone(message, code="gone", http_status=data.get("http_status"),
                            e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
     if code is None:
         code = (error_codes or {}).get(str(err.get("code")), "internal")
     return SandboxError(message, code=code, http_status=data.get("http_status"),
-                        e2b_code=data.get("e2b_code"), rpc_code=err.get("code"))
+                        e2b_code=e2b_code, rpc_code=err.get("code"))
 
 
 def bytes_of(obj: Mapping[str, Any], key: str) -> bytes:
