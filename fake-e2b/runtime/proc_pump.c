@@ -2,10 +2,10 @@
  * fake-e2b/runtime/proc_pump.c — a process's references, its subscribers and its output pump
  * (proc_int.h), as envd's process handler multiplexes output: one thread per process reads
  * stdout/stderr in chunks of at most 32 KiB and copies each chunk to every subscriber's queue,
- * or drops it when nobody is subscribed. A full queue (1 MiB) makes the thread wait, so a slow
- * subscriber slows the process instead of growing memory. The end event comes after both pipes
- * reach EOF and the process is reaped, or, after a SIGKILL or SIGTERM through fk_proc_signal,
- * right after reaping. Exits are kept 30 s for Connect.
+ * or drops it when nobody is subscribed (read in ticks then, FK_UNHEARD_READS). A full queue (1
+ * MiB) makes the thread wait, so a slow subscriber slows the process instead of growing memory. The
+ * end event comes after both pipes reach EOF and the process is reaped, or, after a SIGKILL or
+ * SIGTERM through fk_proc_signal, right after reaping. Exits are kept 30 s for Connect.
  */
 #define _GNU_SOURCE
 #include "backend.h"
@@ -197,6 +197,9 @@ int fk_sub_new(fk_proc *p, fk_sub **out, fk_err *err)
 	s->end_queued = p->ended;
 	s->next = p->subs;
 	p->subs = s;
+	uint64_t one = 1; /* a pump waiting while nobody listened reads at once */
+	if (p->wake_fd >= 0 && write(p->wake_fd, &one, sizeof(one)) < 0)
+		one = 0; /* the eventfd counter cannot overflow here */
 	pthread_mutex_unlock(&p->lock);
 	*out = s;
 	return 0;
@@ -331,6 +334,29 @@ static int status_from_siginfo(const siginfo_t *si)
 #define FK_DRAIN_QUIET_MS 50
 #define FK_DRAIN_MAX_MS   1000
 
+/* Output nobody listens to (no subscriber) is dropped, as envd drops it, but it is read by the
+ * server, outside the box's CPU limit: read as fast as a box writes, it cost the server about
+ * as much CPU as the box spent writing (8 `yes` in one command: 0.72 of a core for the box's
+ * 0.81). So while nobody listens the pump reads at most FK_UNHEARD_READS chunks, then waits
+ * FK_UNHEARD_TICK_MS (a new subscriber, a stop or the exit end the wait): at most 128 KiB per
+ * 10 ms per process, and the box's writer waits on its full pipe meanwhile. */
+#define FK_UNHEARD_READS   4
+#define FK_UNHEARD_TICK_MS 10
+
+/* The wait between two rounds of reads nobody listens to; watch_exit as pump's pidfd. */
+static void unheard_wait(fk_proc *p, bool watch_exit, int64_t *exited_ms)
+{
+	struct pollfd pfd[2] = {{.fd = p->wake_fd, .events = POLLIN},
+	                        {.fd = watch_exit ? p->pidfd : -1, .events = POLLIN}};
+	if (poll(pfd, 2, FK_UNHEARD_TICK_MS) <= 0)
+		return;
+	uint64_t v;
+	if (pfd[0].revents && read(p->wake_fd, &v, sizeof(v)) < 0)
+		v = 0; /* EAGAIN: another wake-up took it */
+	if (pfd[1].revents)
+		*exited_ms = fk__now_ms();
+}
+
 /* Forwards output until both pipes reach EOF (envd 0.6.13: a descendant still holding them
  * holds the end) or, with end_on_exit, once the process has exited, until they are drained: a
  * descendant holding them (`sleep 30 &`) does not hold the stream, and the output's tail is not
@@ -341,16 +367,24 @@ static int status_from_siginfo(const siginfo_t *si)
 static void pump(fk_proc *p, unsigned char *buf)
 {
 	int64_t exited_ms = 0; /* when the pidfd said the process exited; 0 = still running */
+	int unheard = 0;       /* reads since the last wait while nobody listened */
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
 		while (!p->stop && any_sub_full(p))
 			pthread_cond_wait(&p->cond, &p->lock);
-		bool stop = p->stop;
+		bool stop = p->stop, heard = p->subs != NULL;
 		pthread_mutex_unlock(&p->lock);
 		if (p->out_fd < 0 && p->err_fd < 0)
 			return;
 		if (exited_ms && (stop || fk__now_ms() - exited_ms >= FK_DRAIN_MAX_MS))
 			return;
+		if (heard || stop || exited_ms) {
+			unheard = 0;
+		} else if (unheard >= FK_UNHEARD_READS) {
+			unheard_wait(p, p->end_on_exit, &exited_ms);
+			unheard = 0;
+			continue;
+		}
 		struct pollfd pfd[4] = {
 		    {.fd = p->out_fd, .events = POLLIN},
 		    {.fd = p->err_fd, .events = POLLIN},
@@ -386,6 +420,7 @@ static void pump(fk_proc *p, unsigned char *buf)
 				continue;
 			}
 			p->out_bytes[i] += (uint64_t)n; /* only this thread touches them */
+			unheard++;
 			if (stop)
 				continue;
 			pthread_mutex_lock(&p->lock);

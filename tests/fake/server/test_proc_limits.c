@@ -5,7 +5,9 @@
  * server's fd limit. Before, a Start refused there (or refused before its plan was built: a
  * paused box) closed the server's fd 0 and leaked the box's pids reserve file: once fd 0 had
  * been reused, each such refusal closed a descriptor of someone else's (a connection, another
- * process's pipe), and libmicrohttpd aborted the server ("Close socket failed").
+ * process's pipe), and libmicrohttpd aborted the server ("Close socket failed"). And output
+ * nobody listens to was read as fast as the box wrote it: the server's CPU, outside the box's
+ * limit, about as much as the box spent writing; now it is read in ticks.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -169,12 +171,97 @@ static void test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers
 	assert_int_equal(now, base); /* before: one more per Start refused at the cgroup files */
 }
 
+/* The server's CPU time so far (utime + stime), in ms. */
+static long cpu_ms(pid_t pid)
+{
+	char p[64], buf[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	char *e = strrchr(buf, ')');
+	unsigned long ut = 0, st = 0;
+	assert_non_null(e);
+	assert_int_equal(
+	    sscanf(e + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+	return (long)((ut + st) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+/* A file of the box (GET /files as root): its text (the caller frees it). */
+static char *box_file(fks *s, fks_box *b, const char *path)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "/files?path=%s&username=root", path);
+	const char *h[] = {b->hid, b->htok, NULL};
+	fkr *r = fks_req(s, "GET", q, h, NULL, 0);
+	assert_int_equal(r->status, 200);
+	char *t = strndup(r->body, r->len);
+	fkr_free(r);
+	return t;
+}
+
+/* Reads while nobody listens, at most, and what the box may still have in its pipe. Until the
+ * server has seen the Start's client leave, its subscriber takes a queue's worth (1 MiB) and
+ * the connection what it sends before its write fails (fake-e2b/runtime/proc_pump.c). */
+#define UNHEARD_READS_PER_TICK 4
+#define UNHEARD_TICK_MS        10
+#define CHUNK                  32768
+#define PIPE_HOLDS             65536
+#define HEARD_FIRST            (2 * 1048576)
+
+static void test_proc_limits__output_nobody_listens_to_is_read_in_ticks(void **unused)
+{
+	(void)unused;
+	fks_need_root();
+	fks s;
+	fks_start_key(&s, g_bin, KEY, (const char *const[]){"--sandbox-disk-mb", "64", NULL});
+	fks_box b;
+	fks_box_create(&s, KEY, NULL, &b);
+	long cpu0 = cpu_ms(s.pid);
+	/* dd writes to the Start's stdout, whose client has left; SIGINT makes it say how much */
+	assert_int_equal(
+	    start_and_leave(&s, &b,
+	                    "s=$(date +%s%N); timeout -s INT 2 dd if=/dev/zero bs=32k "
+	                    "2>/tmp/dd.txt; e=$(date +%s%N); "
+	                    "echo $(( (e - s) / 1000000 )) >/tmp/ms.txt; : >/tmp/done"),
+	    1);
+	fks_box_sh(&s, &b, "while [ ! -e /tmp/done ]; do sleep 0.05; done");
+	long cpu = cpu_ms(s.pid) - cpu0;
+	char *dd = box_file(&s, &b, "/tmp/dd.txt"), *ms_txt = box_file(&s, &b, "/tmp/ms.txt");
+	long long bytes = -1, ms = atoll(ms_txt);
+	/* dd's last line: "N bytes (...) copied, ..." */
+	char *last = strstr(dd, " bytes");
+	while (last && strstr(last + 1, " bytes"))
+		last = strstr(last + 1, " bytes");
+	if (last) {
+		char *d = last;
+		while (d > dd && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		bytes = atoll(d);
+	}
+	long long most =
+	    (ms / UNHEARD_TICK_MS + 2) * UNHEARD_READS_PER_TICK * CHUNK + PIPE_HOLDS + HEARD_FIRST;
+	print_message("dd wrote %lld bytes in %lld ms nobody listened to (at most %lld read); the "
+	              "server spent %ld ms of CPU\n",
+	              bytes, ms, most, cpu);
+	free(dd);
+	free(ms_txt);
+	fks_box_delete(&s, KEY, &b);
+	assert_int_equal(fks_stop(&s), 0);
+	assert_true(ms >= 1900);
+	assert_true(bytes > 0);
+	assert_true(bytes <= most); /* before: as fast as dd writes, gigabytes */
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
 		return 2;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers),
+	    cmocka_unit_test(test_proc_limits__output_nobody_listens_to_is_read_in_ticks),
 	};
 	return cmocka_run_group_tests_name("fake_proc_limits", tests, NULL, NULL);
 }
