@@ -130,8 +130,8 @@ static void test_sweep_ns__a_dead_child_namespace_runtime_is_swept(void **unused
 	assert_non_null(strstr(left, run.id));
 	fks_pid1_kill(&g_ns); /* its namespace and sandbox die with it */
 	fks_stop(&c);
-	cgroup_dirs(glob, left, sizeof(left));
-	assert_non_null(strstr(left, run.id));
+	/* from here any server's start may sweep them (the suite runs others beside this one):
+	 * what must hold is that they are gone once this test's next server has started */
 	assert_int_equal(fks_start(&d, g_bin, flags), 0);
 	cgroup_dirs(glob, swept, sizeof(swept));
 	print_message("dead child-namespace runtime's cgroup directories: %d, then %d\n",
