@@ -94,14 +94,18 @@ int sbx_buf_puts(sbx_buf *b, const char *s)
 int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap)
 {
 	unsigned char *tail;
+	char small[256];
 	va_list copy;
 	int n, error;
 
+	/* one formatting pass for the short texts most calls make (a header, a URL), two else */
 	va_copy(copy, ap);
-	n = vsnprintf(NULL, 0, fmt, copy);
+	n = vsnprintf(small, sizeof(small), fmt, copy);
 	va_end(copy);
 	if (n < 0)
 		return SBX_EINVALID;
+	if ((size_t)n < sizeof(small))
+		return sbx_buf_put(b, small, (size_t)n);
 	if ((error = sbx_buf_reserve(b, (size_t)n, &tail)) < 0)
 		return error;
 	vsnprintf((char *)tail, (size_t)n + 1, fmt, ap);

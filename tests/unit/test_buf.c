@@ -117,6 +117,28 @@ static void test_buf__printf_formats_and_respects_the_cap(void **state)
 	sbx_buf_dispose(&b);
 }
 
+/* Texts on both sides of the one-pass size (255, 256, 300 bytes) come out whole. */
+static void test_buf__printf_long_texts_are_whole(void **state)
+{
+	(void)state;
+	for (int n = 254; n <= 300; n += (n < 257 ? 1 : 43)) {
+		sbx_buf b = SBX_BUF_INIT(4096);
+		assert_int_equal(sbx_buf_printf(&b, "<%*d>", n - 2, 7), 0);
+		assert_int_equal(b.len, (size_t)n);
+		assert_int_equal(b.ptr[0], '<');
+		assert_int_equal(b.ptr[n - 2], '7');
+		assert_int_equal(b.ptr[n - 1], '>');
+		assert_int_equal(b.ptr[n], 0);
+		assert_int_equal(sbx_buf_printf(&b, "%s", "x"), 0);
+		assert_int_equal(b.len, (size_t)n + 1);
+		sbx_buf_dispose(&b);
+	}
+	sbx_buf c = SBX_BUF_INIT(299);
+	assert_int_equal(sbx_buf_printf(&c, "%300s", "y"), SBX_ETOOLARGE);
+	assert_int_equal(c.len, 0);
+	sbx_buf_dispose(&c);
+}
+
 static void test_buf__reserve_then_commit_reads_into_the_tail(void **state)
 {
 	(void)state;
@@ -187,6 +209,7 @@ int main(void)
 	    cmocka_unit_test(test_buf__oom_leaves_the_buffer_unchanged),
 	    cmocka_unit_test(test_buf__growth_is_capped_at_max_plus_one),
 	    cmocka_unit_test(test_buf__printf_formats_and_respects_the_cap),
+	    cmocka_unit_test(test_buf__printf_long_texts_are_whole),
 	    cmocka_unit_test(test_buf__reserve_then_commit_reads_into_the_tail),
 	    cmocka_unit_test(test_buf__consume_clear_detach),
 	    cmocka_unit_test(test_buf__binary_data_with_nul_bytes),
