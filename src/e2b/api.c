@@ -357,7 +357,7 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 }
 
 /* A JSON string as jansson writes it: '"', '\\' and control characters escaped, the rest kept. */
-static int dump_string(sbx_buf *out, const char *str, size_t len)
+int sbx__json_dump_string(sbx_buf *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run = 0, n;
@@ -451,8 +451,8 @@ static int dump_value(sbx_buf *out, const json_t *j, int depth)
 		for (void *it = json_object_iter((json_t *)j); it && error == 0;
 		     it = json_object_iter_next((json_t *)j, it), first = false) {
 			if ((!first && (error = sbx_buf_put(out, ",", 1)) < 0) ||
-			    (error = dump_string(out, json_object_iter_key(it),
-			                         json_object_iter_key_len(it))) < 0 ||
+			    (error = sbx__json_dump_string(out, json_object_iter_key(it),
+			                                   json_object_iter_key_len(it))) < 0 ||
 			    (error = sbx_buf_put(out, ":", 1)) < 0)
 				return error;
 			error = dump_value(out, json_object_iter_value(it), depth + 1);
@@ -468,7 +468,7 @@ static int dump_value(sbx_buf *out, const json_t *j, int depth)
 		}
 		return error < 0 ? error : sbx_buf_put(out, "]", 1);
 	case JSON_STRING:
-		return dump_string(out, json_string_value(j), json_string_length(j));
+		return sbx__json_dump_string(out, json_string_value(j), json_string_length(j));
 	case JSON_INTEGER:
 		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
 		return sbx_buf_puts(out, text);

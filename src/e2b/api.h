@@ -93,6 +93,9 @@ void sbx__e2b_clean_text(char *out, size_t outlen, const char *msg, size_t len, 
 
 /* Serialise `j` compactly (JSON.stringify), appended to out. 0, SBX_ENOMEM, SBX_ETOOLARGE. */
 int sbx__json_dump(sbx_buf *out, const json_t *j);
+/* One JSON string of `len` bytes as sbx__json_dump writes it, quotes included, appended (on
+ * failure part of it may be). 0, SBX_ENOMEM (not UTF-8, as jansson), SBX_ETOOLARGE. */
+int sbx__json_dump_string(sbx_buf *out, const char *s, size_t len);
 
 /* encodeURIComponent of `len` bytes, appended to out. 0, SBX_ENOMEM, SBX_ETOOLARGE. */
 int sbx__uri_component_encode(sbx_buf *out, const char *s, size_t len);

@@ -95,6 +95,14 @@ int sbx__envd_start(sbx_envd_stream **out, sbx_http *http, const sbx_envd_target
                     const sbx_envd_handler *h, sbx_error *err);
 
 /*
+ * The JSON of a Start request for `proc`, appended to out (unchanged on failure): 0,
+ * SBX_ENOMEM (a string not UTF-8 too), SBX_ETOOLARGE. via_tree: built as a jansson tree and
+ * dumped, as sbx__envd_start does past 64 env vars (the same bytes; tests compare the two).
+ */
+int sbx__envd_start_json(sbx_buf *out, const sbx_envd_process *proc, bool stdin_open,
+                         bool via_tree);
+
+/*
  * Prepare a Connect call {"process":{"pid":pid}}: the same events as Start
  * (start first) for a process that is running, or ended less than 30 s ago.
  * An unknown pid ends the stream with Connect code "not_found" (SBX_EHTTP,
