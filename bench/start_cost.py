@@ -19,7 +19,8 @@ last mode's. Modes (docs/internals/exec-cost.md):
 
 The library's shapes run as --user (default sandbox, as the library sends it: Basic auth; ''
 for none), the SDK's as the SDK sends it, naming no user. --gap sleeps that many ms after each Start: the bench's relay leaves the server idle one RTT
-between two sequential execs, and an idle machine runs the next Start cold.
+between two sequential execs, after which a Start used to wait for the kernel's cgroup lock
+(docs/internals/exec-cost.md "Joining the box's cgroups").
 """
 import argparse
 import base64

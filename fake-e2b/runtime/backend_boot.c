@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "backend_init.h"
 #include "box_cgroups.h"
+#include "cg_join.h"
 #include "egress_int.h"
 #include "linux/cgroup.h"
 #include "linux/net.h"
@@ -252,7 +253,7 @@ static int boot_args(fk_box *b, struct init_args *a, fk_err *err)
 	if (rc == 0)
 		rc = fk__cg_box_setup(b, err);
 	if (rc == 0)
-		rc = fk__cg_box_open_tasks(b, a->cg_fds, &a->n_cg, NULL, err);
+		rc = fk__cg_box_join_open(b, &a->cg, false, err);
 	if (rc < 0)
 		return rc;
 	a->ports_open = b->userns_fd >= 0 && box_own_net(b) && !fk__ns_box_bind_root(b);
@@ -266,8 +267,7 @@ static void boot_args_free(struct init_args *a)
 {
 	if (!a)
 		return;
-	for (int i = 0; i < a->n_cg; i++)
-		close(a->cg_fds[i]);
+	fk__cg_join_close(&a->cg);
 	for (int i = 0; i < a->n_binds; i++)
 		if (a->binds[i].tree_fd >= 0)
 			close(a->binds[i].tree_fd);
@@ -291,8 +291,10 @@ static int boot_clone(fk_box *b, struct init_args *a, char *stack, fk_err *err)
 	 * route, address) with the server's capabilities. A user namespace for the box must come
 	 * after that (unshare(CLONE_NEWUSER) in the init once the network is set up), never in
 	 * these flags: with CLONE_NEWUSER here the network namespace would be the box's own. */
-	int flags = CLONE_NEWPID | CLONE_NEWNS | (box_own_net(b) ? CLONE_NEWNET : 0) | SIGCHLD;
-	pid_t pid = clone(fk__init_main, stack + INIT_STACK, flags, a);
+	int flags = CLONE_NEWPID | CLONE_NEWNS | (box_own_net(b) ? CLONE_NEWNET : 0);
+	/* made in the box's cgroup v2 (cg_join.h: no cgroup.procs write, whose global lock costs
+	 * several ms after an idle moment) */
+	pid_t pid = fk__cg_spawn(&a->cg, (uint64_t)flags, stack, INIT_STACK, fk__init_main, a);
 	int clone_errno = errno;
 	close(pipefd[1]);
 	if (pid < 0) {
@@ -339,8 +341,10 @@ int fk__backend_box_boot(fk_box *b, fk_err *err)
 	struct init_args *a = calloc(1, sizeof(*a));
 	char *stack = malloc(INIT_STACK);
 	int rc;
-	if (a)
+	if (a) {
 		a->etc_lower_fd = a->disk_tree_fd = -1;
+		fk__cg_join_init(&a->cg, b->rt);
+	}
 	if (!a || !stack)
 		rc = fk__fail(err, FK_ENOMEM, ENOMEM, "out of memory");
 	else

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "backend_init.h"
+#include "cg_join.h"
 #include "etc_layer.h"
 #include "linux/caps.h"
 #include "linux/cgroup.h"
@@ -248,9 +249,8 @@ static void init_join(struct init_args *a)
 {
 	if (setsid() < 0)
 		init_fail(a, ST_SESSION);
-	for (int i = 0; i < a->n_cg; i++)
-		if (write(a->cg_fds[i], "0", 1) < 0)
-			init_fail(a, ST_CGROUP_JOIN);
+	if (fk__cg_join_self(&a->cg) < 0)
+		init_fail(a, ST_CGROUP_JOIN);
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		init_fail(a, ST_CGROUP_NS);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

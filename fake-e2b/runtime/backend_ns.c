@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include "backend_int.h"
 #include "box_cgroups.h"
+#include "cg_join.h"
 #include "egress_int.h"
 #include "etc_layer.h"
 #include "linux/caps.h"
@@ -266,12 +267,11 @@ int fk__backend_enter(fk_box *b, fk_enter *e, fk_err *err)
 	e->init_pidfd = b->init_pidfd;
 	e->ns_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWCGROUP | CLONE_NEWIPC | CLONE_NEWUTS |
 	              (box_own_net(b) ? CLONE_NEWNET : 0) | (b->userns_fd >= 0 ? CLONE_NEWUSER : 0);
-	e->n_cg = 0;
-	e->reserve_fd = -1;
+	fk__cg_join_init(&e->cg, b->rt);
 	e->seccomp = b->rt->seccomp.filter ? &b->rt->seccomp : NULL;
 	e->caps_keep = b->rt->caps_keep;
 	e->last_cap = b->rt->last_cap;
 	if (!e->isolated)
 		return 0;
-	return fk__cg_box_open_tasks(b, e->cg_fds, &e->n_cg, &e->reserve_fd, err);
+	return fk__cg_box_join_open(b, &e->cg, true, err);
 }

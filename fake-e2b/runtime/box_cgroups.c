@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "box_cgroups.h"
+#include "cg_join.h"
 #include "linux/cgroup.h"
 
 #include <dirent.h>
@@ -375,58 +376,46 @@ int fk__cg_box_setup(fk_box *b, fk_err *err)
 /* Slots a new start wants free below the limit before it joins the box's processes. */
 #define PIDS_HEADROOM 16
 
-/* v2: the leaf a new task joins, procs or (nearly full) reserve, and the reserve's
- * cgroup.procs for a start that loses the race for the last slot. */
-static int open_tasks_v2(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
+/* O_PATH of cgroup directory `dir` (a new task is made in it: cg_join.h), or -1 with errno */
+static int open_dir(const char *dir)
 {
-	char procs[620], reserve[620], file[700];
+	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* v2: the leaf a new task is made in, procs or (nearly full) reserve, the reserve for a birth
+ * that finds procs full, and the reserve's cgroup.procs for a clone that loses the race for the
+ * last slot. */
+static int join_open_v2(fk_box *b, fk_cg_join *j, bool reserve, fk_err *err)
+{
+	char procs[620], reserve_dir[620], file[700];
 	box_dir2(b, "/procs", procs, sizeof(procs));
-	box_dir2(b, "/reserve", reserve, sizeof(reserve));
-	if (reserve_fd && (b->rt->cg_ctl & FK_CG_PIDS)) {
-		snprintf(file, sizeof(file), "%s/cgroup.procs", reserve);
-		*reserve_fd = open(file, O_WRONLY | O_CLOEXEC);
+	box_dir2(b, "/reserve", reserve_dir, sizeof(reserve_dir));
+	bool pids = (b->rt->cg_ctl & FK_CG_PIDS) != 0;
+	if (reserve && pids) {
+		snprintf(file, sizeof(file), "%s/cgroup.procs", reserve_dir);
+		j->reserve = open(file, O_WRONLY | O_CLOEXEC);
+		j->v2_reserve = open_dir(reserve_dir);
 	}
-	bool full = (b->rt->cg_ctl & FK_CG_PIDS) && fk_lx_cg_pids_nearly_full(procs, PIDS_HEADROOM);
-	snprintf(file, sizeof(file), "%s/cgroup.procs", full ? reserve : procs);
-	int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
+	bool full = pids && fk_lx_cg_pids_nearly_full(procs, PIDS_HEADROOM);
+	const char *leaf = full ? reserve_dir : procs;
+	j->v2 = open_dir(leaf);
+	if (j->v2 < 0) {
 		int e = errno;
-		if (reserve_fd && *reserve_fd >= 0)
-			close(*reserve_fd);
-		if (reserve_fd)
-			*reserve_fd = -1;
-		return fk__fail(err, FK_EIO, e, "cgroup %s: %s", file, fk_strerror(e));
+		fk__cg_join_close(j);
+		return fk__fail(err, FK_EIO, e, "cgroup %s: %s", leaf, fk_strerror(e));
 	}
-	fds[(*n)++] = fd;
 	return 0;
 }
 
-/* A failed open_tasks closes what it opened, the reserve's file too (it used to stay open, one
- * fd lost per start refused there, e.g. at the server's fd limit). */
-static void close_tasks(int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd)
+int fk__cg_box_join_open(fk_box *b, fk_cg_join *j, bool reserve, fk_err *err)
 {
-	for (int j = 0; j < *n; j++)
-		close(fds[j]);
-	*n = 0;
-	if (reserve_fd && *reserve_fd >= 0)
-		close(*reserve_fd);
-	if (reserve_fd)
-		*reserve_fd = -1;
-}
-
-int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err)
-{
-	*n = 0;
-	if (reserve_fd)
-		*reserve_fd = -1;
+	fk__cg_join_init(j, b->rt);
 	if (b->rt->cg_v2)
-		return open_tasks_v2(b, fds, n, reserve_fd, err);
-	if (reserve_fd) {
-		if (b->rt->cg_ctl & FK_CG_PIDS) {
-			char tasks[700];
-			box_dir(b, "pids", "/tasks", tasks, sizeof(tasks));
-			*reserve_fd = open(tasks, O_WRONLY | O_CLOEXEC);
-		}
+		return join_open_v2(b, j, reserve, err);
+	if (reserve && (b->rt->cg_ctl & FK_CG_PIDS)) {
+		char tasks[700];
+		box_dir(b, "pids", "/tasks", tasks, sizeof(tasks));
+		j->reserve = open(tasks, O_WRONLY | O_CLOEXEC);
 	}
 	for (size_t i = 0; i < N_CTLS; i++) {
 		if (!(b->rt->cg_ctl & ctls[i].bit))
@@ -440,22 +429,21 @@ int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserv
 		int fd = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			int e = errno;
-			close_tasks(fds, n, reserve_fd);
+			fk__cg_join_close(j);
 			return fk__fail(err, FK_EIO, e, "cgroup %s: %s", ctls[i].name,
 			                fk_strerror(e));
 		}
-		fds[(*n)++] = fd;
+		j->tasks[j->n_tasks++] = fd;
 	}
-	if (b->rt->cg2_dir) {
-		char procs[700];
-		snprintf(procs, sizeof(procs), "%s/%s/cgroup.procs", b->rt->cg2_dir, b->id);
-		int fd = open(procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0) {
+	if (b->rt->cg2_dir) { /* the hybrid's unified hierarchy: no controller, the BPF programs */
+		char dir[700];
+		snprintf(dir, sizeof(dir), "%s/%s", b->rt->cg2_dir, b->id);
+		j->v2 = open_dir(dir);
+		if (j->v2 < 0) {
 			int e = errno;
-			close_tasks(fds, n, reserve_fd);
+			fk__cg_join_close(j);
 			return fk__fail(err, FK_EIO, e, "cgroup v2: %s", fk_strerror(e));
 		}
-		fds[(*n)++] = fd;
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,6 +85,11 @@ int fk_rt_new(fk_rt **out, const fk_rt_options *opts, fk_err *err)
 	rt->life_pipe[0] = rt->life_pipe[1] = -1;
 	rt->tmp_lock_fd = -1;
 	rt->end_on_exit = opts && opts->end_on_exit;
+	rt->no_clone3 = opts && opts->no_clone_into_cgroup;
+	/* shared: the helpers and shims forked from us count their moves in it too */
+	void *page =
+	    mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	rt->cg_moves = page == MAP_FAILED ? NULL : page;
 	rt->live = opts && opts->live_restore && opts->state_dir;
 	if (rt->live)
 		fk__shim_reaper_start();
@@ -566,7 +572,14 @@ void fk_rt_free(fk_rt *rt)
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->disk_lock);
 	pthread_rwlock_destroy(&rt->hook_lock);
+	if (rt->cg_moves)
+		munmap(rt->cg_moves, sizeof(uint64_t));
 	free(rt);
+}
+
+uint64_t fk_rt_cgroup_moves(const fk_rt *rt)
+{
+	return rt->cg_moves ? __atomic_load_n(rt->cg_moves, __ATOMIC_SEQ_CST) : 0;
 }
 
 void fk_rt_set_proc_end_hook(fk_rt *rt,

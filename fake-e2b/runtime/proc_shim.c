@@ -18,6 +18,7 @@
  * exit when no server came (as envd keeps an exit for Connect).
  */
 #define _GNU_SOURCE
+#include "cg_join.h"
 #include "proc_int.h"
 #include "procs.h"
 
@@ -331,18 +332,18 @@ static __attribute__((noreturn)) void shim_main(fk_shim *sh, int sock, int hp[2]
                                                 pid_t (*spawn)(void *), void *arg)
 {
 	/* the shim: out of the server's session and cgroup (a service manager stopping the
-	 * server kills what is left in its cgroup), named, holding only what it needs */
-	if (sh->cg_fd >= 0 && write(sh->cg_fd, "0", 1) < 0) { /* stays in the server's */
+	 * server kills what is left in its cgroup), named, holding only what it needs. Made in
+	 * .shims (fk__shim_fork) where the kernel allows: else it moves itself */
+	if (fk__cg_join_self(&sh->cg) < 0) { /* stays in the server's */
 	}
 	setsid();
 	prctl(PR_SET_NAME, "fk-shim");
 	shim_hide_cmdline();
-	int keep[FK_CG_MAX_FDS + 16], n = 0;
-	for (int i = 0; i < n_keep && n < FK_CG_MAX_FDS + 8; i++)
+	int keep[FK_CG_MAX_FDS + 24], n = 0;
+	for (int i = 0; i < n_keep && n < FK_CG_MAX_FDS + 16; i++)
 		if (keep_spawn[i] >= 0)
 			keep[n++] = keep_spawn[i];
-	if (sh->cg_fd >= 0)
-		close(sh->cg_fd);
+	fk__cg_join_close(&sh->cg);
 	int mine[] = {sock, hp[0], hp[1], sh->listen_fd, sh->dirfd, sh->out, sh->err};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (mine[i] >= 0)
@@ -414,7 +415,8 @@ int fk__shim_fork(fk_shim *sh, const int *keep_spawn, int n_keep, pid_t (*spawn)
 		errno = e;
 		return -1;
 	}
-	pid_t shim = fork();
+	/* made in .shims (cg_join.h: no cgroup.procs write, whose global lock costs ms) */
+	pid_t shim = fk__cg_spawn(&sh->cg, 0, NULL, 0, NULL, NULL);
 	if (shim != 0)
 		_exit(shim < 0 ? 1 : 0);
 	shim_main(sh, sv[1], hp, keep_spawn, n_keep, spawn, arg);
@@ -435,13 +437,11 @@ int fk__shim_prepare(fk_box *b, fk_proc *p, fk_shim *sh, fk_err *err)
 	sh->conn = sh->listen_fd = sh->dirfd = sh->helper_r = sh->helper_w = -1;
 	/* <v2 of this runtime>/.shims: outside any service's cgroup (a name no box has) */
 	char cg[700];
-	sh->cg_fd = -1;
+	fk__cg_join_init(&sh->cg, b->rt);
 	if (b->rt->cg2_dir) {
 		snprintf(cg, sizeof(cg), "%s/.shims", b->rt->cg2_dir);
-		if (mkdir(cg, 0755) == 0 || errno == EEXIST) {
-			snprintf(cg, sizeof(cg), "%s/.shims/cgroup.procs", b->rt->cg2_dir);
-			sh->cg_fd = open(cg, O_WRONLY | O_CLOEXEC);
-		}
+		if (mkdir(cg, 0755) == 0 || errno == EEXIST)
+			sh->cg.v2 = open(cg, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	int hp[2];
 	if (pipe2(hp, O_CLOEXEC) < 0)
@@ -496,9 +496,7 @@ void fk__shim_done(fk_shim *sh)
 		close(sh->helper_w);
 	if (sh->conn >= 0)
 		close(sh->conn);
-	if (sh->cg_fd >= 0)
-		close(sh->cg_fd);
-	sh->cg_fd = -1;
+	fk__cg_join_close(&sh->cg);
 	free(sh->info);
 	sh->info = NULL;
 	sh->listen_fd = sh->dirfd = sh->helper_r = sh->helper_w = sh->conn = -1;

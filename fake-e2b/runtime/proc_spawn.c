@@ -1,19 +1,21 @@
 /*
  * fake-e2b/runtime/proc_spawn.c — a process started in its box (fk_proc_start; proc_int.h).
  *
- * A helper setns()'s into the box's namespaces (user, mount, PID, cgroup, IPC, UTS, net)
- * through the init's pidfd, joins the box's freezer cgroup and clone(CLONE_PARENT)s the process, so
- * the process is a child of this server (we reap it through a pidfd) while living in the box. Both
- * share the server's memory (CLONE_VM|CLONE_VFORK, like posix_spawn: no page tables copied, so
- * starts are cheap and do not serialise) until the process execs; sanitizer builds fork. The
- * helper and the child only make async-signal-safe calls (raw set*id system calls) on argv/env
- * built before; a close-on-exec status pipe carries the in-box pid and, on failure, the failed
- * step and errno. Its output pump (proc_pump.c) starts once it runs.
+ * A helper, made in the box's cgroup v2 (cg_join.h), joins its v1 cgroups, setns()'s into the
+ * box's namespaces (user, mount, PID, cgroup, IPC, UTS, net) through the init's pidfd and
+ * clone(CLONE_PARENT)s the process, so the process is a child of this server (we reap it
+ * through a pidfd) while living in the box. Both share the server's memory (CLONE_VM|CLONE_VFORK,
+ * like posix_spawn: no page tables copied, so starts are cheap and do not serialise) until the
+ * process execs; sanitizer builds fork. The helper and the child only make async-signal-safe
+ * calls (raw set*id system calls) on argv/env built before; a close-on-exec status pipe carries
+ * the in-box pid and, on failure, the failed step and errno. Its output pump (proc_pump.c)
+ * starts once it runs.
  */
 #define _GNU_SOURCE
 #include "backend.h"
 #include "box_cgroups.h"
 #include "boxfs.h"
+#include "cg_join.h"
 #include "linux/caps.h"
 #include "proc_int.h"
 
@@ -48,9 +50,7 @@ typedef struct spawn_plan {
 	fk_user user;
 	int ns_flags;
 	int init_pidfd;
-	int cg_fds[FK_CG_MAX_FDS];
-	int n_cg;
-	int reserve_fd; /* the box's pids reserve, tried when the clone hits the limit */
+	fk_cg_join cg; /* its cgroups: made in the v2 one, joining the v1 ones (cg_join.h) */
 	const struct sock_fprog *seccomp;
 	uint64_t caps_keep;
 	int last_cap;
@@ -190,12 +190,12 @@ static void helper_main(const spawn_plan *sp)
 		}
 		close(oom);
 	}
-	/* cgroups first: they are named in the host's cgroup namespace */
-	for (int i = 0; i < sp->n_cg && msg[0] == 0; i++) {
-		if (write(sp->cg_fds[i], "0", 1) < 0) {
-			msg[0] = -STEP_CGROUP;
-			msg[1] = errno;
-		}
+	/* cgroups first: they are named in the host's cgroup namespace. Made in the v2 one
+	 * (spawn_helper), this one thread joins the v1 ones without the kernel's global lock
+	 * (cg_join.h) */
+	if (msg[0] == 0 && fk__cg_join_self(&sp->cg) < 0) {
+		msg[0] = -STEP_CGROUP;
+		msg[1] = errno;
 	}
 	if (msg[0] == 0 && sp->isolated && setns(sp->init_pidfd, sp->ns_flags) < 0) {
 		msg[0] = -STEP_SETNS;
@@ -210,8 +210,7 @@ static void helper_main(const spawn_plan *sp)
 		long pid = clone_child(sp);
 		/* the box's processes use every slot of their pids limit (a fork bomb): envd's
 		 * start takes one of the box's reserved slots instead */
-		if (pid < 0 && errno == EAGAIN && sp->reserve_fd >= 0 &&
-		    write(sp->reserve_fd, "0", 1) == 1)
+		if (pid < 0 && errno == EAGAIN && fk__cg_join_reserve(&sp->cg) == 0)
 			pid = clone_child(sp);
 		msg[0] = (int32_t)pid;
 		msg[1] = pid < 0 ? errno : 0;
@@ -375,15 +374,18 @@ static int helper_fn(void *arg)
 
 #define SPAWN_STACK (128 * 1024)
 
-/* Starts helper_main in a new task and returns its pid once the helper has exited (or, under
- * TSan, as soon as it is forked). The fast path never copies the server's page tables: the helper
- * and the process share our memory on their own stacks (CLONE_VM) while this thread waits
- * (CLONE_VFORK) until the helper is done, so parallel starts do not serialise on fork(). Every
- * signal is blocked meanwhile so no handler of ours runs on a task sharing our memory. */
+/* Starts helper_main in a new task and returns its pid once the helper has exited (or, in
+ * sanitizer builds, as soon as it is forked). The fast path never copies the server's page
+ * tables: the helper and the process share our memory on their own stacks (CLONE_VM) while this
+ * thread waits (CLONE_VFORK) until the helper is done, so parallel starts do not serialise on
+ * fork(). Every signal is blocked meanwhile so no handler of ours runs on a task sharing our
+ * memory. The helper is made in the box's cgroup v2 (clone3 CLONE_INTO_CGROUP), the process
+ * it clones inherits it: no cgroup.procs write, whose global lock costs several ms after an
+ * idle moment (cg_join.h). */
 static pid_t spawn_helper(spawn_plan *sp)
 {
 #if FK_SPAWN_FORK
-	pid_t pid = fork();
+	pid_t pid = fk__cg_spawn(&sp->cg, 0, NULL, 0, NULL, NULL);
 	if (pid == 0)
 		helper_main(sp);
 	return pid;
@@ -396,7 +398,8 @@ static pid_t spawn_helper(spawn_plan *sp)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(helper_fn, stacks + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, sp);
+	pid_t pid =
+	    fk__cg_spawn(&sp->cg, CLONE_VM | CLONE_VFORK, stacks, SPAWN_STACK, helper_fn, sp);
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stacks, 2 * SPAWN_STACK);
@@ -419,13 +422,13 @@ static pid_t start_helper(spawn_plan *sp, fk_shim *sh)
 {
 	if (!sh)
 		return spawn_helper(sp);
-	int keep[FK_CG_MAX_FDS + 8], n = 0;
-	int fds[] = {sp->stdin_fd, sp->stdout_fd,  sp->stderr_fd, sp->status_w,
-	             sp->pid_w,    sp->init_pidfd, sp->reserve_fd};
+	int keep[FK_CG_MAX_FDS + 10], n = 0;
+	int fds[] = {sp->stdin_fd,   sp->stdout_fd, sp->stderr_fd,     sp->status_w,  sp->pid_w,
+	             sp->init_pidfd, sp->cg.v2,     sp->cg.v2_reserve, sp->cg.reserve};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		keep[n++] = fds[i];
-	for (int i = 0; i < sp->n_cg; i++)
-		keep[n++] = sp->cg_fds[i];
+	for (int i = 0; i < sp->cg.n_tasks; i++)
+		keep[n++] = sp->cg.tasks[i];
 	sp->life_w = -1; /* the shim has none of the server's to close */
 	if (fk__shim_fork(sh, keep, n, shim_spawn, sp) < 0)
 		return -1;
@@ -621,10 +624,7 @@ static void plan_close(spawn_plan *sp)
 	fk__proc_close_fd(&sp->stdin_fd);
 	fk__proc_close_fd(&sp->stdout_fd);
 	fk__proc_close_fd(&sp->stderr_fd);
-	for (int i = 0; i < sp->n_cg; i++)
-		fk__proc_close_fd(&sp->cg_fds[i]);
-	sp->n_cg = 0;
-	fk__proc_close_fd(&sp->reserve_fd);
+	fk__cg_join_close(&sp->cg);
 	strv_free(sp->argv);
 	strv_free(sp->envp);
 	free(sp->cwd);
@@ -652,10 +652,7 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 	sp->life_w = e.life_w;
 	sp->init_pidfd = e.init_pidfd;
 	sp->ns_flags = e.ns_flags;
-	for (int i = 0; i < e.n_cg; i++)
-		sp->cg_fds[i] = e.cg_fds[i];
-	sp->n_cg = e.n_cg;
-	sp->reserve_fd = e.reserve_fd;
+	sp->cg = e.cg;
 	sp->seccomp = e.seccomp;
 	sp->caps_keep = e.caps_keep;
 	sp->last_cap = e.last_cap;
@@ -665,7 +662,7 @@ static int plan_build(fk_box *b, const fk_proc_spec *spec, spawn_plan *sp, fk_er
 /* Every fd of a plan starts as -1: a start refused before plan_build filled them (a paused
  * box, no fd left for its cgroups' files) closes none of the server's (plan_close). */
 static const spawn_plan plan_empty = {.init_pidfd = -1,
-                                      .reserve_fd = -1,
+                                      .cg = {.v2 = -1, .v2_reserve = -1, .reserve = -1},
                                       .stdin_fd = -1,
                                       .stdout_fd = -1,
                                       .stderr_fd = -1,

@@ -105,6 +105,10 @@ typedef struct fk_rt_options {
 	bool unsafe_shared_network;
 	/* Act as if the kernel had no BPF sk_lookup (tests of the refusal above). */
 	bool no_sk_lookup;
+	/* Act as if the kernel refused clone3(CLONE_INTO_CGROUP) (Linux < 5.7, or a container's
+	 * seccomp): every start moves its task into the box's cgroup v2 by a cgroup.procs write
+	 * (tests of that fallback; fk_rt_cgroup_moves). */
+	bool no_clone_into_cgroup;
 	/* Host names the boxes' egress proxy resolves without DNS, "NAME=IP[,IP...]" (IPv4; like
 	 * /etc/hosts for the proxy alone: tests point names at a local upstream). Copied. */
 	const char *const *egress_hosts;
@@ -144,6 +148,13 @@ const char *fk_rt_state_dir(const fk_rt *rt);
 
 /* True when boxes get real namespaces + freezer; false in the degraded mode. */
 bool fk_rt_isolated(const fk_rt *rt);
+
+/* How many tasks this runtime's process starts, shims and box boots moved into a cgroup by
+ * writing its cgroup.procs, which takes the kernel's global cgroup lock (docs/internals/
+ * exec-cost.md, "Joining the box's cgroups"), instead of being made there: 0 where clone3
+ * CLONE_INTO_CGROUP works, but for a start at its box's pids cap (its clone moves to the
+ * reserve). For tests. */
+uint64_t fk_rt_cgroup_moves(const fk_rt *rt);
 
 /* The disk a box gets when its options leave disk_mb 0, in MiB (fk_rt_options.default_disk_mb,
  * else 1024): the diskSizeMB the API reports. */

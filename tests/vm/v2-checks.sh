@@ -2,7 +2,8 @@
 # tests/vm/v2-checks.sh BUILD_DIR: what run-v2.sh runs inside its cgroup v2 VM by default: the
 # tests of fake-e2b's cgroup backend (the limits as the kernel holds them, no cgroup view from
 # inside, a 600 MiB allocation in a 512 MiB box, a fork bomb at the pids cap with envd's
-# reserve, pause, destroy of a frozen box, the metrics' memory), picked by
+# reserve, starts made in the box's cgroups (clone3 CLONE_INTO_CGROUP, and the cgroup.procs
+# fallback), pause, destroy of a frozen box, the metrics' memory), picked by
 # name (FK_TEST_FILTER), then a summary line "v2-check <name>: ok|FAILED" per program. Exit 0
 # when all passed.
 set -uo pipefail
@@ -30,7 +31,7 @@ if "$B/tests/fake/cgroup/test_fake_cgroup"; then summary+=("v2-check unit: ok");
 	failed=1
 fi
 # one program run each (a runtime's start under emulation takes a while), the tests by name
-check isolation "$iso" '*limits_are_the_boxs_cgroup_files|*no_view_of_host_cgroups|*600_mib_in_a_512_mib_box_is_oom_killed|*memory_hog_is_killed_inside|*fork_bomb_is_held_and_box_recovers|*usage_counts_the_boxs_memory'
+check isolation "$iso" '*limits_are_the_boxs_cgroup_files|*no_view_of_host_cgroups|*600_mib_in_a_512_mib_box_is_oom_killed|*memory_hog_is_killed_inside|*fork_bomb_is_held_and_box_recovers|*usage_counts_the_boxs_memory|*starts_are_made_in_the_boxs_cgroups|*refused_clone3_moves_to_the_same_cgroups'
 check runtime "$run" '*freeze_stops_progress_and_thaw_resumes|*destroy_leaves_nothing'
 # not here: the library's kill_all of a fork bomb (integration test_kill). Under emulation its
 # kill script's start took 75 s while the bomb held both CPUs, past the library's wait, so it

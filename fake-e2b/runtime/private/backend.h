@@ -61,12 +61,10 @@ void fk__backend_rt_sweep_unadopted(fk_rt *rt);
 
 /* What a process start needs to enter the box. */
 typedef struct fk_enter {
-	bool isolated;             /* false: run on the host, in the box's directory */
-	int init_pidfd;            /* setns() target */
-	int ns_flags;              /* CLONE_NEW* to join */
-	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join (write "0"); caller closes */
-	int n_cg;
-	int reserve_fd; /* pids tasks file of the box's reserve, -1 if none; caller closes */
+	bool isolated;  /* false: run on the host, in the box's directory */
+	int init_pidfd; /* setns() target */
+	int ns_flags;   /* CLONE_NEW* to join */
+	fk_cg_join cg;  /* its cgroups (cg_join.h), with the reserve; caller closes */
 	const struct sock_fprog *seccomp; /* filter to install before exec, NULL: none */
 	uint64_t caps_keep;               /* capabilities root inside keeps */
 	int last_cap;

@@ -46,9 +46,8 @@ struct init_args {
 	char dev_opts[128];      /* /dev and /dev/shm tmpfs options (owner: the box's root) */
 	uid_t dev_owner;         /* the box's root on the host: owner of its /dev nodes */
 	char shm_opts[128];
-	int ready_fd;              /* write end: {stage (enum init_stage), errno} */
-	int cg_fds[FK_CG_MAX_FDS]; /* cgroup tasks files to join */
-	int n_cg;
+	int ready_fd;         /* write end: {stage (enum init_stage), errno} */
+	fk_cg_join cg;        /* its cgroups: made in the v2 one, joining the v1 ones */
 	char masked[5][4300]; /* /proc files hidden behind /dev/null */
 	int n_masked;
 	const struct sock_fprog *seccomp; /* installed last, with the capabilities dropped */

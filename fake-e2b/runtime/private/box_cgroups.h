@@ -20,12 +20,13 @@ void fk__cg_rt_fini(fk_rt *rt);
 
 /* Creates the box's directories (idempotent) and writes its limits. */
 int fk__cg_box_setup(fk_box *b, fk_err *err);
-/* Opens the tasks files a new task of the box joins (writing "0" moves the writer): fds[0..n).
- * When the box's processes use all but 16 slots of their pids limit, the start goes to the reserve
- * (the box's own cgroup) so envd keeps working under a fork bomb; *reserve_fd (may be NULL)
- * receives the reserve's tasks file for a start that loses the race for the last slot (-1 if
- * none). Caller closes. */
-int fk__cg_box_open_tasks(fk_box *b, int fds[FK_CG_MAX_FDS], int *n, int *reserve_fd, fk_err *err);
+/* Where a new task of the box goes (cg_join.h): the v2 cgroup it is made in and the v1 tasks
+ * files it joins. When the box's processes use all but 16 slots of their pids limit, the start
+ * goes to the reserve (the box's own cgroup) so envd keeps working under a fork bomb; with
+ * `reserve`, j also gets the reserve for a start that finds the limit reached (the v2 leaf to be
+ * made in, the file a clone at the limit moves its task to). 0 (close with fk__cg_join_close)
+ * or FK_EIO, nothing held. */
+int fk__cg_box_join_open(fk_box *b, fk_cg_join *j, bool reserve, fk_err *err);
 void fk__cg_box_remove(fk_box *b);
 /* The box's cgroup v2 directory (O_DIRECTORY, for BPF cgroup programs; on a v2-only machine the
  * box's own cgroup, whose leaves inherit them), or -1 (ENOENT without the unified hierarchy).

@@ -108,7 +108,7 @@ typedef struct fk_shim {
 	int out, err; /* the process's output pipes' reading ends (a terminal's master) */
 	bool pty;
 	int helper_r, helper_w; /* the spawn helper reports the process's host pid here too */
-	int cg_fd; /* <cgroup v2 of the runtime>/.shims/cgroup.procs, where the shim goes, or -1 */
+	fk_cg_join cg; /* <cgroup v2 of the runtime>/.shims, where the shim goes (v2 -1: none) */
 	unsigned char *info; /* Process/List's view of it, handed back to a later server */
 	size_t info_len;
 } fk_shim;

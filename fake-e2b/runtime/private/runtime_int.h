@@ -43,7 +43,23 @@ static inline const char *fk_strerror(int e)
 #define FK_ID_NOBODY  65534u
 
 enum { FK_CG_FREEZER = 1, FK_CG_PIDS = 2, FK_CG_MEMORY = 4, FK_CG_CPU = 8, FK_CG_CPUACCT = 16 };
-#define FK_CG_MAX_FDS 6 /* a tasks file per v1 controller a process joins, the v2 procs */
+#define FK_CG_MAX_FDS 6 /* a tasks file per v1 controller a process joins */
+
+/* Where a new task of a box goes (box_cgroups.h): it is made in the box's cgroup v2 (clone3
+ * CLONE_INTO_CGROUP, cg_join.h) and joins the v1 ones itself (writes "0" to their tasks files,
+ * one thread: no global lock); it moves itself into the v2 one only where the kernel refused. */
+typedef struct fk_cg_join {
+	int tasks[FK_CG_MAX_FDS]; /* v1 tasks files (O_WRONLY) */
+	int n_tasks;
+	int v2;         /* the v2 cgroup it is made in (O_PATH directory), or -1: none */
+	int v2_reserve; /* v2 with pids: the reserve leaf, for a birth procs refuses (EAGAIN), or -1
+	                 */
+	int reserve;    /* a clone of the task's at the pids limit moves it here first (v1: the pids
+	                 * reserve's tasks; v2: the reserve leaf's cgroup.procs), or -1 */
+	bool in_v2;     /* set by fk__cg_spawn: the task was made in its v2 cgroup */
+	bool no_clone3; /* fk_rt_options.no_clone_into_cgroup */
+	uint64_t *moves; /* rt->cg_moves: counts the cgroup.procs writes, or NULL */
+} fk_cg_join;
 
 struct fk_proc;
 typedef struct fk_eproxy fk_eproxy;
@@ -126,6 +142,11 @@ struct fk_rt {
 	char *cg2_dir; /* <cgroup2>/fake-e2b/rt-<pid>-<n>-<ns> (hybrid: no controller), or NULL */
 	bool cg_v2; /* the unified hierarchy only: cg2_dir has every controller (box_cgroups.c) */
 	unsigned cg_ctl; /* FK_CG_* controllers available */
+	/* how many tasks the runtime's starts and boots moved into a cgroup by a cgroup.procs
+	 * write (fk_rt_cgroup_moves): a shared page, which the helpers and shims it forks count in
+	 * too; NULL when it could not be mapped */
+	uint64_t *cg_moves;
+	bool no_clone3; /* fk_rt_options.no_clone_into_cgroup */
 	/* fds of its rt- directories, each holding their flock for the runtime's life: a
 	 * sweeper in any PID namespace leaves them alone (fk_lx_cg_rt_claim) */
 	int cg_locks[8];

@@ -36,5 +36,7 @@ void test_isolation__files_api_opens_only_regular_files_outside_proc(void **stat
 void test_isolation__files_remove_refuses_the_box_mount_points(void **state);
 void test_isolation__files_move_refuses_the_box_mount_points(void **state);
 void test_isolation__huge_etc_passwd_is_not_read(void **state);
+void test_isolation__starts_are_made_in_the_boxs_cgroups(void **state);
+void test_isolation__refused_clone3_moves_to_the_same_cgroups(void **state);
 
 #endif

@@ -451,6 +451,8 @@ int main(void)
 	    cmocka_unit_test(test_isolation__fork_bomb_is_held_and_box_recovers),
 	    cmocka_unit_test(test_isolation__memory_hog_is_killed_inside),
 	    cmocka_unit_test(test_isolation__limits_are_the_boxs_cgroup_files),
+	    cmocka_unit_test(test_isolation__starts_are_made_in_the_boxs_cgroups),
+	    cmocka_unit_test(test_isolation__refused_clone3_moves_to_the_same_cgroups),
 	    cmocka_unit_test(test_isolation__600_mib_in_a_512_mib_box_is_oom_killed),
 	    cmocka_unit_test(test_isolation__usage_counts_the_boxs_memory),
 	    cmocka_unit_test(test_isolation__1000_execs_under_1024_fds),

@@ -54,6 +54,7 @@ void test_restart__taken_shim_names_do_not_block_starts(void **unused);
 void test_restart__sigterm_keeps_running_and_paused_with_files(void **unused);
 void test_restart__crash_keeps_running_and_paused_with_files(void **unused);
 void test_restart__adopted_sandbox_times_out(void **unused);
+void test_restart__shims_are_in_the_shims_cgroup(void **unused);
 void test_restart__ephemeral_leaves_nothing(void **unused);
 void test_restart__crashed_ephemeral_dir_is_removed_by_the_next(void **unused);
 void test_restart__state_dir_others_may_write_is_refused(void **unused);

@@ -322,6 +322,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restart__crash_keeps_running_and_paused_with_files),
 	    cmocka_unit_test(test_restart__unread_stdin_does_not_hold_shutdown),
 	    cmocka_unit_test(test_restart__taken_shim_names_do_not_block_starts),
+	    cmocka_unit_test(test_restart__shims_are_in_the_shims_cgroup),
 	    cmocka_unit_test(test_restart__damaged_record_refused),
 	    cmocka_unit_test(test_restart__adopted_sandbox_times_out),
 	    cmocka_unit_test(test_restart__reboot_and_orphans),

@@ -2,9 +2,11 @@
  * tests/fake/server/test_restart_live.c — live restore (fake-e2b/README.md "What survives
  * what"): after a kept server's SIGTERM or kill -9 the running sandbox runs on with its
  * processes, the paused one resumes with its memory; shutdown not held by unread stdin, taken
- * shim names, adopted sandboxes' end times. Part of fake_restart_test (main in test_restart.c).
+ * shim names, adopted sandboxes' end times, the shims' cgroup. Part of fake_restart_test (main in
+ * test_restart.c).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -240,5 +242,76 @@ void test_restart__adopted_sandbox_times_out(void **unused)
 	fks_box_delete(&b, KEY, &ap);
 	assert_int_equal(fks_stop(&b), 0);
 	fks_stop(&a);
+	rm_state(dir);
+}
+
+/* The fk-shim processes holding an fd under `dir`/.live (this server's), each one's unified
+ * cgroup line of /proc/<pid>/cgroup (with its newline) asserted to be `want`: how many. */
+static int shims_in(const char *dir, const char *want)
+{
+	char live[128];
+	snprintf(live, sizeof(live), "%s/.live/", dir);
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		int pid = atoi(de->d_name);
+		char p[320], buf[4096] = "", link[512];
+		snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+		FILE *f = pid > 0 ? fopen(p, "re") : NULL;
+		bool shim = f && fgets(buf, sizeof(buf), f) && !strcmp(buf, "fk-shim\n");
+		if (f)
+			fclose(f);
+		snprintf(p, sizeof(p), "/proc/%d/fd", pid);
+		DIR *fds = shim ? opendir(p) : NULL;
+		bool ours = false;
+		for (struct dirent *fe; fds && !ours && (fe = readdir(fds));) {
+			snprintf(p, sizeof(p), "/proc/%d/fd/%s", pid, fe->d_name);
+			ssize_t len = readlink(p, link, sizeof(link) - 1);
+			link[len > 0 ? len : 0] = 0;
+			ours = !strncmp(link, live, strlen(live));
+		}
+		if (fds)
+			closedir(fds);
+		if (!ours)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/cgroup", pid);
+		f = fopen(p, "re");
+		char line[1024] = "";
+		while (f && fgets(line, sizeof(line), f) && strncmp(line, "0::", 3))
+			;
+		if (f)
+			fclose(f);
+		assert_string_equal(line, want);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A kept server's process shims live in its runtime's .shims cgroup v2, outside the server's
+ * own (a service manager stopping the server ends what is left in its cgroup): made there
+ * (docs/internals/exec-cost.md, "Joining the box's cgroups"). */
+void test_restart__shims_are_in_the_shims_cgroup(void **unused)
+{
+	(void)unused;
+	char dir[64], want[256];
+	new_state(dir, sizeof(dir));
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	snprintf(want, sizeof(want), "0::/fake-e2b/kept-%llx-%llx/.shims\n",
+	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	fks a;
+	fks_box run;
+	assert_int_equal(fks_start_in(&a, g_bin, dir, kept_flags), 0);
+	box_with_file(&a, &run, "shim-file");
+	pid_t stream = start_cut_stream(&a, &run, MID_EXEC);
+	assert_true(box_wait(&a, &run, "test -e /tmp/mid-exec"));
+	/* the command's, and maybe those of the checks before it, still ending */
+	assert_true(shims_in(dir, want) >= 1);
+	fks_box_delete(&a, KEY, &run);
+	assert_int_equal(fks_stop(&a), 0);
+	kill(stream, SIGKILL);
+	waitpid(stream, NULL, 0);
 	rm_state(dir);
 }
