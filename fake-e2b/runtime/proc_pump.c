@@ -27,6 +27,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -495,6 +496,8 @@ void *fk__proc_reader_main(void *arg)
 		status = rc == 0 ? status_from_siginfo(&si) : SIGKILL;
 	}
 	tell_end(p, status);
+	if (p->slot) /* before the end exists: whoever saw it may start the next at once */
+		fk__proc_slot_give(p->rt);
 	pthread_mutex_lock(&p->lock);
 	p->reaped = true;
 	p->wait_status = status;
@@ -538,6 +541,32 @@ int fk__proc_kill(fk_proc *p, int sig)
 }
 
 /* ------------------------------------------------------------ the table's helpers */
+
+/* Per started process: up to 6 fds while it runs, about 10 more while it starts. */
+#define FK_FDS_PER_PROC 16
+
+int fk__proc_slot_take(fk_rt *rt, fk_err *err)
+{
+	struct rlimit rl;
+	long most = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+	                ? (long)(rl.rlim_cur / FK_FDS_PER_PROC)
+	                : 65536;
+	if (most < 8)
+		most = 8;
+	int now = __atomic_add_fetch(&rt->procs_running, 1, __ATOMIC_ACQ_REL);
+	if (now <= most)
+		return 0;
+	__atomic_sub_fetch(&rt->procs_running, 1, __ATOMIC_ACQ_REL);
+	return fk__fail(err, FK_ENOMEM, EMFILE,
+	                "the server runs %ld processes, the most its open-file limit (%llu) "
+	                "allows: wait for one to end",
+	                most, (unsigned long long)rl.rlim_cur);
+}
+
+void fk__proc_slot_give(fk_rt *rt)
+{
+	__atomic_sub_fetch(&rt->procs_running, 1, __ATOMIC_ACQ_REL);
+}
 
 int fk__proc_info_fill(fk_proc_info *in, const fk_proc_spec *spec)
 {

@@ -690,6 +690,7 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 		rc = fk__fail(err, FK_ENOTFOUND, 0, "sandbox %s not found", box_id);
 	else if (b->frozen)
 		rc = fk__fail(err, FK_ESTATE, 0, "sandbox %s is paused", box_id);
+	bool slot = rc == 0 && (rc = fk__proc_slot_take(rt, err)) == 0;
 	if (rc == 0)
 		rc = plan_build(b, spec, &sp, err);
 	if (rc == 0 && !(p = fk__proc_alloc()))
@@ -718,6 +719,7 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 	if (sub_out)
 		fk_sub_new(p, &sub, NULL); /* before the reader runs: nothing is missed */
 	fk__proc_set_box(p, b);
+	p->slot = true; /* the reader gives it back */
 	fk__proc_run_reader(p);
 	pthread_mutex_lock(&b->plock);
 	fk__proc_purge_retained(b, &dead);
@@ -736,6 +738,8 @@ int fk_proc_start(fk_rt *rt, const char *box_id, const fk_proc_spec *spec, fk_pr
 		fk_proc_unref(p);
 	return 0;
 fail:
+	if (slot)
+		fk__proc_slot_give(rt);
 	pthread_rwlock_unlock(&b->life);
 	fk__box_put(b);
 	if (p) {

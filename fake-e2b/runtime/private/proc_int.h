@@ -57,6 +57,7 @@ struct fk_proc {
 	pthread_t thread;
 	bool thread_started;
 	bool joined;
+	bool slot; /* holds one of the runtime's process slots (fk__proc_slot_take) */
 
 	fk_proc_info info;
 
@@ -140,6 +141,12 @@ int fk__proc_kill(fk_proc *p, int sig);
 /* A process's listing entry: filled from a spec (0, -1 out of memory), freed. */
 int fk__proc_info_fill(fk_proc_info *in, const fk_proc_spec *spec);
 void fk__proc_info_clear(fk_proc_info *in);
+/* A slot of the runtime's started processes, each of which holds server fds (its pipes,
+ * pidfd, wake-up, a shim's socket) and a thread while it runs: at most the fd limit / 16 run
+ * at once, so that Starts cannot take the fds every connection needs. 0, or FK_ENOMEM
+ * (resource_exhausted) past it. The reader gives it back at the process's end. */
+int fk__proc_slot_take(fk_rt *rt, fk_err *err);
+void fk__proc_slot_give(fk_rt *rt);
 /* Closes *fd if open and sets it to -1. */
 void fk__proc_close_fd(int *fd);
 /* Under b->plock: unlinks the box's retained exits whose 30 s are over into *dead, for

@@ -131,6 +131,7 @@ struct fk_rt {
 	bool isolated;
 	unsigned default_disk_mb; /* a box's disk when its options leave it 0 */
 	bool end_on_exit;         /* fk_rt_options.end_on_exit */
+	int procs_running;        /* started processes holding a slot (fk__proc_slot_take) */
 	/* fk_rt_set_proc_end_hook: read-locked around each call, write-locked to change */
 	pthread_rwlock_t hook_lock;
 	void (*proc_end_hook)(void *ctx, const char *box_id, const fk_proc_end *end);

@@ -33,6 +33,7 @@
 #define KEY "e2b_proc_limits_test_key"
 
 static const char *g_bin;
+static char g_refusal[512]; /* the last refused Start's "message":"..." */
 
 /* The open fds of process pid. */
 static int fd_count(pid_t pid)
@@ -58,7 +59,7 @@ static void fd0_of(pid_t pid, char *out, size_t cap)
 }
 
 /* A Start of `sh -c line` as root whose client leaves once the answer's first message is in:
- * 1 when the process started, 0 when the Start was refused or not answered. */
+ * 1 when the process started, 0 when the Start was refused, -1 when it was not answered. */
 static int start_and_leave(fks *s, fks_box *b, const char *line)
 {
 	json_t *m = json_pack("{s:{s:s,s:[s,s]}}", "process", "cmd", "/bin/sh", "args", "-c", line);
@@ -95,63 +96,78 @@ static int start_and_leave(fks *s, fks_box *b, const char *line)
 	}
 	if (started <= 0) {
 		char *e = memmem(buf, got, "\"message\"", 9);
-		print_message("refused: %.*s\n", e ? (int)strcspn(e, "}") : (int)got, e ? e : buf);
+		snprintf(g_refusal, sizeof(g_refusal), "%.*s", e ? (int)strcspn(e, "}") : (int)got,
+		         e ? e : buf);
+		print_message("refused: %s\n", g_refusal);
 	}
 	close(fd);
 	free(env);
 	free(js);
 	json_decref(m);
-	return started > 0; /* no answer at all: the server had no fd left for the connection */
+	return started; /* -1, no answer at all: the server had no fd left for the connection */
+}
+
+/* A server (ephemeral) under `ulimit -n 256`, its fd 0 /dev/null; tmp: its wrapper's dir. */
+static void start_nofile_256(fks *s, char tmp[64])
+{
+	snprintf(tmp, 64, "/var/tmp/fk-proclim-XXXXXX");
+	assert_non_null(mkdtemp(tmp));
+	char wrapper[96];
+	snprintf(wrapper, sizeof(wrapper), "%s/nofile.sh", tmp);
+	FILE *w = fopen(wrapper, "w");
+	assert_non_null(w);
+	fprintf(w, "#!/bin/sh\nulimit -n 256 || exit 1\nexec '%s' \"$@\" </dev/null\n", g_bin);
+	fclose(w);
+	assert_int_equal(chmod(wrapper, 0700), 0);
+	static const char *const flags[] = {"--quiet",           "--api-key", KEY,
+	                                    "--sandbox-disk-mb", "64",        NULL};
+	assert_int_equal(fks_start(s, wrapper, flags), 0);
+}
+
+static void stop_and_clean(fks *s, const char *tmp)
+{
+	assert_int_equal(fks_stop(s), 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers(void **unused)
 {
 	(void)unused;
 	fks_need_root();
-	char tmp[64] = "/var/tmp/fk-proclim-XXXXXX", wrapper[96];
-	assert_non_null(mkdtemp(tmp));
-	snprintf(wrapper, sizeof(wrapper), "%s/nofile.sh", tmp);
-	FILE *w = fopen(wrapper, "w");
-	assert_non_null(w);
-	/* the limit the server's fds meet after a few dozen Starts; its fd 0 a known file */
-	fprintf(w, "#!/bin/sh\nulimit -n 256 || exit 1\nexec '%s' \"$@\" </dev/null\n", g_bin);
-	fclose(w);
-	assert_int_equal(chmod(wrapper, 0700), 0);
-	static const char *const flags[] = {"--quiet",           "--api-key", KEY,
-	                                    "--sandbox-disk-mb", "64",        NULL};
+	/* a limit idle connections reach (16 processes at most: fd limit / 16) */
+	char tmp[64];
 	fks s;
-	assert_int_equal(fks_start(&s, wrapper, flags), 0);
+	start_nofile_256(&s, tmp);
 	char fd0[PATH_MAX];
 	fd0_of(s.pid, fd0, sizeof(fd0));
 	assert_string_equal(fd0, "/dev/null");
 	int base = fd_count(s.pid);
 	fks_box b;
 	fks_box_create(&s, KEY, NULL, &b);
-	int started = 0, refused = 0;
-	while (refused == 0 && started < 400) {
-		if (start_and_leave(&s, &b, "exec sleep 600"))
-			started++;
-		else
-			refused++;
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(start_and_leave(&s, &b, "exec sleep 600"), 1);
+	/* Each idle connection the server holds takes one more of its fds: one more before each
+	 * Start of `true` until a Start has no answer (no fd for its connection), so that the
+	 * Starts before are refused at every step, down to the first open of the plan. A refused
+	 * Start frees what it took. */
+	int idle[300], n_idle = 0, started = 0, refused = 0, last = 1;
+	while (last >= 0 && n_idle < 300) {
+		idle[n_idle] = fks_tcp_connect(s.port, false, 0);
+		assert_true(idle[n_idle] >= 0);
+		n_idle++;
+		last = start_and_leave(&s, &b, "true");
+		started += last == 1;
+		refused += last == 0;
 	}
-	/* A refused Start frees what it took, so the next one is refused at the same step. Each
-	 * idle connection the server holds takes one more fd: 16 of them, a Start after each, so
-	 * that the Starts are refused at every step, down to the first open of the plan. */
-	int idle[16];
-	for (int i = 0; i < 16; i++) {
-		idle[i] = fks_tcp_connect(s.port, false, 0);
-		assert_true(idle[i] >= 0);
-		if (start_and_leave(&s, &b, "exec sleep 600"))
-			started++;
-		else
-			refused++;
-	}
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < n_idle; i++)
 		close(idle[i]);
 	fd0_of(s.pid, fd0, sizeof(fd0));
-	print_message("%d Starts ran, %d refused at the fd limit; the server's fd 0: '%s'\n",
-	              started, refused, fd0);
-	assert_true(refused >= 12);
+	print_message("%d Starts ran, %d refused at the fd limit (%d idle connections); the "
+	              "server's fd 0: '%s'\n",
+	              started, refused, n_idle, fd0);
+	assert_true(refused >= 6);
 	assert_true(started > 10);
 	assert_string_equal(fd0, "/dev/null"); /* before: closed, then reused and closed again */
 	fkr *r =
@@ -164,10 +180,7 @@ static void test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers
 	for (long t0 = fk_mono_ms(); now != base && fk_mono_ms() - t0 < 30000; fk_sleep_ms(50))
 		now = fd_count(s.pid);
 	print_message("server fds: %d before the sandbox, %d after its deletion\n", base, now);
-	assert_int_equal(fks_stop(&s), 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	assert_int_equal(system(cmd), 0);
+	stop_and_clean(&s, tmp);
 	assert_int_equal(now, base); /* before: one more per Start refused at the cgroup files */
 }
 
@@ -255,6 +268,52 @@ static void test_proc_limits__output_nobody_listens_to_is_read_in_ticks(void **u
 	assert_true(bytes <= most); /* before: as fast as dd writes, gigabytes */
 }
 
+/* The pid of the sandbox's oldest listed process. */
+static unsigned a_pid(fks *s, fks_box *b)
+{
+	const char *h[] = {b->hid, b->htok, "Content-Type: application/json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(s, "POST", "/process.Process/List", h, "{}", 2);
+	assert_int_equal(r->status, 200);
+	json_t *v = json_array_get(json_object_get(r->json, "processes"), 0);
+	unsigned pid = (unsigned)json_integer_value(json_object_get(v, "pid"));
+	fkr_free(r);
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void test_proc_limits__the_servers_processes_are_capped_by_its_fd_limit(void **unused)
+{
+	(void)unused;
+	fks_need_root();
+	char tmp[64];
+	fks s;
+	start_nofile_256(&s, tmp);
+	fks_box b;
+	fks_box_create(&s, KEY, NULL, &b);
+	for (int i = 0; i < 16; i++) /* 256 / 16 */
+		assert_int_equal(start_and_leave(&s, &b, "exec sleep 600"), 1);
+	assert_int_equal(start_and_leave(&s, &b, "exec sleep 600"), 0);
+	assert_string_equal(g_refusal, "\"message\":\"the server runs 16 processes, the most its "
+	                               "open-file limit (256) allows: wait for one to end\"");
+	/* one ends: its slot is free once the server has seen its end */
+	char js[96];
+	snprintf(js, sizeof(js), "{\"process\":{\"pid\":%u},\"signal\":\"SIGNAL_SIGKILL\"}",
+	         a_pid(&s, &b));
+	const char *h[] = {b.hid, b.htok, "Content-Type: application/json",
+	                   "Authorization: Basic cm9vdDo=", NULL};
+	fkr *r = fks_req(&s, "POST", "/process.Process/SendSignal", h, js, strlen(js));
+	assert_int_equal(r->status, 200);
+	fkr_free(r);
+	int got = 0;
+	for (long t0 = fk_mono_ms(); got != 1 && fk_mono_ms() - t0 < 30000; fk_sleep_ms(50))
+		got = start_and_leave(&s, &b, "exec sleep 600");
+	assert_int_equal(got, 1);
+	assert_int_equal(start_and_leave(&s, &b, "exec sleep 600"), 0);
+	fks_box_delete(&s, KEY, &b);
+	stop_and_clean(&s, tmp);
+}
+
 int main(int argc, char **argv)
 {
 	if (!(g_bin = fks_bin_arg(argc, argv)))
@@ -262,6 +321,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_proc_limits__a_start_at_the_fd_limit_closes_none_of_the_servers),
 	    cmocka_unit_test(test_proc_limits__output_nobody_listens_to_is_read_in_ticks),
+	    cmocka_unit_test(test_proc_limits__the_servers_processes_are_capped_by_its_fd_limit),
 	};
 	return cmocka_run_group_tests_name("fake_proc_limits", tests, NULL, NULL);
 }
