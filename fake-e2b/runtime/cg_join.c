@@ -12,12 +12,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* TSan cannot follow a task made by a raw fork-like clone (its fork() interceptor sets the child
- * up): there the fork-like task is fork()ed and moves itself */
+/* TSan cannot follow a task made by a raw clone3 (its fork() and clone() interceptors set the
+ * child up; a box's PID 1 made without them died at once): there every task is made as before
+ * and moves itself */
 #if defined(__SANITIZE_THREAD__)
-#define RAW_FORK_OK 0
+#define RAW_CLONE_OK 0
 #else
-#define RAW_FORK_OK 1
+#define RAW_CLONE_OK 1
 #endif
 
 void fk__cg_join_init(fk_cg_join *j, const fk_rt *rt)
@@ -51,7 +52,7 @@ static pid_t clone3_in(uint64_t flags, int cg, char *stack, size_t size, int (*f
 pid_t fk__cg_spawn(fk_cg_join *j, uint64_t flags, char *stack, size_t size, int (*fn)(void *),
                    void *arg)
 {
-	if (j && j->v2 >= 0 && !j->no_clone3 && (stack || RAW_FORK_OK)) {
+	if (j && j->v2 >= 0 && !j->no_clone3 && RAW_CLONE_OK) {
 		/* set before: a task sharing our memory reads it */
 		j->in_v2 = true;
 		pid_t pid = clone3_in(flags, j->v2, stack, size, fn, arg);
