@@ -96,8 +96,8 @@ static void test_scripts__every_script_byte_exact(void **state)
 	        "4f9c1b93771be55d44b95748f2cdd7a1311521d285abe6d683fc235be5862f87"),
 	    PIN(fileop_wrapper, 149,
 	        "bd8a092cd4db08656353b3220408d4363d36eb99f465357432b4180cb4dffd5c"),
-	    PIN(kill_script, 565,
-	        "d8b6eade9c1f17f30f10856578475c7139d6d88bbc12602f8ea0f16126b8b432"),
+	    PIN(kill_script, 569,
+	        "a3bbf5ead697094dc6666dcfb39a98d8f7e44744117f7d358e5834bc92dab41c"),
 	    PIN(kill_all_script, 1213,
 	        "630051b23de90e6e0278b1b292f6d2411e8c9d6407ed2feca81b175f26673236"),
 	    PIN(kill_tagged_script, 1298,
@@ -621,6 +621,47 @@ static void wrapper_orphan(wrapper *w)
 	assert_int_equal(kill(w->sleep[1], 0), 0);
 }
 
+/* KILL_SCRIPT for a command whose CTL.kill another user of the box planted in the shared /tmp
+ * first (its name is in every process list while the command runs): a symlink to a file of the
+ * killer's (root's, for a root command), a FIFO. The seed's `: > CTL.kill` truncated the file
+ * and waited for ever on the FIFO; now nothing there is opened, and a CTL.kill made by the
+ * script still exists for the wrapper's check. */
+static void test_scripts__kill_script_opens_nothing_planted_at_its_kill_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sbx-unit-XXXXXX", victim[64], ctl[3][96], kf[3][104], out[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	FILE *f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("keep\n", f);
+	fclose(f);
+	for (int i = 0; i < 3; i++) {
+		snprintf(ctl[i], sizeof(ctl[i]), "%s/.capybara-exec-k%d", dir, i);
+		snprintf(kf[i], sizeof(kf[i]), "%s.kill", ctl[i]);
+	}
+	assert_int_equal(symlink(victim, kf[0]), 0);
+	assert_int_equal(mkfifo(kf[1], 0666), 0);
+	for (int i = 0; i < 3; i++) {
+		const char *argv[] = {
+		    "timeout",       "20",   "/bin/sh", "-c", sbx__e2b_kill_script,
+		    "capybara-kill", ctl[i], NULL};
+		assert_int_equal(run_argv(argv, out, sizeof(out)),
+		                 0); /* before: 124 for the FIFO */
+	}
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	char got[16] = "";
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "keep\n"); /* before: empty */
+	assert_int_equal(access(kf[2], F_OK), 0);
+	for (int i = 0; i < 3; i++)
+		unlink(kf[i]);
+	unlink(victim);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /*
  * A command whose wrapper died first is still an exec's: KILL_TAGGED_SCRIPT and KILL_ALL_SCRIPT
  * find its session through the wrapper's pid file (a session id is not reused while a process
@@ -709,6 +750,7 @@ int main(void)
 	    cmocka_unit_test(test_scripts__fileop_wrapper_passes_args_and_kills_on_its_timer),
 	    cmocka_unit_test(test_scripts__read_and_stat_scripts_behave),
 	    cmocka_unit_test(test_scripts__exec_wrapper_runs_bash_and_keeps_the_status),
+	    cmocka_unit_test(test_scripts__kill_script_opens_nothing_planted_at_its_kill_file),
 	    cmocka_unit_test_teardown(test_scripts__kill_scripts_fork_nothing,
 	                              kill_scripts_teardown),
 	    cmocka_unit_test_teardown(test_scripts__kill_scripts_end_orphaned_commands,

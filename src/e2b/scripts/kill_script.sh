@@ -1,6 +1,9 @@
 # shellcheck shell=sh
 # KILL_SCRIPT CTL (the seed's, docs/contract.md "exec" timeout or abort; as the sandbox user):
-# creates CTL.kill first so a wrapper that has not started yet never runs its command; waits up
+# creates CTL.kill first so a wrapper that has not started yet never runs its command (a
+# symlink to /: `ln -s` never follows nor opens what another user of the box put at that name
+# in the shared /tmp, where the seed's `: > CTL.kill`, run as root for a root command,
+# truncated the file a `sandbox` user's symlink named, or waited for ever on its FIFO); waits up
 # to 1 s (20 x 50 ms) for CTL.pid, kills that session's tree; then kills every wrapper still
 # matching "capybara-exec CTL" and its tree; removes CTL.pid. Always exits 0: success means the
 # kill ran, not that there was something to kill.
@@ -25,7 +28,7 @@ k() {
 	done;
 };
 c=$1;
-: > "$c.kill" 2>/dev/null;
+ln -s / "$c.kill" 2>/dev/null;
 i=0;
 while [ ! -s "$c.pid" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done;
 p=$(cat "$c.pid" 2>/dev/null);
