@@ -139,11 +139,17 @@ static int session(const char *ctl)
 		}
 		(void)setsid();
 	}
-	/* echo $$ > "$c.pid" 2>/dev/null */
+	/* echo $$ > "$c.pid" 2>/dev/null, but never through what another user of the box put at
+	 * that name in the shared /tmp while the exec line started (a symlink to a file of this
+	 * user's, root's for a root command; a FIFO): a new file, once more after unlinking
+	 * whatever was there */
 	memcpy(p, ctl, n);
 	memcpy(p + n, ".pid", 5);
 	len = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) >= 0) {
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST && unlink(p) == 0)
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
 		(void)!write(fd, line, (size_t)len);
 		close(fd);
 	}

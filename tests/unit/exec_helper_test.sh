@@ -4,8 +4,9 @@
 # 128 + N for a signal, its own process group in the helper's session, an unblocked signal
 # mask, the pid file removed, the SECONDS backstop that SIGKILLs the command's whole group, and
 # 125 for a bad invocation; and with --session (as the exec line runs it, from a process that
-# leads nothing): the session of its own, CTL.pid naming it, CTL.kill refusing the start, and a
-# process group leader's start (a child makes the session, as `setsid -w`). Usage:
+# leads nothing): the session of its own, CTL.pid naming it (never written through a symlink or
+# FIFO planted at its name), CTL.kill refusing the start, and a process group leader's start (a
+# child makes the session, as `setsid -w`). Usage:
 # exec_helper_test.sh HELPER
 set -u
 helper=$1
@@ -71,6 +72,19 @@ touch "$ctl.kill"
 out=$("$helper" "$ctl" 'echo ran' 10 --session)
 check "--session: CTL.kill refuses the start" "137 []" "$? [$out]"
 rm -f "$ctl.kill" "$ctl.pid"
+# CTL.pid planted first by another user of the box (its name is in the process list while the
+# exec line starts): a symlink to a file is not followed, a FIFO not waited on; the helper's
+# own file replaces them
+echo keep >"$dir/victim"
+ln -s "$dir/victim" "$ctl.pid"
+out=$("$helper" "$ctl" "cat '$ctl.pid'; echo \$PPID" 10 --session)
+read -r pidfile hpid <<<"$(printf '%s\n' "$out" | tr '\n' ' ')"
+check "--session: a symlink at CTL.pid is not followed" keep "$(cat "$dir/victim")"
+check "--session: CTL.pid replaced by the helper's own" "$hpid" "$pidfile"
+mkfifo "$ctl.pid"
+out=$(timeout 10 "$helper" "$ctl" 'echo ran' 10 --session)
+check "--session: a FIFO at CTL.pid is not waited on" "0 [ran]" "$? [$out]"
+rm -f "$ctl.pid" "$dir/victim"
 # started as a process group leader (job control): a child makes the session, the helper waits
 out=$(set -m; "$helper" "$ctl" "read -r -a f < /proc/\$PPID/stat; echo \"\$(cat '$ctl.pid') \$PPID \${f[5]}\"; exit 5" 10 --session & wait $!; echo "rc=$?")
 read -r pidfile hpid hsid rcw <<<"$(printf '%s\n' "$out" | tr '\n' ' ')"
