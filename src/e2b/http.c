@@ -61,8 +61,7 @@ int sbx__http_new(sbx_http **out, sbx_error *err)
 		sbx__free(h);
 		return sbx__error_set(err, SBX_EINTERNAL, "cannot create a mutex");
 	}
-	if (pthread_cond_init(&h->loop.cond, NULL) != 0 ||
-	    pthread_cond_init(&h->loop.park, NULL) != 0) {
+	if (pthread_cond_init(&h->loop.cond, NULL) != 0) {
 		pthread_mutex_destroy(&h->loop.mu);
 		for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 			pthread_mutex_destroy(&h->share_mu[i]);
@@ -125,7 +124,6 @@ void sbx__http_free(sbx_http *h)
 	sbx__free(h->capath);
 	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&h->share_mu[i]);
-	pthread_cond_destroy(&h->loop.park);
 	pthread_cond_destroy(&h->loop.cond);
 	pthread_mutex_destroy(&h->loop.mu);
 	pthread_mutex_destroy(&h->mu);

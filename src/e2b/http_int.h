@@ -1,9 +1,8 @@
 /*
- * e2b/http_int.h: the insides of the HTTP client (http.h), shared by its files, each using
- * only those below it: http.c (the client, its pool of (multi, easy) pairs, one call from
- * setup to free) over http_loop_wait.c (a loop call's wait, on the caller's thread) over
- * http_loop.c (the multiplexing loop of HTTPS calls) over http_tls.c (the share of DNS answers
- * and TLS sessions, the one CA store, its bundle read by http_ca.c).
+ * e2b/http_int.h: the insides of the HTTP client (http.h), shared by its three files, each
+ * using only those below it: http.c (the client, its pool of (multi, easy) pairs, one call from
+ * setup to free) over http_loop.c (the multiplexing loop of HTTPS calls) over http_tls.c (the
+ * share of DNS answers and TLS sessions, the one CA store, its bundle read by http_ca.c).
  * Nothing else includes it.
  */
 #ifndef SBX_E2B_HTTP_INT_H
@@ -38,23 +37,12 @@ typedef struct loop_origin loop_origin;
 typedef struct http_loop {
 	pthread_mutex_t mu;
 	pthread_cond_t cond; /* a call left the multi (LS_OUT) */
-	pthread_cond_t park; /* the parked loop thread has work (or a stop) */
 	pthread_t thread;
 	bool started; /* under sbx_http.mu */
 	pid_t pid;    /* the process that started the thread (a forked child has none) */
 	bool failed;  /* under sbx_http.mu: no thread: HTTPS calls use the pairs */
 	bool stop;    /* under mu */
-	/*
-	 * Under mu. The loop thread parks (no poll) while it has nothing to move; a call started
-	 * then is driven by its own waiter (`driver`, which `driving` while in its wait), with no
-	 * thread handing over: see http_loop.c "Driving". nlive counts the calls in the multi or
-	 * held for it.
-	 */
-	bool parked;
-	struct sbx_http_call *driver;
-	bool driving;
-	size_t nlive;
-	CURLM *multi;                /* the loop thread's only, or the driver's while it drives */
+	CURLM *multi; /* the loop thread's only */
 	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
 	CURL *idle[LOOP_IDLE];       /* under mu */
 	size_t nidle;
@@ -143,13 +131,6 @@ int sbx__http_ca_defaults(sbx_http *h);
 CURLcode sbx__http_tls_setopt(sbx_http *h, CURL *e, const char *url);
 
 /* ---- http_loop.c ---- */
-/* Under loop.mu: give the loop a command about `c` (then sbx__http_loop_notify). */
-void sbx__http_loop_queue(http_loop *L, struct sbx_http_call *c);
-/* Under loop.mu, after a command was queued: a driver not in its wait loses the multi, a parked
- * loop thread is unparked. true: curl_multi_wakeup the one that polls the multi. */
-bool sbx__http_loop_notify(http_loop *L);
-/* One round of the loop (commands, admissions, curl), by the loop thread or the driver. */
-void sbx__http_loop_round(http_loop *L);
 #define SBX_HTTP_LOOP_DONE 2 /* sbx__http_loop_wait: the transfer ended (c->result is set) */
 /* The loop, started on first use. false: no loop (the call uses a pair). */
 bool sbx__http_loop_ready(sbx_http *h);
@@ -164,13 +145,11 @@ CURLcode sbx__http_loop_setopt(sbx_http_call *c);
 void sbx__http_loop_add(sbx_http_call *c);
 /* The loop thread's write callback for a 200 streamed to on_data: queue for the caller. */
 size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n);
+/* sbx__http_call_wait() of a loop call: the caller's thread runs on_data. 0 (stopped),
+ * SBX_HTTP_YIELD, SBX_HTTP_LOOP_DONE, or an error. */
+int sbx__http_loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 /* The loop's part of sbx__http_call_free: out of the loop (waiting for its thread), the easy
  * handle and the eventfd kept for reuse, the queues gone. */
 void sbx__http_loop_call_release(sbx_http_call *c);
-
-/* ---- http_loop_wait.c ---- */
-/* sbx__http_call_wait() of a loop call: the caller's thread runs on_data (and moves the loop
- * when the call is its driver). 0 (stopped), SBX_HTTP_YIELD, SBX_HTTP_LOOP_DONE, or an error. */
-int sbx__http_loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err);
 
 #endif

@@ -10,17 +10,6 @@
  *
  * Commands reach the loop thread through loop.queue under loop.mu (add, remove, unpause);
  * a call's lstate says where it stands, and its caller frees it only once it is LS_OUT.
- *
- * Driving. With nothing to move (no call in the multi or held, no command) the loop thread
- * parks on loop.park instead of polling. A call started then becomes the loop's `driver`: its
- * own waiter runs the loop's rounds and polls the multi (with its abort signal and deadline)
- * on its thread, so a lone sequential call costs no hand-over between two threads (a wake-up
- * of the loop thread to send, and one of the caller at the end: docs/internals/exec-cost.md
- * "The client's CPU per exec"). The driver gives the multi back when its wait returns; the
- * loop thread is unparked then if anything is left to move. A command of another call meanwhile
- * wakes the driver's poll (its rounds take the command) or, when the driver is not in its wait,
- * takes the multi from it and unparks the loop thread, so no call ever waits on a waiter that
- * does not wait.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -52,8 +41,18 @@ static void efd_signal(int fd)
 	/* EAGAIN: the counter is already non-zero, the caller wakes anyway */
 }
 
+static void efd_clear(int fd)
+{
+	uint64_t v;
+	ssize_t r;
+
+	do
+		r = read(fd, &v, sizeof(v));
+	while (r < 0 && errno == EINTR);
+}
+
 /* Under loop.mu: give the loop thread a command about `c`. */
-void sbx__http_loop_queue(http_loop *L, sbx_http_call *c)
+static void loop_queue(http_loop *L, sbx_http_call *c)
 {
 	if (!c->queued) {
 		c->lnext = L->queue;
@@ -100,8 +99,6 @@ size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n)
 	} else {
 		wake = c->inbox.len == n; /* it was empty: the caller may be asleep */
 	}
-	if (L->driver == c)
-		wake = false; /* it reads its inbox after every round it runs */
 	pthread_mutex_unlock(&L->mu);
 	if (wake)
 		efd_signal(c->efd);
@@ -174,8 +171,6 @@ static loop_origin *origin_of(http_loop *L, const char *url)
 /* Under loop.mu: a call leaves the loop's hands; its caller may free it from now on. */
 static void loop_out(http_loop *L, sbx_http_call *c)
 {
-	if (c->lstate == LS_IN || c->lstate == LS_HELD)
-		L->nlive--;
 	c->lstate = LS_OUT;
 	pthread_cond_broadcast(&L->cond);
 }
@@ -186,8 +181,7 @@ static void loop_end(http_loop *L, sbx_http_call *c, CURLcode result)
 	pthread_mutex_lock(&L->mu);
 	c->ldone = true;
 	c->lresult = result;
-	if (L->driver != c)
-		efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
+	efd_signal(c->efd); /* before loop_out: from then on the caller may free it */
 	loop_out(L, c);
 	pthread_mutex_unlock(&L->mu);
 }
@@ -236,8 +230,6 @@ static void loop_admit(http_loop *L, sbx_http_call *c)
 		*o->held_tail = c;
 		o->held_tail = &c->hnext;
 		pthread_mutex_lock(&L->mu);
-		if (c->lstate != LS_HELD)
-			L->nlive++;
 		c->lstate = LS_HELD;
 		pthread_mutex_unlock(&L->mu);
 		return;
@@ -248,8 +240,6 @@ static void loop_admit(http_loop *L, sbx_http_call *c)
 		return;
 	}
 	pthread_mutex_lock(&L->mu);
-	if (c->lstate != LS_HELD)
-		L->nlive++;
 	c->lstate = LS_IN;
 	pthread_mutex_unlock(&L->mu);
 	if (!o)
@@ -373,83 +363,41 @@ static void loop_finished(http_loop *L)
 	}
 }
 
-/* One round of the loop, by the loop thread or the driver: commands, admissions, curl. */
-void sbx__http_loop_round(http_loop *L)
-{
-	sbx_http_call *c, *resume, *admit;
-	int running;
-
-	pthread_mutex_lock(&L->mu);
-	loop_commands(L, &admit, &resume);
-	pthread_mutex_unlock(&L->mu);
-	/*
-	 * Outside the lock: resuming delivers the held chunk to sbx__http_loop_put at once. The
-	 * callers cannot free these calls meanwhile: their removal waits for the next round.
-	 */
-	for (c = resume; c; c = resume) {
-		resume = c->anext;
-		(void)curl_easy_pause(c->pair.easy, CURLPAUSE_CONT);
-	}
-	for (c = admit; c; c = admit) {
-		admit = c->anext;
-		c->origin = origin_of(L, c->req.url);
-		loop_admit(L, c);
-	}
-	(void)curl_multi_perform(L->multi, &running);
-	loop_finished(L);
-	origins_release(L);
-}
-
-/* Under mu: the loop thread has the multi and something to move in it (or must stop). */
-static bool loop_busy(const http_loop *L)
-{
-	return L->stop || (!L->driver && (L->nlive > 0 || L->queue));
-}
-
 static void *loop_main(void *arg)
 {
 	sbx_http *h = arg;
 	http_loop *L = &h->loop;
-	bool idle;
+	sbx_http_call *c, *resume, *admit;
+	int running;
 
 	for (;;) {
 		pthread_mutex_lock(&L->mu);
-		while (!loop_busy(L)) {
-			L->parked = true;
-			pthread_cond_wait(&L->park, &L->mu);
-			L->parked = false;
-		}
 		if (L->stop) {
 			pthread_mutex_unlock(&L->mu);
 			break;
 		}
+		loop_commands(L, &admit, &resume);
 		pthread_mutex_unlock(&L->mu);
-		sbx__http_loop_round(L);
-		pthread_mutex_lock(&L->mu);
-		idle = !loop_busy(L);
-		pthread_mutex_unlock(&L->mu);
-		if (!idle)
-			(void)curl_multi_poll(L->multi, NULL, 0, POLL_SLICE_MS, NULL);
+		/*
+		 * Outside the lock: resuming delivers the held chunk to sbx__http_loop_put at
+		 * once. The callers cannot free these calls meanwhile: their removal waits for
+		 * the next round.
+		 */
+		for (c = resume; c; c = resume) {
+			resume = c->anext;
+			(void)curl_easy_pause(c->pair.easy, CURLPAUSE_CONT);
+		}
+		for (c = admit; c; c = admit) {
+			admit = c->anext;
+			c->origin = origin_of(L, c->req.url);
+			loop_admit(L, c);
+		}
+		(void)curl_multi_perform(L->multi, &running);
+		loop_finished(L);
+		origins_release(L);
+		(void)curl_multi_poll(L->multi, NULL, 0, POLL_SLICE_MS, NULL);
 	}
 	return NULL;
-}
-
-/*
- * Under mu, after a command was queued: who must see it. A driver that is not in its wait
- * loses the multi (the loop thread, unparked, takes it); a parked loop thread is unparked.
- * true: curl_multi_wakeup (the loop thread or the driver polls the multi).
- */
-bool sbx__http_loop_notify(http_loop *L)
-{
-	if (L->driver && !L->driving)
-		L->driver = NULL;
-	if (L->driver)
-		return true;
-	if (L->parked) {
-		pthread_cond_signal(&L->park);
-		return false;
-	}
-	return true;
 }
 
 /* The loop, started on first use. false: no loop (the call uses a pair). */
@@ -500,7 +448,6 @@ void sbx__http_loop_stop(sbx_http *h)
 	} else if (L->started) {
 		pthread_mutex_lock(&L->mu);
 		L->stop = true;
-		pthread_cond_signal(&L->park);
 		pthread_mutex_unlock(&L->mu);
 		curl_multi_wakeup(L->multi);
 		pthread_join(L->thread, NULL);
@@ -571,19 +518,11 @@ void sbx__http_loop_add(sbx_http_call *c)
 {
 	http_loop *L = &c->h->loop;
 
-	bool wake = false;
-
 	pthread_mutex_lock(&L->mu);
 	c->lstate = LS_ADD;
-	sbx__http_loop_queue(L, c);
-	/* nothing else to move (a parked flag may be stale: the thread may have been unparked) */
-	if (L->parked && !L->driver && !L->stop && L->nlive == 0 && L->queue == c && !c->lnext)
-		L->driver = c; /* its waiter sends it (sbx__http_loop_wait) */
-	else
-		wake = sbx__http_loop_notify(L);
+	loop_queue(L, c);
 	pthread_mutex_unlock(&L->mu);
-	if (wake)
-		curl_multi_wakeup(L->multi);
+	curl_multi_wakeup(L->multi);
 }
 
 /* Take the call out of the loop (an unfinished transfer is cut); waits for the loop thread. */
@@ -594,20 +533,14 @@ static void loop_detach(sbx_http_call *c)
 
 	pthread_mutex_lock(&L->mu);
 	c->discard = true;
-	if (L->driver == c) { /* never driven: nothing but this call was given to the loop */
-		L->driver = NULL;
-		L->driving = false;
-		if (L->parked && (L->nlive > 0 || L->queue))
-			pthread_cond_signal(&L->park);
-	}
 	if (c->lstate == LS_ADD) {
 		loop_unqueue(L, c);
 		c->lstate = LS_OUT;
 	}
 	if (c->lstate != LS_NONE && c->lstate != LS_OUT) {
 		c->want_remove = true;
-		sbx__http_loop_queue(L, c);
-		wake = sbx__http_loop_notify(L);
+		loop_queue(L, c);
+		wake = true;
 	}
 	pthread_mutex_unlock(&L->mu);
 	if (wake)
@@ -617,6 +550,142 @@ static void loop_detach(sbx_http_call *c)
 		pthread_cond_wait(&L->cond, &L->mu);
 	loop_unqueue(L, c); /* a late unpause command */
 	pthread_mutex_unlock(&L->mu);
+}
+
+/*
+ * The caller stopped reading: the rest is dropped; give the transfer a moment to end. The loop
+ * thread is woken only to resume a paused transfer: the discard flag needs no wake-up (the
+ * loop reads it with the next bytes), and the end of a stream the loop is reading wakes it.
+ */
+static void loop_drain(sbx_http_call *c)
+{
+	http_loop *L = &c->h->loop;
+	uint64_t end = sbx__now_ms() + SBX_HTTP_DRAIN_MS, now;
+	struct pollfd pfd;
+	bool done, wake;
+
+	for (;;) {
+		pthread_mutex_lock(&L->mu);
+		c->discard = true;
+		sbx_buf_clear(&c->inbox);
+		wake = c->paused && c->lstate == LS_IN;
+		if (wake) {
+			c->paused = false;
+			c->want_unpause = true;
+			loop_queue(L, c);
+		}
+		done = c->ldone;
+		pthread_mutex_unlock(&L->mu);
+		if (done || (now = sbx__now_ms()) >= end)
+			return;
+		if (wake)
+			curl_multi_wakeup(L->multi);
+		pfd.fd = c->efd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, (int)(end - now)) > 0)
+			efd_clear(c->efd);
+	}
+}
+
+/* The caller's thread: what the loop queued for a call, swapped into c->taken (the loop fills
+ * the emptied other buffer meanwhile), a paused transfer resumed; whether the transfer ended
+ * (its result, and a buffered body's error, copied to the caller's fields) or ran out of
+ * memory. */
+static void loop_take(sbx_http_call *c, bool *done, bool *oom)
+{
+	http_loop *L = &c->h->loop;
+	bool wake = false;
+	sbx_buf t;
+
+	pthread_mutex_lock(&L->mu);
+	t = c->inbox;
+	c->inbox = c->taken;
+	c->taken = t;
+	if (c->paused && c->lstate == LS_IN) {
+		c->paused = false;
+		c->want_unpause = true;
+		loop_queue(L, c);
+		wake = true;
+	}
+	*done = c->ldone;
+	*oom = c->loop_oom;
+	if (*done) {
+		c->result = c->lresult;
+		if (c->lcb_code < 0 && c->cb_code == 0) {
+			c->cb_code = c->lcb_code;
+			c->cb_err = c->lcb_err;
+		}
+	}
+	pthread_mutex_unlock(&L->mu);
+	if (wake)
+		curl_multi_wakeup(L->multi);
+}
+
+/* sbx__http_call_wait() of a loop call: the caller's thread runs on_data. */
+int sbx__http_loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig, sbx_error *err)
+{
+	http_loop *L = &c->h->loop;
+	int sigfd = sig ? sbx_signal_fd(sig) : -1, rc;
+	struct pollfd pfd[2];
+	bool done, oom;
+	uint64_t now, wait;
+
+	for (;;) {
+		if (c->stopped) {
+			loop_drain(c);
+			return 0;
+		}
+		if (c->cb_code < 0) {
+			if (err && err->code == 0)
+				*err = c->cb_err;
+			return c->cb_code;
+		}
+		if (c->yield) {
+			c->yield = false;
+			return SBX_HTTP_YIELD;
+		}
+		loop_take(c, &done, &oom);
+		if (c->taken.len > 0) {
+			rc = c->req.on_data(c->taken.ptr, c->taken.len, c->req.payload, &c->cb_err);
+			sbx_buf_clear(&c->taken);
+			if (rc < 0) {
+				c->cb_code = rc;
+			} else if (rc == 1) {
+				c->stopped = true;
+			} else if (rc == 2) {
+				c->yield = true;
+			}
+			if (rc < 0 || rc == 1) {
+				pthread_mutex_lock(&L->mu);
+				c->discard = true;
+				pthread_mutex_unlock(&L->mu);
+			}
+			continue;
+		}
+		if (oom)
+			return sbx__error_set(
+			    err, SBX_ENOMEM, "%s: out of memory reading the response", c->req.what);
+		if (done) {
+			c->done = true;
+			return SBX_HTTP_LOOP_DONE;
+		}
+		if (sig && sbx_signal_aborted(sig))
+			return SBX_EABORTED;
+		now = sbx__now_ms();
+		if (deadline_ms && now >= deadline_ms)
+			return SBX_ETIMEOUT;
+		wait = deadline_ms && deadline_ms - now < POLL_SLICE_MS ? deadline_ms - now
+		                                                        : POLL_SLICE_MS;
+		pfd[0].fd = c->efd;
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = sigfd; /* poll() ignores a negative fd */
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		if (poll(pfd, 2, (int)wait) > 0 && (pfd[0].revents & POLLIN))
+			efd_clear(c->efd);
+	}
 }
 
 /* A loop call's own state: its eventfd, its queues, an easy handle. */

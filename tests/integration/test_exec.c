@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
-#include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -495,59 +494,6 @@ static void test_exec__abort_after_start_returns_output_so_far(void **state)
 	free(s);
 }
 
-/* Another thread: waits until the exec's sleep runs in the box (its own execs meanwhile), then
- * aborts the exec's signal. */
-typedef struct abort_when_running {
-	h_ctx *h;
-	sbx_signal *sig;
-	int seen;
-	uint64_t at;
-} abort_when_running;
-
-static void *abort_when_running_main(void *p)
-{
-	abort_when_running *a = p;
-
-	for (int i = 0; i < 600 && !a->seen; i++) {
-		char *s =
-		    h_sh(a->h, g_id, "pgrep -f 'sleep 6[2]' >/dev/null && echo y || sleep 0.1");
-		a->seen = strcmp(s, "y\n") == 0;
-		free(s);
-	}
-	a->at = h_now_ms();
-	sbx_signal_abort(a->sig);
-	return NULL;
-}
-
-/*
- * An exec that streams nothing waits for its end on its own thread, which moves the HTTP loop
- * itself when nothing else is in it (src/e2b/http_loop.c "Driving"): execs from another thread
- * meanwhile still run (the loop takes them in), and an abort from that thread ends the wait.
- */
-static void test_exec__abort_from_another_thread_ends_a_quiet_exec(void **state)
-{
-	h_ctx *h = *state;
-	abort_when_running a = {.h = h};
-	pthread_t th;
-	sbx_exec_result r;
-
-	assert_int_equal(sbx_signal_new(&a.sig), 0);
-	assert_int_equal(pthread_create(&th, NULL, abort_when_running_main, &a), 0);
-	assert_int_equal(run(h, &r, "sleep 62", NULL, a.sig), 0);
-	uint64_t done = h_now_ms();
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_true(a.seen);
-	assert_true(r.aborted);
-	assert_false(r.timed_out);
-	assert_false(r.has_exit_code);
-	print_message("exec returned %llu ms after the abort\n", (unsigned long long)(done - a.at));
-	sbx_exec_result_free(&r);
-	sbx_signal_free(a.sig);
-	char *s = h_sh(h, g_id, "pgrep -f 'sleep 6[2]' || true");
-	assert_string_equal(s, "");
-	free(s);
-}
-
 static void test_exec__already_aborted_sends_no_request(void **state)
 {
 	h_ctx *h = *state;
@@ -745,7 +691,6 @@ int main(void)
 	    cmocka_unit_test(test_exec__shared_budget_utf8_safe_cut),
 	    cmocka_unit_test(test_exec__timeout_reports_timed_out_without_exit_code),
 	    cmocka_unit_test(test_exec__abort_after_start_returns_output_so_far),
-	    cmocka_unit_test(test_exec__abort_from_another_thread_ends_a_quiet_exec),
 	    cmocka_unit_test(test_exec__already_aborted_sends_no_request),
 	    cmocka_unit_test(test_exec__resumes_a_paused_sandbox),
 	    cmocka_unit_test(test_exec__nohup_children_gone_after_timeout),
