@@ -511,6 +511,16 @@ static size_t budget_cut_slow(fk_http *h, size_t want, int64_t now)
 	return freed;
 }
 
+/* The bytes bodies already cut still hold (h->lock held): room their threads are freeing. */
+static size_t budget_cut_pending(const fk_http *h)
+{
+	size_t held = 0;
+	for (const fk_conn *k = h->conns; k; k = k->next)
+		if (k->cut && k->in_body)
+			held += k->held;
+	return held;
+}
+
 /* Take room in the budget for r's body to be `n` bytes (h->lock held): its buffer and its
  * parse's budget, less what r holds already. 0, or -1 when it does not fit (after cutting slow
  * bodies and waiting for what they free, `k` spared). The room a cut frees is promised to the
@@ -525,7 +535,9 @@ static int budget_take_locked(fk_http *h, fk_conn *k, fk_req *r, size_t n)
 	if (need > h->budget)
 		return -1;
 	size_t taken = h->budget_used + h->budget_waiting;
-	if (taken > h->budget - need && budget_cut_slow(h, taken - (h->budget - need), now) > 0) {
+	/* wait too for what bodies cut before still hold: their threads give it back soon */
+	if (taken > h->budget - need && (budget_cut_slow(h, taken - (h->budget - need), now) > 0 ||
+	                                 budget_cut_pending(h) > 0)) {
 		h->budget_waiting += need;
 		while (h->budget_used + h->budget_waiting > h->budget && !h->stopping &&
 		       mono_ms() < until) {
