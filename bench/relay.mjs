@@ -67,8 +67,12 @@ const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-e
 // An HTTP/2 (and HTTP/1.1) TLS server forwarding every request to `backend`
 // over HTTP/1.1 keep-alive, bodies streamed both ways. `stats` counts
 // connections by protocol, streams, and the most streams open at once on one.
-function h2Proxy({ cert, key, backend, maxStreams, stats }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
+function h2Proxy({ cert, key, backend, maxStreams, stats, idleMs }) {
+  // Idle backend sockets are closed after idleMs (5 s), well before fake-e2b's own 30 s idle timeout
+  // (--idle-timeout-s): a socket reused just as the server closed it made a POST fail with
+  // ECONNRESET (502 "relay: backend error" to the client; 7 of 256 execs of scenario e whose
+  // sockets had been idle the ~30 s since the round before), and a POST is not retried.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: idleMs })
   const server = http2.createSecureServer({
     cert: readFileSync(cert),
     key: readFileSync(key),
@@ -121,14 +125,14 @@ function h2Proxy({ cert, key, backend, maxStreams, stats }) {
 }
 
 // Start a relay; resolves to { port, server, connections(), stats }.
-export async function startRelay({ target, rtt, port = 0, cert, key, h2 = false, maxStreams = 100 }) {
+export async function startRelay({ target, rtt, port = 0, cert, key, h2 = false, maxStreams = 100, idleMs = 5000 }) {
   const [thost, tport] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))]
   const backend = { host: thost, port: tport }
   const stats = { h2: 0, http1: 0, streams: 0, most: 0 }
   let upstream = backend
   let tlsServer = null
   if (cert && h2) {
-    tlsServer = h2Proxy({ cert, key, backend, maxStreams, stats })
+    tlsServer = h2Proxy({ cert, key, backend, maxStreams, stats, idleMs })
     await new Promise((r) => tlsServer.listen(0, '127.0.0.1', r))
     upstream = { host: '127.0.0.1', port: tlsServer.address().port }
   } else if (cert) {

@@ -118,6 +118,42 @@ echo.close()
     r.close()
     backend.close()
     console.log('h2 front ok: 3 streams on one connection, HTTP/1.1 beside it')
+
+    // The relay closes its idle backend sockets itself (idleMs) before the backend's idle
+    // timeout could close one as it is reused; a socket busy with a quiet response is kept.
+    let closedAt, lastByte
+    const whenClosed = new Promise((res) => (closedAt = res))
+    let conns = 0
+    const quiet = http.createServer((req, res) => {
+      res.writeHead(200)
+      setTimeout(() => {
+        lastByte = performance.now()
+        res.end('late')
+      }, 900) // 3 idleMs without a byte
+    })
+    quiet.keepAliveTimeout = 120000 // so only the relay closes it
+    quiet.on('connection', (sock) => ++conns && sock.on('close', () => closedAt(performance.now())))
+    await new Promise((res) => quiet.listen(0, '127.0.0.1', res))
+    const r2 = await startRelay({ target: `127.0.0.1:${quiet.address().port}`, rtt: 0, cert: join(dir, 'c.pem'), key: join(dir, 'k.pem'), h2: true, idleMs: 300 })
+    const s2 = http2.connect(`https://127.0.0.1:${r2.port}`, { ca })
+    const late = await new Promise((resolve, reject) => {
+      const st = s2.request({ ':method': 'GET', ':path': '/quiet' })
+      const got = []
+      st.on('data', (d) => got.push(d))
+      st.on('end', () => resolve(Buffer.concat(got).toString()))
+      st.on('error', reject)
+      st.end()
+    })
+    assert.equal(late, 'late')
+    const never = setTimeout(() => assert.fail('the relay kept an idle backend socket 20 s'), 20000)
+    const at = await whenClosed // closed by the relay once idle, not while quiet but busy
+    clearTimeout(never)
+    assert.equal(conns, 1)
+    assert.ok(at - lastByte >= 295, `closed ${at - lastByte} ms after its last byte, before idleMs`)
+    s2.close()
+    r2.close()
+    quiet.close()
+    console.log('h2 front ok: idle backend sockets closed by the relay, busy ones kept')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
