@@ -2,7 +2,7 @@
 """bench/start_cost.py: what one exec of `true` costs fake-e2b, by the shape of its Start.
 
     python3 bench/start_cost.py URL [--api-key KEY] [--count N] [--gap MS[,MS...]]
-                                    [--modes seed,line,helper,sdk] [--user NAME]
+                                    [--modes seed,line,direct,sdk] [--user NAME]
 
 Creates a capybara-sandbox on the fake-e2b at URL (plain HTTP, no relay), then sends `Start`s
 of `true` over one keep-alive connection, the modes in turn (A B C A B C ...), and prints per
@@ -11,10 +11,11 @@ last mode's. Modes (docs/internals/exec-cost.md):
 
     seed    the seed's line with the exec helper of the day before: setsid -w /bin/sh -c
             WRAPPER (pid file, kill check, exec /opt/capybara-exec CTL CMD SECONDS)
-    line    the library's line: /bin/sh -c WRAPPER, which execs /opt/capybara-exec with
-            --session (session, pid file and kill check in the helper)
-    helper  /opt/capybara-exec CTL CMD SECONDS --session as envd's command (a lower bound:
-            no fallback for a template without the helper)
+    line    the exec line: /bin/sh -c WRAPPER, which execs /opt/capybara-exec with
+            --session (session, pid file and kill check in the helper); the library's start
+            where the sandbox lacks the helper, and for background commands
+    direct  the library's exec: /opt/capybara-exec CTL CMD SECONDS --session --mark as envd's
+            command (docs/exec.md "How a command runs")
     sdk     the official SDK's /bin/bash -l -c true
 
 The library's shapes run as --user (default sandbox, as the library sends it: Basic auth; ''
@@ -55,9 +56,9 @@ def process(mode, i):
     if mode == "line":
         return {"cmd": "/bin/sh", "args": ["-c", LINE, "capybara-exec", ctl, "true", "65", SEED_WRAPPER],
                 "envs": env, "cwd": "/workspace"}
-    if mode == "helper":
-        return {"cmd": "/opt/capybara-exec", "args": [ctl, "true", "65", "--session"], "envs": env,
-                "cwd": "/workspace"}
+    if mode == "direct":
+        return {"cmd": "/opt/capybara-exec", "args": [ctl, "true", "65", "--session", "--mark"],
+                "envs": env, "cwd": "/workspace"}
     return {"cmd": "/bin/bash", "args": ["-l", "-c", "true"], "envs": {}}
 
 
@@ -67,7 +68,7 @@ def main():
     ap.add_argument("--api-key", default="e2b_bench")
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--gap", default="0,20")
-    ap.add_argument("--modes", default="seed,line,helper,sdk")
+    ap.add_argument("--modes", default="seed,line,direct,sdk")
     ap.add_argument("--user", default="sandbox",
                     help="the library's shapes run as this user, as it sends them (Basic auth); "
                          "'' for none; the SDK's shape never names one, as the SDK")

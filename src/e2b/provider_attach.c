@@ -348,6 +348,28 @@ void sbx__e2b_attach_forget(sbx__e2b_provider *p, const char *id)
 	pthread_mutex_unlock(&p->attach_mu);
 }
 
+int sbx__e2b_exec_helper_known(sbx__e2b_provider *p, const char *id)
+{
+	sbx__e2b_attached *a;
+	int v = 0;
+
+	pthread_mutex_lock(&p->attach_mu);
+	if ((a = attached_get(p, id, false)))
+		v = a->exec_helper;
+	pthread_mutex_unlock(&p->attach_mu);
+	return v;
+}
+
+void sbx__e2b_exec_helper_learnt(sbx__e2b_provider *p, const char *id, int there)
+{
+	sbx__e2b_attached *a;
+
+	pthread_mutex_lock(&p->attach_mu);
+	if ((a = attached_get(p, id, true)))
+		a->exec_helper = (signed char)(there > 0 ? 1 : there < 0 ? -1 : 0);
+	pthread_mutex_unlock(&p->attach_mu);
+}
+
 void sbx__e2b_attach_remember(sbx__e2b_provider *p, const char *id, sbx_envd_target *t,
                               uint64_t until_ms)
 {

@@ -72,6 +72,7 @@ static int exec_prepare(sbx__exec_cmd *c, const char *command, const sbx__comman
 	if (!(c->env = sbx__e2b_command_env(cmd, NULL, 0, &o->nenv)))
 		return sbx__error_set(err, SBX_ENOMEM, "out of memory");
 	sbx__e2b_exec_args(c->args, c->secs, sizeof(c->secs), c->ctl, command, cmd->timeout_ms);
+	sbx__e2b_exec_direct_args(c->direct, c->ctl, command, c->secs);
 	o->user = sbx__e2b_user_name(cmd->user);
 	o->ctl_user = o->user; /* the kill on timeout or abort, as the command's user */
 	o->cmd = SBX_E2B_EXEC_CMD;
@@ -126,12 +127,47 @@ typedef struct exec_step {
 	sbx__exec_cmd *c;
 	run_result *r;
 	size_t max_output;
+	const char *id;
 } exec_step;
 
+static void exec_step_reset(void *ctx);
+
+/* The exec line (the wrapper's /bin/sh) or the direct form (the exec helper as envd's command). */
+static void exec_form(sbx__exec_cmd *c, run_result *r, bool direct)
+{
+	c->o.cmd = direct ? SBX_E2B_EXEC_HELPER : SBX_E2B_EXEC_CMD;
+	c->o.args = direct ? c->direct : c->args;
+	c->o.nargs = direct ? SBX_E2B_EXEC_DIRECT_ARGC : SBX_E2B_EXEC_ARGC;
+	r->marked = direct;
+}
+
+/*
+ * The direct form unless this sandbox is known to lack the helper (docs/exec.md "How a command
+ * runs"): one process less per exec. Where the helper never ran (its marker missing, envd's
+ * shell's 126 or 127), nothing of the command did either, and the exec line runs it; a stdin
+ * read callback, whose bytes could not be read twice, waits until the helper is known.
+ */
 static int exec_step_run(sbx__e2b_provider *p, sbx_envd_target *t, void *ctx, sbx_error *local)
 {
 	exec_step *x = ctx;
+	int known = sbx__e2b_exec_helper_known(p, x->id), error;
+	bool direct = known > 0 || (known == 0 && !x->c->o.stdin_read);
+
 	x->c->o.sandbox_id = t->sandbox_id;
+	exec_form(x->c, x->r, direct);
+	error = sbx__e2b_run(p, t, &x->c->o, x->r, local);
+	if (!direct)
+		return error;
+	if (x->r->mark_seen) {
+		if (known == 0)
+			sbx__e2b_exec_helper_learnt(p, x->id, 1);
+		return error;
+	}
+	if (error < 0 || !sbx__e2b_mark_not_run(x->r))
+		return error;
+	sbx__e2b_exec_helper_learnt(p, x->id, -1);
+	exec_step_reset(x);
+	exec_form(x->c, x->r, false);
 	return sbx__e2b_run(p, t, &x->c->o, x->r, local);
 }
 
@@ -155,7 +191,7 @@ int sbx__e2b_exec(void *impl, sbx_exec_result *out, const char *id, const char *
 	sbx__command cmd = sbx__command_of_exec(opts);
 	sbx__exec_cmd c;
 	run_result r;
-	exec_step x = {&c, &r, opts->max_output_bytes};
+	exec_step x = {&c, &r, opts->max_output_bytes, id};
 	sbx__e2b_step step = {exec_step_run, exec_step_again, exec_step_reset, &x};
 	sbx_error local = {0};
 	int error, rc;

@@ -36,6 +36,9 @@ typedef struct sbx__e2b_attached {
 	sbx_envd_target t; /* valid when t.url is set */
 	uint64_t until_ms; /* connect sent + its timeout; 0 = unknown (connect first) */
 	bool inflight;     /* a connect for this id is on the wire: wait for it */
+	/* the exec helper: 1 ran here as envd's command, -1 did not (not there, or too old for
+	 * --mark), 0 unknown (docs/exec.md "How a command runs"); kept across reconnects */
+	signed char exec_helper;
 } sbx__e2b_attached;
 
 /*
@@ -109,6 +112,10 @@ int sbx__e2b_attach_cached(sbx__e2b_provider *p, sbx_envd_target *t, const char 
  * envd answered that the sandbox is not running, and by pause, kill, reboot.
  */
 void sbx__e2b_attach_forget(sbx__e2b_provider *p, const char *id);
+/* What the provider learnt of sandbox `id`'s exec helper: 1, -1 or 0 (sbx__e2b_attached). Both
+ * lock attach_mu; learnt() keeps nothing when out of memory (0 stays: only a retry lost). */
+int sbx__e2b_exec_helper_known(sbx__e2b_provider *p, const char *id);
+void sbx__e2b_exec_helper_learnt(sbx__e2b_provider *p, const char *id, int there);
 /* Remember a connect-like answer (create): `t` moved in, running until until_ms. */
 void sbx__e2b_attach_remember(sbx__e2b_provider *p, const char *id, sbx_envd_target *t,
                               uint64_t until_ms);

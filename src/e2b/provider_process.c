@@ -230,11 +230,28 @@ int sbx__e2b_process_start(void *impl, void **h_out, uint32_t *pid_out, const ch
 	return 0;
 }
 
+/* The direct form's args (scripts.h): CTL CMD S --session --mark. The index of CMD, else 0. */
+static size_t ours_direct(json_t *args, const char **ctl, const char **command)
+{
+	json_t *c = json_array_get(args, 0), *cmd = json_array_get(args, 1);
+	const char *s = json_string_value(json_array_get(args, 3)),
+	           *m = json_string_value(json_array_get(args, 4));
+
+	if (json_array_size(args) != SBX_E2B_EXEC_DIRECT_ARGC || !json_is_string(c) ||
+	    strncmp(json_string_value(c), "/tmp/.capybara-exec-", 20) != 0 ||
+	    !json_is_string(cmd) || !s || strcmp(s, "--session") != 0 || !m ||
+	    strcmp(m, "--mark") != 0)
+		return 0;
+	*ctl = json_string_value(c);
+	*command = json_string_value(cmd);
+	return 1;
+}
+
 /*
- * One envd List entry a command of ours is: /bin/sh -c WRAPPER capybara-exec CTL CMD S SEED
- * (scripts.h), or the older line setsid -w /bin/sh -c WRAPPER capybara-exec CTL CMD S (of a
- * library before the exec helper made the session, still running in a long-lived sandbox).
- * The index of CMD in args, else 0.
+ * One envd List entry a command of ours is: the exec helper in the direct form, /bin/sh -c
+ * WRAPPER capybara-exec CTL CMD S SEED (scripts.h), or the older line setsid -w /bin/sh -c
+ * WRAPPER capybara-exec CTL CMD S (of a library before the exec helper made the session, still
+ * running in a long-lived sandbox). The index of CMD in args, else 0.
  */
 static size_t ours(json_t *args, const char **ctl, const char **command)
 {
@@ -243,6 +260,8 @@ static size_t ours(json_t *args, const char **ctl, const char **command)
 	                                                       : 0;
 	json_t *name = json_array_get(args, at), *c = json_array_get(args, at + 1);
 
+	if (json_array_size(args) == SBX_E2B_EXEC_DIRECT_ARGC)
+		return ours_direct(args, ctl, command);
 	if (!at || !json_is_string(name) || strcmp(json_string_value(name), "capybara-exec") != 0 ||
 	    !json_is_string(c) || strncmp(json_string_value(c), "/tmp/.capybara-exec-", 20) != 0 ||
 	    !json_is_string(json_array_get(args, at + 2)))

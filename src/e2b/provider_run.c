@@ -15,6 +15,7 @@
  * rebooted (pause + cold connect) and the call still returns its timed-out /
  * aborted result.
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <string.h>
 
@@ -48,12 +49,14 @@ void sbx__e2b_run_result_init(run_result *r, size_t max_output)
 		max_output = SBX_E2B_MAX_OUTPUT_CAP;
 	sbx_buf_init(&r->out, max_output);
 	sbx_buf_init(&r->err, max_output);
+	sbx_buf_init(&r->pre, SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN);
 }
 
 void sbx__e2b_run_result_dispose(run_result *r)
 {
 	sbx_buf_dispose(&r->out);
 	sbx_buf_dispose(&r->err);
+	sbx_buf_dispose(&r->pre);
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -75,7 +78,8 @@ static void on_start(uint32_t pid, void *payload)
 static bool wants_output(void *payload)
 {
 	const run_result *r = payload;
-	return r->used < r->out.max;
+	/* while the marker is looked for, stderr is decoded whatever the budget says */
+	return r->used < r->out.max || (r->marked && !r->mark_seen && !r->mark_gave_up);
 }
 
 /*
@@ -114,13 +118,10 @@ static void deliver_rest(run_result *r)
 }
 
 /* collect(): one shared budget; bytes past it set truncated and are dropped. */
-static void on_output(int stream, const unsigned char *p, size_t n, void *payload)
+static void collect(run_result *r, int stream, const unsigned char *p, size_t n)
 {
-	run_result *r = payload;
 	size_t room = r->out.max - r->used, keep = n < room ? n : room;
 
-	if (stream == 3)
-		stream = 1; /* a PTY process followed by pid: its terminal is its stdout */
 	if (n > room)
 		r->truncated = true;
 	if (keep == 0 || !p)
@@ -131,6 +132,85 @@ static void on_output(int stream, const unsigned char *p, size_t n, void *payloa
 	}
 	r->used += keep;
 	deliver(r, stream, false);
+}
+
+/* The held stderr as output, as it came: no marker in it (or no room to look further). */
+static void mark_give_up(run_result *r)
+{
+	r->mark_gave_up = true;
+	if (r->pre.len)
+		collect(r, 2, r->pre.ptr, r->pre.len);
+	sbx_buf_dispose(&r->pre);
+}
+
+/* stderr of the direct form until the exec helper's marker: held, then the marker taken out. */
+static void mark_look(run_result *r, const unsigned char *p, size_t n)
+{
+	const unsigned char *at;
+	size_t before;
+
+	if (n > SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN - r->pre.len) {
+		/* more than could be held: look in what is held and this chunk's head only */
+		size_t take = SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN - r->pre.len;
+		mark_look(r, p, take);
+		if (r->mark_seen || r->mark_gave_up) {
+			if (!r->oom)
+				collect(r, 2, p + take, n - take);
+			return;
+		}
+		p += take;
+		n -= take;
+	}
+	if (sbx_buf_put(&r->pre, p, n) < 0) {
+		r->oom = true;
+		return;
+	}
+	at = memmem(r->pre.ptr, r->pre.len, SBX_E2B_EXEC_MARK, SBX_E2B_EXEC_MARK_LEN);
+	if (!at) {
+		if (r->pre.len >= SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN)
+			mark_give_up(r);
+		return;
+	}
+	r->mark_seen = true;
+	before = (size_t)(at - r->pre.ptr);
+	if (before)
+		collect(r, 2, r->pre.ptr, before);
+	if (r->pre.len > before + SBX_E2B_EXEC_MARK_LEN)
+		collect(r, 2, at + SBX_E2B_EXEC_MARK_LEN,
+		        r->pre.len - before - SBX_E2B_EXEC_MARK_LEN);
+	sbx_buf_dispose(&r->pre);
+}
+
+void sbx__e2b_run_output(run_result *r, int stream, const unsigned char *p, size_t n)
+{
+	if (stream == 3)
+		stream = 1; /* a PTY process followed by pid: its terminal is its stdout */
+	if (stream == 2 && r->marked && !r->mark_seen && !r->mark_gave_up && p) {
+		mark_look(r, p, n);
+		return;
+	}
+	collect(r, stream, p, n);
+}
+
+static void on_output(int stream, const unsigned char *p, size_t n, void *payload)
+{
+	sbx__e2b_run_output(payload, stream, p, n);
+}
+
+/* The stream is over: stderr held without a marker is output as it came, unless the helper
+ * never ran (the caller then runs the exec line and drops this result). */
+void sbx__e2b_run_output_end(run_result *r)
+{
+	if (r->marked && !r->mark_seen && !r->mark_gave_up && !sbx__e2b_mark_not_run(r))
+		mark_give_up(r);
+}
+
+bool sbx__e2b_mark_not_run(const run_result *r)
+{
+	return r->marked && !r->mark_seen && !r->mark_gave_up && r->got_end && r->has_exit_code &&
+	       r->exit_code >= 125 && r->exit_code <= 127 && !r->timed_out && !r->aborted &&
+	       !r->user_stop && !r->oom && r->out.len == 0 && r->sent[0] == 0 && r->sent[1] == 0 &&
+	       !r->truncated;
 }
 
 static bool on_yield(void *payload)
@@ -467,6 +547,7 @@ int sbx__e2b_run(sbx__e2b_provider *p, const sbx_envd_target *t, const run_opts 
 		kill_pid(p, t, r);
 	}
 	sbx__envd_stream_free(s); /* disconnect; the process does not depend on it */
+	sbx__e2b_run_output_end(r);
 	if (wedged)
 		reboot(p, o->sandbox_id);
 	if (r->oom)

@@ -72,11 +72,35 @@ typedef struct sbx__run_result {
 	void (*on_pid)(void *ctx);
 	void *pid_ctx;
 	_Atomic bool detach;
+	/* the direct form (set before sbx__e2b_run): stderr carries SBX_E2B_EXEC_MARK first when
+	 * the exec helper ran; it is taken out, what came before it held in `pre` until then */
+	bool marked;
+	bool mark_seen;
+	bool mark_gave_up; /* SBX_E2B_MARK_HOLD bytes came without it: passed on as they were */
+	sbx_buf pre;
 } sbx__run_result;
+
+/* Most stderr bytes held while looking for the exec helper's marker (envd's own shell may
+ * print before the helper runs; nothing else can). */
+#define SBX_E2B_MARK_HOLD 4096
+
+/*
+ * The direct form's verdict once its stream ended: the exec helper never ran, so nothing of the
+ * command did (no marker, the status envd's shell gives for a missing or unrunnable helper, 126
+ * or 127, or an older helper's 125 for --mark; nothing handed out), and the exec line may run it.
+ */
+bool sbx__e2b_mark_not_run(const sbx__run_result *r);
+/* The stream handler's output step (stream 1 stdout, 2 stderr, 3 a terminal; p NULL: n bytes
+ * past the budget, counted only) and, once the stream is over, its end step (held stderr
+ * without a marker becomes output unless the helper never ran). provider_run.c runs them; the
+ * unit tests feed them. */
+void sbx__e2b_run_output(sbx__run_result *r, int stream, const unsigned char *p, size_t n);
+void sbx__e2b_run_output_end(sbx__run_result *r);
 
 /* An exec-style command (the setsid wrapper) ready to run: see sbx__e2b_exec_begin(). */
 typedef struct sbx__exec_cmd {
 	const char *args[SBX_E2B_EXEC_ARGC];
+	const char *direct[SBX_E2B_EXEC_DIRECT_ARGC]; /* the same command in the direct form */
 	char ctl[128];
 	char secs[32];
 	sbx_env_var *env;

@@ -33,6 +33,16 @@ void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, 
 	args[6] = sbx__e2b_exec_seed_wrapper;
 }
 
+void sbx__e2b_exec_direct_args(const char *args[SBX_E2B_EXEC_DIRECT_ARGC], const char *ctl,
+                               const char *command, const char *seconds)
+{
+	args[0] = ctl;
+	args[1] = command;
+	args[2] = seconds;
+	args[3] = "--session";
+	args[4] = "--mark";
+}
+
 void sbx__e2b_fileop_args(const char *args[SBX_E2B_FILEOP_ARGC], char *seconds_buf, size_t buflen,
                           const char *ctl, uint64_t timeout_ms)
 {

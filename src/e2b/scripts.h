@@ -24,8 +24,13 @@
 #define SBX_E2B_ROOT_USER                "root"
 #define SBX_E2B_UPLOAD_DIR               "/opt/capybara/upload"
 #define SBX_E2B_IN_SANDBOX_GRACE_SECONDS 5
-/* The exec helper of templates/capybara-sandbox (EXEC_WRAPPER runs it when executable). */
+/* The exec helper of templates/capybara-sandbox: envd's command itself (the direct form), or
+ * EXEC_WRAPPER runs it when executable (docs/exec.md "How a command runs"). */
 #define SBX_E2B_EXEC_HELPER "/opt/capybara-exec"
+/* What the helper writes on stderr first with --mark (its MARK, byte for byte): NUL
+ * "capybara-exec" NUL, SBX_E2B_EXEC_MARK_LEN bytes. */
+#define SBX_E2B_EXEC_MARK     "\0capybara-exec\0"
+#define SBX_E2B_EXEC_MARK_LEN 15
 /* The shell of KILL_ALL_SCRIPT and KILL_TAGGED_SCRIPT (bash: read -d '', [[ =~ ]], arrays);
  * the exec wrapper runs every command with it too, so a sandbox has it. */
 #define SBX_E2B_KILL_SHELL "/bin/bash"
@@ -68,6 +73,14 @@ uint64_t sbx__e2b_exec_seconds(uint64_t timeout_ms);
 #define SBX_E2B_EXEC_ARGC 7
 void sbx__e2b_exec_args(const char *args[SBX_E2B_EXEC_ARGC], char *seconds_buf, size_t buflen,
                         const char *ctl, const char *command, uint64_t timeout_ms);
+/*
+ * The direct form of an exec (docs/exec.md "How a command runs"): SBX_E2B_EXEC_HELPER as envd's
+ * command with {ctl, command, "<seconds>", "--session", "--mark"}, where `seconds` is what
+ * sbx__e2b_exec_args() wrote. Borrows all three.
+ */
+#define SBX_E2B_EXEC_DIRECT_ARGC 5
+void sbx__e2b_exec_direct_args(const char *args[SBX_E2B_EXEC_DIRECT_ARGC], const char *ctl,
+                               const char *command, const char *seconds);
 
 /*
  * The argv head of `setsid` for a file operation:

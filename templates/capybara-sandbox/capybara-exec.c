@@ -1,10 +1,16 @@
 /*
- * capybara-exec CTL COMMAND SECONDS [--session]: the in-sandbox half of an exec when the template
- * has it (/opt/capybara-exec, templates/capybara-sandbox/Dockerfile; fake-e2b puts the same
- * program there). The exec line (src/e2b/scripts/exec_wrapper.sh) `exec`s it from the shell
- * envd started, with --session, so it keeps that process's pid and has "capybara-exec CTL" in
- * its command line, which the kill scripts look for (docs/internals/exec-cost.md):
+ * capybara-exec CTL COMMAND SECONDS [--session [--mark]]: the in-sandbox half of an exec when the
+ * template has it (/opt/capybara-exec, templates/capybara-sandbox/Dockerfile; fake-e2b puts the
+ * same program there). The library starts it as envd's command with --session --mark, or the
+ * exec line (src/e2b/scripts/exec_wrapper.sh) `exec`s it from the shell envd started, with
+ * --session; either way it keeps the pid envd reported and has "capybara-exec CTL" in its
+ * command line, which the kill scripts look for (docs/internals/exec-cost.md):
  *
+ *   - with --mark, before anything else, MARK (15 bytes: NUL "capybara-exec" NUL) on stderr in
+ *     one write: nothing of the command can come before it, so a stream whose stderr lacks it
+ *     is one where this program never ran (not there: envd's shell exits 126 or 127; an older
+ *     helper refusing --mark: 125), and the library runs the command by the exec line instead;
+ *     the library removes MARK from the output;
  *   - with --session, first what the seed's wrapper did under setsid: a session of its own
  *     (setsid(); a process group leader forks first, as `setsid -w`, and waits), its pid in
  *     CTL.pid, and 137 without running anything when CTL.kill exists (a kill raced ahead of
@@ -32,6 +38,8 @@
 #include <unistd.h>
 
 #define EXIT_BAD 125
+/* --mark's marker; the library's SBX_E2B_EXEC_MARK (src/e2b/scripts.h), byte for byte */
+static const char MARK[] = "\0capybara-exec\0";
 
 /* SECONDS: decimal digits only, at most UINT64_MAX. */
 static int parse_seconds(const char *s, uint64_t *out)
@@ -167,12 +175,16 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status = 0, r;
 
-	if ((argc != 4 && (argc != 5 || strcmp(argv[4], "--session") != 0)) ||
+	if ((argc != 4 && (argc < 5 || argc > 6 || strcmp(argv[4], "--session") != 0 ||
+	                   (argc == 6 && strcmp(argv[5], "--mark") != 0))) ||
 	    parse_seconds(argv[3], &seconds) < 0) {
-		fprintf(stderr, "usage: capybara-exec CTL COMMAND SECONDS [--session]\n");
+		fprintf(stderr, "usage: capybara-exec CTL COMMAND SECONDS [--session [--mark]]\n");
 		return EXIT_BAD;
 	}
-	if (argc == 5 && (r = session(argv[1])) >= 0)
+	/* the marker first, whole, or nothing runs (the library then runs the exec line) */
+	if (argc == 6 && write(2, MARK, sizeof(MARK) - 1) != (ssize_t)(sizeof(MARK) - 1))
+		return EXIT_BAD;
+	if (argc >= 5 && (r = session(argv[1])) >= 0)
 		return r;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);

@@ -207,15 +207,20 @@ static void test_exec__connect_timeout_covers_command(void **state)
 		json_decref(b);
 		json_t *s = h_find(log, "POST", "/process.Process/Start", 0);
 		b = h_entry_json(s);
-		json_t *args = json_object_get(json_object_get(b, "process"), "args");
-		assert_string_equal(json_string_value(json_array_get(args, 5)), cases[i].seconds);
+		/* a fresh provider knows nothing of the helper: the direct form, seconds third */
+		json_t *pr = json_object_get(b, "process"), *args = json_object_get(pr, "args");
+		assert_string_equal(json_string_value(json_object_get(pr, "cmd")),
+		                    "/opt/capybara-exec");
+		assert_string_equal(json_string_value(json_array_get(args, 2)), cases[i].seconds);
 		json_decref(b);
 		json_decref(log);
 	}
 }
 
+/* The Start of an exec: the direct form (the exec helper as envd's command, CTL CMD 65
+ * --session --mark) or the exec line (/bin/sh -c EXEC_WRAPPER ... SEED_WRAPPER). */
 static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char *tag,
-                                const char *cwd)
+                                const char *cwd, bool direct)
 {
 	json_t *hd = json_object_get(s, "headers");
 	assert_string_equal(json_string_value(json_object_get(hd, "e2b-sandbox-id")), g_id);
@@ -233,14 +238,22 @@ static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char
 	assert_non_null(b);
 	assert_true(json_is_false(json_object_get(b, "stdin")));
 	json_t *p = json_object_get(b, "process");
-	assert_string_equal(json_string_value(json_object_get(p, "cmd")), "/bin/sh");
+	assert_string_equal(json_string_value(json_object_get(p, "cmd")),
+	                    direct ? "/opt/capybara-exec" : "/bin/sh");
 	assert_string_equal(json_string_value(json_object_get(p, "cwd")), cwd);
 	json_t *args = json_object_get(p, "args");
-	assert_int_equal(json_array_size(args), 7);
-	assert_string_equal(json_string_value(json_array_get(args, 0)), "-c");
-	assert_string_equal(json_string_value(json_array_get(args, 1)), EXEC_WRAPPER);
-	assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-exec");
-	assert_string_equal(json_string_value(json_array_get(args, 6)), SEED_WRAPPER);
+	size_t at = direct ? 0 : 3; /* CTL's index */
+	if (direct) {
+		assert_int_equal(json_array_size(args), 5);
+		assert_string_equal(json_string_value(json_array_get(args, 3)), "--session");
+		assert_string_equal(json_string_value(json_array_get(args, 4)), "--mark");
+	} else {
+		assert_int_equal(json_array_size(args), 7);
+		assert_string_equal(json_string_value(json_array_get(args, 0)), "-c");
+		assert_string_equal(json_string_value(json_array_get(args, 1)), EXEC_WRAPPER);
+		assert_string_equal(json_string_value(json_array_get(args, 2)), "capybara-exec");
+		assert_string_equal(json_string_value(json_array_get(args, 6)), SEED_WRAPPER);
+	}
 	char pat[256];
 	snprintf(
 	    pat, sizeof(pat),
@@ -249,12 +262,12 @@ static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char
 	    tag ? tag : "", tag ? "-" : "");
 	regex_t re;
 	assert_int_equal(regcomp(&re, pat, REG_EXTENDED | REG_NOSUB), 0);
-	const char *ctl = json_string_value(json_array_get(args, 3));
+	const char *ctl = json_string_value(json_array_get(args, at));
 	if (!ctl || regexec(&re, ctl, 0, NULL, 0) != 0)
 		fail_msg("control path %s does not match %s", ctl ? ctl : "(null)", pat);
 	regfree(&re);
-	assert_string_equal(json_string_value(json_array_get(args, 4)), cmd);
-	assert_string_equal(json_string_value(json_array_get(args, 5)), "65"); /* 60 s + 5 */
+	assert_string_equal(json_string_value(json_array_get(args, at + 1)), cmd);
+	assert_string_equal(json_string_value(json_array_get(args, at + 2)), "65"); /* 60 s + 5 */
 	json_t *envs = json_object_get(p, "envs");
 	assert_string_equal(json_string_value(json_object_get(envs, "HOME")), "/workspace");
 	assert_string_equal(json_string_value(json_object_get(envs, "LANG")), "C.UTF-8");
@@ -262,7 +275,9 @@ static void check_start_request(h_ctx *h, json_t *s, const char *cmd, const char
 	(void)h;
 }
 
-static void test_exec__start_request_is_the_seed_wrapper(void **state)
+/* With the helper there (capybara-sandbox's), an exec is one Start of the direct form; the exec
+ * line's bytes are checked where the helper is gone (below). */
+static void test_exec__start_request_is_the_direct_form(void **state)
 {
 	h_ctx *h = *state;
 	sbx_exec_result r;
@@ -276,7 +291,7 @@ static void test_exec__start_request_is_the_seed_wrapper(void **state)
 	/* Start only: the provider's last connect (or the create) still covers the command */
 	assert_int_equal(json_array_size(log), 1);
 	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0), cmd, NULL,
-	                    "/workspace");
+	                    "/workspace", true);
 	json_decref(log);
 
 	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
@@ -287,7 +302,7 @@ static void test_exec__start_request_is_the_seed_wrapper(void **state)
 	sbx_exec_result_free(&r);
 	log = h_reqlog(h);
 	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0), "true",
-	                    "agent_7-x", "/");
+	                    "agent_7-x", "/", true);
 	json_decref(log);
 }
 
@@ -341,10 +356,41 @@ static void assert_session_led_by(h_ctx *h, bool helper)
 	assert_int_equal(helper ? parent : grand, sid);
 }
 
-/* capybara-sandbox has the exec helper: the command's parent is it, with --session, as the
- * process envd started (pid, session, "capybara-exec CTL" for the kill scripts). Without it
- * (removed by root here), the seed's line runs the command under `timeout`, with the same
- * statuses and the same session and pid file. */
+/* What an exec's command prints of itself and the Starts it took: "OUT|ERR|CODE|STARTS". */
+static char *ran(h_ctx *h, sbx_provider *p, const char *cmd, const sbx_exec_options *o)
+{
+	sbx_exec_result r;
+	sbx_error err = {0};
+	char *s;
+	h_reset(h);
+	if (sbx_sandbox_exec(&r, p, g_id, cmd, o, NULL, &err) != 0)
+		fail_msg("exec %s: %s", cmd, err.message);
+	json_t *log = h_reqlog(h);
+	assert_true(r.has_exit_code);
+	assert_int_equal(asprintf(&s, "%.*s|%.*s|%d|%zu", (int)r.stdout_len,
+	                          (const char *)r.stdout_data, (int)r.stderr_len,
+	                          (const char *)r.stderr_data, r.exit_code,
+	                          h_count(log, "POST", "/process.Process/Start")) > 0,
+	                 1);
+	json_decref(log);
+	sbx_exec_result_free(&r);
+	return s;
+}
+
+static void assert_ran(h_ctx *h, sbx_provider *p, const char *cmd, const char *want)
+{
+	char *got = ran(h, p, cmd, NULL);
+	if (strcmp(got, want) != 0)
+		fail_msg("%s: got [%s] want [%s]", cmd, got, want);
+	free(got);
+}
+
+/* capybara-sandbox has the exec helper: the command's parent is it, with --session --mark, as
+ * the process envd started (the direct form: pid, session, "capybara-exec CTL" for the kill
+ * scripts). Without it (removed by root here), the direct form's Start runs nothing (envd's
+ * shell exits 127, no marker) and the exec line runs the command once, then the seed's line
+ * under `timeout`, with the same statuses and the same session and pid file; the provider
+ * then starts the exec line directly. */
 static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
 {
 	h_ctx *h = *state;
@@ -354,11 +400,23 @@ static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
 	} cases[] = {{"exit 3", 3}, {"kill -TERM $$", 143}, {"kill -KILL $$", 137}};
 	char *p = parent_cmdline(h);
 	if (strncmp(p, "/opt/capybara-exec /tmp/.capybara-exec-", 39) != 0 ||
-	    strcmp(p + strlen(p) - 14, " 65 --session ") != 0)
-		fail_msg("parent [%s], want the exec helper with --session", p);
+	    strcmp(p + strlen(p) - 21, " 65 --session --mark ") != 0)
+		fail_msg("parent [%s], want the exec helper with --session --mark", p);
 	free(p);
 	assert_session_led_by(h, true);
-	as_root(h, "mv /opt/capybara-exec /opt/capybara-exec.off");
+	as_root(h, "rm -f /tmp/sbx-once; mv /opt/capybara-exec /opt/capybara-exec.off");
+	/* the first exec after: the direct form, then the exec line; run once, output exact */
+	assert_ran(h, h->p, "echo ran >> /tmp/sbx-once; echo out; echo err >&2; exit 5",
+	           "out\n|err\n|5|2");
+	json_t *log = h_reqlog(h);
+	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 0),
+	                    "echo ran >> /tmp/sbx-once; echo out; echo err >&2; exit 5", NULL,
+	                    "/workspace", true);
+	check_start_request(h, h_find(log, "POST", "/process.Process/Start", 1),
+	                    "echo ran >> /tmp/sbx-once; echo out; echo err >&2; exit 5", NULL,
+	                    "/workspace", false);
+	json_decref(log);
+	assert_ran(h, h->p, "cat /tmp/sbx-once", "ran\n||0|1"); /* the exec line at once */
 	p = parent_cmdline(h);
 	if (strncmp(p, "timeout -s KILL 65 /bin/bash -c ", 32) != 0)
 		fail_msg("parent [%s], want the seed's timeout", p);
@@ -372,10 +430,108 @@ static void test_exec__exec_helper_when_present_else_the_seed_line(void **state)
 			         r.exit_code, cases[i].code);
 		sbx_exec_result_free(&r);
 	}
-	as_root(h, "mv /opt/capybara-exec.off /opt/capybara-exec");
+	as_root(h, "mv /opt/capybara-exec.off /opt/capybara-exec; rm -f /tmp/sbx-once");
+	/* this provider keeps to the exec line, which execs the helper again */
 	p = parent_cmdline(h);
-	assert_int_equal(strncmp(p, "/opt/capybara-exec ", 19), 0);
+	if (strncmp(p, "/opt/capybara-exec ", 19) != 0 ||
+	    strcmp(p + strlen(p) - 14, " 65 --session ") != 0)
+		fail_msg("parent [%s], want the exec helper by the exec line", p);
 	free(p);
+	/* a fresh one tries the direct form first */
+	sbx_provider *fresh = h_provider_new(h, NULL, NULL);
+	assert_ran(h, fresh,
+	           "tr '\\0' ' ' < /proc/$PPID/cmdline | grep -c -- ' --session --mark $'",
+	           "1\n||0|1");
+	sbx_provider_free(fresh);
+}
+
+typedef struct chunks {
+	char out[64], err[64];
+	size_t nout, nerr;
+} chunks;
+
+static int keep_chunks(sbx_stream stream, const unsigned char *data, size_t len, void *payload)
+{
+	chunks *c = payload;
+	char *to = stream == SBX_STREAM_STDOUT ? c->out : c->err;
+	size_t *n = stream == SBX_STREAM_STDOUT ? &c->nout : &c->nerr;
+	if (*n + len >= sizeof(c->out))
+		return 1;
+	memcpy(to + *n, data, len);
+	*n += len;
+	to[*n] = '\0';
+	return 0;
+}
+
+/* The direct form with the helper there: the command's own 125, 126 and 127 are its statuses,
+ * the command ran once (one Start), and the helper's marker never reaches the output, streamed
+ * or collected. */
+static void test_exec__direct_form_keeps_statuses_and_output(void **state)
+{
+	h_ctx *h = *state;
+	as_root(h, "rm -f /tmp/sbx-once2");
+	assert_ran(h, h->p, "echo ran >> /tmp/sbx-once2; echo e >&2; exit 127", "|e\n|127|1");
+	assert_ran(h, h->p, "echo ran >> /tmp/sbx-once2; exit 126", "||126|1");
+	assert_ran(h, h->p, "echo ran >> /tmp/sbx-once2; exit 125", "||125|1");
+	assert_ran(h, h->p, "wc -l < /tmp/sbx-once2", "3\n||0|1");
+	char *got = ran(h, h->p, "no-such-command-here", NULL);
+	if (strcmp(got, "|/bin/bash: line 1: no-such-command-here: command not found\n|127|1") != 0)
+		fail_msg("a missing command: got [%s]", got);
+	free(got);
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	chunks c = {0};
+	o.on_output = keep_chunks;
+	o.output_payload = &c;
+	got = ran(h, h->p, "echo err >&2; echo out", &o);
+	assert_string_equal(got, "out\n|err\n|0|1");
+	assert_string_equal(c.out, "out\n");
+	assert_string_equal(c.err, "err\n");
+	free(got);
+	as_root(h, "rm -f /tmp/sbx-once2");
+}
+
+static int read_once(size_t *len_out, unsigned char *buf, size_t cap, void *payload)
+{
+	const char **p = payload;
+	size_t n = strlen(*p) < cap ? strlen(*p) : cap;
+	memcpy(buf, *p, n);
+	*p += n;
+	*len_out = n;
+	return 0;
+}
+
+/* A stdin read callback cannot be read twice: until the provider knows the helper is there, such
+ * an exec takes the exec line; once it does, the direct form. */
+static void test_exec__stdin_callback_waits_for_a_known_helper(void **state)
+{
+	h_ctx *h = *state;
+	sbx_provider *fresh = h_provider_new(h, NULL, NULL);
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	const char *in = "abc";
+	o.stdin_read = read_once;
+	o.stdin_payload = &in;
+	char *got = ran(h, fresh, "cat", &o);
+	assert_string_equal(got, "abc||0|1");
+	free(got);
+	json_t *log = h_reqlog(h);
+	json_t *b = h_entry_json(h_find(log, "POST", "/process.Process/Start", 0));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(b, "process"), "cmd")), "/bin/sh");
+	json_decref(b);
+	json_decref(log);
+	assert_ran(h, fresh, "true", "||0|1"); /* the direct form: the helper ran */
+	in = "def";
+	got = ran(h, fresh, "cat", &o);
+	assert_string_equal(got, "def||0|1");
+	free(got);
+	log = h_reqlog(h);
+	b = h_entry_json(h_find(log, "POST", "/process.Process/Start", 0));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(b, "process"), "cmd")),
+	    "/opt/capybara-exec");
+	json_decref(b);
+	json_decref(log);
+	sbx_provider_free(fresh);
 }
 
 static void test_exec__shared_budget_utf8_safe_cut(void **state)
@@ -686,8 +842,10 @@ int main(void)
 	    cmocka_unit_test(test_exec__runs_as_sandbox_user_with_env),
 	    cmocka_unit_test(test_exec__invalid_env_key_sends_no_request),
 	    cmocka_unit_test(test_exec__connect_timeout_covers_command),
-	    cmocka_unit_test(test_exec__start_request_is_the_seed_wrapper),
+	    cmocka_unit_test(test_exec__start_request_is_the_direct_form),
 	    cmocka_unit_test(test_exec__exec_helper_when_present_else_the_seed_line),
+	    cmocka_unit_test(test_exec__direct_form_keeps_statuses_and_output),
+	    cmocka_unit_test(test_exec__stdin_callback_waits_for_a_known_helper),
 	    cmocka_unit_test(test_exec__shared_budget_utf8_safe_cut),
 	    cmocka_unit_test(test_exec__timeout_reports_timed_out_without_exit_code),
 	    cmocka_unit_test(test_exec__abort_after_start_returns_output_so_far),

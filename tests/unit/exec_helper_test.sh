@@ -6,7 +6,8 @@
 # 125 for a bad invocation; and with --session (as the exec line runs it, from a process that
 # leads nothing): the session of its own, CTL.pid naming it (never written through a symlink or
 # FIFO planted at its name), CTL.kill refusing the start, and a process group leader's start (a
-# child makes the session, as `setsid -w`). Usage:
+# child makes the session, as `setsid -w`); with --mark (as the library starts it, envd's command
+# itself) the marker on stderr before anything else, or nothing runs. Usage:
 # exec_helper_test.sh HELPER
 set -u
 helper=$1
@@ -91,6 +92,25 @@ read -r pidfile hpid hsid rcw <<<"$(printf '%s\n' "$out" | tr '\n' ' ')"
 check "--session as a group leader: status through the wait" "rc=5" "$rcw"
 check "--session as a group leader: CTL.pid names the session leader" "$hsid $hsid" "$pidfile $hpid"
 check "--session as a group leader: pid file removed" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+
+# --mark: the marker (NUL "capybara-exec" NUL) on stderr before anything of the command's,
+# which then runs as with --session; without it nothing runs
+rm -f "$ctl.pid"
+"$helper" "$ctl" 'echo out; echo err >&2; exit 4' 10 --session --mark >"$dir/o" 2>"$dir/e"
+check "--mark: status" 4 "$?"
+check "--mark: stdout" out "$(cat "$dir/o")"
+check "--mark: stderr is the marker, then the command's" "00 63 61 70 79 62 61 72 61 2d 65 78 65 63 00 65 72 72 0a" "$(od -An -tx1 -v "$dir/e" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')"
+check "--mark: pid file removed" "gone" "$([ -e "$ctl.pid" ] && echo there || echo gone)"
+touch "$ctl.kill"
+"$helper" "$ctl" 'echo ran' 10 --session --mark >"$dir/o" 2>"$dir/e"
+check "--mark: CTL.kill still refuses the start, after the marker" "137 [] 15" "$? [$(cat "$dir/o")] $(wc -c <"$dir/e" | tr -d ' ')"
+rm -f "$ctl.kill" "$ctl.pid"
+"$helper" "$ctl" 'echo ran' 10 --session --mark >"$dir/o" 2>&-
+check "--mark: a stderr that takes no marker runs nothing" "125 []" "$? [$(cat "$dir/o")]"
+"$helper" "$ctl" 'echo ran' 10 --mark >"$dir/o" 2>"$dir/e"
+check "--mark without --session: 125, no marker, nothing run" "125 [] 0" "$? [$(cat "$dir/o")] $(head -c 1 "$dir/e" | od -An -tx1 | tr -d ' ' | grep -c 00)"
+"$helper" "$ctl" 'echo ran' 10 --session --mark --mark >"$dir/o" 2>/dev/null
+check "--mark twice: 125, nothing run" "125 []" "$? [$(cat "$dir/o")]"
 
 "$helper" "$ctl" 'true' 2>/dev/null
 check "two arguments: 125" 125 $?
