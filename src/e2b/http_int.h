@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sandbox/error.h>
 #include <sandbox/signal.h>
@@ -50,6 +51,17 @@ typedef struct http_loop {
 	size_t nidle_efd;
 	loop_origin **origins; /* the loop thread's own */
 	size_t norigins, corigins;
+	/*
+	 * The loop thread's own (curl's socket and timer callbacks): what it polls, [0] the wake
+	 * eventfd and then curl's sockets (each one's index is its curl_multi_assign pointer), and
+	 * when curl's timer is due (curl_multi_socket_action drives the transfers).
+	 */
+	int wfd; /* eventfd: commands (or stop) wait in the queue */
+	struct pollfd *pfd;
+	size_t npfd, cpfd;
+	struct pollfd *ready; /* a round's ready sockets, cpfd of them */
+	bool timer_set;
+	uint64_t timer_due_ms;
 } http_loop;
 
 struct sbx_http {

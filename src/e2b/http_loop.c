@@ -8,8 +8,16 @@
  * queues the bytes (pausing the transfer past SBX_HTTP_INBOX_HIGH) and wakes the call's
  * eventfd; the caller's thread waits on that eventfd, its abort signal and its deadline.
  *
- * Commands reach the loop thread through loop.queue under loop.mu (add, remove, unpause);
- * a call's lstate says where it stands, and its caller frees it only once it is LS_OUT.
+ * Commands reach the loop thread through loop.queue under loop.mu (add, remove, unpause),
+ * with a write to loop.wfd; a call's lstate says where it stands, and its caller frees it only
+ * once it is LS_OUT.
+ *
+ * The loop polls the sockets curl names in its socket callback and drives curl with
+ * curl_multi_socket_action, never curl_multi_perform: curl 7.88's perform runs every transfer
+ * of the multi each time (and each running one polls its socket in Curl_readwrite: one poll(2)
+ * each), so with n calls in flight every event cost O(n) (docs/internals/exec-cost.md "Many
+ * execs in flight"). An event on a socket runs the transfers of that connection (multi_socket
+ * still visits each transfer on a shared HTTP/2 socket), a timer the transfers it is for.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -49,6 +57,12 @@ static void efd_clear(int fd)
 	do
 		r = read(fd, &v, sizeof(v));
 	while (r < 0 && errno == EINTR);
+}
+
+/* Wake the loop thread (a command waits, or stop). */
+static void loop_wake(http_loop *L)
+{
+	efd_signal(L->wfd);
 }
 
 /* Under loop.mu: give the loop thread a command about `c`. */
@@ -246,8 +260,10 @@ static void loop_admit(http_loop *L, sbx_http_call *c)
 		return;
 	o->active++;
 	if (!o->known || o->h2) {
-		/* curl picks the call's connection now: did it have to open one? */
-		(void)curl_multi_perform(L->multi, &running);
+		/* curl picks the call's connection now (the handle's timer is due at once, and
+		 * with it only what else is due): did it have to open one? */
+		L->timer_set = false;
+		(void)curl_multi_socket_action(L->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 		if (c->opened)
 			o->opening = c;
 	}
@@ -363,12 +379,100 @@ static void loop_finished(http_loop *L)
 	}
 }
 
+/* CURLMOPT_SOCKETFUNCTION: curl's interest in socket `s` (the loop thread's, in curl calls). */
+static int loop_socket_cb(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
+{
+	http_loop *L = ud;
+	size_t i = (size_t)(uintptr_t)sockp, last;
+	struct pollfd *grown;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (i == 0 || i >= L->npfd || L->pfd[i].fd != s)
+			return 0;
+		last = --L->npfd;
+		if (i != last) {
+			L->pfd[i] = L->pfd[last];
+			(void)curl_multi_assign(L->multi, L->pfd[i].fd, (void *)(uintptr_t)i);
+		}
+		return 0;
+	}
+	if (i == 0 || i >= L->npfd || L->pfd[i].fd != s) {
+		if (L->npfd == L->cpfd) {
+			size_t cap = L->cpfd * 2;
+			if (!(grown = sbx__realloc(L->pfd, cap * sizeof(*grown))))
+				return -1; /* curl fails the transfer */
+			L->pfd = grown;
+			if (!(grown = sbx__realloc(L->ready, cap * sizeof(*grown))))
+				return -1;
+			L->ready = grown;
+			L->cpfd = cap;
+		}
+		i = L->npfd++;
+		L->pfd[i].fd = s;
+		if (curl_multi_assign(L->multi, s, (void *)(uintptr_t)i) != CURLM_OK) {
+			L->npfd--;
+			return -1;
+		}
+	}
+	L->pfd[i].events =
+	    (short)(((what & CURL_POLL_IN) ? POLLIN : 0) | ((what & CURL_POLL_OUT) ? POLLOUT : 0));
+	L->pfd[i].revents = 0;
+	return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: when curl wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT). */
+static int loop_timer_cb(CURLM *m, long ms, void *ud)
+{
+	http_loop *L = ud;
+
+	(void)m;
+	L->timer_set = ms >= 0;
+	if (ms >= 0)
+		L->timer_due_ms = sbx__now_ms() + (uint64_t)ms;
+	return 0;
+}
+
+/* The loop thread: wait for a socket, the timer or a command, then let curl act on it. */
+static void loop_poll(http_loop *L)
+{
+	uint64_t now;
+	int wait = POLL_SLICE_MS, n, running, bits;
+	size_t nready = 0;
+
+	if (L->timer_set) {
+		now = sbx__now_ms();
+		wait = L->timer_due_ms <= now                  ? 0
+		       : L->timer_due_ms - now < POLL_SLICE_MS ? (int)(L->timer_due_ms - now)
+		                                               : POLL_SLICE_MS;
+	}
+	n = poll(L->pfd, L->npfd, wait);
+	if (n > 0) {
+		if (L->pfd[0].revents)
+			efd_clear(L->wfd);
+		/* curl's callbacks change pfd while it acts: the ready ones first */
+		for (size_t i = 1; i < L->npfd; i++)
+			if (L->pfd[i].revents)
+				L->ready[nready++] = L->pfd[i];
+		for (size_t i = 0; i < nready; i++) {
+			bits =
+			    ((L->ready[i].revents & (POLLIN | POLLHUP)) ? CURL_CSELECT_IN : 0) |
+			    ((L->ready[i].revents & POLLOUT) ? CURL_CSELECT_OUT : 0) |
+			    ((L->ready[i].revents & (POLLERR | POLLNVAL)) ? CURL_CSELECT_ERR : 0);
+			(void)curl_multi_socket_action(L->multi, L->ready[i].fd, bits, &running);
+		}
+	}
+	if (L->timer_set && sbx__now_ms() >= L->timer_due_ms) {
+		L->timer_set = false; /* curl sets it again when something else is due */
+		(void)curl_multi_socket_action(L->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+}
+
 static void *loop_main(void *arg)
 {
 	sbx_http *h = arg;
 	http_loop *L = &h->loop;
 	sbx_http_call *c, *resume, *admit;
-	int running;
 
 	for (;;) {
 		pthread_mutex_lock(&L->mu);
@@ -392,12 +496,23 @@ static void *loop_main(void *arg)
 			c->origin = origin_of(L, c->req.url);
 			loop_admit(L, c);
 		}
-		(void)curl_multi_perform(L->multi, &running);
 		loop_finished(L);
 		origins_release(L);
-		(void)curl_multi_poll(L->multi, NULL, 0, POLL_SLICE_MS, NULL);
+		loop_poll(L);
 	}
 	return NULL;
+}
+
+/* The loop's poll set and wake eventfd (after curl_multi_cleanup, whose callbacks use them). */
+static void loop_free_poll(http_loop *L)
+{
+	if (L->pfd && L->wfd >= 0)
+		close(L->wfd);
+	sbx__free(L->pfd);
+	sbx__free(L->ready);
+	L->pfd = L->ready = NULL;
+	L->npfd = L->cpfd = 0;
+	L->wfd = -1;
 }
 
 /* The loop, started on first use. false: no loop (the call uses a pair). */
@@ -410,12 +525,28 @@ bool sbx__http_loop_ready(sbx_http *h)
 
 	pthread_mutex_lock(&h->mu);
 	if (!L->started && !L->failed) {
-		ok = (L->multi = curl_multi_init()) != NULL &&
+		L->wfd = -1;
+		L->cpfd = 8;
+		L->npfd = 1;
+		ok = (L->pfd = sbx__calloc(L->cpfd, sizeof(*L->pfd))) != NULL &&
+		     (L->ready = sbx__calloc(L->cpfd, sizeof(*L->ready))) != NULL &&
+		     (L->wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0 &&
+		     (L->multi = curl_multi_init()) != NULL &&
 		     curl_multi_setopt(L->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX) ==
 		         CURLM_OK &&
 		     curl_multi_setopt(L->multi, CURLMOPT_MAX_CONCURRENT_STREAMS,
 		                       (long)SBX_HTTP_MAX_STREAMS) == CURLM_OK &&
+		     curl_multi_setopt(L->multi, CURLMOPT_SOCKETFUNCTION, loop_socket_cb) ==
+		         CURLM_OK &&
+		     curl_multi_setopt(L->multi, CURLMOPT_SOCKETDATA, L) == CURLM_OK &&
+		     curl_multi_setopt(L->multi, CURLMOPT_TIMERFUNCTION, loop_timer_cb) ==
+		         CURLM_OK &&
+		     curl_multi_setopt(L->multi, CURLMOPT_TIMERDATA, L) == CURLM_OK &&
 		     pthread_attr_init(&attr) == 0;
+		if (L->pfd) {
+			L->pfd[0].fd = L->wfd;
+			L->pfd[0].events = POLLIN;
+		}
 		if (ok) {
 			(void)pthread_attr_setstacksize(&attr, LOOP_STACK);
 			/* no signal handler of the application runs on our thread */
@@ -425,9 +556,11 @@ bool sbx__http_loop_ready(sbx_http *h)
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			pthread_attr_destroy(&attr);
 		}
-		if (!ok && L->multi) {
-			curl_multi_cleanup(L->multi);
+		if (!ok) {
+			if (L->multi)
+				curl_multi_cleanup(L->multi);
 			L->multi = NULL;
+			loop_free_poll(L);
 		}
 		L->started = ok;
 		L->failed = !ok;
@@ -449,9 +582,10 @@ void sbx__http_loop_stop(sbx_http *h)
 		pthread_mutex_lock(&L->mu);
 		L->stop = true;
 		pthread_mutex_unlock(&L->mu);
-		curl_multi_wakeup(L->multi);
+		loop_wake(L);
 		pthread_join(L->thread, NULL);
 		curl_multi_cleanup(L->multi);
+		loop_free_poll(L);
 		L->started = false;
 	}
 	for (size_t i = 0; i < L->nidle; i++)
@@ -522,7 +656,7 @@ void sbx__http_loop_add(sbx_http_call *c)
 	c->lstate = LS_ADD;
 	loop_queue(L, c);
 	pthread_mutex_unlock(&L->mu);
-	curl_multi_wakeup(L->multi);
+	loop_wake(L);
 }
 
 /* Take the call out of the loop (an unfinished transfer is cut); waits for the loop thread. */
@@ -544,7 +678,7 @@ static void loop_detach(sbx_http_call *c)
 	}
 	pthread_mutex_unlock(&L->mu);
 	if (wake)
-		curl_multi_wakeup(L->multi);
+		loop_wake(L);
 	pthread_mutex_lock(&L->mu);
 	while (c->lstate != LS_NONE && c->lstate != LS_OUT)
 		pthread_cond_wait(&L->cond, &L->mu);
@@ -579,7 +713,7 @@ static void loop_drain(sbx_http_call *c)
 		if (done || (now = sbx__now_ms()) >= end)
 			return;
 		if (wake)
-			curl_multi_wakeup(L->multi);
+			loop_wake(L);
 		pfd.fd = c->efd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
@@ -619,7 +753,7 @@ static void loop_take(sbx_http_call *c, bool *done, bool *oom)
 	}
 	pthread_mutex_unlock(&L->mu);
 	if (wake)
-		curl_multi_wakeup(L->multi);
+		loop_wake(L);
 }
 
 /* sbx__http_call_wait() of a loop call: the caller's thread runs on_data. */
