@@ -35,8 +35,9 @@
 #include "util/clock.h"
 #include "util/err.h"
 
-#define LOOP_STACK   (1u << 20) /* the loop thread's stack (curl, OpenSSL, nghttp2) */
-#define LOOP_ORIGINS 64         /* origins remembered (idle ones are forgotten beyond) */
+#define LOOP_STACK     (1u << 20)      /* the loop thread's stack (curl, OpenSSL, nghttp2) */
+#define LOOP_ORIGINS   64              /* origins remembered (idle ones are forgotten beyond) */
+#define CALLER_WAIT_MS (3600u * 1000u) /* a caller's longest poll without a deadline */
 
 static void efd_signal(int fd)
 {
@@ -809,8 +810,14 @@ int sbx__http_loop_wait(sbx_http_call *c, uint64_t deadline_ms, sbx_signal *sig,
 		now = sbx__now_ms();
 		if (deadline_ms && now >= deadline_ms)
 			return SBX_ETIMEOUT;
-		wait = deadline_ms && deadline_ms - now < POLL_SLICE_MS ? deadline_ms - now
-		                                                        : POLL_SLICE_MS;
+		/*
+		 * Until the deadline: the loop writes the eventfd for everything the checks above
+		 * read (under loop.mu, so a write after them leaves it readable), and the signal's
+		 * fd is readable once aborted. A slice would wake a long exec's thread every second
+		 * for nothing (docs/internals/exec-cost.md "Many execs in flight").
+		 */
+		wait = deadline_ms && deadline_ms - now < CALLER_WAIT_MS ? deadline_ms - now
+		                                                         : CALLER_WAIT_MS;
 		pfd[0].fd = c->efd;
 		pfd[0].events = POLLIN;
 		pfd[0].revents = 0;
