@@ -78,6 +78,14 @@ typedef struct sbx_envd_handler {
 	/* the events are needed only by the end (no output callback, no stdin, no pid watcher):
 	 * the caller is woken for them at the end (sbx_http_req.wake_at_end) */
 	bool wake_at_end;
+	/*
+	 * optional, with `stored`: the buffer that keeps all `n` decoded bytes of a data event
+	 * of `stream` (NULL: it does not, on_output gets them as above). The event is decoded
+	 * straight onto its end, then stored(stream, n) runs instead of on_output; when the
+	 * buffer cannot grow (left unchanged) on_output gets the bytes after all.
+	 */
+	sbx_buf *(*sink)(int stream, size_t n, void *payload);
+	void (*stored)(int stream, size_t n, void *payload);
 } sbx_envd_handler;
 
 typedef struct sbx_envd_stream sbx_envd_stream;
@@ -141,6 +149,12 @@ int sbx__envd_stream_wait(sbx_envd_stream *s, uint64_t deadline_ms, sbx_signal *
  * the error of a bad frame or message (err filled).
  */
 int sbx__envd_stream_feed(sbx_envd_stream *s, const unsigned char *p, size_t n, sbx_error *err);
+
+/*
+ * Test seam: decode every message with jansson, as the data events' shortcut falls back to
+ * (tests compare the two on the same bytes).
+ */
+void sbx__envd_stream_no_shortcut(sbx_envd_stream *s);
 
 /* True once the end-stream message arrived. */
 bool sbx__envd_stream_ended(const sbx_envd_stream *s);

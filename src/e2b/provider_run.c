@@ -213,6 +213,27 @@ bool sbx__e2b_mark_not_run(const run_result *r)
 	       !r->truncated;
 }
 
+/* The buffer that keeps all n bytes of a chunk of `stream`, which on_output would copy in. */
+static sbx_buf *output_sink(int stream, size_t n, void *payload)
+{
+	run_result *r = payload;
+
+	if (r->oom || n > r->out.max - r->used)
+		return NULL; /* on_output: truncated, or the state of a failed copy */
+	if (stream == 2 && r->marked && !r->mark_seen && !r->mark_gave_up)
+		return NULL; /* on_output looks for the exec helper's marker first */
+	return stream == 2 ? &r->err : &r->out;
+}
+
+/* on_output's bookkeeping for n bytes the stream decoded into output_sink's buffer. */
+static void output_stored(int stream, size_t n, void *payload)
+{
+	run_result *r = payload;
+
+	r->used += n;
+	deliver(r, stream == 2 ? 2 : 1, false);
+}
+
 static bool on_yield(void *payload)
 {
 	const run_result *r = payload;
@@ -496,6 +517,8 @@ static sbx_envd_handler handler_of(const run_opts *o, run_result *r)
 	return (sbx_envd_handler){.on_start = on_start,
 	                          .on_output = on_output,
 	                          .wants_output = wants_output,
+	                          .sink = output_sink,
+	                          .stored = output_stored,
 	                          .on_end = on_end,
 	                          .yield = on_yield,
 	                          .payload = r,

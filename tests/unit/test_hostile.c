@@ -73,7 +73,7 @@ static int feed_frames(events *ev, sbx_error *err, const char *const *msgs, size
 	char url[] = "http://127.0.0.1:9", sid[] = "box1", tok[] = "tok-secret-1";
 	sbx_envd_target t = {url, sid, tok, "e2b_key_secret", NULL, NULL};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL, 0, 0, 0};
-	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, NULL, ev, NULL, false};
+	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, NULL, ev, NULL, false, NULL, NULL};
 	sbx_buf wire = SBX_BUF_INIT(1 << 20);
 	sbx_envd_stream *s;
 	int rc;
@@ -192,7 +192,8 @@ static void test_hostile__a_million_keepalives_in_one_stream(void **state)
 	sbx_envd_target t = {url, sid, tok, NULL, NULL, NULL};
 	sbx_envd_process proc = {"/bin/sh", args, 2, NULL, 0, NULL, 0, 0, 0};
 	events ev = {0};
-	sbx_envd_handler h = {ev_start, ev_output, NULL, ev_end, NULL, &ev, NULL, false};
+	sbx_envd_handler h = {ev_start, ev_output, NULL,  ev_end, NULL,
+	                      &ev,      NULL,      false, NULL,   NULL};
 	sbx_buf one = SBX_BUF_INIT(256);
 	sbx_envd_stream *s;
 	(void)state;
