@@ -123,6 +123,42 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 	return error;
 }
 
+int sbx__envd_download_buf(sbx_http *http, const sbx_envd_target *t, const char *path,
+                           const char *user, sbx_buf *out, size_t max, uint64_t deadline_ms,
+                           sbx_signal *sig, sbx_error *err)
+{
+	sbx_http_req req = {0};
+	sbx_http_call *call = NULL;
+	const sbx_buf *b;
+	files_call f;
+	long status;
+	int error;
+
+	if ((error = files_call_init(&f, t, path, user, err)) < 0)
+		return error;
+	req.what = "E2B file download";
+	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
+	req.method = "GET";
+	req.url = (const char *)f.url.ptr;
+	req.headers = f.lines;
+	req.nheaders = 3;
+	req.max_body = max;
+	if ((error = sbx__http_perform(&call, http, &req, deadline_ms, sig, err)) < 0)
+		goto done;
+	status = sbx__http_call_status(call);
+	if (status < 200 || status >= 300) {
+		b = sbx__http_call_body(call);
+		error = sbx__e2b_http_error(err, "file download", status, b->ptr, b->len, t->token,
+		                            t->api_key, NULL);
+	} else {
+		sbx__http_call_take_body(call, out);
+	}
+done:
+	sbx__http_call_free(call);
+	files_call_dispose(&f);
+	return error;
+}
+
 int sbx__envd_upload_many(sbx_http *http, const sbx_envd_target *t, const char *user,
                           const sbx_http_part *parts, size_t n, uint64_t deadline_ms,
                           sbx_signal *sig, sbx_error *err)

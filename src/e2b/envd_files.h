@@ -55,4 +55,13 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
                        sbx_http_data_fn on_data, void *payload, uint64_t deadline_ms,
                        sbx_signal *sig, sbx_error *err);
 
+/*
+ * GET /files?path=&username= with the 200 body kept whole in *out (at most `max` bytes;
+ * a longer body is SBX_ETOOLARGE): curl's bytes go straight into it on the transfer's
+ * thread, and the caller is woken once, at the end. Returns as sbx__envd_download().
+ */
+int sbx__envd_download_buf(sbx_http *http, const sbx_envd_target *t, const char *path,
+                           const char *user, sbx_buf *out, size_t max, uint64_t deadline_ms,
+                           sbx_signal *sig, sbx_error *err);
+
 #endif

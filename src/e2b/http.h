@@ -172,6 +172,8 @@ long sbx__http_call_status(const sbx_http_call *c);
 /* The buffered body: every non-200 body (capped at SBX_HTTP_MAX_ERROR_BODY) and 2xx without
  * on_data. */
 const sbx_buf *sbx__http_call_body(const sbx_http_call *c);
+/* Move the buffered body into *out (whose own bytes are freed first); the call's is left empty. */
+void sbx__http_call_take_body(sbx_http_call *c, sbx_buf *out);
 /* A copy of a response header's value, or NULL when absent (or out of memory). Free with sbx__free.
  */
 char *sbx__http_call_header(const sbx_http_call *c, const char *name);

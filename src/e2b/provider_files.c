@@ -35,12 +35,10 @@ static const char *stderr_of(const sbx__file_op *r, char *buf, size_t buflen)
 	return sbx__e2b_stderr_text(&r->err, buf, buflen);
 }
 
-static int buf_sink(const unsigned char *data, size_t len, void *payload)
-{
-	return sbx_buf_put(payload, data, len) < 0 ? -1 : 0;
-}
-
-/* A file over RAW_THRESHOLD: raw through a staging file into f (the seed's shape of result). */
+/*
+ * A file over RAW_THRESHOLD: raw through a staging file into f (the seed's shape of result).
+ * The download's own buffer becomes f->data: the bytes are copied once, from curl's buffer.
+ */
 static int read_raw(sbx__e2b_provider *p, sbx_file **out, const char *id, const char *path,
                     size_t max_bytes, sbx_signal *sig, sbx_error *err)
 {
@@ -49,11 +47,7 @@ static int read_raw(sbx__e2b_provider *p, sbx_file **out, const char *id, const 
 	sbx_file *f = NULL;
 	int error;
 
-	error = sbx__e2b_staged_read(p, id, path, max_bytes, 0, 0, buf_sink, &b, &rr, sig, err);
-	if (error == SBX_EUSER) { /* only buf_sink stops it: memory */
-		sbx_error_clear(err);
-		error = sbx__error_set(err, SBX_ENOMEM, "out of memory");
-	}
+	error = sbx__e2b_staged_read(p, id, path, max_bytes, 0, 0, NULL, &b, &rr, sig, err);
 	if (error < 0 || !rr.found)
 		goto done;
 	if (!(f = sbx__calloc(1, sizeof(*f))) || sbx_buf_put(&b, "", 0) < 0 ||

@@ -286,8 +286,9 @@ int sbx__e2b_write_stream(void *impl, const char *id, const char *path, sbx_inpu
                           sbx_error *err);
 /*
  * Read `path` as the sandbox user through a root-only staging file and a raw
- * GET /files into `sink` (at most `max` bytes; truncated when longer). Does
- * its own attach. timeout_ms / transfer_ms 0: 120 s / 600 s.
+ * GET /files into `sink` (at most `max` bytes; truncated when longer), or with `sink` NULL
+ * whole into the sbx_buf `payload` (empty; it becomes the download's own buffer, cut to
+ * `max` when longer). Does its own attach. timeout_ms / transfer_ms 0: 120 s / 600 s.
  */
 int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path, uint64_t max,
                          uint64_t timeout_ms, uint64_t transfer_ms, sbx_sink_fn sink, void *payload,

@@ -94,6 +94,8 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
 	sink_state s = {sink, payload, max, 0, false};
 	sbx_envd_target t = {0};
 	sbx__file_op r = {0};
+	sbx_buf *into;
+	uint64_t deadline;
 	bool staged = false;
 	int error;
 
@@ -123,9 +125,23 @@ int sbx__e2b_staged_read(sbx__e2b_provider *p, const char *id, const char *path,
 		goto done;
 	}
 	out->found = true;
-	error = sbx__envd_download(
-	    p->http, &t, staging, SBX_E2B_ROOT_USER, on_download, &s,
-	    sbx__now_ms() + (transfer_ms ? transfer_ms : TRANSFER_DEADLINE_MS), sig, err);
+	deadline = sbx__now_ms() + (transfer_ms ? transfer_ms : TRANSFER_DEADLINE_MS);
+	if (sink) {
+		error = sbx__envd_download(p->http, &t, staging, SBX_E2B_ROOT_USER, on_download, &s,
+		                           deadline, sig, err);
+	} else {
+		/* the staging file holds at most want = max + 1 bytes: all of them, kept whole */
+		error = sbx__envd_download_buf(p->http, &t, staging, SBX_E2B_ROOT_USER, payload,
+		                               (size_t)(max > MAX_WANT ? MAX_WANT : max) + 1,
+		                               deadline, sig, err);
+		into = payload;
+		if (error == 0 && into->len > max) {
+			into->len = (size_t)max;
+			into->ptr[into->len] = '\0';
+			s.truncated = true;
+		}
+		s.got = into->len;
+	}
 	if (error == SBX_ETIMEOUT || error == SBX_EABORTED)
 		sbx__error_set(err, error,
 		               error == SBX_ETIMEOUT ? "E2B file download timed out" : "aborted");

@@ -170,6 +170,46 @@ static void test_write_file__all_byte_values_round_trip(void **state)
 	sbx_file_free(f);
 }
 
+/*
+ * A file over 4 MiB moves raw (GET /files of a staging copy) into the result's buffer: every
+ * byte back, at the exact size, cut to max_bytes (NUL after) when longer; on the TLS run
+ * through the HTTPS loop.
+ */
+static void test_read_file__raw_whole_exact_and_cut(void **state)
+{
+	h_ctx *h = *state;
+	enum { N = (5 << 20) + 3 };
+	unsigned char *data = malloc(N);
+	sbx_file *f;
+
+	assert_non_null(data);
+	for (size_t i = 0; i < N; i++)
+		data[i] = (unsigned char)(i * 7 + i / 251);
+	write_ok(h, "/workspace/raw.bin", data, N);
+	h_reset(h);
+	f = read_ok(h, "/workspace/raw.bin", 16 << 20);
+	assert_int_equal(f->len, N);
+	assert_false(f->truncated);
+	assert_memory_equal(f->data, data, N);
+	assert_int_equal(f->data[N], 0);
+	sbx_file_free(f);
+	json_t *log = h_reqlog(h);
+	assert_int_equal(h_count(log, "GET", "/files"), 1);
+	json_decref(log);
+	f = read_ok(h, "/workspace/raw.bin", N); /* exactly its size */
+	assert_int_equal(f->len, N);
+	assert_false(f->truncated);
+	assert_memory_equal(f->data, data, N);
+	sbx_file_free(f);
+	f = read_ok(h, "/workspace/raw.bin", N - 1000); /* one byte past max is staged: cut */
+	assert_int_equal(f->len, N - 1000);
+	assert_true(f->truncated);
+	assert_memory_equal(f->data, data, N - 1000);
+	assert_int_equal(f->data[N - 1000], 0);
+	sbx_file_free(f);
+	free(data);
+}
+
 static void test_stat__size_dir_and_missing(void **state)
 {
 	h_ctx *h = *state;
@@ -415,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_read_file__head_c_max_plus_one),
 	    cmocka_unit_test(test_read_file__missing_or_directory_is_null),
 	    cmocka_unit_test(test_write_file__all_byte_values_round_trip),
+	    cmocka_unit_test(test_read_file__raw_whole_exact_and_cut),
 	    cmocka_unit_test(test_stat__size_dir_and_missing),
 	    cmocka_unit_test(test_write_file__stages_as_root_and_cleans_up),
 	    cmocka_unit_test(test_write_file__failure_removes_staging_and_errors),
