@@ -113,6 +113,7 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 	req.what = "E2B file download";
 	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "GET";
+	req.bulk = true;
 	req.url = (const char *)f.url.ptr;
 	req.headers = f.lines;
 	req.nheaders = 3;
@@ -139,6 +140,7 @@ int sbx__envd_download_buf(sbx_http *http, const sbx_envd_target *t, const char 
 	req.what = "E2B file download";
 	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
 	req.method = "GET";
+	req.bulk = true;
 	req.url = (const char *)f.url.ptr;
 	req.headers = f.lines;
 	req.nheaders = 3;

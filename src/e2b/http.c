@@ -360,12 +360,13 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 	if (c->h->share)
 		rc |= curl_easy_setopt(e, CURLOPT_SHARE, c->h->share);
 	rc |= sbx__http_tls_setopt(c->h, e, r->url);
-	if (r->upload_part) {
+	if (r->upload_part || r->bulk) {
 		/*
 		 * A file upload goes on an HTTP/1.1 connection: over HTTP/2 it moves one
 		 * flow-control window per round trip (64 KiB by default) and curl 7.88 spins
 		 * while the window is shut (16 MiB at RTT 20 ms: 24 s and 3.5 s of CPU against
-		 * 2.8 s and 0.08 s over HTTP/1.1).
+		 * 2.8 s and 0.08 s over HTTP/1.1). A download too (http.h, bulk); it finds the
+		 * upload's connection in the pool.
 		 */
 		rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	} else if (c->looped) {
@@ -398,14 +399,15 @@ static int call_setup(sbx_http_call *c, sbx_error *err)
 }
 
 /*
- * An HTTPS call without a file upload goes through the loop. Uploads (from memory or streamed)
- * run on their own handle in the caller's thread, on HTTP/1.1: they gain nothing from
- * multiplexing, and an HTTP/1.1 upload in the loop's multi beside HTTP/2 transfers crashed
- * curl 7.88 twice in 45 loaded bench rounds (SIGSEGV in curl_multi_perform).
+ * An HTTPS call without a file's bytes goes through the loop. Uploads (from memory or streamed)
+ * and downloads (bulk) run on their own handle in the caller's thread, on HTTP/1.1: they gain
+ * nothing from multiplexing, and an HTTP/1.1 upload in the loop's multi beside HTTP/2
+ * transfers crashed curl 7.88 twice in 45 loaded bench rounds (SIGSEGV in curl_multi_perform).
  */
 static bool call_loops(sbx_http *h, const sbx_http_req *req)
 {
-	return strncmp(req->url, "https:", 6) == 0 && !req->upload_part && sbx__http_loop_ready(h);
+	return strncmp(req->url, "https:", 6) == 0 && !req->upload_part && !req->bulk &&
+	       sbx__http_loop_ready(h);
 }
 
 /* A new call of h for req, started now: no eventfd yet, its body buffer sized. NULL when out

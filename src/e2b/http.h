@@ -22,8 +22,8 @@
  * concurrent calls to one host as streams of one connection, at most
  * SBX_HTTP_MAX_STREAMS per connection; HTTP/1.1 otherwise. The calling thread
  * still runs on_data and waits on its deadline and abort signal; the loop
- * only moves bytes. Streamed uploads (upload_fn) and plain http stay on the
- * pairs (HTTP/1.1). The pool, the share, the store and the loop are the only
+ * only moves bytes. File uploads and downloads (upload_part, bulk) and plain http stay on
+ * the pairs (HTTP/1.1). The pool, the share, the store and the loop are the only
  * shared state, each mutex-protected; there is no global mutable state.
  *
  * This layer knows no E2B and no Connect: it moves bytes.
@@ -102,6 +102,13 @@ typedef struct sbx_http_req {
 	 */
 	bool wake_at_end;
 	size_t max_body; /* cap of a buffered 2xx body; 0 = SBX_HTTP_MAX_BODY */
+	/*
+	 * A file's bytes (GET /files): on HTTP/1.1, on a pair of its own in the caller's thread
+	 * (where an upload goes too), not the loop: curl 7.88's HTTP/2 copies every byte once
+	 * more and frames it, and the loop thread hands it over once more (64 MiB: 459 million
+	 * instructions through the loop, 337 million on a pair).
+	 */
+	bool bulk;
 	/*
 	 * Optional output: set true when the call fails with SBX_ENETWORK after
 	 * the connection was made but before any byte of an answer (reset, empty
