@@ -100,6 +100,18 @@ int sbx__envd_upload_stream(sbx_http *http, const sbx_envd_target *t, const char
 	return upload(http, t, path, user, NULL, 0, pull, payload, deadline_ms, sig, err);
 }
 
+/* The GET /files request of a download of `f` (a bulk call: an HTTP/1.1 pair, docs/files.md). */
+static void download_req(sbx_http_req *req, const files_call *f)
+{
+	req->what = "E2B file download";
+	req->unreachable = SBX_E2B_ENVD_UNAVAILABLE;
+	req->method = "GET";
+	req->bulk = true;
+	req->url = (const char *)f->url.ptr;
+	req->headers = f->lines;
+	req->nheaders = 3;
+}
+
 int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *path, const char *user,
                        sbx_http_data_fn on_data, void *payload, uint64_t deadline_ms,
                        sbx_signal *sig, sbx_error *err)
@@ -110,13 +122,7 @@ int sbx__envd_download(sbx_http *http, const sbx_envd_target *t, const char *pat
 
 	if ((error = files_call_init(&f, t, path, user, err)) < 0)
 		return error;
-	req.what = "E2B file download";
-	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
-	req.method = "GET";
-	req.bulk = true;
-	req.url = (const char *)f.url.ptr;
-	req.headers = f.lines;
-	req.nheaders = 3;
+	download_req(&req, &f);
 	req.on_data = on_data;
 	req.payload = payload;
 	error = sbx__envd_unary(http, t, &req, "file download", deadline_ms, sig, err);
@@ -137,13 +143,7 @@ int sbx__envd_download_buf(sbx_http *http, const sbx_envd_target *t, const char 
 
 	if ((error = files_call_init(&f, t, path, user, err)) < 0)
 		return error;
-	req.what = "E2B file download";
-	req.unreachable = SBX_E2B_ENVD_UNAVAILABLE;
-	req.method = "GET";
-	req.bulk = true;
-	req.url = (const char *)f.url.ptr;
-	req.headers = f.lines;
-	req.nheaders = 3;
+	download_req(&req, &f);
 	req.max_body = max;
 	if ((error = sbx__http_perform(&call, http, &req, deadline_ms, sig, err)) < 0)
 		goto done;
