@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -490,6 +491,65 @@ static void test_exec__direct_form_keeps_statuses_and_output(void **state)
 	as_root(h, "rm -f /tmp/sbx-once2");
 }
 
+typedef struct bg_exec {
+	sbx_provider *p;
+	sbx_exec_result r;
+	int rc;
+} bg_exec;
+
+static void *exec_tagged(void *arg)
+{
+	bg_exec *b = arg;
+	sbx_exec_options o = SBX_EXEC_OPTIONS_INIT;
+	sbx_error err = {0};
+	o.tag = "listed";
+	b->rc = sbx_sandbox_exec(&b->r, b->p, g_id, "sleep 30", &o, NULL, &err);
+	return NULL;
+}
+
+/* A blocking exec in the direct form, while it runs: envd lists the helper as its command, the
+ * library knows it as its own (its shell text, found through CTL), and kill_tagged ends it. */
+static void test_exec__a_running_direct_exec_is_listed_as_ours(void **state)
+{
+	h_ctx *h = *state;
+	sbx_provider *fresh = h_provider_new(h, NULL, NULL); /* h->p took the exec line above */
+	bg_exec b = {fresh, {0}, -1};
+	sbx_process_info_list *l = NULL;
+	const sbx_process_info *it = NULL;
+	const char *tags[] = {"listed"};
+	sbx_error err = {0};
+	pthread_t th;
+	uint64_t until = h_now_ms() + 30000;
+
+	assert_int_equal(pthread_create(&th, NULL, exec_tagged, &b), 0);
+	while (!it && h_now_ms() < until) { /* until envd lists it */
+		sbx_process_info_list_free(l);
+		l = NULL;
+		assert_int_equal(sbx_process_list(&l, fresh, g_id, NULL, &err), 0);
+		for (size_t i = 0; i < l->count && !it; i++)
+			if (l->items[i].command && strcmp(l->items[i].command, "sleep 30") == 0)
+				it = &l->items[i];
+		if (!it)
+			usleep(20000);
+	}
+	if (!it)
+		fail_msg("the running exec was never listed as ours");
+	assert_string_equal(it->cmd, "/opt/capybara-exec");
+	assert_int_equal(it->nargs, 5);
+	assert_string_equal(it->args[1], "sleep 30");
+	assert_string_equal(it->args[3], "--session");
+	assert_string_equal(it->args[4], "--mark");
+	assert_ptr_equal(it->command, it->args[1]);
+	assert_int_equal(sbx_sandbox_kill_tagged(fresh, g_id, tags, 1, NULL, &err), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.rc, 0);
+	assert_true(b.r.has_exit_code);
+	assert_int_equal(b.r.exit_code, 137);
+	sbx_exec_result_free(&b.r);
+	sbx_process_info_list_free(l);
+	sbx_provider_free(fresh);
+}
+
 static int read_once(size_t *len_out, unsigned char *buf, size_t cap, void *payload)
 {
 	const char **p = payload;
@@ -846,6 +906,7 @@ int main(void)
 	    cmocka_unit_test(test_exec__exec_helper_when_present_else_the_seed_line),
 	    cmocka_unit_test(test_exec__direct_form_keeps_statuses_and_output),
 	    cmocka_unit_test(test_exec__stdin_callback_waits_for_a_known_helper),
+	    cmocka_unit_test(test_exec__a_running_direct_exec_is_listed_as_ours),
 	    cmocka_unit_test(test_exec__shared_budget_utf8_safe_cut),
 	    cmocka_unit_test(test_exec__timeout_reports_timed_out_without_exit_code),
 	    cmocka_unit_test(test_exec__abort_after_start_returns_output_so_far),
