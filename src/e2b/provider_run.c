@@ -149,6 +149,8 @@ static void mark_look(run_result *r, const unsigned char *p, size_t n)
 	const unsigned char *at;
 	size_t before;
 
+	if (n == 0)
+		return; /* nothing to look in (and memmem's haystack may not be NULL) */
 	if (n > SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN - r->pre.len) {
 		/* more than could be held: look in what is held and this chunk's head only */
 		size_t take = SBX_E2B_MARK_HOLD + SBX_E2B_EXEC_MARK_LEN - r->pre.len;

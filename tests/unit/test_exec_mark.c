@@ -39,7 +39,8 @@ static void feed_parts(sbx__run_result *r, const char *const *parts, size_t n)
 
 static void assert_err(const sbx__run_result *r, const char *want)
 {
-	if (r->err.len != strlen(want) || memcmp(r->err.ptr, want, r->err.len) != 0)
+	if (r->err.len != strlen(want) ||
+	    (r->err.len && memcmp(r->err.ptr, want, r->err.len) != 0)) /* ptr NULL when empty */
 		fail_msg("stderr: got [%.*s] (%zu bytes) want [%s]", (int)r->err.len,
 		         (const char *)r->err.ptr, r->err.len, want);
 }
