@@ -108,7 +108,8 @@ void test_floods__refused_requests_are_answered_from_their_headers(void **state)
 }
 
 /* With the key (a client the server lets in), 4,000 stalled bodies from 200 loopback addresses:
- * a well-behaved client is still answered (a GET and a POST with its body), and every stalled
+ * a well-behaved client is still answered (a GET, and a POST with its body within a few of its
+ * 503s' Retry-After), and every stalled
  * body is cut (10 s without a byte; all within a generous 90 s). Before, the connections were
  * "busy" and never cut, the server sat at its 4,000-connection cap and refused the client. */
 void test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_client(void **state)
@@ -129,10 +130,22 @@ void test_floods__stalled_bodies_from_many_addresses_do_not_starve_a_client(void
 	assert_int_equal(r->curl_rc, 0);
 	assert_int_equal(r->status, 200);
 	fkr_free(r);
+	/* a well-behaved client honours a 503's Retry-After (1 s): the budget of bodies in memory
+	 * may be short for a moment while the flood's cut bodies give their room back */
+	int tries = 1;
 	r = fks_req(&s, "POST", "/sandboxes/inosuchsandbox/timeout", h, "{\"timeout\":30}", 14);
+	while (r->curl_rc == 0 && r->status == 503 && strstr(r->headers, "Retry-After: 1") &&
+	       tries < 10) {
+		fkr_free(r);
+		fk_sleep_ms(1000); /* as Retry-After says */
+		tries++;
+		r = fks_req(&s, "POST", "/sandboxes/inosuchsandbox/timeout", h, "{\"timeout\":30}",
+		            14);
+	}
 	assert_int_equal(r->curl_rc, 0);
 	assert_int_equal(r->status, 404);
 	fkr_free(r);
+	print_message("the POST answered at try %d\n", tries);
 	print_message("client answered (GET 200, POST 404) in %ld ms beside %d stalled bodies\n",
 	              fk_mono_ms() - t0, opened);
 	int closed = 0;
