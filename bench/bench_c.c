@@ -18,6 +18,12 @@
  * whole process), server_ms / requests (sum of duration_ms and count in
  * fake-e2b's request log over the measured phase; the log is cleared just
  * before it). Setup (the sandbox the scenario runs in) is outside the phase.
+ *
+ * Profiling the phase alone: with BENCH_PERF_CTL and BENCH_PERF_ACK naming the
+ * control and acknowledgement FIFOs of `perf record -D -1 --control
+ * fifo:CTL,ACK`, the phase is bracketed by "enable" and "disable" (each waits
+ * for perf's "ack"), so the profile holds the measured phase only
+ * (bench/README.md "Profiling a scenario").
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -167,9 +173,27 @@ static void log_collect(const char *url, figures *f)
 
 /* ---- measured phase ---- */
 
+/* tell perf record (BENCH_PERF_CTL/ACK FIFOs) to start or stop sampling; no-op without them */
+static void perf_ctl(const char *cmd)
+{
+	const char *ctl = getenv("BENCH_PERF_CTL"), *ack = getenv("BENCH_PERF_ACK");
+	char buf[16];
+	FILE *c, *a;
+	if (!ctl || !ack)
+		return;
+	if (!(c = fopen(ctl, "w")) || !(a = fopen(ack, "r")))
+		die("BENCH_PERF_CTL/BENCH_PERF_ACK", NULL);
+	fprintf(c, "%s\n", cmd);
+	fclose(c);
+	if (!fgets(buf, sizeof buf, a))
+		die("perf did not acknowledge", NULL);
+	fclose(a);
+}
+
 static void phase_begin(bench *b)
 {
 	log_clear(b->o.admin);
+	perf_ctl("enable");
 	b->cpu0 = cpu_ms();
 	clock_gettime(CLOCK_MONOTONIC, &b->t0);
 }
@@ -180,6 +204,7 @@ static void phase_end(bench *b)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->f.wall_ms = (t1.tv_sec - b->t0.tv_sec) * 1e3 + (t1.tv_nsec - b->t0.tv_nsec) / 1e6;
 	b->f.cpu_ms = cpu_ms() - b->cpu0;
+	perf_ctl("disable");
 	log_collect(b->o.admin, &b->f);
 }
 
