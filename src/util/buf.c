@@ -6,18 +6,29 @@
  * clamped to max + 1. Since max <= SIZE_MAX / 2 no size computed here can
  * overflow. Exceeding max is SBX_ETOOLARGE (the peer sent too much), a failed
  * allocation SBX_ENOMEM; either way the buffer is left unchanged.
+ *
+ * A buffer of BUF_HUGE_MIN or more asks for transparent huge pages (madvise
+ * MADV_HUGEPAGE, the kernel's "madvise" mode): a 100 MiB output then costs 50
+ * page faults instead of 25,600, about 75 ms of a 550 ms stream's CPU on this
+ * machine (docs/internals/exec-cost.md "Fresh pages"). At most one partly
+ * used huge page more is resident per buffer.
  */
 #include "util/buf.h"
 
 #include <assert.h>
+#include <malloc.h>
 #include <sandbox/error.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 
-#define BUF_MIN_CAP 64
+#define BUF_MIN_CAP  64
+#define BUF_HUGE     (2u << 20) /* x86-64's transparent huge page */
+#define BUF_HUGE_MIN (4u << 20)
 
 void sbx_buf_init(sbx_buf *b, size_t max)
 {
@@ -32,6 +43,24 @@ void sbx_buf_init(sbx_buf *b, size_t max)
 static size_t buf_max(const sbx_buf *b)
 {
 	return b->max > SIZE_MAX / 2 ? SIZE_MAX / 2 : b->max;
+}
+
+/*
+ * Ask for huge pages on the mapping that holds `p`. glibc serves a large block from a mapping
+ * of its own (its first page holds the 16-byte header before p, and p + malloc_usable_size(p)
+ * is its end); the whole mapping is advised, never a part: a part would split it in two or
+ * three, and realloc's mremap, which grows a mapping in place or moves it whole, refuses a
+ * range over several, so every later growth would copy. A block that does not end on a page
+ * is not such a mapping and is left alone.
+ */
+static void buf_want_huge(unsigned char *p)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)p & ~(page - 1);
+	uintptr_t to = (uintptr_t)p + malloc_usable_size(p);
+
+	if ((to & (page - 1)) == 0 && to - from >= BUF_HUGE)
+		(void)madvise((void *)from, to - from, MADV_HUGEPAGE); /* best effort */
 }
 
 /* Make cap >= need (need <= max + 1 by the callers' checks). */
@@ -53,6 +82,8 @@ static int buf_grow(sbx_buf *b, size_t need)
 		p[0] = '\0';
 	b->ptr = p;
 	b->cap = cap;
+	if (cap >= BUF_HUGE_MIN)
+		buf_want_huge(p);
 	return 0;
 }
 

@@ -1,7 +1,11 @@
 /* Unit tests of util/buf.c: the capped buffer. */
 #include "unit.h"
 
+#include <malloc.h>
 #include <sandbox/error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -198,6 +202,77 @@ static void test_buf__binary_data_with_nul_bytes(void **state)
 	sbx_buf_dispose(&b);
 }
 
+/*
+ * The mapping of /proc/self/smaps that holds `p`: its bounds and whether its VmFlags carry
+ * "hg" (MADV_HUGEPAGE). Fails the test when no mapping holds p.
+ */
+static void mapping_of(const void *p, uintptr_t *from, uintptr_t *to, int *huge)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, found = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			if (in) {
+				*from = lo;
+				*to = hi;
+			}
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			*huge = strstr(line, " hg") != NULL;
+			found = 1;
+			in = 0;
+		}
+	}
+	fclose(f);
+	assert_true(found);
+}
+
+/*
+ * A buffer of 4 MiB or more asks for huge pages on the whole glibc mapping that holds it,
+ * never on a part: the mapping stays one, from the page of ptr to ptr + malloc_usable_size,
+ * so realloc's mremap can go on growing it without a copy (docs/internals/exec-cost.md
+ * "Fresh pages"). A smaller buffer is left alone.
+ */
+static void test_buf__big_buffer_asks_huge_pages_on_its_whole_mapping(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	skip(); /* the sanitizers' allocators do not map a block of its own */
+#endif
+	const char *preload = getenv("LD_PRELOAD");
+	if (preload && strstr(preload, "vgpreload"))
+		skip(); /* nor does valgrind's */
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		skip(); /* a kernel without transparent huge pages refuses the advice */
+	/* a fixed threshold: glibc's dynamic one could serve a few MiB from the heap */
+	assert_int_equal(mallopt(M_MMAP_THRESHOLD, 128 * 1024), 1);
+
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to;
+	int huge = -1;
+	unsigned char *tail;
+	sbx_buf b = SBX_BUF_INIT(64u << 20);
+
+	assert_int_equal(sbx_buf_reserve(&b, (1u << 20) - 1, &tail), 0);
+	mapping_of(b.ptr, &from, &to, &huge);
+	assert_false(huge);
+
+	for (size_t want = 4u << 20; want <= 32u << 20; want *= 2) {
+		assert_int_equal(sbx_buf_reserve(&b, want - 1, &tail), 0);
+		assert_int_equal(b.cap, want);
+		huge = -1;
+		mapping_of(b.ptr, &from, &to, &huge);
+		assert_true(huge);
+		assert_int_equal(from, (uintptr_t)b.ptr & ~(page - 1));
+		assert_int_equal(to, (uintptr_t)b.ptr + malloc_usable_size(b.ptr));
+	}
+	sbx_buf_dispose(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +288,7 @@ int main(void)
 	    cmocka_unit_test(test_buf__reserve_then_commit_reads_into_the_tail),
 	    cmocka_unit_test(test_buf__consume_clear_detach),
 	    cmocka_unit_test(test_buf__binary_data_with_nul_bytes),
+	    cmocka_unit_test(test_buf__big_buffer_asks_huge_pages_on_its_whole_mapping),
 	};
 	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
 }
