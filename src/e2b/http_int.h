@@ -45,6 +45,8 @@ typedef struct http_loop {
 	bool stop;    /* under mu */
 	CURLM *multi; /* the loop thread's only */
 	struct sbx_http_call *queue; /* under mu: calls with a command for the loop */
+	struct sbx_http_call *due;   /* under mu: calls whose caller is woken when this round's
+	                                socket actions are done (sbx__http_loop_put) */
 	CURL *idle[LOOP_IDLE];       /* under mu */
 	size_t nidle;
 	int idle_efd[LOOP_IDLE]; /* under mu: eventfds of ended calls, kept for the next ones */
@@ -120,12 +122,14 @@ struct sbx_http_call {
 	bool discard;      /* the caller wants no more bytes (stopped, failed) */
 	bool ldone;        /* the transfer ended: lresult */
 	bool loop_oom;     /* the loop could not queue a chunk */
+	bool wake_due;     /* in loop.due */
 	int lcb_code;      /* a buffered body's error, raised on the loop thread */
 	sbx_error lcb_err;
 	CURLcode lresult;
 	sbx_buf inbox; /* 200 bytes for on_data, not yet taken by the caller */
 	sbx_buf taken; /* the caller's: the inbox it swapped out */
 	struct sbx_http_call *lnext;
+	struct sbx_http_call *dnext; /* loop.due */
 	/* the loop thread's own */
 	struct sbx_http_call *anext, *hnext; /* its admission and resume batches; held queue */
 	loop_origin *origin;

@@ -91,7 +91,14 @@ static void loop_unqueue(http_loop *L, sbx_http_call *c)
 	c->queued = false;
 }
 
-/* The loop thread's write callback for a 200 streamed to on_data: queue for the caller. */
+/*
+ * The loop thread's write callback for a 200 streamed to on_data: queue for the caller. The
+ * caller is woken once the round's socket actions are done (loop_wake_due), not at the
+ * chunk: one socket action delivers several (a TLS record each, 2.8 on average for a 100 MiB
+ * stream here), and a caller woken at the first one took it, slept, and was woken again for
+ * the next, preempting the loop thread each time (docs/internals/exec-cost.md "Waking the
+ * caller once a round").
+ */
 size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n)
 {
 	http_loop *L = &c->h->loop;
@@ -114,10 +121,34 @@ size_t sbx__http_loop_put(sbx_http_call *c, const char *ptr, size_t n)
 	} else {
 		wake = c->inbox.len == n; /* it was empty: the caller may be asleep */
 	}
+	if (wake && !c->wake_due) {
+		c->wake_due = true;
+		c->dnext = L->due;
+		L->due = c;
+	}
 	pthread_mutex_unlock(&L->mu);
-	if (wake)
-		efd_signal(c->efd);
 	return ret;
+}
+
+/*
+ * Wake the callers sbx__http_loop_put queued this round. Run by the loop thread after each
+ * batch of socket actions, resumes and admissions; a call that leaves the loop's hands
+ * (loop_out, after which its caller may free it) leaves loop.due first.
+ */
+static void loop_wake_due(http_loop *L)
+{
+	sbx_http_call *c, *next;
+
+	pthread_mutex_lock(&L->mu);
+	c = L->due;
+	L->due = NULL;
+	for (next = c; next; next = next->dnext)
+		next->wake_due = false;
+	pthread_mutex_unlock(&L->mu);
+	for (; c; c = next) {
+		next = c->dnext;
+		efd_signal(c->efd);
+	}
 }
 
 /*
@@ -186,6 +217,15 @@ static loop_origin *origin_of(http_loop *L, const char *url)
 /* Under loop.mu: a call leaves the loop's hands; its caller may free it from now on. */
 static void loop_out(http_loop *L, sbx_http_call *c)
 {
+	sbx_http_call **pp;
+
+	if (c->wake_due) { /* woken by its end, or removed at its caller's word: not later */
+		for (pp = &L->due; *pp && *pp != c; pp = &(*pp)->dnext)
+			;
+		if (*pp)
+			*pp = c->dnext;
+		c->wake_due = false;
+	}
 	c->lstate = LS_OUT;
 	pthread_cond_broadcast(&L->cond);
 }
@@ -467,6 +507,7 @@ static void loop_poll(http_loop *L)
 		L->timer_set = false; /* curl sets it again when something else is due */
 		(void)curl_multi_socket_action(L->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
+	loop_wake_due(L);
 }
 
 static void *loop_main(void *arg)
@@ -497,6 +538,7 @@ static void *loop_main(void *arg)
 			c->origin = origin_of(L, c->req.url);
 			loop_admit(L, c);
 		}
+		loop_wake_due(L); /* resumes and admissions may have delivered chunks */
 		loop_finished(L);
 		origins_release(L);
 		loop_poll(L);
